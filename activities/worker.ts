@@ -1,0 +1,72 @@
+/**
+ * The Temporal worker: registers workflows/ and the activities built from this process's services, on the
+ * `marketplace` task queue. Runs alone (`npm run start:worker`) or inside the all-in-one process.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundleOption,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import type { Services } from '../core/services.js';
+import { createActivities } from './index.js';
+
+export function workflowsPath(): string {
+  const base = path.join(import.meta.dirname, '..', 'workflows', 'index');
+  return existsSync(`${base}.ts`) ? `${base}.ts` : `${base}.js`;
+}
+
+let runtimeInstalled = false;
+/** Route the SDK's own logs at `level` and above (once per process, before any worker or test server starts). */
+export function installRuntimeOnce(level: 'WARN' | 'INFO' | 'ERROR'): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // Already installed by someone else in this process (tests): keep theirs.
+  }
+}
+
+/** Bundle the workflow code once (a few seconds); tests share one bundle across workers. */
+export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') });
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  /** Resolves when the worker has stopped (after shutdown()). */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function startWorker(
+  services: Pick<Services, 'ledger' | 'temporal' | 'logger'>,
+  options: { workflowBundle?: WorkflowBundleOption } = {},
+): Promise<RunningWorker> {
+  installRuntimeOnce('WARN');
+  const { address, namespace, taskQueue } = services.temporal.target;
+  const connection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
+    activities: createActivities(services),
+  });
+  const done = worker.run().finally(() => connection.close());
+  services.logger.info({ taskQueue, namespace }, 'temporal worker running');
+  return {
+    worker,
+    done,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

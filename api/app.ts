@@ -1,0 +1,43 @@
+/** The control plane's Koa application: createApiApp(services). Middleware order matters and is listed here. */
+import { bodyParser } from '@koa/bodyparser';
+import KoaRouter from '@koa/router';
+import type Router from '@koa/router';
+import Koa from 'koa';
+import { MethodNotAllowedError, NotFoundError } from '../core/errors.js';
+import type { Services } from '../core/services.js';
+import type { AppState } from './context.js';
+import { errorEnvelope } from './middleware/error-envelope.js';
+import { requestContext } from './middleware/request-context.js';
+import { accountsRoutes } from './routes/accounts.routes.js';
+import { healthRoutes } from './routes/health.routes.js';
+
+export const JSON_BODY_LIMIT = '1mb';
+
+/** The shared Koa scaffolding of our surfaces: ids, envelope errors, JSON bodies, one root router, 404/405. */
+export function createKoaApp(
+  services: Pick<Services, 'logger' | 'config'>,
+  routers: Router<AppState>[],
+): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: services.config.trustProxy });
+  app.silent = true; // errors are logged by errorEnvelope with the request id
+  app.use(requestContext(services.logger));
+  app.use(errorEnvelope());
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT }));
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.respond === false) return; // a handler wrote the response itself
+    if (ctx.status === 405 || ctx.status === 501) {
+      throw new MethodNotAllowedError(ctx.response.get('Allow').split(/,\s*/).filter(Boolean));
+    }
+    if (ctx.status === 404 && ctx.body == null) throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`);
+  });
+  const root = new KoaRouter<AppState>();
+  for (const router of routers) root.use(router.routes());
+  app.use(root.routes());
+  app.use(root.allowedMethods());
+  return app;
+}
+
+export function createApiApp(services: Services): Koa<AppState> {
+  return createKoaApp(services, [healthRoutes(services, 'api'), accountsRoutes(services)]);
+}

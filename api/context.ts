@@ -1,0 +1,12 @@
+/** The Koa state our middleware fills in, shared by the control plane and the agent-tool server. */
+import type { DefaultContext, DefaultState, ParameterizedContext } from 'koa';
+import type { Principal } from '../core/auth/scopes.js';
+import type { Logger } from '../core/logger.js';
+
+export interface AppState extends DefaultState {
+  requestId: string;
+  log: Logger;
+  principal?: Principal;
+}
+
+export type AppContext = ParameterizedContext<AppState, DefaultContext>;

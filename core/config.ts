@@ -1,0 +1,203 @@
+/**
+ * The environment contract (DESIGN.md) parsed once, with zod, into a typed, immutable Config.
+ * Nothing else in the codebase reads process.env. A missing variable picks an embedded default
+ * (PGlite, the in-process counter store, a spawned Temporal dev server, console mail) outside production;
+ * in production the real components are required and a readable error stops the boot.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const boolFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  TRUST_PROXY: boolFromEnv.default(false),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  MIGRATE_ON_START: boolFromEnv.optional(),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+
+  API_PORT: port.default(3000),
+  GATEWAY_PORT: port.default(3001),
+  MCP_PORT: port.default(3002),
+  PUBLIC_BASE_URL: httpUrl.optional(),
+  GATEWAY_URL: httpUrl.optional(),
+  MCP_URL: httpUrl.optional(),
+
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,64}$/, 'letters, digits, ":", "_" or "-" only')
+    .default('svc:'),
+
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port')
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('marketplace'),
+  TEMPORAL_CLI_PATH: z.string().min(1).default('.tools/bin/temporal'),
+  TEMPORAL_DEV_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+
+  SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }).optional(),
+  MAIL_FROM: z.string().min(3).default('Marketplace <no-reply@localhost>'),
+
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  STRIPE_API_BASE: httpUrl.optional(),
+
+  SECRETS_KEY: z
+    .string()
+    .refine((v) => decodeKey(v) !== undefined, 'must be 32 bytes as 64 hex characters or base64')
+    .optional(),
+  UPSTREAM_ALLOW_PRIVATE: boolFromEnv.default(false),
+  GATEWAY_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
+
+  CHALLENGE_VERIFY_URL: httpUrl.optional(),
+  CHALLENGE_SECRET: optionalString,
+});
+
+export type Env = z.input<typeof EnvSchema>;
+
+function decodeKey(value: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  const b = Buffer.from(value, 'base64');
+  return b.length === 32 ? b : undefined;
+}
+
+export type DatabaseConfig = { kind: 'postgres'; url: string; poolMax: number } | { kind: 'pglite'; dataDir: string };
+export type CounterConfig = { kind: 'redis'; url: string; keyPrefix: string } | { kind: 'memory'; keyPrefix: string };
+export type TemporalConfig =
+  | { kind: 'remote'; address: string; namespace: string; taskQueue: string }
+  | {
+      kind: 'embedded';
+      namespace: string;
+      taskQueue: string;
+      cliPath: string;
+      port: number;
+      uiPort: number;
+      dbFile: string;
+    };
+export type MailConfig = { kind: 'smtp'; url: string; from: string } | { kind: 'console'; from: string };
+
+export interface Config {
+  readonly env: 'development' | 'production' | 'test';
+  readonly host: string;
+  readonly trustProxy: boolean;
+  readonly logLevel: string;
+  readonly dataDir: string;
+  /** Apply pending migrations at boot; undefined lets the launcher decide (the all-in-one mode does). */
+  readonly migrateOnStart?: boolean;
+  readonly shutdownGraceMs: number;
+  readonly ports: { readonly api: number; readonly gateway: number; readonly mcp: number };
+  readonly urls: { readonly publicBase: string; readonly gateway: string; readonly mcp: string };
+  readonly database: DatabaseConfig;
+  readonly counters: CounterConfig;
+  readonly temporal: TemporalConfig;
+  readonly mail: MailConfig;
+  readonly stripe: { readonly secretKey?: string; readonly webhookSecret?: string; readonly apiBase?: string };
+  readonly secretsKey?: Buffer;
+  readonly upstreamAllowPrivate: boolean;
+  readonly limits: { readonly gatewayRatePerMin: number; readonly registerPerHour: number };
+  readonly challenge: { readonly verifyUrl?: string; readonly secret?: string };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse an environment (process.env by default) into a Config, or throw a ConfigError listing every problem. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): Config {
+  // Treat empty strings as unset: `FOO= npm start` should mean "default", not "invalid".
+  const cleaned: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') cleaned[k] = v;
+
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
+  }
+  const e = parsed.data;
+
+  if (e.NODE_ENV === 'production') {
+    const missing = (
+      [
+        'DATABASE_URL',
+        'REDIS_URL',
+        'TEMPORAL_ADDRESS',
+        'SMTP_URL',
+        'SECRETS_KEY',
+        'PUBLIC_BASE_URL',
+        'CHALLENGE_VERIFY_URL',
+        'CHALLENGE_SECRET',
+      ] as const
+    ).filter((k) => !e[k]);
+    const issues = missing.map((k) => `${k}: required when NODE_ENV=production`);
+    if (e.UPSTREAM_ALLOW_PRIVATE) issues.push('UPSTREAM_ALLOW_PRIVATE: must not be true when NODE_ENV=production');
+    if (issues.length) throw new ConfigError(issues);
+  }
+
+  const dataDir = path.resolve(cwd, e.DATA_DIR);
+  const localUrl = (p: number) => `http://localhost:${p}`;
+  const stripTrailingSlash = (u: string) => u.replace(/\/+$/, '');
+
+  return Object.freeze({
+    env: e.NODE_ENV,
+    host: e.HOST,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    migrateOnStart: e.MIGRATE_ON_START,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    ports: { api: e.API_PORT, gateway: e.GATEWAY_PORT, mcp: e.MCP_PORT },
+    urls: {
+      publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? localUrl(e.API_PORT)),
+      gateway: stripTrailingSlash(e.GATEWAY_URL ?? localUrl(e.GATEWAY_PORT)),
+      mcp: stripTrailingSlash(e.MCP_URL ?? localUrl(e.MCP_PORT)),
+    },
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
+      : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
+    counters: e.REDIS_URL
+      ? { kind: 'redis', url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX }
+      : { kind: 'memory', keyPrefix: e.REDIS_KEY_PREFIX },
+    temporal: e.TEMPORAL_ADDRESS
+      ? {
+          kind: 'remote',
+          address: e.TEMPORAL_ADDRESS,
+          namespace: e.TEMPORAL_NAMESPACE,
+          taskQueue: e.TEMPORAL_TASK_QUEUE,
+        }
+      : {
+          kind: 'embedded',
+          namespace: e.TEMPORAL_NAMESPACE,
+          taskQueue: e.TEMPORAL_TASK_QUEUE,
+          cliPath: path.resolve(cwd, e.TEMPORAL_CLI_PATH),
+          port: e.TEMPORAL_DEV_PORT,
+          uiPort: e.TEMPORAL_UI_PORT,
+          dbFile: path.join(dataDir, 'temporal.db'),
+        },
+    mail: e.SMTP_URL ? { kind: 'smtp', url: e.SMTP_URL, from: e.MAIL_FROM } : { kind: 'console', from: e.MAIL_FROM },
+    stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
+    secretsKey: e.SECRETS_KEY ? decodeKey(e.SECRETS_KEY) : undefined,
+    upstreamAllowPrivate: e.UPSTREAM_ALLOW_PRIVATE,
+    limits: { gatewayRatePerMin: e.GATEWAY_RATE_LIMIT_PER_MIN, registerPerHour: e.REGISTER_RATE_LIMIT_PER_HOUR },
+    challenge: { verifyUrl: e.CHALLENGE_VERIFY_URL, secret: e.CHALLENGE_SECRET },
+  } satisfies Config);
+}

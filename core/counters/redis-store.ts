@@ -1,0 +1,157 @@
+/**
+ * Redis CounterStore. Commands fail fast when Redis is unreachable (no offline queue, short command timeout) so
+ * money paths can answer 503 instead of hanging. Keys carry the configured prefix (ioredis `keyPrefix`, which also
+ * prefixes KEYS of defined Lua commands); pub/sub channels are prefixed by hand because ioredis does not.
+ */
+import { Redis, type Result, type Callback } from 'ioredis';
+import type { Logger } from '../logger.js';
+import type { CounterStore, Unsubscribe, WindowHit } from './counter-store.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    hitWindow(
+      key: string,
+      limit: number,
+      windowMs: number,
+      cb?: Callback<[number, number, number]>,
+    ): Result<[number, number, number], Context>;
+  }
+}
+
+// KEYS[1] window key; ARGV limit, windowMs. Returns {allowed, count, resetMs}. Refused hits are not counted.
+const HIT_WINDOW_LUA = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+local limit = tonumber(ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count >= limit then
+  if ttl < 0 then ttl = tonumber(ARGV[2]) end
+  return {0, count, ttl}
+end
+count = redis.call('INCR', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {1, count, ttl}
+`;
+
+export interface RedisStoreOptions {
+  url: string;
+  keyPrefix: string;
+  logger: Logger;
+  commandTimeoutMs?: number;
+}
+
+export class RedisCounterStore implements CounterStore {
+  readonly backend = 'redis' as const;
+  readonly client: Redis;
+  private subscriber: Redis | undefined;
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
+
+  constructor(private readonly options: RedisStoreOptions) {
+    this.client = new Redis(options.url, {
+      keyPrefix: options.keyPrefix,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2_000,
+      commandTimeout: options.commandTimeoutMs ?? 1_500,
+      retryStrategy: (times) => Math.min(times * 200, 2_000),
+      lazyConnect: true,
+    });
+    this.client.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'redis connection error'));
+    this.client.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW_LUA });
+  }
+
+  /** Connect, waiting at most `timeoutMs`; on failure the client keeps retrying in the background. */
+  async connect(timeoutMs = 5_000): Promise<boolean> {
+    try {
+      await Promise.race([
+        this.client.connect(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('redis connect timeout')), timeoutMs).unref()),
+      ]);
+      return true;
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message }, 'redis not reachable at boot; retrying in background');
+      return false;
+    }
+  }
+
+  async ping(): Promise<number> {
+    const t = performance.now();
+    await this.client.ping();
+    return performance.now() - t;
+  }
+
+  async hitWindow(key: string, limit: number, windowMs: number): Promise<WindowHit> {
+    const [allowed, count, resetMs] = await this.client.hitWindow(key, limit, windowMs);
+    return { allowed: allowed === 1, count, resetMs };
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.client.get(key);
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    if (ttlMs === undefined) await this.client.set(key, value);
+    else await this.client.set(key, value, 'PX', ttlMs);
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(key, value, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async del(key: string): Promise<void> {
+    await this.client.del(key);
+  }
+
+  async incrBy(key: string, by: number, ttlMs?: number): Promise<number> {
+    if (ttlMs === undefined) return this.client.incrby(key, by);
+    const [[, value]] = (await this.client.multi().incrby(key, by).pexpire(key, ttlMs).exec()) as [[null, number]];
+    return value;
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.client.publish(this.options.keyPrefix + channel, message);
+  }
+
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<Unsubscribe> {
+    const name = this.options.keyPrefix + channel;
+    if (!this.subscriber) {
+      // A subscribed connection can do nothing else, so it is a separate one. It keeps an offline queue so
+      // subscriptions made while Redis is down are sent on connect, and ioredis re-subscribes after reconnects.
+      this.subscriber = new Redis(this.options.url, {
+        connectTimeout: 2_000,
+        retryStrategy: (times) => Math.min(times * 200, 2_000),
+        maxRetriesPerRequest: null,
+      });
+      this.subscriber.on('error', (err: Error) =>
+        this.options.logger.warn({ err: err.message }, 'redis subscriber connection error'),
+      );
+      this.subscriber.on('message', (ch: string, msg: string) => {
+        for (const h of this.handlers.get(ch) ?? []) h(msg);
+      });
+    }
+    let set = this.handlers.get(name);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(name, set);
+      await this.subscriber.subscribe(name);
+    }
+    set.add(onMessage);
+    return async () => {
+      const s = this.handlers.get(name);
+      if (!s) return;
+      s.delete(onMessage);
+      if (s.size === 0) {
+        this.handlers.delete(name);
+        await this.subscriber?.unsubscribe(name).catch(() => undefined);
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.client.quit(), this.subscriber?.quit()]);
+    this.client.disconnect();
+    this.subscriber?.disconnect();
+  }
+}

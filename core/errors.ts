@@ -1,0 +1,137 @@
+/**
+ * Typed domain errors and the one table that maps each kind to its HTTP status and wire code.
+ * The wire codes are the spec's strings. Two wire codes legitimately appear under two statuses
+ * (`validation_failed` for 400 and 413, `internal_error` for 500 and 503), so the table is keyed by kind.
+ * Class names are stable: Temporal's nonRetryableErrorTypes match them.
+ */
+
+export const ERROR_KINDS = {
+  validation_failed: { status: 400, code: 'validation_failed' },
+  unauthenticated: { status: 401, code: 'unauthenticated' },
+  per_call_limit_exceeded: { status: 402, code: 'per_call_limit_exceeded' },
+  insufficient_budget: { status: 402, code: 'insufficient_budget' },
+  daily_cap_exceeded: { status: 402, code: 'daily_cap_exceeded' },
+  payment_required: { status: 402, code: 'payment_required' },
+  forbidden: { status: 403, code: 'forbidden' },
+  not_found: { status: 404, code: 'not_found' },
+  method_not_allowed: { status: 405, code: 'method_not_allowed' },
+  conflict: { status: 409, code: 'conflict' },
+  payload_too_large: { status: 413, code: 'validation_failed' },
+  unsupported_media_type: { status: 415, code: 'unsupported_media_type' },
+  idempotency_mismatch: { status: 422, code: 'idempotency_key_reused' },
+  terms_acceptance_required: { status: 428, code: 'terms_acceptance_required' },
+  rate_limited: { status: 429, code: 'rate_limited' },
+  upstream_rate_limited: { status: 429, code: 'upstream_rate_limited' },
+  internal: { status: 500, code: 'internal_error' },
+  upstream_error: { status: 502, code: 'upstream_error' },
+  unavailable: { status: 503, code: 'internal_error' },
+} as const satisfies Record<string, { status: number; code: string }>;
+
+export type ErrorKind = keyof typeof ERROR_KINDS;
+export type ErrorCode = (typeof ERROR_KINDS)[ErrorKind]['code'];
+
+export interface AppErrorOptions {
+  details?: Record<string, unknown>;
+  cause?: unknown;
+  /** Extra response headers (Retry-After, WWW-Authenticate). */
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(kind: ErrorKind, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.kind = kind;
+    this.status = ERROR_KINDS[kind].status;
+    this.code = ERROR_KINDS[kind].code;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  /** Safe to retry the same request later (rate limits, unavailable dependencies). */
+  get retryable(): boolean {
+    return this.status === 429 || this.status === 503;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('validation_failed', message, options);
+  }
+}
+export class UnauthenticatedError extends AppError {
+  constructor(message = 'A valid bearer token is required.', options?: AppErrorOptions) {
+    super('unauthenticated', message, options);
+  }
+}
+export class ForbiddenError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('forbidden', message, options);
+  }
+}
+export class NotFoundError extends AppError {
+  constructor(message = 'Not found.', options?: AppErrorOptions) {
+    super('not_found', message, options);
+  }
+}
+export class MethodNotAllowedError extends AppError {
+  constructor(allowed: string[]) {
+    super('method_not_allowed', `Method not allowed. Allowed: ${allowed.join(', ')}.`, {
+      details: { allowed },
+      headers: { Allow: allowed.join(', ') },
+    });
+  }
+}
+export class ConflictError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('conflict', message, options);
+  }
+}
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number, what = 'Request body') {
+    super('payload_too_large', `${what} is larger than the ${limitBytes}-byte limit.`, {
+      details: { limit_bytes: limitBytes },
+    });
+  }
+}
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super('unsupported_media_type', message);
+  }
+}
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSeconds: number, message = 'Too many requests; slow down.') {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    super('rate_limited', message, {
+      details: { retry_after_seconds: seconds },
+      headers: { 'Retry-After': String(seconds) },
+    });
+  }
+}
+export class PaymentRequiredError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('payment_required', message, options);
+  }
+}
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('unavailable', message, options);
+  }
+}
+export class InternalError extends AppError {
+  constructor(message = 'Internal error.', options?: AppErrorOptions) {
+    super('internal', message, options);
+  }
+}
+
+/** Normalise anything thrown into an AppError; unknown errors become a masked 500 (the cause keeps the original). */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new InternalError('An unexpected error occurred.', { cause: err });
+}

@@ -1,0 +1,63 @@
+/**
+ * Prefixed, time-ordered identifiers (`org_01JH…`): a prefix from one map, then 26 Crockford base32 characters
+ * holding a 48-bit millisecond timestamp and 80 random bits (ULID layout, lower-cased). Ordered by creation time,
+ * which keyset pagination relies on.
+ */
+import { randomBytes } from 'node:crypto';
+
+export const ID_PREFIXES = {
+  org: 'org',
+  user: 'usr',
+  apiKey: 'key',
+  ledgerEntry: 'led',
+  request: 'req',
+  session: 'ses',
+  api: 'api',
+  endpoint: 'ep',
+  document: 'doc',
+  usage: 'use',
+  event: 'evt',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[t % 32]! + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+function encodeRandom(): string {
+  const bytes = randomBytes(10); // 80 bits -> 16 base32 characters
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += CROCKFORD[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${encodeRandom()}`;
+}
+
+const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` is an id of this kind (cheap shape check before a database lookup). */
+export function isId(kind: IdKind, value: string): boolean {
+  const prefix = `${ID_PREFIXES[kind]}_`;
+  return value.startsWith(prefix) && ID_BODY.test(value.slice(prefix.length));
+}

@@ -1,0 +1,166 @@
+/**
+ * API keys: creation, and authentication by SHA-256 lookup behind an in-process cache. Every process subscribes to
+ * the invalidation channel, so a revoked or changed key is dropped from every cache as soon as the message lands
+ * (and at worst after `cacheTtlMs`, should a message be lost).
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { ApiKey, Org, type IApiKey, type KeySource } from '../../db/entities/index.js';
+import type { Principal, Scope } from '../auth/scopes.js';
+import type { CounterStore, Unsubscribe } from '../counters/index.js';
+import { UnauthenticatedError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
+import { generateKeyMaterial, hashKey } from './key-material.js';
+
+export const KEY_INVALIDATION_CHANNEL = 'keys:invalidate';
+
+/** What the hot paths need about a key, cached by hash. */
+export interface KeyAuth {
+  keyId: string;
+  orgId: string;
+  keyPrefix: string;
+  scopes: readonly Scope[];
+  budgetCents: number | null;
+  perCallMaxCents: number | null;
+  dailyCapCents: number | null;
+  approvalMode: boolean;
+}
+
+export interface CreateKeyInput {
+  orgId: string;
+  name: string;
+  scopes: readonly Scope[];
+  source: KeySource;
+  budgetCents?: number | null;
+  perCallMaxCents?: number | null;
+  dailyCapCents?: number | null;
+}
+
+interface CacheEntry {
+  value: KeyAuth | null; // null = known-unknown (negative cache)
+  expiresAt: number;
+}
+
+export interface KeysServiceOptions {
+  cacheTtlMs?: number;
+  negativeTtlMs?: number;
+  maxEntries?: number;
+}
+
+export class KeysService {
+  private readonly cache = new Map<string, CacheEntry>();
+  private unsubscribe: Unsubscribe | undefined;
+  private readonly cacheTtlMs: number;
+  private readonly negativeTtlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly counters: CounterStore,
+    private readonly logger: Logger,
+    options: KeysServiceOptions = {},
+  ) {
+    this.cacheTtlMs = options.cacheTtlMs ?? 60_000;
+    this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
+    this.maxEntries = options.maxEntries ?? 50_000;
+  }
+
+  /** Subscribe to invalidations. Called once by the composition root. */
+  async start(): Promise<void> {
+    this.unsubscribe = await this.counters.subscribe(KEY_INVALIDATION_CHANNEL, (hash) => {
+      this.cache.delete(hash);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.unsubscribe?.();
+    this.cache.clear();
+  }
+
+  /**
+   * Create a key inside the caller's unit of work. Returns the entity and the plaintext, which is never stored and
+   * must be shown to the caller exactly once.
+   */
+  create(em: EntityManager, input: CreateKeyInput): { key: IApiKey; plaintext: string } {
+    const material = generateKeyMaterial();
+    const key = em.create(ApiKey, {
+      id: newId('apiKey'),
+      org: em.getReference(Org, input.orgId),
+      name: input.name,
+      keyHash: material.hash,
+      keyPrefix: material.prefix,
+      scopes: [...input.scopes],
+      source: input.source,
+      budgetCents: input.budgetCents ?? null,
+      perCallMaxCents: input.perCallMaxCents ?? null,
+      dailyCapCents: input.dailyCapCents ?? null,
+    });
+    return { key, plaintext: material.plaintext };
+  }
+
+  /** Resolve a plaintext API key to its principal, or throw 401. Served from cache when warm. */
+  async authenticate(plaintext: string): Promise<{ principal: Principal; key: KeyAuth }> {
+    const key = await this.lookup(hashKey(plaintext));
+    if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
+    return {
+      key,
+      principal: { type: 'api_key', orgId: key.orgId, keyId: key.keyId, keyPrefix: key.keyPrefix, scopes: key.scopes },
+    };
+  }
+
+  private async lookup(hash: string): Promise<KeyAuth | null> {
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.expiresAt > now) return hit.value;
+
+    const em = this.orm.em.fork();
+    const row = await em.findOne(
+      ApiKey,
+      { keyHash: hash },
+      {
+        fields: [
+          'id',
+          'org',
+          'keyPrefix',
+          'scopes',
+          'budgetCents',
+          'perCallMaxCents',
+          'dailyCapCents',
+          'approvalMode',
+          'revokedAt',
+        ],
+      },
+    );
+    const value: KeyAuth | null =
+      row && !row.revokedAt
+        ? {
+            keyId: row.id,
+            orgId: row.org.id,
+            keyPrefix: row.keyPrefix,
+            scopes: row.scopes as Scope[],
+            budgetCents: row.budgetCents ?? null,
+            perCallMaxCents: row.perCallMaxCents ?? null,
+            dailyCapCents: row.dailyCapCents ?? null,
+            approvalMode: row.approvalMode,
+          }
+        : null;
+    if (this.cache.size >= this.maxEntries) {
+      // Map keeps insertion order: drop the oldest entry.
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(hash, { value, expiresAt: now + (value ? this.cacheTtlMs : this.negativeTtlMs) });
+    return value;
+  }
+
+  /** Drop a key from every process's cache (after revoke, scope or cap changes). */
+  async invalidate(keyHash: string): Promise<void> {
+    this.cache.delete(keyHash);
+    try {
+      await this.counters.publish(KEY_INVALIDATION_CHANNEL, keyHash);
+    } catch (err) {
+      // The local cache is already clean; other processes fall back to the cache TTL.
+      this.logger.error({ err }, 'key invalidation publish failed');
+    }
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The ledger: every movement of credit is one append-only row written in the same transaction as the change to
+ * the org's cached balance. Posting is idempotent on (org, idempotency key): a retry returns the original row.
+ * Rows are serialised per org by a row lock on the org, so the cached balance always equals the ledger sum.
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { LedgerKind } from '../../db/entities/index.js';
+import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '../errors.js';
+import { newId } from '../ids.js';
+
+export interface PostEntryInput {
+  orgId: string;
+  kind: LedgerKind;
+  /** Signed integer cents: positive credits the org, negative debits it. Never zero. */
+  amountCents: number;
+  idempotencyKey?: string;
+  reference?: string;
+  memo?: string;
+}
+
+export interface PostedEntry {
+  id: string;
+  orgId: string;
+  kind: LedgerKind;
+  amountCents: number;
+  balanceAfterCents: number;
+  idempotencyKey: string | null;
+  createdAt: Date;
+  /** True when the idempotency key had already been posted and this is the original row. */
+  replayed: boolean;
+}
+
+export interface LedgerDrift {
+  orgId: string;
+  creditCents: number;
+  ledgerSumCents: number;
+}
+
+interface EntryRow {
+  id: string;
+  org_id: string;
+  kind: LedgerKind;
+  amount_cents: string;
+  balance_after_cents: string;
+  idempotency_key: string | null;
+  created_at: Date;
+}
+
+function toPosted(row: EntryRow, replayed: boolean): PostedEntry {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    kind: row.kind,
+    amountCents: Number(row.amount_cents),
+    balanceAfterCents: Number(row.balance_after_cents),
+    idempotencyKey: row.idempotency_key,
+    createdAt: row.created_at,
+    replayed,
+  };
+}
+
+export class LedgerService {
+  constructor(private readonly orm: MikroORM) {}
+
+  /** Post one entry in its own transaction, or inside `em`'s transaction when given. */
+  async post(input: PostEntryInput, em?: EntityManager): Promise<PostedEntry> {
+    if (!Number.isSafeInteger(input.amountCents) || input.amountCents === 0) {
+      throw new ValidationError('amountCents must be a non-zero integer number of cents.');
+    }
+    if (em?.isInTransaction()) return this.postInTransaction(em, input);
+    return (em ?? this.orm.em.fork()).transactional((tem) => this.postInTransaction(tem, input));
+  }
+
+  private async postInTransaction(tem: EntityManager, input: PostEntryInput): Promise<PostedEntry> {
+    const [org] = await tem.execute<{ credit_cents: string; billing_mode: string }[]>(
+      'select credit_cents, billing_mode from orgs where id = ? for update',
+      [input.orgId],
+    );
+    if (!org) throw new NotFoundError(`Organization ${input.orgId} not found.`);
+
+    if (input.idempotencyKey) {
+      const [existing] = await tem.execute<EntryRow[]>(
+        'select id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, created_at from ledger_entries where org_id = ? and idempotency_key = ?',
+        [input.orgId, input.idempotencyKey],
+      );
+      if (existing) {
+        if (existing.kind !== input.kind || Number(existing.amount_cents) !== input.amountCents) {
+          throw new ConflictError(`Idempotency key "${input.idempotencyKey}" was already used for a different entry.`);
+        }
+        return toPosted(existing, true);
+      }
+    }
+
+    const balanceAfter = Number(org.credit_cents) + input.amountCents;
+    if (org.billing_mode === 'prepaid' && balanceAfter < 0) {
+      throw new PaymentRequiredError('Insufficient prepaid credits.', {
+        details: { credit_cents: Number(org.credit_cents), required_cents: -input.amountCents },
+      });
+    }
+    await tem.execute(
+      'update orgs set credit_cents = ?, updated_at = now() where id = ?',
+      [balanceAfter, input.orgId],
+      'run',
+    );
+    const [row] = await tem.execute<EntryRow[]>(
+      `insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, memo)
+       values (?, ?, ?, ?, ?, ?, ?, ?)
+       returning id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, created_at`,
+      [
+        newId('ledgerEntry'),
+        input.orgId,
+        input.kind,
+        input.amountCents,
+        balanceAfter,
+        input.idempotencyKey ?? null,
+        input.reference ?? null,
+        input.memo ?? null,
+      ],
+    );
+    return toPosted(row!, false);
+  }
+
+  async balance(orgId: string): Promise<number> {
+    const [row] = await this.orm.em
+      .fork()
+      .execute<{ credit_cents: string }[]>('select credit_cents from orgs where id = ?', [orgId]);
+    if (!row) throw new NotFoundError(`Organization ${orgId} not found.`);
+    return Number(row.credit_cents);
+  }
+
+  /** Orgs whose cached balance differs from their ledger sum (empty when the books are consistent). */
+  async findDrift(): Promise<LedgerDrift[]> {
+    const rows = await this.orm.em.fork().execute<{ id: string; credit_cents: string; ledger_sum: string }[]>(
+      `select o.id, o.credit_cents, coalesce(l.sum, 0) as ledger_sum
+         from orgs o
+         left join (select org_id, sum(amount_cents) as sum from ledger_entries group by org_id) l on l.org_id = o.id
+        where o.credit_cents <> coalesce(l.sum, 0)`,
+    );
+    return rows.map((r) => ({
+      orgId: r.id,
+      creditCents: Number(r.credit_cents),
+      ledgerSumCents: Number(r.ledger_sum),
+    }));
+  }
+}

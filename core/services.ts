@@ -1,0 +1,124 @@
+/**
+ * createServices(config): the one composition root of a process. It opens the database (starting embedded PGlite
+ * when no DATABASE_URL is set), the counter store, the Temporal client (spawning the dev server when no
+ * TEMPORAL_ADDRESS is set), and wires every core service. Nothing else constructs these; close() undoes it all.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
+import { initOrm } from '../db/mikro-orm.config.js';
+import { AccountsService } from './accounts/accounts.service.js';
+import type { Config } from './config.js';
+import { createCounterStore, type CounterStore } from './counters/index.js';
+import { HealthService } from './health/health.service.js';
+import { KeysService } from './keys/keys.service.js';
+import { LedgerService } from './ledger/ledger.service.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
+import { createLogger, type Logger } from './logger.js';
+import { startDevServer, type DevServer } from './temporal/dev-server.js';
+import { TemporalService } from './temporal/temporal.service.js';
+
+export interface Services {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly orm: MikroORM;
+  readonly counters: CounterStore;
+  readonly temporal: TemporalService;
+  readonly mailer: Mailer;
+  readonly ledger: LedgerService;
+  readonly keys: KeysService;
+  readonly accounts: AccountsService;
+  readonly health: HealthService;
+  /** What actually runs, for the boot banner and /health. */
+  readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  logger?: Logger;
+}
+
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const cleanups: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        logger.warn({ err }, 'error while closing services');
+      }
+    }
+  };
+
+  try {
+    let embeddedDb: EmbeddedDatabase | undefined;
+    let dbUrl: string;
+    let poolMax: number;
+    if (config.database.kind === 'pglite') {
+      embeddedDb = await startEmbeddedDatabase(config.database.dataDir);
+      cleanups.push(() => embeddedDb!.stop());
+      dbUrl = embeddedDb.url;
+      poolMax = 1;
+    } else {
+      dbUrl = config.database.url;
+      poolMax = config.database.poolMax;
+    }
+    const orm = await initOrm({ url: dbUrl, poolMax });
+    cleanups.push(() => orm.close(true));
+
+    const counters = await createCounterStore(config.counters, logger);
+    cleanups.push(() => counters.close());
+
+    let devServer: DevServer | undefined;
+    let temporalAddress: string;
+    if (config.temporal.kind === 'embedded') {
+      devServer = await startDevServer({ ...config.temporal, logger });
+      cleanups.push(() => devServer!.stop());
+      temporalAddress = devServer.address;
+    } else {
+      temporalAddress = config.temporal.address;
+    }
+    const temporal = new TemporalService(
+      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
+      logger,
+    );
+    cleanups.push(() => temporal.close());
+
+    const mailer = createMailer(config.mail, logger);
+    cleanups.push(() => mailer.close());
+
+    const ledger = new LedgerService(orm);
+    const keys = new KeysService(orm, counters, logger);
+    await keys.start();
+    cleanups.push(() => keys.stop());
+    const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
+    const health = new HealthService({
+      orm,
+      counters,
+      temporal,
+      dbBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
+    });
+
+    let closed: Promise<void> | undefined;
+    return {
+      config,
+      logger,
+      orm,
+      counters,
+      temporal,
+      mailer,
+      ledger,
+      keys,
+      accounts,
+      health,
+      runtime: {
+        databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
+        temporalUiUrl: devServer?.uiUrl,
+      },
+      close: () => (closed ??= closeAll()),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

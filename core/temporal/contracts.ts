@@ -1,0 +1,47 @@
+/**
+ * The control plane's view of our workflows: type names, ids, signal names and payload types. Workflow code
+ * defines the same names with @temporalio/workflow (workflows/*.messages.ts); a unit test keeps the two in step,
+ * since core/ never imports workflows/ (DESIGN.md, Layers).
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const WORKFLOW_TYPES = {
+  signupCredits: 'signupCreditsWorkflow',
+} as const;
+
+export const SIGNALS = {
+  emailVerified: 'emailVerified',
+} as const;
+
+export const QUERIES = {
+  signupCreditsStatus: 'signupCreditsStatus',
+} as const;
+
+export const SEARCH_ATTRIBUTES = {
+  orgId: defineSearchAttributeKey('OrgId', SearchAttributeType.KEYWORD),
+  apiSlug: defineSearchAttributeKey('ApiSlug', SearchAttributeType.KEYWORD),
+} as const;
+
+export const workflowIds = {
+  signupCredits: (orgId: string) => `signup-credits:${orgId}`,
+} as const;
+
+/** The trial credit of a human signup (spec: Limits, Trial credit). */
+export const STARTER_CREDIT_CENTS = 100;
+/** Ledger idempotency key of the starter grant: one per org, whatever path grants it. */
+export const STARTER_CREDIT_IDEMPOTENCY_KEY = 'starter-credits';
+
+export interface SignupCreditsInput {
+  orgId: string;
+  amountCents: number;
+  /** How long the credit is held waiting for verification, as a Temporal duration string ('30 days'). */
+  holdFor: string;
+}
+
+export type SignupCreditsResult =
+  { outcome: 'granted'; ledgerEntryId: string; balanceAfterCents: number } | { outcome: 'expired' };
+
+export interface SignupCreditsStatus {
+  state: 'holding' | 'granting' | 'granted' | 'expired';
+  amountCents: number;
+}

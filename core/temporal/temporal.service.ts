@@ -1,0 +1,97 @@
+/**
+ * The one door to Temporal for the control plane: starts and signals workflows by business id, and reports health.
+ * Routes never talk to Temporal directly. The connection is lazy, so a process that never starts a workflow (the
+ * gateway) pays nothing, and a Temporal outage does not stop a process from booting.
+ */
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Logger } from '../logger.js';
+import {
+  QUERIES,
+  SEARCH_ATTRIBUTES,
+  SIGNALS,
+  WORKFLOW_TYPES,
+  workflowIds,
+  type SignupCreditsInput,
+  type SignupCreditsResult,
+  type SignupCreditsStatus,
+} from './contracts.js';
+
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+export class TemporalService {
+  readonly connection: Connection;
+  readonly client: Client;
+
+  constructor(
+    readonly target: TemporalTarget,
+    private readonly logger: Logger,
+  ) {
+    this.connection = Connection.lazy({ address: target.address, connectTimeout: '3s' });
+    this.client = new Client({ connection: this.connection, namespace: target.namespace });
+  }
+
+  /** Start the hold on a signup's trial credit. Idempotent: an already running hold is left as it is. */
+  async startSignupCredits(input: SignupCreditsInput): Promise<{ workflowId: string; started: boolean }> {
+    const workflowId = workflowIds.signupCredits(input.orgId);
+    try {
+      await this.client.workflow.start(WORKFLOW_TYPES.signupCredits, {
+        workflowId,
+        taskQueue: this.target.taskQueue,
+        args: [input],
+        // One hold per org, ever: a finished hold is not restarted (the ledger key is the second guard).
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: input.orgId }]),
+      });
+      return { workflowId, started: true };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, started: false };
+      throw err;
+    }
+  }
+
+  /** Tell the hold that the email is verified. Returns false when no hold exists for the org (or it has ended). */
+  async signalEmailVerified(orgId: string): Promise<boolean> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.signupCredits(orgId)).signal(SIGNALS.emailVerified);
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  async signupCreditsStatus(orgId: string): Promise<SignupCreditsStatus | null> {
+    try {
+      return await this.client.workflow
+        .getHandle(workflowIds.signupCredits(orgId))
+        .query<SignupCreditsStatus>(QUERIES.signupCreditsStatus);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return null;
+      throw err;
+    }
+  }
+
+  async signupCreditsResult(orgId: string): Promise<SignupCreditsResult> {
+    return this.client.workflow.getHandle(workflowIds.signupCredits(orgId)).result() as Promise<SignupCreditsResult>;
+  }
+
+  /** Health: the frontend answers a cheap RPC within the timeout. */
+  async ping(timeoutMs = 2_000): Promise<number> {
+    const t = performance.now();
+    await this.connection.withDeadline(Date.now() + timeoutMs, () => this.connection.workflowService.getSystemInfo({}));
+    return performance.now() - t;
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.connection.close();
+    } catch (err) {
+      this.logger.debug({ err }, 'temporal connection close');
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The embedded database for `npm start` with no DATABASE_URL: PGlite (Postgres compiled to WASM) with its files
+ * under `.data/`, served on a loopback port through pglite-socket so the rest of the code speaks plain `pg`.
+ * PGlite is a single-connection database: callers use a pool of one, and one process owns the files (a lock file
+ * stops a second process from opening them).
+ */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function takeLock(lockFile: string): Promise<void> {
+  const held = await readFile(lockFile, 'utf8').catch(() => undefined);
+  const pid = held ? Number.parseInt(held, 10) : NaN;
+  if (Number.isInteger(pid) && pid !== process.pid && alive(pid)) {
+    throw new Error(
+      `The embedded database is in use by process ${pid}. Run all processes together with "npm start", ` +
+        'or point each process at a shared Postgres with DATABASE_URL.',
+    );
+  }
+  await writeFile(lockFile, String(process.pid));
+}
+
+export async function startEmbeddedDatabase(dataDir: string, port = 0): Promise<EmbeddedDatabase> {
+  await mkdir(dataDir, { recursive: true });
+  const lockFile = `${dataDir}.lock`;
+  await takeLock(lockFile);
+  const db = await PGlite.create(dataDir);
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
+  await server.start();
+  const conn = server.getServerConn(); // "127.0.0.1:PORT"
+  return {
+    url: `postgresql://postgres:postgres@${conn}/postgres?sslmode=disable`,
+    async stop() {
+      await server.stop();
+      await db.close();
+      await rm(lockFile, { force: true });
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * An API key. Only the SHA-256 of the plaintext and a short display prefix are stored; the plaintext is shown once.
+ * Caps are integer cents (null = no cap). `spentCents` is the lifetime spend the budget is checked against.
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { Org } from './org.entity.js';
+
+export const KEY_SOURCES = ['register', 'signup', 'api', 'oauth'] as const;
+export type KeySource = (typeof KEY_SOURCES)[number];
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.string().length(40).primary(),
+    org: p.manyToOne(Org).index(),
+    name: p.text(),
+    /** Hex SHA-256 of the plaintext key. */
+    keyHash: p.string().length(64).unique(),
+    /** `svc_live_` plus the first characters of the random part, for display and rate limiting. */
+    keyPrefix: p.string().length(32).index(),
+    scopes: p.array(),
+    source: p.enum([...KEY_SOURCES]).default('api'),
+    budgetCents: p.bigint('number').nullable(),
+    perCallMaxCents: p.bigint('number').nullable(),
+    dailyCapCents: p.bigint('number').nullable(),
+    approvalMode: p.boolean().default(false),
+    spentCents: p.bigint('number').default(0),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+    lastUsedAt: p.datetime().nullable(),
+    revokedAt: p.datetime().nullable(),
+  },
+  checks: [
+    {
+      name: 'api_keys_caps_nonnegative',
+      expression:
+        '(budget_cents IS NULL OR budget_cents >= 0) AND (per_call_max_cents IS NULL OR per_call_max_cents >= 0) AND (daily_cap_cents IS NULL OR daily_cap_cents >= 0) AND spent_cents >= 0',
+    },
+  ],
+});
+
+export type IApiKey = InferEntity<typeof ApiKey>;

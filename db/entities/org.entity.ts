@@ -1,0 +1,36 @@
+/**
+ * An organization: the unit that owns keys, credits and listings. `creditCents` is a cache of the org's ledger sum,
+ * changed only in the same transaction as the ledger row that explains it (core/ledger).
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export const ORG_KINDS = ['ephemeral', 'standard'] as const;
+export type OrgKind = (typeof ORG_KINDS)[number];
+export const BILLING_MODES = ['prepaid', 'card'] as const;
+export type BillingMode = (typeof BILLING_MODES)[number];
+
+export const Org = defineEntity({
+  name: 'Org',
+  tableName: 'orgs',
+  properties: {
+    id: p.string().length(40).primary(),
+    kind: p.enum([...ORG_KINDS]).default('ephemeral'),
+    name: p.text().nullable(),
+    billingMode: p.enum([...BILLING_MODES]).default('prepaid'),
+    creditCents: p.bigint('number').default(0),
+    suspended: p.boolean().default(false),
+    suspendedReason: p.text().nullable(),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  checks: [{ name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" }],
+});
+
+export type IOrg = InferEntity<typeof Org>;

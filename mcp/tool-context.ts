@@ -1,0 +1,9 @@
+import type { Principal } from '../core/auth/scopes.js';
+import type { Logger } from '../core/logger.js';
+
+/** What a tool knows about the session that calls it. */
+export interface ToolContext {
+  principal: Principal;
+  ip: string;
+  log: Logger;
+}

@@ -1,0 +1,20 @@
+/** Account tools: `svc_register` (the same core function as POST /v1/register). */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { Services } from '../../core/services.js';
+import type { ToolContext } from '../tool-context.js';
+import { runTool } from './tool-result.js';
+
+export function registerAccountTools(server: McpServer, services: Services, ctx: ToolContext): void {
+  server.registerTool(
+    'svc_register',
+    {
+      description:
+        'Create a new anonymous organization and API key (consumer scopes, 0 credits). Free endpoints work at once; ' +
+        'the key is shown only in this result, so store it.',
+      inputSchema: {},
+      outputSchema: { org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() },
+    },
+    () => runTool(ctx.log, async () => ({ ...(await services.accounts.register({ ip: ctx.ip })) })),
+  );
+}

@@ -1,0 +1,133 @@
+// The real processes, started the way users start them, run twice: `npm start` on the embedded defaults (PGlite,
+// in-process counters, a Temporal dev server it spawns itself) and the all-in-one launcher on real Postgres, Redis
+// and Temporal. The same checks run against both.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { REDIS_URL } from '../helpers/env.js';
+import { describe as show, http } from '../helpers/http.js';
+import { startProcess, type RunningProcess } from '../helpers/processes.js';
+import { testRedisPrefix } from '../helpers/services.js';
+import { startTemporal } from '../helpers/temporal.js';
+
+interface Mode {
+  name: string;
+  backends: { db: string; counters: string };
+  start(): Promise<{ proc: RunningProcess; cleanup(): Promise<void> }>;
+}
+
+const MODES: Mode[] = [
+  {
+    name: 'npm start on embedded defaults',
+    backends: { db: 'pglite', counters: 'memory' },
+    async start() {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mp-e2e-'));
+      const proc = await startProcess({ npmStart: true, embeddedTemporal: true, env: { DATA_DIR: dataDir } });
+      return { proc, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: 'all-in-one on real Postgres, Redis and Temporal',
+    backends: { db: 'postgres', counters: 'redis' },
+    async start() {
+      const db: TestDatabase = await createTestDatabase({ empty: true }); // the launcher migrates it
+      const temporal: { env: TestWorkflowEnvironment; address: string } = await startTemporal();
+      const proc = await startProcess({
+        roles: ['all'],
+        env: {
+          DATABASE_URL: db.url,
+          REDIS_URL,
+          REDIS_KEY_PREFIX: testRedisPrefix(),
+          TEMPORAL_ADDRESS: temporal.address,
+        },
+      });
+      return {
+        proc,
+        async cleanup() {
+          await temporal.env.teardown();
+          await db.drop();
+        },
+      };
+    },
+  },
+];
+
+describe.each(MODES)('$name', (mode) => {
+  let proc: RunningProcess;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    const started = await mode.start();
+    proc = started.proc;
+    cleanup = () => started.cleanup();
+  }, 180_000);
+  afterAll(async () => {
+    if (proc) await proc.stop('SIGKILL');
+    await cleanup?.();
+  });
+
+  it('reports db, counters and temporal ok on /health of all three surfaces', async () => {
+    for (const [surface, url] of [
+      ['api', proc.urls.api],
+      ['gateway', proc.urls.gateway],
+      ['mcp', proc.urls.mcp],
+    ] as const) {
+      const res = await http(url, 'GET', '/health');
+      expect(res.status, `${surface}: ${show(res)}`).toBe(200);
+      expect(res.body.data).toMatchObject({
+        status: 'ok',
+        service: surface,
+        checks: {
+          db: { status: 'ok', backend: mode.backends.db },
+          counters: { status: 'ok', backend: mode.backends.counters },
+          temporal: { status: 'ok' },
+        },
+      });
+    }
+    if (proc.urls.temporalUi) {
+      const ui = await fetch(proc.urls.temporalUi);
+      expect(ui.status).toBe(200);
+      expect(await ui.text()).toMatch(/<html/i);
+    }
+  });
+
+  it('registers, then /v1/me answers with the org and 0 credits', async () => {
+    const reg = await http(proc.urls.api, 'POST', '/v1/register');
+    expect(reg.status, show(reg)).toBe(201);
+    expect(reg.headers.get('x-svc-key')).toBe(reg.body.data.api_key);
+    const me = await http(proc.urls.api, 'GET', '/v1/me', { token: reg.body.data.api_key });
+    expect(me.status, show(me)).toBe(200);
+    expect(me.body.data).toMatchObject({ org_id: reg.body.data.org_id, credit_cents: 0 });
+    // The gateway in the same deployment knows the key: past auth, the unknown slug is the answer.
+    const gw = await http(proc.urls.gateway, 'GET', '/v1/proxy/nothing-here/x', { token: reg.body.data.api_key });
+    expect(gw.status, show(gw)).toBe(404);
+  });
+
+  it('answers failures with the envelope whose request_id equals X-Request-Id', async () => {
+    const cases = [
+      await http(proc.urls.api, 'GET', '/v1/me'),
+      await http(proc.urls.api, 'POST', '/v1/register', {
+        rawBody: '{',
+        headers: { 'content-type': 'application/json' },
+      }),
+      await http(proc.urls.api, 'GET', '/v1/does-not-exist'),
+      await http(proc.urls.gateway, 'GET', '/v1/proxy/x/y', { token: `sess_${'s'.repeat(30)}` }),
+      await http(proc.urls.mcp, 'POST', '/mcp', { body: {} }),
+    ];
+    expect(cases.map((c) => c.status)).toEqual([401, 400, 404, 401, 401]);
+    for (const res of cases) {
+      expect(res.body.ok, show(res)).toBe(false);
+      expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+    }
+    expect(proc.output()).not.toMatch(/"level":50/); // no error logged for any of them
+  });
+
+  it('shuts down gracefully on SIGTERM', async () => {
+    await proc.stop('SIGTERM');
+    expect(proc.output()).toContain('"msg":"stopped"');
+    await expect(fetch(`${proc.urls.api}/health`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,60 @@
+/** A small HTTP client for tests: JSON in, status + headers + parsed envelope out. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { createLogger } from '../../core/logger.js';
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export async function http<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: RequestOptions = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | Buffer | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(baseUrl + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Serve a request handler on a random loopback port. */
+export async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<RunningHttpServer> {
+  return startHttpServer({
+    name: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    handler,
+    logger: createLogger({ level: 'silent' }),
+    graceMs: 2_000,
+  });
+}
+
+/** Assert-friendly description of a response for failure messages. */
+export function describe(res: HttpResult): string {
+  return `${res.status} ${res.text.slice(0, 500)}`;
+}

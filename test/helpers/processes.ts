@@ -1,0 +1,120 @@
+/**
+ * Starts the marketplace's real processes (scripts/start.ts, or `npm start` itself) on random ports and waits until
+ * their /health endpoints answer. Each runs in its own process group so a stop reaches every child.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ROOT } from './env.js';
+import { freePort, waitFor } from './ports.js';
+
+export interface StartOptions {
+  /** Roles for scripts/start.ts (default: all). Ignored with `npmStart`. */
+  roles?: string[];
+  /** Run `npm start` exactly as a user would (all roles, embedded defaults unless env says otherwise). */
+  npmStart?: boolean;
+  env?: Record<string, string>;
+  /** Give the embedded Temporal dev server its own ports (needed when TEMPORAL_ADDRESS is not set). */
+  embeddedTemporal?: boolean;
+  readyTimeoutMs?: number;
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  urls: { api: string; gateway: string; mcp: string; temporalUi?: string };
+  output(): string;
+  /** Send a signal to the process group and wait for exit; resolves with the exit code (or signal name). */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | string | null>;
+}
+
+const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'GOPATH', 'GOMODCACHE', 'GOPROXY', 'GOSUMDB', 'GOFLAGS'];
+
+export async function startProcess(options: StartOptions = {}): Promise<RunningProcess> {
+  const [api, gateway, mcp] = [await freePort(), await freePort(), await freePort()];
+  const env: Record<string, string> = {};
+  for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name];
+  Object.assign(env, {
+    API_PORT: String(api),
+    GATEWAY_PORT: String(gateway),
+    MCP_PORT: String(mcp),
+    LOG_LEVEL: 'info',
+  });
+  let temporalUi: string | undefined;
+  if (options.embeddedTemporal) {
+    const [dev, ui] = [await freePort(), await freePort()];
+    Object.assign(env, { TEMPORAL_DEV_PORT: String(dev), TEMPORAL_UI_PORT: String(ui) });
+    temporalUi = `http://127.0.0.1:${ui}`;
+  }
+  Object.assign(env, options.env);
+
+  const command = options.npmStart ? 'npm' : process.execPath;
+  const args = options.npmStart ? ['start'] : ['--import', 'tsx', 'scripts/start.ts', ...(options.roles ?? ['all'])];
+  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, sig) => resolve(code ?? sig)),
+  );
+  // With `npm start`, npm exits at once on a signal while the Node grandchild is still shutting down (and logging),
+  // so "stopped" means the whole process group is gone, not just the direct child.
+  const groupAlive = (): boolean => {
+    try {
+      process.kill(-child.pid!, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const urls = {
+    api: `http://127.0.0.1:${api}`,
+    gateway: `http://127.0.0.1:${gateway}`,
+    mcp: `http://127.0.0.1:${mcp}`,
+    temporalUi,
+  };
+  const roles =
+    options.npmStart || !options.roles || options.roles.includes('all') ? ['api', 'gateway', 'mcp'] : options.roles;
+  const healthUrls = roles.filter((r) => r in urls && r !== 'worker').map((r) => `${urls[r as 'api']}/health`);
+
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 20_000) => {
+    if (!groupAlive()) return exited;
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }, timeoutMs);
+    const code = await exited;
+    await waitFor(() => Promise.resolve(!groupAlive()), {
+      timeoutMs: timeoutMs + 5_000,
+      what: 'the process group to exit',
+    });
+    clearTimeout(timer);
+    await new Promise((r) => setTimeout(r, 50)); // let the last output arrive
+    return code;
+  };
+
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+        for (const url of healthUrls) {
+          const res = await fetch(url).catch(() => undefined);
+          if (!res) return false;
+          await res.arrayBuffer();
+        }
+        return out.includes('"msg":"ready"');
+      },
+      { timeoutMs: options.readyTimeoutMs ?? 90_000, intervalMs: 200, what: 'the marketplace processes' },
+    );
+  } catch (err) {
+    await stop('SIGKILL');
+    throw new Error(`${(err as Error).message}\n--- process output ---\n${out.slice(-6_000)}`, { cause: err });
+  }
+  return { child, urls, output: () => out, stop };
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../core/config.js';
+
+describe('loadConfig', () => {
+  it('chooses the embedded defaults when nothing is set', () => {
+    const c = loadConfig({}, '/srv/app');
+    expect(c.env).toBe('development');
+    expect(c.database).toEqual({ kind: 'pglite', dataDir: '/srv/app/.data/pglite' });
+    expect(c.counters).toEqual({ kind: 'memory', keyPrefix: 'svc:' });
+    expect(c.temporal).toMatchObject({
+      kind: 'embedded',
+      port: 7233,
+      uiPort: 8233,
+      namespace: 'default',
+      taskQueue: 'marketplace',
+    });
+    expect(c.mail.kind).toBe('console');
+    expect(c.ports).toEqual({ api: 3000, gateway: 3001, mcp: 3002 });
+    expect(c.urls).toEqual({
+      publicBase: 'http://localhost:3000',
+      gateway: 'http://localhost:3001',
+      mcp: 'http://localhost:3002',
+    });
+    expect(c.limits.gatewayRatePerMin).toBe(300);
+    expect(c.upstreamAllowPrivate).toBe(false);
+  });
+
+  it('uses the real components when their variables are set', () => {
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://u:p@db:5432/m',
+      REDIS_URL: 'redis://cache:6379',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      SMTP_URL: 'smtp://mail:25',
+      GATEWAY_RATE_LIMIT_PER_MIN: '120',
+      PUBLIC_BASE_URL: 'https://market.example.com/',
+      UPSTREAM_ALLOW_PRIVATE: 'true',
+    });
+    expect(c.database).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/m', poolMax: 10 });
+    expect(c.counters).toEqual({ kind: 'redis', url: 'redis://cache:6379', keyPrefix: 'svc:' });
+    expect(c.temporal).toEqual({
+      kind: 'remote',
+      address: 'temporal:7233',
+      namespace: 'prod',
+      taskQueue: 'marketplace',
+    });
+    expect(c.mail).toEqual({ kind: 'smtp', url: 'smtp://mail:25', from: 'Marketplace <no-reply@localhost>' });
+    expect(c.limits.gatewayRatePerMin).toBe(120);
+    expect(c.urls.publicBase).toBe('https://market.example.com');
+    expect(c.upstreamAllowPrivate).toBe(true);
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', REDIS_URL: '' }).database.kind).toBe('pglite');
+  });
+
+  it('lists every invalid variable in one readable error', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        DATABASE_URL: 'mysql://x',
+        API_PORT: 'abc',
+        GATEWAY_URL: 'ftp://a',
+        UPSTREAM_ALLOW_PRIVATE: 'maybe',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).toMatch(/^Invalid configuration:/);
+    expect(message).toContain('DATABASE_URL: must be a postgres:// or postgresql:// URL');
+    expect(message).toContain('API_PORT:');
+    expect(message).toContain('GATEWAY_URL: must be an http(s) URL');
+    expect(message).toContain('UPSTREAM_ALLOW_PRIVATE: must be true or false');
+    expect((error as ConfigError).issues).toHaveLength(4);
+  });
+
+  it('requires the real components in production and refuses private upstreams there', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', UPSTREAM_ALLOW_PRIVATE: 'true' })).toThrow(
+      /DATABASE_URL: required when NODE_ENV=production[\s\S]*UPSTREAM_ALLOW_PRIVATE: must not be true/,
+    );
+  });
+
+  it('accepts a complete production environment', () => {
+    const c = loadConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgresql://db/m',
+      REDIS_URL: 'rediss://cache:6380',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      SMTP_URL: 'smtps://mail:465',
+      SECRETS_KEY: 'a'.repeat(64),
+      PUBLIC_BASE_URL: 'https://m.example',
+      CHALLENGE_VERIFY_URL: 'https://challenges.example/siteverify',
+      CHALLENGE_SECRET: 's',
+    });
+    expect(c.env).toBe('production');
+    expect(c.secretsKey?.length).toBe(32);
+  });
+
+  it('rejects a SECRETS_KEY that is not 32 bytes', () => {
+    expect(() => loadConfig({ SECRETS_KEY: 'short' })).toThrow(/SECRETS_KEY: must be 32 bytes/);
+  });
+
+  it('returns a frozen object', () => {
+    expect(Object.isFrozen(loadConfig({}))).toBe(true);
+  });
+});

@@ -1,0 +1,2 @@
+/** Every workflow the worker registers (the bundle's entry point). */
+export { signupCreditsWorkflow } from './signup-credits.workflow.js';
