@@ -1,7 +1,6 @@
 /** The control plane's Koa application: createApiApp(services). Middleware order matters and is listed here. */
 import { bodyParser } from '@koa/bodyparser';
-import KoaRouter from '@koa/router';
-import type Router from '@koa/router';
+import Router from '@koa/router';
 import Koa from 'koa';
 import { MethodNotAllowedError, NotFoundError } from '../core/errors.js';
 import type { Services } from '../core/services.js';
@@ -31,7 +30,7 @@ export function createKoaApp(
     }
     if (ctx.status === 404 && ctx.body == null) throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`);
   });
-  const root = new KoaRouter<AppState>();
+  const root = new Router<AppState>();
   for (const router of routers) root.use(router.routes());
   app.use(root.routes());
   app.use(root.allowedMethods());

@@ -26,6 +26,11 @@ export interface TemporalTarget {
 export class TemporalService {
   readonly connection: Connection;
   readonly client: Client;
+  /**
+   * Health probes use their own connection without the retry interceptor: one attempt under a deadline. With the
+   * default interceptor a probe against a down server keeps retrying in the background after the probe gave up.
+   */
+  private readonly probeConnection: Connection;
 
   constructor(
     readonly target: TemporalTarget,
@@ -33,6 +38,7 @@ export class TemporalService {
   ) {
     this.connection = Connection.lazy({ address: target.address, connectTimeout: '3s' });
     this.client = new Client({ connection: this.connection, namespace: target.namespace });
+    this.probeConnection = Connection.lazy({ address: target.address, connectTimeout: '2s', interceptors: [] });
   }
 
   /** Start the hold on a signup's trial credit. Idempotent: an already running hold is left as it is. */
@@ -83,15 +89,18 @@ export class TemporalService {
   /** Health: the frontend answers a cheap RPC within the timeout. */
   async ping(timeoutMs = 2_000): Promise<number> {
     const t = performance.now();
-    await this.connection.withDeadline(Date.now() + timeoutMs, () => this.connection.workflowService.getSystemInfo({}));
+    const probe = this.probeConnection;
+    await probe.withDeadline(Date.now() + timeoutMs, () => probe.workflowService.getSystemInfo({}));
     return performance.now() - t;
   }
 
   async close(): Promise<void> {
-    try {
-      await this.connection.close();
-    } catch (err) {
-      this.logger.debug({ err }, 'temporal connection close');
+    for (const connection of [this.connection, this.probeConnection]) {
+      try {
+        await connection.close();
+      } catch (err) {
+        this.logger.debug({ err }, 'temporal connection close');
+      }
     }
   }
 }
