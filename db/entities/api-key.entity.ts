@@ -3,6 +3,7 @@
  * Caps are integer cents (null = no cap). `spentCents` is the lifetime spend the budget is checked against.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './common.js';
 import { Org } from './org.entity.js';
 
 export const KEY_SOURCES = ['register', 'signup', 'api', 'oauth'] as const;
@@ -26,15 +27,7 @@ export const ApiKey = defineEntity({
     dailyCapCents: p.bigint('number').nullable(),
     approvalMode: p.boolean().default(false),
     spentCents: p.bigint('number').default(0),
-    createdAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
   },

@@ -3,6 +3,7 @@
  * changed only in the same transaction as the ledger row that explains it (core/ledger).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './common.js';
 
 export const ORG_KINDS = ['ephemeral', 'standard'] as const;
 export type OrgKind = (typeof ORG_KINDS)[number];
@@ -20,15 +21,7 @@ export const Org = defineEntity({
     creditCents: p.bigint('number').default(0),
     suspended: p.boolean().default(false),
     suspendedReason: p.text().nullable(),
-    createdAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
   },
   checks: [{ name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" }],
 });

@@ -1,5 +1,6 @@
 /** A person who signs in (email, passwordless). Anonymous registration creates an org and a key but no user. */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './common.js';
 import { Org } from './org.entity.js';
 
 export const USER_ROLES = ['owner', 'admin', 'member'] as const;
@@ -16,15 +17,7 @@ export const User = defineEntity({
     name: p.text().nullable(),
     role: p.enum([...USER_ROLES]).default('owner'),
     emailVerifiedAt: p.datetime().nullable(),
-    createdAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
-    updatedAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date())
-      .onUpdate(() => new Date()),
+    ...timestamps(),
   },
   checks: [{ name: 'users_email_lowercase', expression: 'email = lower(email)' }],
 });

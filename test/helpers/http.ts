@@ -1,5 +1,6 @@
 /** A small HTTP client for tests: JSON in, status + headers + parsed envelope out. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createLogger } from '../../core/logger.js';
 
@@ -57,4 +58,17 @@ export async function serve(handler: (req: IncomingMessage, res: ServerResponse)
 /** Assert-friendly description of a response for failure messages. */
 export function describe(res: HttpResult): string {
   return `${res.status} ${res.text.slice(0, 500)}`;
+}
+
+/**
+ * Assert the failure envelope: the status, the code, a message, and `meta.request_id` equal to `X-Request-Id`.
+ */
+export function expectFailure(res: HttpResult, status: number, code: string): void {
+  expect(res.status, describe(res)).toBe(status);
+  expect(res.body).toEqual({
+    ok: false,
+    error: expect.objectContaining({ code, message: expect.any(String) }),
+    meta: { request_id: expect.any(String) },
+  });
+  expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { sql } from '../helpers/db.js';
-import { describe as show, http, serve, type HttpResult } from '../helpers/http.js';
+import { describe as show, expectFailure, http, serve } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 
 describe('control plane', () => {
@@ -20,17 +20,6 @@ describe('control plane', () => {
     await server.close();
     await stack.close();
   });
-
-  /** Every failure is the failure envelope with meta.request_id equal to X-Request-Id. */
-  function expectFailure(res: HttpResult, status: number, code: string) {
-    expect(res.status, show(res)).toBe(status);
-    expect(res.body).toEqual({
-      ok: false,
-      error: expect.objectContaining({ code, message: expect.any(String) }),
-      meta: { request_id: expect.any(String) },
-    });
-    expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
-  }
 
   describe('POST /v1/register', () => {
     it('returns 201 with org_id, a svc_live_ key and 0 credits, echoed in X-Svc-Key', async () => {

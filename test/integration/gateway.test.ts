@@ -4,7 +4,7 @@ import { Org } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createGatewayHandler } from '../../gateway/app.js';
-import { describe as show, http, serve, type HttpResult } from '../helpers/http.js';
+import { expectFailure, http, serve } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 
 describe('gateway', () => {
@@ -31,15 +31,6 @@ describe('gateway', () => {
     await server.close();
     await stack.close();
   });
-
-  function expectFailure(res: HttpResult, status: number, code: string) {
-    expect(res.status, show(res)).toBe(status);
-    expect(res.body).toMatchObject({
-      ok: false,
-      error: { code },
-      meta: { request_id: res.headers.get('x-request-id') },
-    });
-  }
 
   it('401 without a bearer, with a malformed one, and with an unknown key', async () => {
     expectFailure(await http(server.url, 'GET', '/v1/proxy/weather/today'), 401, 'unauthenticated');
