@@ -2,9 +2,9 @@
 import type { Services } from '../core/services.js';
 import { createCreditActivities } from './credits.activities.js';
 
-export function createActivities(services: Pick<Services, 'ledger'>) {
+export function createActivities(services: Pick<Services, 'ledger' | 'orm'>) {
   return {
-    ...createCreditActivities({ ledger: services.ledger }),
+    ...createCreditActivities({ ledger: services.ledger, orm: services.orm }),
   };
 }
 

@@ -46,7 +46,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(
-  services: Pick<Services, 'ledger' | 'temporal' | 'logger'>,
+  services: Pick<Services, 'ledger' | 'orm' | 'temporal' | 'logger'>,
   options: { workflowBundle?: WorkflowBundleOption } = {},
 ): Promise<RunningWorker> {
   installRuntimeOnce('WARN');

@@ -7,8 +7,12 @@ import type { Services } from '../core/services.js';
 import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestContext } from './middleware/request-context.js';
+import { pagesRoutes } from './pages/pages.routes.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { keysRoutes } from './routes/keys.routes.js';
+import { profileRoutes } from './routes/profile.routes.js';
+import { usageRoutes } from './routes/usage.routes.js';
 
 export const JSON_BODY_LIMIT = '1mb';
 
@@ -38,5 +42,12 @@ export function createKoaApp(
 }
 
 export function createApiApp(services: Services): Koa<AppState> {
-  return createKoaApp(services, [healthRoutes(services, 'api'), accountsRoutes(services)]);
+  return createKoaApp(services, [
+    healthRoutes(services, 'api'),
+    accountsRoutes(services),
+    keysRoutes(services),
+    profileRoutes(services),
+    usageRoutes(services),
+    pagesRoutes(services),
+  ]);
 }

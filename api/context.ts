@@ -7,6 +7,8 @@ export interface AppState extends DefaultState {
   requestId: string;
   log: Logger;
   principal?: Principal;
+  /** Pages: the email being signed in, to re-render the code form after an error. */
+  pageEmail?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState, DefaultContext>;

@@ -17,6 +17,9 @@ export const ID_PREFIXES = {
   document: 'doc',
   usage: 'use',
   event: 'evt',
+  emailVerification: 'ver',
+  loginCode: 'lgc',
+  avatar: 'avt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -7,26 +7,40 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
 import { initOrm } from '../db/mikro-orm.config.js';
 import { AccountsService } from './accounts/accounts.service.js';
+import { IdentityService } from './accounts/identity.service.js';
+import { Authenticator } from './auth/authenticator.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createCounterStore, type CounterStore } from './counters/index.js';
 import { HealthService } from './health/health.service.js';
+import { KeyAdminService } from './keys/key-admin.service.js';
 import { KeysService } from './keys/keys.service.js';
 import { LedgerService } from './ledger/ledger.service.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createLogger, type Logger } from './logger.js';
+import { ProfilesService } from './profiles/profiles.service.js';
+import { SessionsService } from './sessions/sessions.service.js';
 import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { TemporalService } from './temporal/temporal.service.js';
+import { UsageService } from './usage/usage.service.js';
 
 export interface Services {
   readonly config: Config;
   readonly logger: Logger;
+  readonly clock: Clock;
   readonly orm: MikroORM;
   readonly counters: CounterStore;
   readonly temporal: TemporalService;
   readonly mailer: Mailer;
   readonly ledger: LedgerService;
   readonly keys: KeysService;
+  readonly keyAdmin: KeyAdminService;
+  readonly sessions: SessionsService;
+  readonly authenticator: Authenticator;
   readonly accounts: AccountsService;
+  readonly identity: IdentityService;
+  readonly profiles: ProfilesService;
+  readonly usage: UsageService;
   readonly health: HealthService;
   /** What actually runs, for the boot banner and /health. */
   readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
@@ -35,10 +49,13 @@ export interface Services {
 
 export interface ServiceOptions {
   logger?: Logger;
+  /** Tests inject a ManualClock to move time (code expiry, UTC days). */
+  clock?: Clock;
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const clock = options.clock ?? systemClock;
   const cleanups: Array<() => Promise<void>> = [];
   const closeAll = async () => {
     for (const fn of cleanups.reverse()) {
@@ -91,7 +108,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const keys = new KeysService(orm, counters, logger);
     await keys.start();
     cleanups.push(() => keys.stop());
+    const keyAdmin = new KeyAdminService(orm, keys, clock);
+    const sessions = new SessionsService(orm, clock);
+    const authenticator = new Authenticator(keys, sessions);
     const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
+    const identity = new IdentityService({ orm, config, clock, counters, keys, sessions, temporal, mailer, logger });
+    const profiles = new ProfilesService(orm, config.urls.publicBase);
+    const usage = new UsageService(orm, clock);
     const health = new HealthService({
       orm,
       counters,
@@ -103,13 +126,20 @@ export async function createServices(config: Config, options: ServiceOptions = {
     return {
       config,
       logger,
+      clock,
       orm,
       counters,
       temporal,
       mailer,
       ledger,
       keys,
+      keyAdmin,
+      sessions,
+      authenticator,
       accounts,
+      identity,
+      profiles,
+      usage,
       health,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',

@@ -13,7 +13,7 @@ import {
   type SignupCreditsState,
 } from './signup-credits.messages.js';
 
-const { grantStarterCredits } = proxyActivities<CreditActivities>({
+const { grantStarterCredits, expireStarterCredits } = proxyActivities<CreditActivities>({
   startToCloseTimeout: '30 seconds',
   retry: {
     initialInterval: '1 second',
@@ -33,6 +33,7 @@ export async function signupCreditsWorkflow(input: SignupCreditsInput): Promise<
   setHandler(signupCreditsStatusQuery, () => ({ state, amountCents: input.amountCents }));
 
   if (!(await condition(() => verified, input.holdFor))) {
+    await expireStarterCredits({ orgId: input.orgId, amountCents: input.amountCents });
     state = 'expired';
     return { outcome: 'expired' };
   }

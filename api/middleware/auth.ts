@@ -1,22 +1,30 @@
 /**
- * Authentication for the control plane: the bearer's credential becomes `ctx.state.principal`.
- * Every route declares what it needs with `auth(scope?)`; a missing scope is a 403 naming it.
+ * Authentication for the control plane: the caller's credential becomes `ctx.state.principal`.
+ * Every route declares what it needs with one helper, `auth(services, need)`: nothing, a scope (403 names it when
+ * missing), or a session (for the human-only steps; an API key gets 403).
  */
 import type { Middleware } from 'koa';
-import { parseBearer } from '../../core/auth/bearer.js';
-import { requireScope, type Scope } from '../../core/auth/scopes.js';
-import { UnauthenticatedError } from '../../core/errors.js';
+import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
+import { requireScope, type Principal, type Scope } from '../../core/auth/scopes.js';
+import { ForbiddenError } from '../../core/errors.js';
 import type { Services } from '../../core/services.js';
 import type { AppState } from '../context.js';
 
-export function auth(services: Pick<Services, 'keys'>, scope?: Scope): Middleware<AppState> {
+export type AuthNeed = Scope | { scope?: Scope; session: true } | undefined;
+
+export function auth(services: Pick<Services, 'authenticator'>, need?: AuthNeed): Middleware<AppState> {
+  const scope = typeof need === 'string' ? need : need?.scope;
+  const sessionOnly = typeof need === 'object' && need.session;
   return async (ctx, next) => {
-    const credential = parseBearer(ctx.get('authorization') || undefined);
-    if (credential.type !== 'api_key') {
-      // Sessions arrive with the Accounts work; until then a session token is simply not recognised.
-      throw new UnauthenticatedError('Unknown or expired session token.');
+    const principal = await services.authenticator.authenticate({
+      authorization: ctx.get('authorization') || undefined,
+      sessionCookie: ctx.cookies.get(SESSION_COOKIE) ?? undefined,
+    });
+    if (sessionOnly && principal.type !== 'session') {
+      throw new ForbiddenError('This step needs a signed-in person: use a session token, not an API key.', {
+        details: { required_credential: 'session' },
+      });
     }
-    const { principal } = await services.keys.authenticate(credential.token);
     if (scope) requireScope(principal, scope);
     ctx.state.principal = principal;
     ctx.set('Cache-Control', 'no-store');
@@ -25,7 +33,11 @@ export function auth(services: Pick<Services, 'keys'>, scope?: Scope): Middlewar
 }
 
 /** The principal set by `auth()`; a route without it is a programming error. */
-export function principalOf(state: AppState) {
+export function principalOf(state: AppState): Principal {
   if (!state.principal) throw new Error('route used principalOf() without auth()');
   return state.principal;
+}
+
+export function clientOf(ctx: { ip: string; get(name: string): string }): { ip: string; userAgent?: string } {
+  return { ip: ctx.ip, userAgent: ctx.get('user-agent') || undefined };
 }

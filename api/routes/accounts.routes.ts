@@ -1,10 +1,16 @@
-/** Registration and the caller's own org: POST /v1/register, GET /v1/me. */
+/** Registration, signup, email verification, sign-in and the caller's own org. */
 import Router from '@koa/router';
 import { z } from 'zod';
+import {
+  LoginRequestBody,
+  LoginVerifyBody,
+  SignupBody,
+  VerifyEmailBody,
+} from '../../core/accounts/accounts.schemas.js';
 import { ok } from '../../core/envelope.js';
 import type { Services } from '../../core/services.js';
-import type { AppState } from '../context.js';
-import { auth, principalOf } from '../middleware/auth.js';
+import type { AppContext, AppState } from '../context.js';
+import { auth, clientOf, principalOf } from '../middleware/auth.js';
 import { parseBody } from '../middleware/body.js';
 
 /** Registration takes no input; an empty JSON object is tolerated, anything else is refused. */
@@ -12,14 +18,48 @@ export const RegisterBody = z.object({}).strict();
 
 export function accountsRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();
+  const noStore = (ctx: AppContext) => ctx.set('Cache-Control', 'no-store');
 
   router.post('/v1/register', async (ctx) => {
     parseBody(ctx, RegisterBody);
     const result = await services.accounts.register({ ip: ctx.ip });
     ctx.status = 201;
     ctx.set('X-Svc-Key', result.api_key);
-    ctx.set('Cache-Control', 'no-store');
+    noStore(ctx);
     ctx.body = ok(result, ctx.state.requestId);
+  });
+
+  router.post(['/v1/signup', '/v1/auth/signup'], async (ctx) => {
+    const body = parseBody(ctx, SignupBody);
+    const result = await services.identity.signup(body, clientOf(ctx));
+    ctx.status = 201;
+    ctx.set('X-Svc-Key', result.api_key);
+    noStore(ctx);
+    ctx.body = ok(result, ctx.state.requestId);
+  });
+
+  router.post('/v1/auth/verify-email', async (ctx) => {
+    const body = parseBody(ctx, VerifyEmailBody);
+    noStore(ctx);
+    ctx.body = ok(await services.identity.verifyEmail(body), ctx.state.requestId);
+  });
+
+  router.post('/v1/auth/login/request', async (ctx) => {
+    const body = parseBody(ctx, LoginRequestBody);
+    noStore(ctx);
+    ctx.body = ok(await services.identity.requestLoginCode(body, clientOf(ctx)), ctx.state.requestId);
+  });
+
+  router.post('/v1/auth/login/verify', async (ctx) => {
+    const body = parseBody(ctx, LoginVerifyBody);
+    noStore(ctx);
+    ctx.body = ok(await services.identity.verifyLoginCode(body, clientOf(ctx)), ctx.state.requestId);
+  });
+
+  router.post('/v1/auth/logout', auth(services, { session: true }), async (ctx) => {
+    const principal = principalOf(ctx.state);
+    if (principal.type !== 'session') throw new Error('unreachable: auth() requires a session');
+    ctx.body = ok(await services.identity.logout(principal.sessionId), ctx.state.requestId);
   });
 
   router.get('/v1/me', auth(services), async (ctx) => {

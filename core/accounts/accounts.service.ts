@@ -3,7 +3,7 @@
  * Returns wire-shaped views so REST routes and agent tools present the same fields.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Org, type BillingMode, type OrgKind } from '../../db/entities/index.js';
+import { Org, User, type BillingMode, type OrgKind } from '../../db/entities/index.js';
 import { CONSUMER_SCOPES, type Principal, type Scope } from '../auth/scopes.js';
 import type { CounterStore } from '../counters/index.js';
 import { NotFoundError, RateLimitedError } from '../errors.js';
@@ -27,7 +27,11 @@ export interface MeView {
     created_at: string;
   };
   credit_cents: number;
+  /** Trial credit waiting for email verification (not spendable). */
+  withheld_credit_cents: number;
   scopes: Scope[];
+  /** The signed-in person, for session credentials; null for API keys. */
+  user: { user_id: string; email: string; name: string | null; role: string; email_verified: boolean } | null;
   credential: { type: 'api_key'; key_id: string; key_prefix: string } | { type: 'session'; session_id: string };
 }
 
@@ -68,8 +72,10 @@ export class AccountsService {
 
   /** GET /v1/me: the caller's org, its credits and the caller's scopes. */
   async me(principal: Principal): Promise<MeView> {
-    const org = await this.deps.orm.em.fork().findOne(Org, { id: principal.orgId });
+    const em = this.deps.orm.em.fork();
+    const org = await em.findOne(Org, { id: principal.orgId });
     if (!org) throw new NotFoundError('Organization not found.');
+    const user = principal.type === 'session' ? await em.findOne(User, { id: principal.userId }) : null;
     return {
       org_id: org.id,
       org: {
@@ -81,7 +87,17 @@ export class AccountsService {
         created_at: org.createdAt.toISOString(),
       },
       credit_cents: org.creditCents,
+      withheld_credit_cents: org.withheldCreditCents,
       scopes: [...principal.scopes],
+      user: user
+        ? {
+            user_id: user.id,
+            email: user.email,
+            name: user.name ?? null,
+            role: user.role,
+            email_verified: user.emailVerifiedAt != null,
+          }
+        : null,
       credential:
         principal.type === 'api_key'
           ? { type: 'api_key', key_id: principal.keyId, key_prefix: principal.keyPrefix }

@@ -34,6 +34,8 @@ export type Principal =
       orgId: string;
       sessionId: string;
       userId: string;
+      role: 'owner' | 'admin' | 'member';
+      emailVerified: boolean;
       scopes: readonly Scope[];
     };
 

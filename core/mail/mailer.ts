@@ -16,12 +16,17 @@ export interface MailMessage {
 export interface Mailer {
   readonly kind: 'smtp' | 'console';
   send(message: MailMessage): Promise<void>;
+  /**
+   * Send without making the caller wait (login codes: the response must not reveal, by its timing, whether mail
+   * went out). Failures are logged; close() waits for sends in flight.
+   */
+  sendInBackground(message: MailMessage): void;
   /** Messages kept by the console mailer (newest last); empty for SMTP. */
   outbox(): readonly MailMessage[];
   close(): Promise<void>;
 }
 
-class SmtpMailer implements Mailer {
+class SmtpMailer implements BaseMailer {
   readonly kind = 'smtp' as const;
   private readonly transport: Transporter;
 
@@ -46,7 +51,7 @@ class SmtpMailer implements Mailer {
   }
 }
 
-class ConsoleMailer implements Mailer {
+class ConsoleMailer implements BaseMailer {
   readonly kind = 'console' as const;
   private readonly kept: MailMessage[] = [];
 
@@ -74,6 +79,30 @@ class ConsoleMailer implements Mailer {
   }
 }
 
+type BaseMailer = Omit<Mailer, 'sendInBackground'>;
+
+/** Adds background sending, tracked so close() can wait for it. */
+function withBackground(base: BaseMailer, logger: Logger): Mailer {
+  const pending = new Set<Promise<void>>();
+  return {
+    kind: base.kind,
+    send: (m) => base.send(m),
+    outbox: () => base.outbox(),
+    sendInBackground(message) {
+      const p = base
+        .send(message)
+        .catch((err: unknown) => logger.error({ err, mail: { subject: message.subject } }, 'background mail failed'))
+        .finally(() => pending.delete(p));
+      pending.add(p);
+    },
+    async close() {
+      await Promise.allSettled([...pending]);
+      await base.close();
+    },
+  };
+}
+
 export function createMailer(config: MailConfig, logger: Logger): Mailer {
-  return config.kind === 'smtp' ? new SmtpMailer(config.url, config.from) : new ConsoleMailer(logger);
+  const base = config.kind === 'smtp' ? new SmtpMailer(config.url, config.from) : new ConsoleMailer(logger);
+  return withBackground(base, logger);
 }

@@ -28,6 +28,8 @@ export const workflowIds = {
 
 /** The trial credit of a human signup (spec: Limits, Trial credit). */
 export const STARTER_CREDIT_CENTS = 100;
+/** How long a signup's trial credit waits for the email to be verified. */
+export const SIGNUP_CREDIT_HOLD = '30 days';
 /** Ledger idempotency key of the starter grant: one per org, whatever path grants it. */
 export const STARTER_CREDIT_IDEMPOTENCY_KEY = 'starter-credits';
 

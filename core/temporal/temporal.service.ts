@@ -60,6 +60,44 @@ export class TemporalService {
     }
   }
 
+  /**
+   * Release an org's trial credit: signal its hold that the email is verified, starting the hold first if it was
+   * never started (Temporal was unreachable at signup). A hold that already ended (granted or lapsed) is left alone.
+   * Returns whether a running (or newly started) hold received the signal.
+   */
+  async releaseSignupCredits(input: SignupCreditsInput): Promise<boolean> {
+    try {
+      await this.client.workflow.signalWithStart(WORKFLOW_TYPES.signupCredits, {
+        workflowId: workflowIds.signupCredits(input.orgId),
+        taskQueue: this.target.taskQueue,
+        args: [input],
+        signal: SIGNALS.emailVerified,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: input.orgId }]),
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
+    }
+  }
+
+  /** Wait (bounded) for an org's hold to finish; undefined when it is still running after `timeoutMs`. */
+  async waitForSignupCredits(orgId: string, timeoutMs: number): Promise<SignupCreditsResult | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.signupCreditsResult(orgId), timeout]);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Tell the hold that the email is verified. Returns false when no hold exists for the org (or it has ended). */
   async signalEmailVerified(orgId: string): Promise<boolean> {
     try {

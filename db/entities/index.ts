@@ -1,13 +1,36 @@
 /** Every entity, listed explicitly (no folder discovery). */
 import { ApiKey } from './api-key.entity.js';
+import { Avatar } from './avatar.entity.js';
+import { EmailVerification } from './email-verification.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
+import { LoginCode } from './login-code.entity.js';
 import { Org } from './org.entity.js';
+import { Profile } from './profile.entity.js';
+import { Session } from './session.entity.js';
+import { UsageEvent } from './usage-event.entity.js';
 import { User } from './user.entity.js';
 
-export { ApiKey, LedgerEntry, Org, User };
+export { ApiKey, Avatar, EmailVerification, LedgerEntry, LoginCode, Org, Profile, Session, UsageEvent, User };
 export * from './api-key.entity.js';
+export * from './avatar.entity.js';
+export * from './email-verification.entity.js';
 export * from './ledger-entry.entity.js';
+export * from './login-code.entity.js';
 export * from './org.entity.js';
+export * from './profile.entity.js';
+export * from './session.entity.js';
+export * from './usage-event.entity.js';
 export * from './user.entity.js';
 
-export const ENTITIES = [Org, User, ApiKey, LedgerEntry];
+export const ENTITIES = [
+  Org,
+  User,
+  ApiKey,
+  LedgerEntry,
+  Session,
+  LoginCode,
+  EmailVerification,
+  Avatar,
+  Profile,
+  UsageEvent,
+];

@@ -19,11 +19,16 @@ export const Org = defineEntity({
     name: p.text().nullable(),
     billingMode: p.enum([...BILLING_MODES]).default('prepaid'),
     creditCents: p.bigint('number').default(0),
+    /** Trial credit granted at human signup but held until the email is verified (not spendable, not in the ledger). */
+    withheldCreditCents: p.bigint('number').default(0),
     suspended: p.boolean().default(false),
     suspendedReason: p.text().nullable(),
     ...timestamps(),
   },
-  checks: [{ name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" }],
+  checks: [
+    { name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" },
+    { name: 'orgs_withheld_credit_nonnegative', expression: 'withheld_credit_cents >= 0' },
+  ],
 });
 
 export type IOrg = InferEntity<typeof Org>;

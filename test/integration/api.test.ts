@@ -91,7 +91,9 @@ describe('control plane', () => {
           created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         },
         credit_cents: 0,
+        withheld_credit_cents: 0,
         scopes: ['catalog:read', 'proxy:call', 'keys:write', 'usage:read'],
+        user: null,
         credential: {
           type: 'api_key',
           key_id: expect.stringMatching(/^key_/),

@@ -1,0 +1,30 @@
+/** The frame of our few server-rendered pages: plain HTML and CSS, no scripts, a strict CSP. */
+import { escapeHtml } from '../../core/html.js';
+
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · API marketplace</title>
+<style>
+  body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 4rem auto; padding: 0 1rem; color: #1b1b1f; }
+  h1 { font-size: 1.4rem; }
+  label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
+  input[type=email], input[type=text] { width: 100%; padding: .6rem; font-size: 1rem; box-sizing: border-box; }
+  button { margin-top: 1rem; padding: .6rem 1.2rem; font-size: 1rem; cursor: pointer; }
+  .error { color: #a4161a; } .ok { color: #1b6b2c; } .muted { color: #666; font-size: .9rem; }
+</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body>
+</html>`;
+}
+
+export { escapeHtml };

@@ -1,0 +1,241 @@
+/**
+ * Pages for the human steps, on the control plane: `/login` (a code by email, then a session cookie) and
+ * `/verify-email` (the link in the verification mail; a button, so mail scanners that follow links do not use up
+ * the token). Forms carry a CSRF token that must match the `svc_csrf` cookie (double submit).
+ */
+import Router from '@koa/router';
+import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
+import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
+import { randomString, safeEqual } from '../../core/crypto.js';
+import { AppError, ForbiddenError, ValidationError } from '../../core/errors.js';
+import { SESSION_ABSOLUTE_MS } from '../../core/sessions/sessions.service.js';
+import type { Services } from '../../core/services.js';
+import type { AppContext, AppState } from '../context.js';
+import { formatIssues, readRawBody } from '../middleware/body.js';
+import { clientOf } from '../middleware/auth.js';
+import { escapeHtml, page, PAGE_CSP } from './layout.js';
+
+const CSRF_COOKIE = 'svc_csrf';
+const FORM_LIMIT = 16 * 1024;
+
+function render(ctx: AppContext, status: number, title: string, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Content-Security-Policy', PAGE_CSP);
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = page(title, body);
+}
+
+/** Cookies are `Secure` whenever the request arrived over HTTPS (directly, or per X-Forwarded-Proto with TRUST_PROXY). */
+function secureCookies(ctx: AppContext): boolean {
+  return ctx.secure;
+}
+
+function csrfToken(ctx: AppContext, services: Services): string {
+  let token = ctx.cookies.get(CSRF_COOKIE);
+  if (!token || !/^[0-9A-Za-z]{32}$/.test(token)) {
+    token = randomString(32);
+    ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: secureCookies(ctx), path: '/' });
+  }
+  return token;
+}
+
+async function readForm(ctx: AppContext): Promise<Record<string, string>> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new ValidationError('Submit the form from the page.');
+  const params = new URLSearchParams((await readRawBody(ctx, FORM_LIMIT)).toString('utf8'));
+  const form = Object.fromEntries(params.entries());
+  const cookie = ctx.cookies.get(CSRF_COOKIE);
+  if (!cookie || !form.csrf || !safeEqual(cookie, form.csrf)) {
+    throw new ForbiddenError('This form has expired; reload the page and try again.');
+  }
+  delete form.csrf;
+  return form;
+}
+
+function parseWith<T>(
+  schema: {
+    safeParse(v: unknown): { success: true; data: T } | { success: false; error: Parameters<typeof formatIssues>[0] };
+  },
+  value: unknown,
+): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError(formatIssues(r.error).message);
+  return r.data;
+}
+
+const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+const errorLine = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+
+function emailForm(csrf: string, message?: string, email = ''): string {
+  return `${errorLine(message)}
+<form method="post" action="/login">
+  ${hidden('csrf', csrf)}
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email)}">
+  <button type="submit">Email me a code</button>
+</form>`;
+}
+
+function codeForm(csrf: string, email: string, message?: string): string {
+  return `${errorLine(message)}
+<p>If an account exists for <strong>${escapeHtml(email)}</strong>, we sent it a 6-digit code. It works for 10 minutes.</p>
+<form method="post" action="/login/verify">
+  ${hidden('csrf', csrf)}
+  ${hidden('email', email)}
+  <label for="code">Code</label>
+  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+  <button type="submit">Sign in</button>
+</form>
+<p class="muted"><a href="/login">Use another email or get a new code</a></p>`;
+}
+
+/** Run a page handler; domain errors become an HTML page with the error's status (never the JSON envelope). */
+function pageHandler(fn: (ctx: AppContext) => Promise<void>, onError: (ctx: AppContext, err: AppError) => void) {
+  return async (ctx: AppContext) => {
+    try {
+      await fn(ctx);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      for (const [k, v] of Object.entries(err.headers ?? {})) ctx.set(k, v);
+      onError(ctx, err);
+    }
+  };
+}
+
+export function pagesRoutes(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get('/login', (ctx) => {
+    render(ctx, 200, 'Sign in', emailForm(csrfToken(ctx, services)));
+  });
+
+  router.post(
+    '/login',
+    pageHandler(
+      async (ctx) => {
+        const form = await readForm(ctx);
+        const body = parseWith(LoginRequestBody, { email: form.email });
+        await services.identity.requestLoginCode(body, clientOf(ctx));
+        render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx, services), body.email));
+      },
+      (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx, services), err.message)),
+    ),
+  );
+
+  router.post(
+    '/login/verify',
+    pageHandler(
+      async (ctx) => {
+        const form = await readForm(ctx);
+        ctx.state.pageEmail = form.email ?? '';
+        const body = parseWith(LoginVerifyBody, { email: form.email, code: form.code });
+        const session = await services.identity.verifyLoginCode(body, clientOf(ctx));
+        ctx.cookies.set(SESSION_COOKIE, session.session_token, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure: secureCookies(ctx),
+          path: '/',
+          maxAge: SESSION_ABSOLUTE_MS,
+        });
+        render(
+          ctx,
+          200,
+          'Signed in',
+          `<p class="ok" role="status">You are signed in as <strong>${escapeHtml(session.user.email)}</strong>.</p>
+<p class="muted">Organization ${escapeHtml(session.org_id)}.</p>
+<form method="post" action="/logout">${hidden('csrf', csrfToken(ctx, services))}<button type="submit">Sign out</button></form>`,
+        );
+      },
+      (ctx, err) => {
+        const email = String(ctx.state.pageEmail ?? '');
+        const csrf = csrfToken(ctx, services);
+        render(
+          ctx,
+          err.status,
+          email ? 'Check your email' : 'Sign in',
+          email ? codeForm(csrf, email, err.message) : emailForm(csrf, err.message),
+        );
+      },
+    ),
+  );
+
+  router.post(
+    '/logout',
+    pageHandler(
+      async (ctx) => {
+        await readForm(ctx);
+        const token = ctx.cookies.get(SESSION_COOKIE);
+        if (token) {
+          try {
+            const principal = await services.sessions.authenticate(token);
+            await services.sessions.revoke(principal.sessionId);
+          } catch {
+            // already ended
+          }
+        }
+        ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 0 });
+        render(
+          ctx,
+          200,
+          'Signed out',
+          '<p class="ok" role="status">You are signed out.</p><p><a href="/login">Sign in again</a></p>',
+        );
+      },
+      (ctx, err) => render(ctx, err.status, 'Sign out', errorLine(err.message)),
+    ),
+  );
+
+  router.get('/verify-email', (ctx) => {
+    const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
+    if (!token) {
+      render(
+        ctx,
+        400,
+        'Verify your email',
+        errorLine('This link is missing its token. Open the link from the email again.'),
+      );
+      return;
+    }
+    render(
+      ctx,
+      200,
+      'Verify your email',
+      `<p>Confirm that this email address is yours to unlock billing and provider features and your $1.00 starter credit.</p>
+<form method="post" action="/verify-email">
+  ${hidden('csrf', csrfToken(ctx, services))}
+  ${hidden('token', token)}
+  <button type="submit">Verify my email</button>
+</form>`,
+    );
+  });
+
+  router.post(
+    '/verify-email',
+    pageHandler(
+      async (ctx) => {
+        const form = await readForm(ctx);
+        const body = parseWith(VerifyEmailBody, { token: form.token });
+        const result = await services.identity.verifyEmail(body);
+        const credit = (result.credit_cents / 100).toFixed(2);
+        render(
+          ctx,
+          200,
+          'Email verified',
+          `<p class="ok" role="status">Thank you, <strong>${escapeHtml(result.user.email)}</strong> is verified.</p>
+<p>Your balance is <strong>$${credit}</strong>. Billing and provider features are unlocked on your key.</p>`,
+        );
+      },
+      (ctx, err) =>
+        render(
+          ctx,
+          err.status,
+          'Verify your email',
+          `${errorLine(err.message)}<p><a href="/login">Sign in with a code instead</a></p>`,
+        ),
+    ),
+  );
+
+  return router;
+}

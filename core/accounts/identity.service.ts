@@ -1,0 +1,379 @@
+/**
+ * People: human signup, email verification, passwordless sign-in and sign-out.
+ *
+ * - Signup creates a standard org, its owner, a consumer-scope key, a session and a verification token, and puts
+ *   the 100-cent trial credit on hold (signupCreditsWorkflow) until the email is verified.
+ * - Verifying the email (by token, or by the first successful sign-in code, which proves the same thing) adds
+ *   billing:write and provider:write to the signup key in place and releases the held credit, exactly once.
+ * - Sign-in codes: 6 digits from the CSPRNG, 10 minutes, single use, void after 5 wrong tries, stored as an HMAC.
+ *   Requests for known and unknown addresses do the same work and get the same answer; mail goes out in the background.
+ */
+import { createHmac } from 'node:crypto';
+import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import { EmailVerification, LoginCode, Org, User } from '../../db/entities/index.js';
+import { CONSUMER_SCOPES, VERIFIED_EXTRA_SCOPES } from '../auth/scopes.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { CounterStore } from '../counters/index.js';
+import { randomDigits, randomString, safeEqual, sha256Hex } from '../crypto.js';
+import { ConflictError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { KeysService } from '../keys/keys.service.js';
+import type { Logger } from '../logger.js';
+import type { Mailer } from '../mail/mailer.js';
+import { loginCodeEmail, verificationEmail } from '../mail/templates.js';
+import type { SessionsService } from '../sessions/sessions.service.js';
+import { SIGNUP_CREDIT_HOLD, STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
+import type { TemporalService } from '../temporal/temporal.service.js';
+import { verifyChallenge } from './challenge.js';
+import type { LoginRequestBody, LoginVerifyBody, SignupBody, VerifyEmailBody } from './accounts.schemas.js';
+
+export const LOGIN_CODE_TTL_MS = 10 * 60_000;
+export const LOGIN_CODE_MAX_ATTEMPTS = 5;
+export const VERIFICATION_TOKEN_TTL_MS = 24 * 3_600_000;
+/** How long a verify request waits for the released credit to land, so its answer shows the new balance. */
+const RELEASE_WAIT_MS = 5_000;
+
+export const RATE_LIMITS = {
+  signupPerIp: { limit: 10, windowMs: 3_600_000 },
+  loginRequestPerEmail: { limit: 5, windowMs: 15 * 60_000 },
+  loginRequestPerIp: { limit: 30, windowMs: 15 * 60_000 },
+  loginVerifyPerIp: { limit: 60, windowMs: 15 * 60_000 },
+} as const;
+
+export interface ClientInfo {
+  ip: string;
+  userAgent?: string;
+}
+
+export interface UserView {
+  user_id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  email_verified: boolean;
+}
+
+export interface SignupView {
+  account: { org_id: string } & UserView;
+  api_key: string;
+  key_id: string;
+  session_token: string;
+  session_expires_at: string;
+  credit_cents: number;
+  starter_credits: { amount_cents: number; status: 'withheld'; released_by: 'email_verification' };
+}
+
+export interface VerifiedView {
+  verified: true;
+  org_id: string;
+  user: UserView;
+  scopes_added: string[];
+  credit_cents: number;
+  withheld_credit_cents: number;
+}
+
+export interface SessionView {
+  session_token: string;
+  session_id: string;
+  expires_at: string;
+  org_id: string;
+  user: UserView;
+}
+
+export const LOGIN_REQUEST_RESPONSE = {
+  sent: true,
+  message: 'If an account exists for this email, a 6-digit code is on its way. It expires in 10 minutes.',
+  expires_in_seconds: LOGIN_CODE_TTL_MS / 1000,
+} as const;
+
+export interface IdentityDeps {
+  orm: MikroORM;
+  config: Config;
+  clock: Clock;
+  counters: CounterStore;
+  keys: KeysService;
+  sessions: SessionsService;
+  temporal: TemporalService;
+  mailer: Mailer;
+  logger: Logger;
+}
+
+function userView(user: {
+  id: string;
+  email: string;
+  name?: string | null;
+  role: string;
+  emailVerifiedAt?: Date | null;
+}): UserView {
+  return {
+    user_id: user.id,
+    email: user.email,
+    name: user.name ?? null,
+    role: user.role,
+    email_verified: user.emailVerifiedAt != null,
+  };
+}
+
+export class IdentityService {
+  private readonly pepper: Buffer;
+
+  constructor(private readonly deps: IdentityDeps) {
+    // Codes have only 10^6 values, so a plain hash would fall to a dictionary if the table leaked: key it.
+    this.pepper = deps.config.secretsKey ?? Buffer.from('svc-marketplace-development-pepper');
+  }
+
+  private codeHash(email: string, code: string): string {
+    return createHmac('sha256', this.pepper).update(`${email}:${code}`).digest('hex');
+  }
+
+  private async limit(name: string, bucket: { limit: number; windowMs: number }, message: string): Promise<void> {
+    const hit = await this.deps.counters.hitWindow(`rl:${name}`, bucket.limit, bucket.windowMs);
+    if (!hit.allowed) throw new RateLimitedError(hit.resetMs / 1000, message);
+  }
+
+  // ---- signup -------------------------------------------------------------------------------------------------
+
+  async signup(input: SignupBody, client: ClientInfo): Promise<SignupView> {
+    const { config, orm, clock } = this.deps;
+    await this.limit(
+      `signup:ip:${client.ip}`,
+      RATE_LIMITS.signupPerIp,
+      'Too many signups from this address; try later.',
+    );
+    await verifyChallenge(
+      { required: config.env === 'production', verifyUrl: config.challenge.verifyUrl, secret: config.challenge.secret },
+      input.challenge_token,
+      client.ip,
+    );
+
+    const verificationToken = randomString(43);
+    const result = await orm.em.fork().transactional(async (tem) => {
+      if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) {
+        throw new ConflictError('An account with this email already exists. Sign in with a code instead.', {
+          details: { sign_in: '/v1/auth/login/request' },
+        });
+      }
+      const now = clock.now();
+      const org = tem.create(Org, {
+        id: newId('org'),
+        kind: 'standard',
+        name: input.name ?? null,
+        withheldCreditCents: STARTER_CREDIT_CENTS,
+      });
+      const user = tem.create(User, {
+        id: newId('user'),
+        org,
+        email: input.email,
+        name: input.name ?? null,
+        role: 'owner',
+      });
+      const { key, plaintext } = this.deps.keys.create(tem, {
+        orgId: org.id,
+        name: 'default',
+        scopes: CONSUMER_SCOPES,
+        source: 'signup',
+      });
+      const session = this.deps.sessions.create(tem, { userId: user.id, orgId: org.id, ...client });
+      tem.create(EmailVerification, {
+        id: newId('emailVerification'),
+        tokenHash: sha256Hex(verificationToken),
+        user,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
+      });
+      await tem.flush();
+      return { org, user, key, plaintext, session };
+    });
+
+    // After commit: the hold and the mail. Neither failure undoes the signup: verification starts a missing hold
+    // (signal-with-start), and a lost mail is recovered by signing in with a code, which also verifies the email.
+    try {
+      await this.deps.temporal.startSignupCredits({
+        orgId: result.org.id,
+        amountCents: STARTER_CREDIT_CENTS,
+        holdFor: SIGNUP_CREDIT_HOLD,
+      });
+    } catch (err) {
+      this.deps.logger.warn(
+        { err, org_id: result.org.id },
+        'could not start the signup credit hold; verification will',
+      );
+    }
+    this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, verificationToken));
+
+    return {
+      account: { org_id: result.org.id, ...userView(result.user) },
+      api_key: result.plaintext,
+      key_id: result.key.id,
+      session_token: result.session.token,
+      session_expires_at: result.session.expiresAt.toISOString(),
+      credit_cents: 0,
+      starter_credits: { amount_cents: STARTER_CREDIT_CENTS, status: 'withheld', released_by: 'email_verification' },
+    };
+  }
+
+  // ---- email verification -------------------------------------------------------------------------------------
+
+  async verifyEmail(input: VerifyEmailBody): Promise<VerifiedView> {
+    const { orm, clock } = this.deps;
+    const outcome = await orm.em.fork().transactional(async (tem) => {
+      const row = await tem.findOne(
+        EmailVerification,
+        { tokenHash: sha256Hex(input.token) },
+        { populate: ['user'], lockMode: LockMode.PESSIMISTIC_WRITE },
+      );
+      if (!row) throw new ValidationError('This verification token is not valid.');
+      if (row.usedAt) throw new ValidationError('This verification token has already been used.');
+      if (row.expiresAt <= clock.now()) {
+        throw new ValidationError('This verification token has expired; sign in with a code to verify instead.');
+      }
+      row.usedAt = clock.now();
+      await tem.flush();
+      return this.markVerified(tem, row.user.id, row.user.org.id);
+    });
+    await this.afterVerified(outcome);
+    return this.verifiedView(outcome.userId, outcome.orgId, outcome.scopesAdded);
+  }
+
+  /**
+   * Mark a user's email verified (once), elevate the org's signup key(s) in place, and release the held credit.
+   * The release is signalled inside the caller's transaction: if Temporal cannot be reached the whole verification
+   * rolls back and can be retried with the same token; the signal itself is idempotent.
+   */
+  private async markVerified(
+    tem: EntityManager,
+    userId: string,
+    orgId: string,
+  ): Promise<{ userId: string; orgId: string; newlyVerified: boolean; scopesAdded: string[]; keyHashes: string[] }> {
+    const now = this.deps.clock.now();
+    const updated = await tem.execute<{ id: string }[]>(
+      'update users set email_verified_at = ?, updated_at = ? where id = ? and email_verified_at is null returning id',
+      [now, now, userId],
+    );
+    if (updated.length === 0) return { userId, orgId, newlyVerified: false, scopesAdded: [], keyHashes: [] };
+
+    const keys = await tem.execute<{ key_hash: string }[]>(
+      `update api_keys
+          set scopes = array(select distinct s from unnest(scopes || ?::text[]) as s order by s), updated_at = ?
+        where org_id = ? and source = 'signup' and revoked_at is null
+        returning key_hash`,
+      [`{${VERIFIED_EXTRA_SCOPES.join(',')}}`, now, orgId],
+    );
+    await this.deps.temporal.releaseSignupCredits({
+      orgId,
+      amountCents: STARTER_CREDIT_CENTS,
+      holdFor: SIGNUP_CREDIT_HOLD,
+    });
+    return {
+      userId,
+      orgId,
+      newlyVerified: true,
+      scopesAdded: [...VERIFIED_EXTRA_SCOPES],
+      keyHashes: keys.map((k) => k.key_hash),
+    };
+  }
+
+  private async afterVerified(outcome: { orgId: string; newlyVerified: boolean; keyHashes: string[] }): Promise<void> {
+    if (!outcome.newlyVerified) return;
+    await Promise.all(outcome.keyHashes.map((h) => this.deps.keys.invalidate(h)));
+    try {
+      await this.deps.temporal.waitForSignupCredits(outcome.orgId, RELEASE_WAIT_MS);
+    } catch (err) {
+      this.deps.logger.warn({ err, org_id: outcome.orgId }, 'waiting for the credit release failed');
+    }
+  }
+
+  private async verifiedView(userId: string, orgId: string, scopesAdded: string[]): Promise<VerifiedView> {
+    const em = this.deps.orm.em.fork();
+    const user = await em.findOneOrFail(User, userId);
+    const org = await em.findOneOrFail(Org, orgId);
+    return {
+      verified: true,
+      org_id: orgId,
+      user: userView(user),
+      scopes_added: scopesAdded,
+      credit_cents: org.creditCents,
+      withheld_credit_cents: org.withheldCreditCents,
+    };
+  }
+
+  // ---- passwordless sign-in -----------------------------------------------------------------------------------
+
+  async requestLoginCode(input: LoginRequestBody, client: ClientInfo): Promise<typeof LOGIN_REQUEST_RESPONSE> {
+    const { orm, clock } = this.deps;
+    const message = 'Too many sign-in requests; wait a few minutes and try again.';
+    await this.limit(`login:ip:${client.ip}`, RATE_LIMITS.loginRequestPerIp, message);
+    await this.limit(`login:email:${sha256Hex(input.email)}`, RATE_LIMITS.loginRequestPerEmail, message);
+
+    const code = randomDigits(6);
+    const user = await orm.em.fork().transactional(async (tem) => {
+      const now = clock.now();
+      // One live code per address: a new request voids the previous ones.
+      await tem.nativeUpdate(LoginCode, { email: input.email, consumedAt: null }, { consumedAt: now });
+      tem.create(LoginCode, {
+        id: newId('loginCode'),
+        email: input.email,
+        codeHash: this.codeHash(input.email, code),
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + LOGIN_CODE_TTL_MS),
+      });
+      const found = await tem.findOne(User, { email: input.email }, { fields: ['id'] });
+      await tem.flush();
+      return found;
+    });
+    if (user) this.deps.mailer.sendInBackground(loginCodeEmail(input.email, code));
+    return LOGIN_REQUEST_RESPONSE;
+  }
+
+  async verifyLoginCode(input: LoginVerifyBody, client: ClientInfo): Promise<SessionView> {
+    const { orm, clock } = this.deps;
+    await this.limit(`login-verify:ip:${client.ip}`, RATE_LIMITS.loginVerifyPerIp, 'Too many attempts; try later.');
+    const invalid = () => new UnauthenticatedError('The code is not valid. Request a new one if it has expired.');
+
+    type Attempt =
+      | { kind: 'wrong' }
+      | { kind: 'ok'; view: SessionView; outcome: Awaited<ReturnType<IdentityService['markVerified']>> };
+    const attempt: Attempt | undefined = await orm.em.fork().transactional(async (tem) => {
+      const now = clock.now();
+      const [row] = await tem.execute<{ id: string; code_hash: string; attempts: number }[]>(
+        `select id, code_hash, attempts from login_codes
+          where email = ? and consumed_at is null and expires_at > ? and attempts < ?
+          order by created_at desc limit 1
+          for update`,
+        [input.email, now, LOGIN_CODE_MAX_ATTEMPTS],
+      );
+      if (!row) return undefined;
+      if (!safeEqual(this.codeHash(input.email, input.code), row.code_hash)) {
+        await tem.execute('update login_codes set attempts = attempts + 1 where id = ?', [row.id], 'run');
+        return { kind: 'wrong' as const };
+      }
+      await tem.execute('update login_codes set consumed_at = ? where id = ?', [now, row.id], 'run');
+      const user = await tem.findOne(User, { email: input.email });
+      if (!user) return undefined;
+      const outcome = await this.markVerified(tem, user.id, user.org.id);
+      const session = this.deps.sessions.create(tem, { userId: user.id, orgId: user.org.id, ...client });
+      await tem.flush();
+      if (outcome.newlyVerified) user.emailVerifiedAt = now;
+      return {
+        kind: 'ok' as const,
+        outcome,
+        view: {
+          session_token: session.token,
+          session_id: session.sessionId,
+          expires_at: session.expiresAt.toISOString(),
+          org_id: user.org.id,
+          user: userView(user),
+        },
+      };
+    });
+    if (!attempt || attempt.kind === 'wrong') throw invalid();
+    await this.afterVerified(attempt.outcome);
+    return attempt.view;
+  }
+
+  async logout(sessionId: string): Promise<{ signed_out: true }> {
+    await this.deps.sessions.revoke(sessionId);
+    return { signed_out: true };
+  }
+}

@@ -1,0 +1,46 @@
+/** Inputs of the key routes and tools. Caps are non-negative integer cents or null (no cap). */
+import { z } from 'zod';
+import { SCOPES } from '../auth/scopes.js';
+import { Pagination } from '../pagination.js';
+
+export const Cents = z.number().int('must be an integer number of cents').min(0).max(1_000_000_000_000);
+const Cap = Cents.nullable();
+
+export const CreateKeyBody = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .min(1)
+      .max(SCOPES.length)
+      .refine((s) => new Set(s).size === s.length, 'must not repeat a scope')
+      .optional(),
+    budget_cents: Cap.optional(),
+    per_call_max_cents: Cap.optional(),
+    daily_cap_cents: Cap.optional(),
+    approval_mode: z.boolean().optional(),
+  })
+  .strict();
+export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
+
+export const PatchKeyBody = z
+  .object({
+    budget_cents: Cap.optional(),
+    per_call_max_cents: Cap.optional(),
+    daily_cap_cents: Cap.optional(),
+    approval_mode: z.boolean().optional(),
+  })
+  .strict()
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'send at least one of budget_cents, per_call_max_cents, daily_cap_cents, approval_mode',
+  );
+export type PatchKeyBody = z.infer<typeof PatchKeyBody>;
+
+export const ListKeysQuery = Pagination.extend({
+  include_revoked: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+}).strict();
+export type ListKeysQuery = z.infer<typeof ListKeysQuery>;

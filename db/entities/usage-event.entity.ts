@@ -1,0 +1,51 @@
+/**
+ * One metered gateway call (written by the gateway, in batches, before the response is sent). Read by
+ * GET /v1/usage and provider analytics. Money fields are integer cents.
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { ApiKey } from './api-key.entity.js';
+import { Org } from './org.entity.js';
+
+export const USAGE_OUTCOMES = ['success', 'failed'] as const;
+export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
+
+export const UsageEvent = defineEntity({
+  name: 'UsageEvent',
+  tableName: 'usage_events',
+  properties: {
+    id: p.string().length(40).primary(),
+    org: p.manyToOne(Org),
+    key: p.manyToOne(ApiKey),
+    apiSlug: p.string().length(64),
+    apiId: p.string().length(40).nullable(),
+    endpointId: p.string().length(40).nullable(),
+    method: p.string().length(10),
+    path: p.string().length(2000),
+    status: p.smallint(),
+    outcome: p.enum([...USAGE_OUTCOMES]),
+    costCents: p.bigint('number').default(0),
+    priceCentsEffective: p.bigint('number').default(0),
+    creditAppliedCents: p.bigint('number').default(0),
+    billableCents: p.bigint('number').default(0),
+    latencyMs: p.integer(),
+    idempotencyKey: p.string().length(200).nullable(),
+    requestId: p.string().length(128),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+  },
+  indexes: [
+    { name: 'usage_events_org_created_idx', properties: ['org', 'createdAt'] },
+    { name: 'usage_events_key_created_idx', properties: ['key', 'createdAt'] },
+  ],
+  checks: [
+    {
+      name: 'usage_events_money_nonnegative',
+      expression:
+        'cost_cents >= 0 AND price_cents_effective >= 0 AND credit_applied_cents >= 0 AND billable_cents >= 0',
+    },
+  ],
+});
+
+export type IUsageEvent = InferEntity<typeof UsageEvent>;
