@@ -66,6 +66,7 @@ const EnvSchema = z.object({
   UPSTREAM_ALLOW_PRIVATE: boolFromEnv.default(false),
   GATEWAY_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(1_000_000).default(300),
   REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10),
 
   CHALLENGE_VERIFY_URL: httpUrl.optional(),
   CHALLENGE_SECRET: optionalString,
@@ -112,7 +113,7 @@ export interface Config {
   readonly stripe: { readonly secretKey?: string; readonly webhookSecret?: string; readonly apiBase?: string };
   readonly secretsKey?: Buffer;
   readonly upstreamAllowPrivate: boolean;
-  readonly limits: { readonly gatewayRatePerMin: number; readonly registerPerHour: number };
+  readonly limits: { readonly gatewayRatePerMin: number; readonly registerPerHour: number; readonly signupPerHour: number };
   readonly challenge: { readonly verifyUrl?: string; readonly secret?: string };
 }
 
@@ -197,7 +198,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
     secretsKey: e.SECRETS_KEY ? decodeKey(e.SECRETS_KEY) : undefined,
     upstreamAllowPrivate: e.UPSTREAM_ALLOW_PRIVATE,
-    limits: { gatewayRatePerMin: e.GATEWAY_RATE_LIMIT_PER_MIN, registerPerHour: e.REGISTER_RATE_LIMIT_PER_HOUR },
+    limits: {
+      gatewayRatePerMin: e.GATEWAY_RATE_LIMIT_PER_MIN,
+      registerPerHour: e.REGISTER_RATE_LIMIT_PER_HOUR,
+      signupPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+    },
     challenge: { verifyUrl: e.CHALLENGE_VERIFY_URL, secret: e.CHALLENGE_SECRET },
   } satisfies Config);
 }

@@ -35,7 +35,6 @@ export const VERIFICATION_TOKEN_TTL_MS = 24 * 3_600_000;
 const RELEASE_WAIT_MS = 5_000;
 
 export const RATE_LIMITS = {
-  signupPerIp: { limit: 10, windowMs: 3_600_000 },
   loginRequestPerEmail: { limit: 5, windowMs: 15 * 60_000 },
   loginRequestPerIp: { limit: 30, windowMs: 15 * 60_000 },
   loginVerifyPerIp: { limit: 60, windowMs: 15 * 60_000 },
@@ -138,7 +137,7 @@ export class IdentityService {
     const { config, orm, clock } = this.deps;
     await this.limit(
       `signup:ip:${client.ip}`,
-      RATE_LIMITS.signupPerIp,
+      { limit: config.limits.signupPerHour, windowMs: 3_600_000 },
       'Too many signups from this address; try later.',
     );
     await verifyChallenge(

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { Clock } from '../../core/clock.js';
 import { loadConfig, type Config } from '../../core/config.js';
 import { createLogger, type Logger } from '../../core/logger.js';
 import { createServices, type Services } from '../../core/services.js';
@@ -43,7 +44,7 @@ export interface TestStack {
 export const NO_TEMPORAL = '127.0.0.1:9';
 
 export async function createTestStack(
-  options: { temporalAddress?: string; env?: Record<string, string>; db?: TestDatabase } = {},
+  options: { temporalAddress?: string; env?: Record<string, string>; db?: TestDatabase; clock?: Clock } = {},
 ): Promise<TestStack> {
   const db = options.db ?? (await createTestDatabase());
   const config = loadConfig({
@@ -55,10 +56,11 @@ export async function createTestStack(
     TEMPORAL_ADDRESS: options.temporalAddress ?? NO_TEMPORAL,
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
     UPSTREAM_ALLOW_PRIVATE: 'true',
+    SIGNUP_RATE_LIMIT_PER_HOUR: '1000',
     ...options.env,
   });
   const logs = captureLogs();
-  const services = await createServices(config, { logger: logs.logger });
+  const services = await createServices(config, { logger: logs.logger, clock: options.clock });
   return {
     services,
     config,

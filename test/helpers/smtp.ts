@@ -21,7 +21,8 @@ export interface SmtpCapture {
   close(): Promise<void>;
 }
 
-export async function startSmtpCapture(): Promise<SmtpCapture> {
+/** `delayMs` holds each message before accepting it, like a slow mail server. */
+export async function startSmtpCapture(options: { delayMs?: number } = {}): Promise<SmtpCapture> {
   const messages: CapturedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -30,7 +31,8 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', async () => {
+        if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
         const raw = Buffer.concat(chunks).toString('utf8');
         PostalMime.parse(raw)
           .then((email) => {
