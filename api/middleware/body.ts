@@ -36,22 +36,46 @@ export function parseQuery<S extends z.ZodType>(ctx: AppContext, schema: S): z.o
 }
 
 /**
- * Read a raw (non-JSON) request body up to `limit` bytes; larger bodies are refused with 413 before or while
- * reading, so memory stays bounded.
+ * Read a raw (non-JSON) request body up to `limit` bytes. A larger body is refused with 413 as soon as it is known
+ * (declared, or while reading), without buffering the rest; the connection is then closed after the response, since
+ * the unread remainder of the upload would otherwise be parsed as the next request.
  */
-export async function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
+export function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
+  const req = ctx.req;
+  const refuse = () => {
+    ctx.set('Connection', 'close');
+    req.resume(); // discard the rest
+    return new PayloadTooLargeError(limit);
+  };
   const declared = Number(ctx.get('content-length') || NaN);
-  if (Number.isFinite(declared) && declared > limit) throw new PayloadTooLargeError(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      ctx.req.unpipe();
-      ctx.req.resume(); // drain the rest so the connection stays usable for the 413
-      throw new PayloadTooLargeError(limit);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(refuse());
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        reject(refuse());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }

@@ -43,7 +43,8 @@ interface EntryRow {
   amount_cents: string;
   balance_after_cents: string;
   idempotency_key: string | null;
-  created_at: Date;
+  /** Raw rows carry timestamptz as text (MikroORM's pg type parsers). */
+  created_at: string;
 }
 
 function toPosted(row: EntryRow, replayed: boolean): PostedEntry {
@@ -54,7 +55,7 @@ function toPosted(row: EntryRow, replayed: boolean): PostedEntry {
     amountCents: Number(row.amount_cents),
     balanceAfterCents: Number(row.balance_after_cents),
     idempotencyKey: row.idempotency_key,
-    createdAt: row.created_at,
+    createdAt: new Date(row.created_at),
     replayed,
   };
 }

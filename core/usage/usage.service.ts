@@ -54,7 +54,8 @@ export interface UsagePage extends Page<UsageRecord> {
 
 interface Row {
   id: string;
-  created_at: Date;
+  /** Raw rows carry timestamptz as text (MikroORM's pg type parsers). */
+  created_at: string;
   key_id: string;
   api_slug: string;
   endpoint_id: string | null;
@@ -124,7 +125,7 @@ export class UsageService {
     return {
       items: rows.map((r) => ({
         id: r.id,
-        created_at: r.created_at.toISOString(),
+        created_at: new Date(r.created_at).toISOString(),
         key_id: r.key_id,
         api_slug: r.api_slug,
         endpoint_id: r.endpoint_id,

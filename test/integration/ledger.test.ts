@@ -30,6 +30,8 @@ describe('LedgerService', () => {
     const a = await ledger.post({ orgId, kind: 'grant', amountCents: 100 });
     const b = await ledger.post({ orgId, kind: 'usage', amountCents: -30, reference: 'usage:test' });
     expect([a.balanceAfterCents, b.balanceAfterCents]).toEqual([100, 70]);
+    expect(a.createdAt).toBeInstanceOf(Date);
+    expect(Number.isNaN(a.createdAt.getTime())).toBe(false);
     expect(await ledger.balance(orgId)).toBe(70);
     const rows = await sql(
       stack.db.url,
