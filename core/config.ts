@@ -113,7 +113,11 @@ export interface Config {
   readonly stripe: { readonly secretKey?: string; readonly webhookSecret?: string; readonly apiBase?: string };
   readonly secretsKey?: Buffer;
   readonly upstreamAllowPrivate: boolean;
-  readonly limits: { readonly gatewayRatePerMin: number; readonly registerPerHour: number; readonly signupPerHour: number };
+  readonly limits: {
+    readonly gatewayRatePerMin: number;
+    readonly registerPerHour: number;
+    readonly signupPerHour: number;
+  };
   readonly challenge: { readonly verifyUrl?: string; readonly secret?: string };
 }
 

@@ -1,7 +1,7 @@
 /** Registration, signup, email verification, sign-in and the caller's own org. */
 import Router from '@koa/router';
-import { z } from 'zod';
 import {
+  EmptyBody,
   LoginRequestBody,
   LoginVerifyBody,
   SignupBody,
@@ -13,15 +13,12 @@ import type { AppContext, AppState } from '../context.js';
 import { auth, clientOf, principalOf } from '../middleware/auth.js';
 import { parseBody } from '../middleware/body.js';
 
-/** Registration takes no input; an empty JSON object is tolerated, anything else is refused. */
-export const RegisterBody = z.object({}).strict();
-
 export function accountsRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();
   const noStore = (ctx: AppContext) => ctx.set('Cache-Control', 'no-store');
 
   router.post('/v1/register', async (ctx) => {
-    parseBody(ctx, RegisterBody);
+    parseBody(ctx, EmptyBody);
     const result = await services.accounts.register({ ip: ctx.ip });
     ctx.status = 201;
     ctx.set('X-Svc-Key', result.api_key);
@@ -57,6 +54,7 @@ export function accountsRoutes(services: Services): Router<AppState> {
   });
 
   router.post('/v1/auth/logout', auth(services, { session: true }), async (ctx) => {
+    parseBody(ctx, EmptyBody);
     const principal = principalOf(ctx.state);
     if (principal.type !== 'session') throw new Error('unreachable: auth() requires a session');
     ctx.body = ok(await services.identity.logout(principal.sessionId), ctx.state.requestId);

@@ -33,3 +33,6 @@ export const LoginVerifyBody = z
   })
   .strict();
 export type LoginVerifyBody = z.infer<typeof LoginVerifyBody>;
+
+/** Routes that take no input accept an empty body or `{}`; anything else is refused. */
+export const EmptyBody = z.object({}).strict();

@@ -82,13 +82,11 @@ export class KeyAdminService {
 
   async list(principal: Principal, query: ListKeysQuery): Promise<Page<KeySummary>> {
     const where = { org: principal.orgId, ...(query.include_revoked ? {} : { revokedAt: null }) };
-    const [keys, total] = await this.orm.em
-      .fork()
-      .findAndCount(ApiKey, where, {
-        orderBy: { createdAt: 'asc', id: 'asc' },
-        limit: query.limit,
-        offset: query.offset,
-      });
+    const [keys, total] = await this.orm.em.fork().findAndCount(ApiKey, where, {
+      orderBy: { createdAt: 'asc', id: 'asc' },
+      limit: query.limit,
+      offset: query.offset,
+    });
     const spent = await this.spentToday(keys.map((k) => k.id));
     return {
       items: keys.map((k) => this.summarize(k, spent.get(k.id) ?? 0)),
