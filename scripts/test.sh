@@ -20,6 +20,9 @@ bash scripts/ensure-tools.sh
 step "Postgres and Redis"
 bash scripts/ensure-services.sh
 
+step "Chromium (browser tests)"
+bash scripts/ensure-browser.sh
+
 step "lint"
 npm run lint
 

@@ -33,7 +33,7 @@ function secureCookies(ctx: AppContext): boolean {
   return ctx.secure;
 }
 
-function csrfToken(ctx: AppContext, services: Services): string {
+function csrfToken(ctx: AppContext): string {
   let token = ctx.cookies.get(CSRF_COOKIE);
   if (!token || !/^[0-9A-Za-z]{32}$/.test(token)) {
     token = randomString(32);
@@ -108,7 +108,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();
 
   router.get('/login', (ctx) => {
-    render(ctx, 200, 'Sign in', emailForm(csrfToken(ctx, services)));
+    render(ctx, 200, 'Sign in', emailForm(csrfToken(ctx)));
   });
 
   router.post(
@@ -118,9 +118,9 @@ export function pagesRoutes(services: Services): Router<AppState> {
         const form = await readForm(ctx);
         const body = parseWith(LoginRequestBody, { email: form.email });
         await services.identity.requestLoginCode(body, clientOf(ctx));
-        render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx, services), body.email));
+        render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email));
       },
-      (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx, services), err.message)),
+      (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx), err.message)),
     ),
   );
 
@@ -145,12 +145,12 @@ export function pagesRoutes(services: Services): Router<AppState> {
           'Signed in',
           `<p class="ok" role="status">You are signed in as <strong>${escapeHtml(session.user.email)}</strong>.</p>
 <p class="muted">Organization ${escapeHtml(session.org_id)}.</p>
-<form method="post" action="/logout">${hidden('csrf', csrfToken(ctx, services))}<button type="submit">Sign out</button></form>`,
+<form method="post" action="/logout">${hidden('csrf', csrfToken(ctx))}<button type="submit">Sign out</button></form>`,
         );
       },
       (ctx, err) => {
         const email = String(ctx.state.pageEmail ?? '');
-        const csrf = csrfToken(ctx, services);
+        const csrf = csrfToken(ctx);
         render(
           ctx,
           err.status,
@@ -204,7 +204,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
       'Verify your email',
       `<p>Confirm that this email address is yours to unlock billing and provider features and your $1.00 starter credit.</p>
 <form method="post" action="/verify-email">
-  ${hidden('csrf', csrfToken(ctx, services))}
+  ${hidden('csrf', csrfToken(ctx))}
   ${hidden('token', token)}
   <button type="submit">Verify my email</button>
 </form>`,

@@ -35,6 +35,9 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
     API_PORT: String(api),
     GATEWAY_PORT: String(gateway),
     MCP_PORT: String(mcp),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${api}`,
+    GATEWAY_URL: `http://127.0.0.1:${gateway}`,
+    MCP_URL: `http://127.0.0.1:${mcp}`,
     LOG_LEVEL: 'info',
   });
   let temporalUi: string | undefined;

@@ -188,7 +188,7 @@ describe('profile', () => {
       headers: { authorization: `Bearer ${key}`, 'content-type': 'image/png' },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
+    });
     expect(chunked.status).toBe(413);
     expect(chunked.headers.get('connection')).toBe('close');
     // The refused upload must not poison the client's pooled connections.
