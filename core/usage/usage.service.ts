@@ -52,25 +52,9 @@ export interface UsagePage extends Page<UsageRecord> {
   summary: { calls: number; successful_calls: number; cost_cents: number; billable_cents: number };
 }
 
-interface Row {
-  id: string;
-  /** Raw rows carry timestamptz as text (MikroORM's pg type parsers). */
-  created_at: string;
-  key_id: string;
-  api_slug: string;
-  endpoint_id: string | null;
-  method: string;
-  path: string;
-  status: number;
-  outcome: string;
-  cost_cents: string;
-  price_cents_effective: string;
-  credit_applied_cents: string;
-  billable_cents: string;
-  latency_ms: number;
-  request_id: string;
-  idempotency_key: string | null;
-}
+type MoneyField = 'cost_cents' | 'price_cents_effective' | 'credit_applied_cents' | 'billable_cents';
+/** A raw row: bigint money arrives as text, and so does timestamptz (MikroORM's pg type parsers). */
+type Row = Omit<UsageRecord, MoneyField> & Record<MoneyField, string>;
 
 export class UsageService {
   constructor(
@@ -124,22 +108,12 @@ export class UsageService {
     const total = Number(totals?.calls ?? 0);
     return {
       items: rows.map((r) => ({
-        id: r.id,
+        ...r,
         created_at: new Date(r.created_at).toISOString(),
-        key_id: r.key_id,
-        api_slug: r.api_slug,
-        endpoint_id: r.endpoint_id,
-        method: r.method,
-        path: r.path,
-        status: r.status,
-        outcome: r.outcome,
         cost_cents: Number(r.cost_cents),
         price_cents_effective: Number(r.price_cents_effective),
         credit_applied_cents: Number(r.credit_applied_cents),
         billable_cents: Number(r.billable_cents),
-        latency_ms: r.latency_ms,
-        request_id: r.request_id,
-        idempotency_key: r.idempotency_key,
       })),
       pagination: pageInfo(query.limit, query.offset, rows.length, total),
       range: { from: from.toISOString(), to: to.toISOString() },
