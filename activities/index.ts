@@ -1,10 +1,14 @@
 /** Builds every activity from the process's services (the worker is their composition root). */
 import type { Services } from '../core/services.js';
 import { createCreditActivities } from './credits.activities.js';
+import { createProviderActivities } from './providers.activities.js';
 
-export function createActivities(services: Pick<Services, 'ledger' | 'orm'>) {
+export type ActivityServices = Pick<Services, 'ledger' | 'orm' | 'providers' | 'connect'>;
+
+export function createActivities(services: ActivityServices) {
   return {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm }),
+    ...createProviderActivities({ providers: services.providers, connect: services.connect }),
   };
 }
 

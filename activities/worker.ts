@@ -14,7 +14,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import type { Services } from '../core/services.js';
-import { createActivities } from './index.js';
+import { createActivities, type ActivityServices } from './index.js';
 
 export function workflowsPath(): string {
   const base = path.join(import.meta.dirname, '..', 'workflows', 'index');
@@ -46,7 +46,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(
-  services: Pick<Services, 'ledger' | 'orm' | 'temporal' | 'logger'>,
+  services: ActivityServices & Pick<Services, 'temporal' | 'logger'>,
   options: { workflowBundle?: WorkflowBundleOption } = {},
 ): Promise<RunningWorker> {
   installRuntimeOnce('WARN');

@@ -8,10 +8,13 @@ import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestContext } from './middleware/request-context.js';
 import { pagesRoutes } from './pages/pages.routes.js';
+import { termsPages } from './pages/terms.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
+import { catalogRoutes } from './routes/catalog.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
+import { providerRoutes } from './routes/provider.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
 
 export const JSON_BODY_LIMIT = '1mb';
@@ -49,7 +52,10 @@ export function apiRouters(services: Services): Router<AppState>[] {
     keysRoutes(services),
     profileRoutes(services),
     usageRoutes(services),
+    providerRoutes(services),
+    catalogRoutes(services),
     pagesRoutes(services),
+    termsPages(services),
   ];
 }
 

@@ -9,6 +9,8 @@ export interface AppState extends DefaultState {
   principal?: Principal;
   /** Pages: the email being signed in, to re-render the code form after an error. */
   pageEmail?: string;
+  /** Pages: where to send the person after signing in. */
+  pageNext?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState, DefaultContext>;

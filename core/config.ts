@@ -67,6 +67,8 @@ const EnvSchema = z.object({
   GATEWAY_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(1_000_000).default(300),
   REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
   SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  PRICE_INCREASE_NOTICE_DAYS: z.coerce.number().min(0).max(365).default(7),
+  PUBLISH_WAIT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
 
   CHALLENGE_VERIFY_URL: httpUrl.optional(),
   CHALLENGE_SECRET: optionalString,
@@ -113,6 +115,12 @@ export interface Config {
   readonly stripe: { readonly secretKey?: string; readonly webhookSecret?: string; readonly apiBase?: string };
   readonly secretsKey?: Buffer;
   readonly upstreamAllowPrivate: boolean;
+  readonly providers: {
+    /** How long a price increase on a live listing waits before it applies (fractions allowed, for tests). */
+    readonly priceIncreaseNoticeMs: number;
+    /** How long the verify/publish routes wait for their workflow before answering 202. */
+    readonly publishWaitMs: number;
+  };
   readonly limits: {
     readonly gatewayRatePerMin: number;
     readonly registerPerHour: number;
@@ -202,6 +210,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
     secretsKey: e.SECRETS_KEY ? decodeKey(e.SECRETS_KEY) : undefined,
     upstreamAllowPrivate: e.UPSTREAM_ALLOW_PRIVATE,
+    providers: {
+      priceIncreaseNoticeMs: Math.round(e.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
+      publishWaitMs: e.PUBLISH_WAIT_MS,
+    },
     limits: {
       gatewayRatePerMin: e.GATEWAY_RATE_LIMIT_PER_MIN,
       registerPerHour: e.REGISTER_RATE_LIMIT_PER_HOUR,

@@ -19,6 +19,7 @@ export const ERROR_KINDS = {
   payload_too_large: { status: 413, code: 'validation_failed' },
   unsupported_media_type: { status: 415, code: 'unsupported_media_type' },
   idempotency_mismatch: { status: 422, code: 'idempotency_key_reused' },
+  verification_failed: { status: 422, code: 'verification_failed' },
   terms_acceptance_required: { status: 428, code: 'terms_acceptance_required' },
   rate_limited: { status: 429, code: 'rate_limited' },
   upstream_rate_limited: { status: 429, code: 'upstream_rate_limited' },

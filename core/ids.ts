@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   emailVerification: 'ver',
   loginCode: 'lgc',
   avatar: 'avt',
+  termsAcceptance: 'tac',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

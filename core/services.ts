@@ -3,12 +3,17 @@
  * when no DATABASE_URL is set), the counter store, the Temporal client (spawning the dev server when no
  * TEMPORAL_ADDRESS is set), and wires every core service. Nothing else constructs these; close() undoes it all.
  */
+import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
 import { initOrm } from '../db/mikro-orm.config.js';
 import { AccountsService } from './accounts/accounts.service.js';
 import { IdentityService } from './accounts/identity.service.js';
 import { Authenticator } from './auth/authenticator.js';
+import { ConnectService } from './billing/connect.service.js';
+import { createStripeClient, type StripeClient } from './billing/stripe.js';
+import { startEmbeddedStripe } from './billing/stripe-mock.js';
+import { ListingsService } from './catalog/listings.service.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createCounterStore, type CounterStore } from './counters/index.js';
@@ -19,9 +24,15 @@ import { LedgerService } from './ledger/ledger.service.js';
 import { createMailer, type Mailer } from './mail/mailer.js';
 import { createLogger, type Logger } from './logger.js';
 import { ProfilesService } from './profiles/profiles.service.js';
+import { AnalyticsService } from './providers/analytics.service.js';
+import { DirectoryService } from './providers/directory.service.js';
+import { ProvidersService } from './providers/providers.service.js';
+import { resolveSecretsKey, SecretBox } from './secrets/secret-box.js';
 import { SessionsService } from './sessions/sessions.service.js';
 import { startDevServer, type DevServer } from './temporal/dev-server.js';
 import { TemporalService } from './temporal/temporal.service.js';
+import { DocumentsService } from './terms/documents.service.js';
+import { UpstreamGuard, type LookupAll } from './upstream/upstream-guard.js';
 import { UsageService } from './usage/usage.service.js';
 
 export interface Services {
@@ -41,6 +52,15 @@ export interface Services {
   readonly identity: IdentityService;
   readonly profiles: ProfilesService;
   readonly usage: UsageService;
+  readonly guard: UpstreamGuard;
+  readonly secrets: SecretBox;
+  readonly stripe: StripeClient | undefined;
+  readonly providers: ProvidersService;
+  readonly documents: DocumentsService;
+  readonly listings: ListingsService;
+  readonly directory: DirectoryService;
+  readonly analytics: AnalyticsService;
+  readonly connect: ConnectService;
   readonly health: HealthService;
   /** What actually runs, for the boot banner and /health. */
   readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
@@ -51,6 +71,8 @@ export interface ServiceOptions {
   logger?: Logger;
   /** Tests inject a ManualClock to move time (code expiry, UTC days). */
   clock?: Clock;
+  /** Test seams of the SSRF guard: DNS resolution, and loopback addresses to treat as public. */
+  upstream?: { lookup?: LookupAll; trustedAddresses?: readonly string[] };
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
@@ -115,6 +137,34 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const identity = new IdentityService({ orm, config, clock, counters, keys, sessions, temporal, mailer, logger });
     const profiles = new ProfilesService(orm, config.urls.publicBase);
     const usage = new UsageService(orm, clock);
+
+    const guard = new UpstreamGuard({
+      allowPrivate: config.upstreamAllowPrivate,
+      lookup: options.upstream?.lookup,
+      trustedAddresses: options.upstream?.trustedAddresses,
+    });
+    cleanups.push(() => guard.close());
+    const secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir);
+    if (secretsKey.generated)
+      logger.warn({ dir: config.dataDir }, 'SECRETS_KEY is not set: generated a development key');
+    const secrets = new SecretBox(secretsKey.key);
+
+    let stripeSettings = config.stripe;
+    if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {
+      const embeddedStripe = await startEmbeddedStripe(path.dirname(config.temporal.cliPath), logger);
+      if (embeddedStripe) {
+        cleanups.push(() => embeddedStripe.stop());
+        stripeSettings = { ...stripeSettings, secretKey: embeddedStripe.secretKey, apiBase: embeddedStripe.apiBase };
+      }
+    }
+    const stripe = createStripeClient(stripeSettings);
+
+    const providers = new ProvidersService({ orm, config, clock, guard, secrets, temporal, logger });
+    const documents = new DocumentsService(orm, clock, config.urls.publicBase);
+    const listings = new ListingsService({ orm, config, clock, providers, documents });
+    const directory = new DirectoryService({ orm, clock, profiles });
+    const analytics = new AnalyticsService({ orm, usage });
+    const connect = new ConnectService({ orm, config, stripe, temporal });
     const health = new HealthService({
       orm,
       counters,
@@ -140,6 +190,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
       identity,
       profiles,
       usage,
+      guard,
+      secrets,
+      stripe,
+      providers,
+      documents,
+      listings,
+      directory,
+      analytics,
+      connect,
       health,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',

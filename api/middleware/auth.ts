@@ -20,12 +20,12 @@ export function auth(services: Pick<Services, 'authenticator'>, need?: AuthNeed)
       authorization: ctx.get('authorization') || undefined,
       sessionCookie: ctx.cookies.get(SESSION_COOKIE) ?? undefined,
     });
+    if (scope) requireScope(principal, scope);
     if (sessionOnly && principal.type !== 'session') {
       throw new ForbiddenError('This step needs a signed-in person: use a session token, not an API key.', {
         details: { required_credential: 'session' },
       });
     }
-    if (scope) requireScope(principal, scope);
     ctx.state.principal = principal;
     ctx.set('Cache-Control', 'no-store');
     await next();
@@ -40,4 +40,13 @@ export function principalOf(state: AppState): Principal {
 
 export function clientOf(ctx: { ip: string; get(name: string): string }): { ip: string; userAgent?: string } {
   return { ip: ctx.ip, userAgent: ctx.get('user-agent') || undefined };
+}
+
+/** For public routes that say more to a signed-in caller: authenticate when a credential is sent, else anonymous. */
+export function optionalAuth(services: Pick<Services, 'authenticator'>): Middleware<AppState> {
+  const required = auth(services);
+  return async (ctx, next) => {
+    if (ctx.get('authorization') || ctx.cookies.get(SESSION_COOKIE)) await required(ctx, next);
+    else await next();
+  };
 }

@@ -16,9 +16,16 @@ import { clientOf } from '../middleware/auth.js';
 import { escapeHtml, page, PAGE_CSP } from './layout.js';
 
 const CSRF_COOKIE = 'svc_csrf';
+
+/** Where to go after signing in: only a path on this site (never `//host` or a full URL). */
+function safeNext(value: unknown): string | undefined {
+  return typeof value === 'string' && /^\/(?!\/)[A-Za-z0-9/_.~%-]*$/.test(value) && value.length <= 200
+    ? value
+    : undefined;
+}
 const FORM_LIMIT = 16 * 1024;
 
-function render(ctx: AppContext, status: number, title: string, body: string): void {
+export function render(ctx: AppContext, status: number, title: string, body: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Content-Security-Policy', PAGE_CSP);
@@ -33,7 +40,7 @@ function secureCookies(ctx: AppContext): boolean {
   return ctx.secure;
 }
 
-function csrfToken(ctx: AppContext): string {
+export function csrfToken(ctx: AppContext): string {
   let token = ctx.cookies.get(CSRF_COOKIE);
   if (!token || !/^[0-9A-Za-z]{32}$/.test(token)) {
     token = randomString(32);
@@ -42,16 +49,21 @@ function csrfToken(ctx: AppContext): string {
   return token;
 }
 
-async function readForm(ctx: AppContext): Promise<Record<string, string>> {
+/** The submitted form after the CSRF check (double submit: the hidden field must match the cookie). */
+export async function readFormParams(ctx: AppContext): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new ValidationError('Submit the form from the page.');
   const params = new URLSearchParams((await readRawBody(ctx, FORM_LIMIT)).toString('utf8'));
-  const form = Object.fromEntries(params.entries());
   const cookie = ctx.cookies.get(CSRF_COOKIE);
-  if (!cookie || !form.csrf || !safeEqual(cookie, form.csrf)) {
+  const sent = params.get('csrf');
+  if (!cookie || !sent || !safeEqual(cookie, sent)) {
     throw new ForbiddenError('This form has expired; reload the page and try again.');
   }
-  delete form.csrf;
-  return form;
+  params.delete('csrf');
+  return params;
+}
+
+export async function readForm(ctx: AppContext): Promise<Record<string, string>> {
+  return Object.fromEntries((await readFormParams(ctx)).entries());
 }
 
 function parseWith<T>(
@@ -65,24 +77,28 @@ function parseWith<T>(
   return r.data;
 }
 
-const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
-const errorLine = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+export const hidden = (name: string, value: string) =>
+  `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+export const errorLine = (message?: string) =>
+  message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '';
 
-function emailForm(csrf: string, message?: string, email = ''): string {
+function emailForm(csrf: string, message?: string, email = '', next?: string): string {
   return `${errorLine(message)}
 <form method="post" action="/login">
   ${hidden('csrf', csrf)}
+  ${next ? hidden('next', next) : ''}
   <label for="email">Email</label>
   <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email)}">
   <button type="submit">Email me a code</button>
 </form>`;
 }
 
-function codeForm(csrf: string, email: string, message?: string): string {
+function codeForm(csrf: string, email: string, message?: string, next?: string): string {
   return `${errorLine(message)}
 <p>If an account exists for <strong>${escapeHtml(email)}</strong>, we sent it a 6-digit code. It works for 10 minutes.</p>
 <form method="post" action="/login/verify">
   ${hidden('csrf', csrf)}
+  ${next ? hidden('next', next) : ''}
   ${hidden('email', email)}
   <label for="code">Code</label>
   <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
@@ -92,7 +108,7 @@ function codeForm(csrf: string, email: string, message?: string): string {
 }
 
 /** Run a page handler; domain errors become an HTML page with the error's status (never the JSON envelope). */
-function pageHandler(fn: (ctx: AppContext) => Promise<void>, onError: (ctx: AppContext, err: AppError) => void) {
+export function pageHandler(fn: (ctx: AppContext) => Promise<void>, onError: (ctx: AppContext, err: AppError) => void) {
   return async (ctx: AppContext) => {
     try {
       await fn(ctx);
@@ -108,7 +124,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();
 
   router.get('/login', (ctx) => {
-    render(ctx, 200, 'Sign in', emailForm(csrfToken(ctx)));
+    render(ctx, 200, 'Sign in', emailForm(csrfToken(ctx), undefined, '', safeNext(ctx.query.next)));
   });
 
   router.post(
@@ -116,11 +132,12 @@ export function pagesRoutes(services: Services): Router<AppState> {
     pageHandler(
       async (ctx) => {
         const form = await readForm(ctx);
+        ctx.state.pageNext = safeNext(form.next);
         const body = parseWith(LoginRequestBody, { email: form.email });
         await services.identity.requestLoginCode(body, clientOf(ctx));
-        render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email));
+        render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email, undefined, ctx.state.pageNext));
       },
-      (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx), err.message)),
+      (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx), err.message, '', ctx.state.pageNext)),
     ),
   );
 
@@ -130,6 +147,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
       async (ctx) => {
         const form = await readForm(ctx);
         ctx.state.pageEmail = form.email ?? '';
+        ctx.state.pageNext = safeNext(form.next);
         const body = parseWith(LoginVerifyBody, { email: form.email, code: form.code });
         const session = await services.identity.verifyLoginCode(body, clientOf(ctx));
         ctx.cookies.set(SESSION_COOKIE, session.session_token, {
@@ -139,6 +157,11 @@ export function pagesRoutes(services: Services): Router<AppState> {
           path: '/',
           maxAge: SESSION_ABSOLUTE_MS,
         });
+        if (ctx.state.pageNext) {
+          ctx.status = 303;
+          ctx.redirect(ctx.state.pageNext);
+          return;
+        }
         render(
           ctx,
           200,
@@ -155,7 +178,9 @@ export function pagesRoutes(services: Services): Router<AppState> {
           ctx,
           err.status,
           email ? 'Check your email' : 'Sign in',
-          email ? codeForm(csrf, email, err.message) : emailForm(csrf, err.message),
+          email
+            ? codeForm(csrf, email, err.message, ctx.state.pageNext)
+            : emailForm(csrf, err.message, '', ctx.state.pageNext),
         );
       },
     ),

@@ -7,10 +7,14 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 
 export const WORKFLOW_TYPES = {
   signupCredits: 'signupCreditsWorkflow',
+  verifyAndPublish: 'verifyAndPublishWorkflow',
+  priceChange: 'priceChangeWorkflow',
+  connectOnboarding: 'connectOnboardingWorkflow',
 } as const;
 
 export const SIGNALS = {
   emailVerified: 'emailVerified',
+  accountUpdated: 'accountUpdated',
 } as const;
 
 export const QUERIES = {
@@ -24,6 +28,9 @@ export const SEARCH_ATTRIBUTES = {
 
 export const workflowIds = {
   signupCredits: (orgId: string) => `signup-credits:${orgId}`,
+  publish: (apiId: string) => `publish:${apiId}`,
+  priceChange: (apiId: string, endpointId: string) => `price:${apiId}:${endpointId}`,
+  connect: (orgId: string) => `connect:${orgId}`,
 } as const;
 
 /** The trial credit of a human signup (spec: Limits, Trial credit). */
@@ -46,4 +53,60 @@ export type SignupCreditsResult =
 export interface SignupCreditsStatus {
   state: 'holding' | 'granting' | 'granted' | 'expired';
   amountCents: number;
+}
+
+export type PublishAction = 'verify' | 'publish' | 'unpublish';
+
+export interface PublishInput {
+  apiId: string;
+  action: PublishAction;
+  skipVerify: boolean;
+}
+
+export interface VerificationResult {
+  checked_at: string;
+  passed: boolean;
+  checks: {
+    endpoint_id: string;
+    method: string;
+    path: string;
+    status: number | null;
+    latency_ms: number | null;
+    ok: boolean;
+    error: string | null;
+  }[];
+}
+
+export interface PublishResult {
+  action: PublishAction;
+  status: 'draft' | 'live';
+  verification: VerificationResult | null;
+}
+
+export interface PriceChangeInput {
+  apiId: string;
+  endpointId: string;
+  priceCents: number;
+  /** ISO instant the new price takes effect. */
+  effectiveAt: string;
+}
+
+export interface PriceChangeResult {
+  applied: boolean;
+}
+
+export interface ConnectOnboardingInput {
+  orgId: string;
+  accountId: string;
+}
+
+/** The fields of Stripe's account.updated event the onboarding waits on (mapped by the billing adapter). */
+export interface AccountUpdate {
+  charges_enabled: boolean;
+  payouts_enabled: boolean;
+  details_submitted: boolean;
+}
+
+export interface ConnectOnboardingResult {
+  status: 'enabled';
 }

@@ -6,12 +6,18 @@
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from '../logger.js';
+import { ConflictError } from '../errors.js';
 import {
   QUERIES,
   SEARCH_ATTRIBUTES,
   SIGNALS,
   WORKFLOW_TYPES,
   workflowIds,
+  type AccountUpdate,
+  type ConnectOnboardingInput,
+  type PriceChangeInput,
+  type PublishInput,
+  type PublishResult,
   type SignupCreditsInput,
   type SignupCreditsResult,
   type SignupCreditsStatus,
@@ -122,6 +128,102 @@ export class TemporalService {
 
   async signupCreditsResult(orgId: string): Promise<SignupCreditsResult> {
     return this.client.workflow.getHandle(workflowIds.signupCredits(orgId)).result() as Promise<SignupCreditsResult>;
+  }
+
+  /**
+   * Run a listing lifecycle step (verify, publish, unpublish) as `publish:{apiId}` and wait up to `waitMs` for its
+   * result, so the routes stay synchronous. Only one run per listing at a time: a second request while one runs is a
+   * 409. When the wait ends first, the caller gets the run's ids (the run carries on).
+   */
+  async runPublish(
+    input: PublishInput,
+    waitMs: number,
+  ): Promise<
+    { done: true; result: PublishResult } | { done: false; workflow_id: string; run_id: string; status: 'running' }
+  > {
+    const workflowId = workflowIds.publish(input.apiId);
+    let handle;
+    try {
+      handle = await this.client.workflow.start(WORKFLOW_TYPES.verifyAndPublish, {
+        workflowId,
+        taskQueue: this.target.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+      });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new ConflictError('A verify, publish or unpublish of this API is already running; try again shortly.', {
+          details: { workflow_id: workflowId },
+        });
+      }
+      throw err;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs);
+    });
+    try {
+      const result = await Promise.race([handle.result() as Promise<PublishResult>, timeout]);
+      if (result) return { done: true, result };
+      return { done: false, workflow_id: workflowId, run_id: handle.firstExecutionRunId, status: 'running' };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Schedule (or reschedule: a running schedule for the same endpoint is replaced) a price increase. */
+  async schedulePriceChange(input: PriceChangeInput): Promise<{ workflowId: string }> {
+    const workflowId = workflowIds.priceChange(input.apiId, input.endpointId);
+    await this.client.workflow.start(WORKFLOW_TYPES.priceChange, {
+      workflowId,
+      taskQueue: this.target.taskQueue,
+      args: [input],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.apiSlug, value: input.apiId }]),
+    });
+    return { workflowId };
+  }
+
+  /** Cancel a scheduled price increase; true when a running schedule was cancelled. */
+  async cancelPriceChange(apiId: string, endpointId: string): Promise<boolean> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.priceChange(apiId, endpointId)).cancel();
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** Start waiting for a provider's Connect onboarding to complete (idempotent while one is running). */
+  async startConnectOnboarding(input: ConnectOnboardingInput): Promise<{ workflowId: string; started: boolean }> {
+    const workflowId = workflowIds.connect(input.orgId);
+    try {
+      await this.client.workflow.start(WORKFLOW_TYPES.connectOnboarding, {
+        workflowId,
+        taskQueue: this.target.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: input.orgId }]),
+      });
+      return { workflowId, started: true };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, started: false };
+      throw err;
+    }
+  }
+
+  /** Forward Stripe's account.updated to the org's onboarding; false when none is running. */
+  async signalAccountUpdated(orgId: string, update: AccountUpdate): Promise<boolean> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.connect(orgId)).signal(SIGNALS.accountUpdated, update);
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
   }
 
   /** Health: the frontend answers a cheap RPC within the timeout. */

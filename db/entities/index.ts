@@ -1,24 +1,47 @@
 /** Every entity, listed explicitly (no folder discovery). */
+import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Avatar } from './avatar.entity.js';
+import { Document } from './document.entity.js';
 import { EmailVerification } from './email-verification.entity.js';
+import { Endpoint } from './endpoint.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
 import { Org } from './org.entity.js';
 import { Profile } from './profile.entity.js';
 import { Session } from './session.entity.js';
+import { TermsAcceptance } from './terms-acceptance.entity.js';
 import { UsageEvent } from './usage-event.entity.js';
 import { User } from './user.entity.js';
 
-export { ApiKey, Avatar, EmailVerification, LedgerEntry, LoginCode, Org, Profile, Session, UsageEvent, User };
+export {
+  Api,
+  ApiKey,
+  Avatar,
+  Document,
+  EmailVerification,
+  Endpoint,
+  LedgerEntry,
+  LoginCode,
+  Org,
+  Profile,
+  Session,
+  TermsAcceptance,
+  UsageEvent,
+  User,
+};
+export * from './api.entity.js';
 export * from './api-key.entity.js';
 export * from './avatar.entity.js';
+export * from './document.entity.js';
 export * from './email-verification.entity.js';
+export * from './endpoint.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
 export * from './org.entity.js';
 export * from './profile.entity.js';
 export * from './session.entity.js';
+export * from './terms-acceptance.entity.js';
 export * from './usage-event.entity.js';
 export * from './user.entity.js';
 
@@ -33,4 +56,8 @@ export const ENTITIES = [
   Avatar,
   Profile,
   UsageEvent,
+  Api,
+  Endpoint,
+  Document,
+  TermsAcceptance,
 ];

@@ -8,6 +8,8 @@ import { timestamps } from './common.js';
 export const ORG_KINDS = ['ephemeral', 'standard'] as const;
 export type OrgKind = (typeof ORG_KINDS)[number];
 export const BILLING_MODES = ['prepaid', 'card'] as const;
+export const CONNECT_STATUSES = ['none', 'pending', 'enabled'] as const;
+export type ConnectStatus = (typeof CONNECT_STATUSES)[number];
 export type BillingMode = (typeof BILLING_MODES)[number];
 
 export const Org = defineEntity({
@@ -23,6 +25,9 @@ export const Org = defineEntity({
     withheldCreditCents: p.bigint('number').default(0),
     suspended: p.boolean().default(false),
     suspendedReason: p.text().nullable(),
+    /** Stripe Connect (payouts to providers): the connected account and where onboarding stands. */
+    stripeAccountId: p.string().length(64).nullable().unique(),
+    connectStatus: p.enum([...CONNECT_STATUSES]).default('none'),
     ...timestamps(),
   },
   checks: [

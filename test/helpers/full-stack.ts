@@ -7,6 +7,7 @@ import { createApiApp } from '../../api/app.js';
 import { startWorker, type RunningWorker } from '../../activities/worker.js';
 import type { Clock } from '../../core/clock.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { ServiceOptions } from '../../core/services.js';
 import { serve } from './http.js';
 import { createTestStack, type TestStack } from './services.js';
 import { startSmtpCapture, type SmtpCapture } from './smtp.js';
@@ -22,7 +23,7 @@ export interface FullStack extends TestStack {
 }
 
 export async function startFullStack(
-  options: { clock?: Clock; env?: Record<string, string> } = {},
+  options: { clock?: Clock; env?: Record<string, string>; upstream?: ServiceOptions['upstream'] } = {},
 ): Promise<FullStack> {
   const smtp = await startSmtpCapture();
   const { env: temporal, address } = await startTemporal();
@@ -30,6 +31,7 @@ export async function startFullStack(
     temporalAddress: address,
     clock: options.clock,
     env: { SMTP_URL: smtp.url, ...options.env },
+    upstream: options.upstream,
   });
   const worker = await startWorker(stack.services, { workflowBundle });
   const api = await serve(createApiApp(stack.services).callback());

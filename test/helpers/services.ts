@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { Clock } from '../../core/clock.js';
 import { loadConfig, type Config } from '../../core/config.js';
 import { createLogger, type Logger } from '../../core/logger.js';
-import { createServices, type Services } from '../../core/services.js';
+import { createServices, type ServiceOptions, type Services } from '../../core/services.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { REDIS_URL } from './env.js';
 
@@ -44,7 +44,13 @@ export interface TestStack {
 export const NO_TEMPORAL = '127.0.0.1:9';
 
 export async function createTestStack(
-  options: { temporalAddress?: string; env?: Record<string, string>; db?: TestDatabase; clock?: Clock } = {},
+  options: {
+    temporalAddress?: string;
+    env?: Record<string, string>;
+    db?: TestDatabase;
+    clock?: Clock;
+    upstream?: ServiceOptions['upstream'];
+  } = {},
 ): Promise<TestStack> {
   const db = options.db ?? (await createTestDatabase());
   const config = loadConfig({
@@ -57,10 +63,15 @@ export async function createTestStack(
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(4).toString('hex')}`,
     UPSTREAM_ALLOW_PRIVATE: 'true',
     SIGNUP_RATE_LIMIT_PER_HOUR: '1000',
+    SECRETS_KEY: '7e'.repeat(32),
     ...options.env,
   });
   const logs = captureLogs();
-  const services = await createServices(config, { logger: logs.logger, clock: options.clock });
+  const services = await createServices(config, {
+    logger: logs.logger,
+    clock: options.clock,
+    upstream: options.upstream,
+  });
   return {
     services,
     config,

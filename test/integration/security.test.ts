@@ -38,6 +38,32 @@ const ROUTES: RouteCase[] = [
   { method: 'PATCH', path: '/v1/keys/:id', need: 'keys:write', example: { body: { budget_cents: 1 } } },
   { method: 'DELETE', path: '/v1/keys/:id', need: 'keys:write' },
   { method: 'GET', path: '/v1/usage', need: 'usage:read' },
+  { method: 'GET', path: '/v1/provider/apis', need: 'provider:write' },
+  { method: 'POST', path: '/v1/provider/apis', need: 'provider:write' },
+  { method: 'GET', path: '/v1/provider/apis/:api_id', need: 'provider:write' },
+  { method: 'PATCH', path: '/v1/provider/apis/:api_id', need: 'provider:write' },
+  { method: 'PUT', path: '/v1/provider/apis/:api_id/credentials', need: 'provider:write' },
+  { method: 'POST', path: '/v1/provider/apis/:api_id/verify', need: 'provider:write' },
+  { method: 'POST', path: '/v1/provider/apis/:api_id/publish', need: 'provider:write' },
+  { method: 'POST', path: '/v1/provider/apis/:api_id/unpublish', need: 'provider:write' },
+  { method: 'PATCH', path: '/v1/provider/apis/:api_id/pricing', need: 'provider:write' },
+  { method: 'DELETE', path: '/v1/provider/apis/:api_id/endpoints/:endpoint_id/pending-price', need: 'provider:write' },
+  { method: 'POST', path: '/v1/provider/apis/:api_id/terms/accept', need: 'provider:write' },
+  { method: 'GET', path: '/v1/provider/documents', need: 'provider:write', example: {} },
+  { method: 'POST', path: '/v1/provider/documents', need: 'provider:write' },
+  { method: 'POST', path: '/v1/provider/documents/:document_id/activate', need: 'provider:write' },
+  { method: 'GET', path: '/v1/provider/analytics', need: 'provider:write', example: {} },
+  { method: 'POST', path: '/v1/provider/connect/onboard', need: 'provider:write' },
+  { method: 'GET', path: '/v1/apis/:slug', need: 'none' },
+  { method: 'GET', path: '/v1/apis/:slug/terms', need: 'none' },
+  { method: 'POST', path: '/v1/apis/:slug/terms/accept', need: 'session' },
+  { method: 'GET', path: '/v1/providers', need: 'none' },
+  { method: 'GET', path: '/v1/providers/:slug', need: 'none' },
+  { method: 'GET', path: '/v1/documents/:document_id/snapshot', need: 'none' },
+  { method: 'GET', path: '/terms/:slug', need: 'none' },
+  { method: 'POST', path: '/terms/:slug', need: 'none' },
+  { method: 'GET', path: '/connect/return', need: 'none' },
+  { method: 'GET', path: '/connect/refresh', need: 'none' },
   { method: 'GET', path: '/login', need: 'none' },
   { method: 'POST', path: '/login', need: 'none' },
   { method: 'POST', path: '/login/verify', need: 'none' },
@@ -47,7 +73,13 @@ const ROUTES: RouteCase[] = [
 ];
 
 const concrete = (path: string, keyId: string) =>
-  path.replace(':id', keyId).replace(':file', 'avt_00000000000000000000000000.png');
+  path
+    .replace(':id', keyId)
+    .replace(':file', 'avt_00000000000000000000000000.png')
+    .replace(':api_id', 'api_00000000000000000000000000')
+    .replace(':endpoint_id', 'ep_00000000000000000000000000')
+    .replace(':document_id', 'doc_00000000000000000000000000')
+    .replace(':slug', 'no-such-api');
 
 describe('security: every route', () => {
   let stack: TestStack;
@@ -224,7 +256,7 @@ describe('security: every route', () => {
   });
 
   it('page forms refuse a missing or mismatched CSRF token', async () => {
-    for (const path of ['/login', '/login/verify', '/verify-email', '/logout']) {
+    for (const path of ['/login', '/login/verify', '/verify-email', '/logout', '/terms/no-such-api']) {
       const res = await http(base, 'POST', path, {
         rawBody: 'email=a%40example.com&code=123456&token=abc&csrf=forged',
         headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'svc_csrf=' + 'A'.repeat(32) },

@@ -7,6 +7,9 @@ import {
   signupCreditsStatusQuery,
   signupCreditsWorkflowId,
 } from '../../workflows/signup-credits.messages.js';
+import { accountUpdatedSignal, connectWorkflowId } from '../../workflows/connect-onboarding.messages.js';
+import { priceChangeWorkflowId } from '../../workflows/price-change.messages.js';
+import { publishWorkflowId } from '../../workflows/verify-and-publish.messages.js';
 
 describe('workflow contracts', () => {
   it('every workflow type the control plane starts is exported by workflows/', () => {
@@ -19,5 +22,9 @@ describe('workflow contracts', () => {
     expect(emailVerifiedSignal.name).toBe(SIGNALS.emailVerified);
     expect(signupCreditsStatusQuery.name).toBe(QUERIES.signupCreditsStatus);
     expect(signupCreditsWorkflowId('org_x')).toBe(workflowIds.signupCredits('org_x'));
+    expect(accountUpdatedSignal.name).toBe(SIGNALS.accountUpdated);
+    expect(connectWorkflowId('org_x')).toBe(workflowIds.connect('org_x'));
+    expect(priceChangeWorkflowId('api_x', 'ep_y')).toBe(workflowIds.priceChange('api_x', 'ep_y'));
+    expect(publishWorkflowId('api_x')).toBe(workflowIds.publish('api_x'));
   });
 });

@@ -1,0 +1,34 @@
+/** Provider activities: listing lifecycle, scheduled prices and Connect status. Each is idempotent. */
+import type { ConnectService } from '../core/billing/connect.service.js';
+import type { ProvidersService } from '../core/providers/providers.service.js';
+import type { VerificationResult } from '../core/temporal/contracts.js';
+
+export function createProviderActivities(deps: { providers: ProvidersService; connect: ConnectService }) {
+  return {
+    async smokeTestApi(input: { apiId: string }): Promise<VerificationResult> {
+      return deps.providers.smokeTest(input.apiId);
+    },
+    async publishApi(input: { apiId: string }): Promise<void> {
+      await deps.providers.setStatus(input.apiId, 'live');
+    },
+    async unpublishApi(input: { apiId: string }): Promise<void> {
+      await deps.providers.setStatus(input.apiId, 'draft');
+    },
+    async applyScheduledPrice(input: {
+      endpointId: string;
+      priceCents: number;
+      effectiveAt: string;
+    }): Promise<boolean> {
+      return deps.providers.applyScheduledPrice(input);
+    },
+    async recordConnectStatus(input: {
+      orgId: string;
+      accountId: string;
+      status: 'pending' | 'enabled';
+    }): Promise<void> {
+      await deps.connect.recordStatus(input);
+    },
+  };
+}
+
+export type ProviderActivities = ReturnType<typeof createProviderActivities>;

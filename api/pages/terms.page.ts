@@ -1,0 +1,127 @@
+/**
+ * `/terms/{slug}`: where a person reads a live API's terms in force and accepts them for their org (the
+ * `approval_url` the gateway returns with 428). Signing in is one click away and returns here. Also the two pages
+ * Stripe sends a provider back to after Connect onboarding.
+ */
+import Router from '@koa/router';
+import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
+import { ValidationError } from '../../core/errors.js';
+import type { SessionPrincipal } from '../../core/sessions/sessions.service.js';
+import type { Services } from '../../core/services.js';
+import type { AppContext, AppState } from '../context.js';
+import { escapeHtml } from './layout.js';
+import { csrfToken, errorLine, hidden, pageHandler, readFormParams, render } from './pages.routes.js';
+
+async function signedIn(ctx: AppContext, services: Services): Promise<SessionPrincipal | undefined> {
+  const token = ctx.cookies.get(SESSION_COOKIE);
+  if (!token) return undefined;
+  try {
+    return await services.sessions.authenticate(token);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `:slug` route parameter (page handlers see the plain context type). */
+function slugOf(ctx: AppContext): string {
+  return String((ctx as AppContext & { params?: Record<string, string> }).params?.slug ?? '');
+}
+
+export function termsPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get(
+    '/terms/:slug',
+    pageHandler(
+      async (ctx) => {
+        const slug = slugOf(ctx);
+        const person = await signedIn(ctx, services);
+        const terms = await services.listings.terms(slug, person);
+        const texts = await Promise.all(terms.documents.map((d) => services.documents.snapshot(d.document_id)));
+        const docs = terms.documents
+          .map(
+            (d, i) => `<section>
+<h2>${escapeHtml(d.title ?? d.kind)} <span class="muted">(${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${escapeHtml(d.acceptance_mode)})</span></h2>
+<p class="muted">SHA-256 ${escapeHtml(d.content_hash)} · <a href="/v1/documents/${escapeHtml(d.document_id)}/snapshot">plain text</a>${d.accepted ? ' · <strong class="ok">accepted</strong>' : ''}</p>
+<pre style="white-space: pre-wrap; background: #f6f6f8; padding: .8rem; max-height: 20rem; overflow: auto">${escapeHtml(texts[i]!.body)}</pre>
+</section>`,
+          )
+          .join('\n');
+        const pending = terms.documents.filter((d) => !d.accepted);
+        let action: string;
+        if (!terms.documents.length) action = '<p>This API has no terms to accept.</p>';
+        else if (!person) {
+          action = `<p><a href="/login?next=${encodeURIComponent(`/terms/${slug}`)}">Sign in</a> as an owner or admin of your organization to accept.</p>`;
+        } else if (!pending.length)
+          action = '<p class="ok" role="status">Your organization has accepted these terms.</p>';
+        else {
+          action = `<form method="post" action="/terms/${escapeHtml(slug)}">
+  ${hidden('csrf', csrfToken(ctx))}
+  ${pending.map((d) => hidden('document', `${d.document_id}:${d.content_hash}`)).join('\n  ')}
+  <button type="submit">Accept for my organization</button>
+</form>`;
+        }
+        render(ctx, 200, `Terms of ${slug}`, `${docs}\n${action}`);
+      },
+      (ctx, err) => render(ctx, err.status, 'Terms', errorLine(err.message)),
+    ),
+  );
+
+  router.post(
+    '/terms/:slug',
+    pageHandler(
+      async (ctx) => {
+        const slug = slugOf(ctx);
+        const form = await readFormParams(ctx);
+        const person = await signedIn(ctx, services);
+        if (!person) {
+          ctx.status = 303;
+          ctx.redirect(`/login?next=${encodeURIComponent(`/terms/${slug}`)}`);
+          return;
+        }
+        const pairs = form.getAll('document');
+        if (!pairs.length) throw new ValidationError('Nothing to accept.');
+        const api = await services.listings.live(services.orm.em.fork(), slug);
+        for (const pair of pairs) {
+          const [document_id, content_hash] = pair.split(':');
+          await services.documents.accept(person, api, {
+            document_id: document_id ?? '',
+            content_hash: content_hash ?? '',
+          });
+        }
+        render(
+          ctx,
+          200,
+          'Terms accepted',
+          `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>`,
+        );
+      },
+      (ctx, err) =>
+        render(
+          ctx,
+          err.status,
+          'Terms',
+          `${errorLine(err.message)}<p><a href="/terms/${escapeHtml(slugOf(ctx))}">Back to the terms</a></p>`,
+        ),
+    ),
+  );
+
+  router.get('/connect/return', (ctx) => {
+    render(
+      ctx,
+      200,
+      'Payouts',
+      '<p class="ok" role="status">Thanks. Stripe will confirm your details; payouts start once it does.</p>',
+    );
+  });
+  router.get('/connect/refresh', (ctx) => {
+    render(
+      ctx,
+      200,
+      'Payouts',
+      '<p>That onboarding link expired. Ask for a new one (POST /v1/provider/connect/onboard) and try again.</p>',
+    );
+  });
+
+  return router;
+}

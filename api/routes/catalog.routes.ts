@@ -1,0 +1,53 @@
+/** Public catalog routes of this stage: listing detail, terms (and accepting them), providers, document snapshots. */
+import Router from '@koa/router';
+import { z } from 'zod';
+import { ok } from '../../core/envelope.js';
+import { Pagination } from '../../core/pagination.js';
+import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
+import type { Services } from '../../core/services.js';
+import type { AppState } from '../context.js';
+import { auth, optionalAuth, principalOf } from '../middleware/auth.js';
+import { parseBody, parseQuery } from '../middleware/body.js';
+
+const ProvidersQuery = Pagination.extend({ q: z.string().trim().max(100).optional() }).strict();
+
+export function catalogRoutes(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get('/v1/apis/:slug', async (ctx) => {
+    ctx.body = ok(await services.listings.detail(ctx.params.slug!), ctx.state.requestId);
+  });
+
+  router.get('/v1/apis/:slug/terms', optionalAuth(services), async (ctx) => {
+    ctx.body = ok(await services.listings.terms(ctx.params.slug!, ctx.state.principal), ctx.state.requestId);
+  });
+
+  // A person (owner or admin, verified email) accepts in force terms for their org; an API key alone gets 403.
+  router.post('/v1/apis/:slug/terms/accept', auth(services, { session: true }), async (ctx) => {
+    const body = parseBody(ctx, AcceptTermsBody);
+    const api = await services.listings.live(services.orm.em.fork(), ctx.params.slug!);
+    ctx.body = ok(await services.documents.accept(principalOf(ctx.state), api, body), ctx.state.requestId);
+  });
+
+  router.get('/v1/providers', async (ctx) => {
+    const page = await services.directory.list(parseQuery(ctx, ProvidersQuery));
+    ctx.body = ok(page.items, ctx.state.requestId, { pagination: page.pagination });
+  });
+
+  router.get('/v1/providers/:slug', async (ctx) => {
+    ctx.body = ok(await services.directory.get(ctx.params.slug!), ctx.state.requestId);
+  });
+
+  // The exact text behind a content hash (what `snapshot_url` points to): raw markdown, not the envelope.
+  router.get('/v1/documents/:document_id/snapshot', async (ctx) => {
+    const snap = await services.documents.snapshot(ctx.params.document_id!);
+    ctx.type = 'text/markdown; charset=utf-8';
+    ctx.set('ETag', `"${snap.contentHash}"`);
+    ctx.set('X-Content-Hash', snap.contentHash);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.body = snap.body;
+  });
+
+  return router;
+}

@@ -1,0 +1,70 @@
+/**
+ * Provider analytics (GET /v1/provider/analytics): calls and GMV of the provider's APIs from the usage events, and
+ * earnings, platform fees and payouts from the provider's ledger rows, over a time range. On the provider's books a
+ * paid call is a `provider_earning` row (the gross price) and a negative `platform_fee` row; payouts are negative
+ * `payout` rows.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Principal } from '../auth/scopes.js';
+import type { UsageService } from '../usage/usage.service.js';
+
+export interface AnalyticsView {
+  range: { from: string; to: string };
+  totals: {
+    calls: number;
+    successful_calls: number;
+    gmv_cents: number;
+    provider_earnings_cents: number;
+    platform_fee_cents: number;
+    net_earnings_cents: number;
+    payouts_cents: number;
+  };
+  by_api: { api_id: string; slug: string; calls: number; successful_calls: number; gmv_cents: number }[];
+}
+
+export class AnalyticsService {
+  constructor(private readonly deps: { orm: MikroORM; usage: UsageService }) {}
+
+  async provider(principal: Principal, query: { from?: string; to?: string }): Promise<AnalyticsView> {
+    const { from, to } = this.deps.usage.resolveRange(query);
+    const em = this.deps.orm.em.fork();
+    const byApi = await em.execute<{ api_id: string; slug: string; calls: string; ok: string; gmv: string }[]>(
+      `select a.id as api_id, a.slug, count(u.id) as calls,
+              count(u.id) filter (where u.outcome = 'success') as ok,
+              coalesce(sum(u.cost_cents) filter (where u.outcome = 'success'), 0) as gmv
+         from apis a
+         left join usage_events u on u.api_id = a.id and u.created_at >= ? and u.created_at < ?
+        where a.org_id = ?
+        group by a.id, a.slug
+        order by gmv desc, a.slug asc`,
+      [from, to, principal.orgId],
+    );
+    const [ledger] = await em.execute<{ earnings: string; fees: string; payouts: string }[]>(
+      `select coalesce(sum(amount_cents) filter (where kind = 'provider_earning'), 0) as earnings,
+              coalesce(sum(-amount_cents) filter (where kind = 'platform_fee'), 0) as fees,
+              coalesce(sum(-amount_cents) filter (where kind = 'payout'), 0) as payouts
+         from ledger_entries where org_id = ? and created_at >= ? and created_at < ?`,
+      [principal.orgId, from, to],
+    );
+    const rows = byApi.map((r) => ({
+      api_id: r.api_id,
+      slug: r.slug,
+      calls: Number(r.calls),
+      successful_calls: Number(r.ok),
+      gmv_cents: Number(r.gmv),
+    }));
+    return {
+      range: { from: from.toISOString(), to: to.toISOString() },
+      totals: {
+        calls: rows.reduce((s, r) => s + r.calls, 0),
+        successful_calls: rows.reduce((s, r) => s + r.successful_calls, 0),
+        gmv_cents: rows.reduce((s, r) => s + r.gmv_cents, 0),
+        provider_earnings_cents: Number(ledger?.earnings ?? 0),
+        platform_fee_cents: Number(ledger?.fees ?? 0),
+        net_earnings_cents: Number(ledger?.earnings ?? 0) - Number(ledger?.fees ?? 0),
+        payouts_cents: Number(ledger?.payouts ?? 0),
+      },
+      by_api: rows,
+    };
+  }
+}

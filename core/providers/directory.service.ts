@@ -1,0 +1,125 @@
+/**
+ * The public provider directory: orgs with a public profile (a slug), their trust badges, stats and live APIs.
+ * Badges: `verified_email` (the owner proved the address), `connect_enabled` (Stripe payouts are set up),
+ * `verified_upstream` (a live API passed its latest upstream smoke test).
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Api } from '../../db/entities/index.js';
+import type { Clock } from '../clock.js';
+import { NotFoundError } from '../errors.js';
+import { pageInfo, type Page } from '../pagination.js';
+import type { ProfilesService, PublicProfileView } from '../profiles/profiles.service.js';
+
+export const BADGES = ['verified_email', 'connect_enabled', 'verified_upstream'] as const;
+
+export interface ProviderListItem extends PublicProfileView {
+  badges: string[];
+  live_api_count: number;
+}
+
+export interface ProviderDetail extends ProviderListItem {
+  stats: { live_apis: number; calls_30d: number; success_rate_30d: number | null };
+  apis: { slug: string; name: string; summary: string; category: string | null; published_at: string | null }[];
+}
+
+interface Row {
+  org_id: string;
+  slug: string;
+  display_name: string | null;
+  bio: string | null;
+  website: string | null;
+  avatar_id: string | null;
+  avatar_type: 'image/png' | 'image/jpeg' | 'image/webp' | null;
+  verified_email: boolean;
+  connect_enabled: boolean;
+  verified_upstream: boolean;
+  live_api_count: string;
+}
+
+const SELECT = `
+  select p.org_id, p.slug, p.display_name, p.bio, p.website, p.avatar_id, av.content_type as avatar_type,
+         exists(select 1 from users u where u.org_id = p.org_id and u.role = 'owner' and u.email_verified_at is not null) as verified_email,
+         (o.connect_status = 'enabled') as connect_enabled,
+         exists(select 1 from apis a where a.org_id = p.org_id and a.status = 'live' and a.verification_status = 'passed') as verified_upstream,
+         (select count(*) from apis a where a.org_id = p.org_id and a.status = 'live') as live_api_count
+    from profiles p
+    join orgs o on o.id = p.org_id
+    left join avatars av on av.id = p.avatar_id
+   where p.slug is not null`;
+
+export class DirectoryService {
+  constructor(private readonly deps: { orm: MikroORM; clock: Clock; profiles: ProfilesService }) {}
+
+  private item(r: Row): ProviderListItem {
+    return {
+      org_id: r.org_id,
+      display_name: r.display_name,
+      slug: r.slug,
+      bio: r.bio,
+      website: r.website,
+      avatar_url:
+        r.avatar_id && r.avatar_type
+          ? this.deps.profiles.avatarUrl({ id: r.avatar_id, contentType: r.avatar_type })
+          : null,
+      badges: BADGES.filter((b) => r[b]),
+      live_api_count: Number(r.live_api_count),
+    };
+  }
+
+  async list(query: { q?: string; limit: number; offset: number }): Promise<Page<ProviderListItem>> {
+    const em = this.deps.orm.em.fork();
+    const params: unknown[] = [];
+    let filter = '';
+    if (query.q) {
+      const like = `%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      filter = ' and (p.slug ilike ? or p.display_name ilike ? or p.bio ilike ?)';
+      params.push(like, like, like);
+    }
+    const rows = await em.execute<Row[]>(
+      `${SELECT}${filter} order by live_api_count desc, p.slug asc limit ? offset ?`,
+      [...params, query.limit, query.offset],
+    );
+    const [count] = await em.execute<{ n: string }[]>(
+      `select count(*) as n from profiles p where p.slug is not null${filter}`,
+      params,
+    );
+    const total = Number(count?.n ?? 0);
+    return {
+      items: rows.map((r) => this.item(r)),
+      pagination: pageInfo(query.limit, query.offset, rows.length, total),
+    };
+  }
+
+  async get(slug: string): Promise<ProviderDetail> {
+    const em = this.deps.orm.em.fork();
+    const [row] = await em.execute<Row[]>(`${SELECT} and p.slug = ?`, [slug]);
+    if (!row) throw new NotFoundError(`No provider "${slug}".`);
+    const apis = await em.find(
+      Api,
+      { org: row.org_id, status: 'live' },
+      { orderBy: { publishedAt: 'desc', id: 'asc' } },
+    );
+    const since = new Date(this.deps.clock.now().getTime() - 30 * 86_400_000);
+    const [usage] = await em.execute<{ calls: string; ok: string }[]>(
+      `select count(*) as calls, count(*) filter (where outcome = 'success') as ok
+         from usage_events where created_at >= ? and api_id in (select id from apis where org_id = ?)`,
+      [since, row.org_id],
+    );
+    const calls = Number(usage?.calls ?? 0);
+    return {
+      ...this.item(row),
+      stats: {
+        live_apis: apis.length,
+        calls_30d: calls,
+        success_rate_30d: calls ? Math.round((Number(usage?.ok ?? 0) / calls) * 10_000) / 10_000 : null,
+      },
+      apis: apis.map((a) => ({
+        slug: a.slug,
+        name: a.name,
+        summary: a.summary,
+        category: a.category ?? null,
+        published_at: a.publishedAt?.toISOString() ?? null,
+      })),
+    };
+  }
+}

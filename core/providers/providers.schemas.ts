@@ -1,0 +1,197 @@
+/** Inputs of the provider routes and tools (zod, strict: unknown fields are refused). */
+import { z } from 'zod';
+import { DOCUMENT_KINDS, ENDPOINT_METHODS, INJECTIONS } from '../../db/entities/index.js';
+import { Cents } from '../keys/keys.schemas.js';
+
+export const API_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+export const Slug = z.string().trim().regex(API_SLUG, 'must be 1-64 lower-case letters, digits or inner hyphens');
+
+const MAX_SCHEMA_BYTES = 64 * 1024;
+export const JsonSchemaInput = z
+  .record(z.string(), z.unknown())
+  .refine((v) => JSON.stringify(v).length <= MAX_SCHEMA_BYTES, `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON`);
+
+/** `/forecast/{city}`: starts with `/`, no `..` segments, `{name}` parameters only, URL-safe characters. */
+export const PathTemplate = z
+  .string()
+  .trim()
+  .min(1)
+  .max(500)
+  .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/{}-]*$/, 'must start with / and use URL path characters')
+  .refine((p) => !p.split('/').some((seg) => seg === '..' || seg === '.'), 'must not contain . or .. segments')
+  .refine((p) => /^(?:[^{}]|\{[A-Za-z_][A-Za-z0-9_]*\})*$/.test(p), 'parameters must look like {name}');
+
+export const EndpointInput = z
+  .object({
+    method: z
+      .string()
+      .transform((m) => m.toUpperCase())
+      .pipe(z.enum(ENDPOINT_METHODS)),
+    path: PathTemplate,
+    summary: z.string().trim().max(200).nullable().optional(),
+    price_cents: Cents.optional(),
+    input_schema: JsonSchemaInput.nullable().optional(),
+    output_schema: JsonSchemaInput.nullable().optional(),
+  })
+  .strict();
+export type EndpointInput = z.infer<typeof EndpointInput>;
+
+const Tags = z.array(z.string().trim().toLowerCase().min(1).max(32)).max(10);
+const UrlString = z.string().trim().min(1).max(2000);
+
+export const CreateApiBody = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    slug: Slug,
+    summary: z.string().trim().min(1).max(300),
+    base_url: UrlString,
+    description: z.string().trim().max(5000).nullable().optional(),
+    tags: Tags.optional(),
+    category: Slug.nullable().optional(),
+    endpoints: z.array(EndpointInput).max(500).optional(),
+    import_from: z
+      .object({ type: z.enum(['openapi_url', 'external_url']), url: UrlString })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .refine(
+    (b) => {
+      const keys = (b.endpoints ?? []).map((e) => `${e.method} ${e.path}`);
+      return new Set(keys).size === keys.length;
+    },
+    { message: 'endpoints must not repeat a method and path', path: ['endpoints'] },
+  );
+export type CreateApiBody = z.infer<typeof CreateApiBody>;
+
+export const UpdateApiBody = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    summary: z.string().trim().min(1).max(300),
+    description: z.string().trim().max(5000).nullable(),
+    tags: Tags,
+    category: Slug.nullable(),
+    base_url: UrlString,
+    docs_url: UrlString.nullable(),
+  })
+  .partial()
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, 'send at least one field to change');
+export type UpdateApiBody = z.infer<typeof UpdateApiBody>;
+
+/** Header names and query parameter names: RFC 7230 token characters. */
+const InjectionName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be a valid header or parameter name');
+
+export const CredentialsBody = z
+  .object({
+    secret: z.string().min(1).max(4096),
+    injection: z.enum(INJECTIONS).default('bearer'),
+    injection_name: InjectionName.nullable().optional(),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    if ((b.injection === 'header' || b.injection === 'query') && !b.injection_name) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['injection_name'],
+        message: `is required when injection is "${b.injection}"`,
+      });
+    }
+    if (
+      b.injection === 'header' &&
+      b.injection_name &&
+      /^(host|content-length|transfer-encoding|connection)$/i.test(b.injection_name)
+    ) {
+      ctx.addIssue({ code: 'custom', path: ['injection_name'], message: 'cannot be a hop-by-hop or framing header' });
+    }
+    if (b.injection === 'basic' && !b.secret.includes(':')) {
+      ctx.addIssue({ code: 'custom', path: ['secret'], message: 'must be "user:password" for basic injection' });
+    }
+  });
+export type CredentialsBody = z.infer<typeof CredentialsBody>;
+
+/** Publish: `acceptTerms`/`accept_terms` must be true; `skipVerify`/`skip_verify` optional (both spellings). */
+export const PublishBody = z
+  .object({
+    acceptTerms: z.boolean().optional(),
+    accept_terms: z.boolean().optional(),
+    skipVerify: z.boolean().optional(),
+    skip_verify: z.boolean().optional(),
+  })
+  .strict()
+  .transform((b) => ({
+    acceptTerms: b.acceptTerms ?? b.accept_terms ?? false,
+    skipVerify: b.skipVerify ?? b.skip_verify ?? false,
+  }));
+export type PublishBody = z.infer<typeof PublishBody>;
+
+const IsoInstant = z.iso.datetime({ offset: true });
+
+export const DiscountInput = z
+  .object({
+    percent: z.number().int().min(1).max(100).optional(),
+    amount_cents: Cents.min(1).optional(),
+    starts_at: IsoInstant.nullable().optional(),
+    ends_at: IsoInstant.nullable().optional(),
+    label: z.string().trim().max(60).nullable().optional(),
+  })
+  .strict()
+  .refine(
+    (d) => (d.percent === undefined) !== (d.amount_cents === undefined),
+    'give exactly one of percent or amount_cents',
+  )
+  .refine(
+    (d) => !d.starts_at || !d.ends_at || Date.parse(d.ends_at) > Date.parse(d.starts_at),
+    'ends_at must be after starts_at',
+  );
+export type DiscountInput = z.infer<typeof DiscountInput>;
+
+export const PricingBody = z
+  .object({
+    endpoints: z
+      .array(
+        z
+          .object({
+            endpoint_id: z.string().max(40),
+            price_cents: Cents.optional(),
+            discount: DiscountInput.nullable().optional(),
+          })
+          .strict()
+          .refine((e) => e.price_cents !== undefined || e.discount !== undefined, 'give price_cents and/or discount'),
+      )
+      .min(1)
+      .max(500)
+      .refine((list) => new Set(list.map((e) => e.endpoint_id)).size === list.length, 'must not repeat an endpoint_id'),
+  })
+  .strict();
+export type PricingBody = z.infer<typeof PricingBody>;
+
+export const CreateDocumentBody = z
+  .object({
+    kind: z.enum(DOCUMENT_KINDS),
+    source: z.literal('hosted').default('hosted'),
+    version: z.string().trim().min(1).max(50),
+    title: z.string().trim().max(200).nullable().optional(),
+    body: z.string().min(1).max(200_000),
+    api_id: z.string().max(40).nullable().optional(),
+    acceptance_mode: z.enum(['required', 'optional']).default('optional'),
+  })
+  .strict();
+export type CreateDocumentBody = z.infer<typeof CreateDocumentBody>;
+
+export const ListDocumentsQuery = z
+  .object({ api_id: z.string().max(40).optional(), kind: z.enum(DOCUMENT_KINDS).optional() })
+  .strict();
+
+export const AcceptTermsBody = z
+  .object({
+    document_id: z.string().max(40),
+    content_hash: z.string().regex(/^[0-9a-f]{64}$/, 'must be the document’s SHA-256 (64 hex characters)'),
+  })
+  .strict();
+export type AcceptTermsBody = z.infer<typeof AcceptTermsBody>;

@@ -1,0 +1,224 @@
+/**
+ * Providers' legal documents and consumers' acceptances.
+ * - A document is immutable once created (a change is a new version). Activating one makes it effective and
+ *   supersedes the previous active version of the same kind and scope (one API, or all of the provider's APIs).
+ * - `content_hash` is the SHA-256 of the body; the snapshot URL serves exactly that text.
+ * - Accepting needs a person: a session of an owner or admin whose email is verified (an API key alone gets 403),
+ *   naming the document and its hash (a stale hash is a 400, so nobody accepts a text they did not see).
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { Api, Document, Org, TermsAcceptance, User, type IApi, type IDocument } from '../../db/entities/index.js';
+import type { Principal } from '../auth/scopes.js';
+import type { Clock } from '../clock.js';
+import { sha256Hex } from '../crypto.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import { isId, newId } from '../ids.js';
+import type { AcceptTermsBody, CreateDocumentBody } from '../providers/providers.schemas.js';
+
+export interface DocumentView {
+  document_id: string;
+  kind: string;
+  source: string;
+  version: string;
+  title: string | null;
+  content_hash: string;
+  acceptance_mode: string;
+  status: string;
+  api_id: string | null;
+  snapshot_url: string;
+  activated_at: string | null;
+  created_at: string;
+}
+
+export interface AcceptanceView {
+  accepted: true;
+  document_id: string;
+  content_hash: string;
+  accepted_at: string;
+}
+
+export interface TermsRequirement {
+  document_id: string;
+  content_hash: string;
+  snapshot_url: string;
+  approval_url: string;
+}
+
+export class DocumentsService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly publicBaseUrl: string,
+  ) {}
+
+  snapshotUrl(id: string): string {
+    return `${this.publicBaseUrl}/v1/documents/${id}/snapshot`;
+  }
+
+  view(d: IDocument): DocumentView {
+    return {
+      document_id: d.id,
+      kind: d.kind,
+      source: d.source,
+      version: d.version,
+      title: d.title ?? null,
+      content_hash: d.contentHash,
+      acceptance_mode: d.acceptanceMode,
+      status: d.status,
+      api_id: d.api?.id ?? null,
+      snapshot_url: this.snapshotUrl(d.id),
+      activated_at: d.activatedAt?.toISOString() ?? null,
+      created_at: d.createdAt.toISOString(),
+    };
+  }
+
+  private async ownApi(em: EntityManager, principal: Principal, apiId: string): Promise<IApi> {
+    const api = isId('api', apiId) ? await em.findOne(Api, { id: apiId, org: principal.orgId }) : null;
+    if (!api) throw new NotFoundError(`No API ${apiId}.`);
+    return api;
+  }
+
+  async create(principal: Principal, body: CreateDocumentBody): Promise<DocumentView> {
+    const em = this.orm.em.fork();
+    const api = body.api_id ? await this.ownApi(em, principal, body.api_id) : null;
+    const doc = em.create(Document, {
+      id: newId('document'),
+      org: em.getReference(Org, principal.orgId),
+      api,
+      kind: body.kind,
+      source: body.source,
+      version: body.version,
+      title: body.title ?? null,
+      body: body.body,
+      contentHash: sha256Hex(body.body),
+      acceptanceMode: body.acceptance_mode,
+    });
+    await em.flush();
+    return this.view(doc);
+  }
+
+  async list(principal: Principal, filter: { api_id?: string; kind?: string }): Promise<DocumentView[]> {
+    const where: Record<string, unknown> = { org: principal.orgId };
+    if (filter.api_id) where.api = filter.api_id;
+    if (filter.kind) where.kind = filter.kind;
+    const docs = await this.orm.em.fork().find(Document, where, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    return docs.map((d) => this.view(d));
+  }
+
+  async activate(principal: Principal, documentId: string): Promise<DocumentView> {
+    return this.orm.em.fork().transactional(async (tem) => {
+      const doc = isId('document', documentId)
+        ? await tem.findOne(Document, { id: documentId, org: principal.orgId })
+        : null;
+      if (!doc) throw new NotFoundError(`No document ${documentId}.`);
+      if (doc.status === 'active') return this.view(doc);
+      if (doc.status === 'superseded')
+        throw new ConflictError('This version was superseded; create a new version instead.');
+      const now = this.clock.now();
+      await tem.nativeUpdate(
+        Document,
+        { org: principal.orgId, api: doc.api?.id ?? null, kind: doc.kind, status: 'active' },
+        { status: 'superseded', supersededAt: now },
+      );
+      doc.status = 'active';
+      doc.activatedAt = now;
+      await tem.flush();
+      return this.view(doc);
+    });
+  }
+
+  /** The exact text behind a content hash (active or superseded versions; drafts are private). */
+  async snapshot(documentId: string): Promise<{ body: string; contentHash: string; version: string }> {
+    const doc = isId('document', documentId)
+      ? await this.orm.em.fork().findOne(Document, { id: documentId }, { populate: ['body'] })
+      : null;
+    if (!doc || doc.status === 'draft') throw new NotFoundError('No such document.');
+    return { body: doc.body, contentHash: doc.contentHash, version: doc.version };
+  }
+
+  /** Active documents in force for a listing: its own, and the provider's org-wide ones. */
+  async effectiveFor(em: EntityManager, api: IApi): Promise<IDocument[]> {
+    return em.find(
+      Document,
+      { org: api.org.id, status: 'active', $or: [{ api: api.id }, { api: null }] },
+      { orderBy: { kind: 'asc', activatedAt: 'asc' } },
+    );
+  }
+
+  /** Required documents in force for `api` that `orgId` has not accepted (the gateway's 428 check). */
+  async unacceptedRequired(em: EntityManager, api: IApi, orgId: string): Promise<TermsRequirement[]> {
+    const docs = (await this.effectiveFor(em, api)).filter((d) => d.acceptanceMode === 'required');
+    if (docs.length === 0) return [];
+    const accepted = await em.find(TermsAcceptance, { org: orgId, document: { $in: docs.map((d) => d.id) } });
+    const done = new Set(accepted.map((a) => a.document.id));
+    return docs
+      .filter((d) => !done.has(d.id))
+      .map((d) => ({
+        document_id: d.id,
+        content_hash: d.contentHash,
+        snapshot_url: this.snapshotUrl(d.id),
+        approval_url: `${this.publicBaseUrl}/terms/${api.slug}`,
+      }));
+  }
+
+  /** A consumer (or the provider itself) accepts a document in force for `api`. */
+  async accept(principal: Principal, api: IApi, body: AcceptTermsBody): Promise<AcceptanceView> {
+    if (principal.type !== 'session') {
+      throw new ForbiddenError('Accepting terms needs a person signed in (a session), not an API key.', {
+        details: { required_credential: 'session' },
+      });
+    }
+    if (principal.role !== 'owner' && principal.role !== 'admin') {
+      throw new ForbiddenError('Only an owner or admin of the organization can accept terms.');
+    }
+    if (!principal.emailVerified) throw new ForbiddenError('Verify your email before accepting terms.');
+    const em = this.orm.em.fork();
+    const doc = (await this.effectiveFor(em, api)).find((d) => d.id === body.document_id);
+    if (!doc) throw new NotFoundError(`Document ${body.document_id} is not in force for this API.`);
+    if (doc.contentHash !== body.content_hash) {
+      throw new ValidationError(
+        'content_hash does not match the document in force; read the current text and accept again.',
+        {
+          details: { expected_content_hash: doc.contentHash },
+        },
+      );
+    }
+    const existing = await em.findOne(TermsAcceptance, { org: principal.orgId, document: doc.id });
+    if (existing) {
+      return {
+        accepted: true,
+        document_id: doc.id,
+        content_hash: doc.contentHash,
+        accepted_at: existing.acceptedAt.toISOString(),
+      };
+    }
+    const acceptance = em.create(TermsAcceptance, {
+      id: newId('termsAcceptance'),
+      org: em.getReference(Org, principal.orgId),
+      document: doc,
+      contentHash: doc.contentHash,
+      acceptedBy: em.getReference(User, principal.userId),
+      acceptedAt: this.clock.now(),
+    });
+    try {
+      await em.flush();
+    } catch (err) {
+      // A concurrent acceptance of the same document won: the outcome is the same.
+      if (!(err instanceof UniqueConstraintViolationException)) throw err;
+    }
+    return {
+      accepted: true,
+      document_id: doc.id,
+      content_hash: doc.contentHash,
+      accepted_at: acceptance.acceptedAt.toISOString(),
+    };
+  }
+
+  /** Which documents in force for `api` an org has accepted (for the terms routes and the /terms page). */
+  async acceptedIds(em: EntityManager, orgId: string, documentIds: string[]): Promise<Set<string>> {
+    if (!documentIds.length) return new Set();
+    const rows = await em.find(TermsAcceptance, { org: orgId, document: { $in: documentIds } });
+    return new Set(rows.map((r) => r.document.id));
+  }
+}

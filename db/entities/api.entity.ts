@@ -1,0 +1,74 @@
+/**
+ * A provider's API listing: metadata, the upstream base URL and its credential (encrypted at rest), the latest
+ * verification result, and its lifecycle (draft → live → draft). Endpoints hang off it.
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './common.js';
+import { Org } from './org.entity.js';
+
+export const API_STATUSES = ['draft', 'live'] as const;
+export type ApiStatus = (typeof API_STATUSES)[number];
+export const INJECTIONS = ['bearer', 'header', 'query', 'basic'] as const;
+export type Injection = (typeof INJECTIONS)[number];
+export const VERIFICATION_STATUSES = ['never', 'passed', 'failed'] as const;
+export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
+
+export interface VerificationEvidence {
+  checked_at: string;
+  passed: boolean;
+  checks: {
+    endpoint_id: string;
+    method: string;
+    path: string;
+    status: number | null;
+    latency_ms: number | null;
+    ok: boolean;
+    error: string | null;
+  }[];
+}
+
+export interface ImportSource {
+  type: 'openapi_url' | 'external_url';
+  url: string;
+  imported_at: string;
+  openapi_version?: string;
+  operations?: number;
+}
+
+export const Api = defineEntity({
+  name: 'Api',
+  tableName: 'apis',
+  properties: {
+    id: p.string().length(40).primary(),
+    org: p.manyToOne(Org).index(),
+    name: p.string().length(100),
+    /** Lower-case, URL-safe, unique: the gateway path and the catalog address. */
+    slug: p.string().length(64).unique(),
+    summary: p.string().length(300),
+    description: p.text().nullable(),
+    tags: p.array().default([]),
+    category: p.string().length(64).nullable(),
+    baseUrl: p.string().length(2000),
+    docsUrl: p.string().length(2000).nullable(),
+    importSource: p.json<ImportSource>().nullable(),
+    status: p.enum([...API_STATUSES]).default('draft'),
+    /** AES-256-GCM ciphertext of the upstream secret (core/secrets); never returned. */
+    credentialCiphertext: p.text().nullable().lazy(true, false),
+    injection: p.enum([...INJECTIONS]).nullable(),
+    injectionName: p.string().length(100).nullable(),
+    credentialUpdatedAt: p.datetime().nullable(),
+    verificationStatus: p.enum([...VERIFICATION_STATUSES]).default('never'),
+    verification: p.json<VerificationEvidence>().nullable(),
+    publishedAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+  checks: [
+    { name: 'apis_slug_format', expression: "slug ~ '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$'" },
+    {
+      name: 'apis_injection_name',
+      expression: "injection IS NULL OR injection NOT IN ('header', 'query') OR injection_name IS NOT NULL",
+    },
+  ],
+});
+
+export type IApi = InferEntity<typeof Api>;
