@@ -35,6 +35,8 @@ import { DocumentsService } from './terms/documents.service.js';
 import { UpstreamGuard, type LookupAll } from './upstream/upstream-guard.js';
 import { UsageService } from './usage/usage.service.js';
 
+const CLOSE_STEP_TIMEOUT_MS = 10_000;
+
 export interface Services {
   readonly config: Config;
   readonly logger: Logger;
@@ -79,12 +81,20 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const cleanups: Array<() => Promise<void>> = [];
+  // Each step is bounded: a component that never answers must not keep the process from exiting.
   const closeAll = async () => {
     for (const fn of cleanups.reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), CLOSE_STEP_TIMEOUT_MS);
+      });
       try {
-        await fn();
+        if ((await Promise.race([fn(), timeout])) === 'timeout')
+          logger.warn('a service did not close in time; moving on');
       } catch (err) {
         logger.warn({ err }, 'error while closing services');
+      } finally {
+        clearTimeout(timer);
       }
     }
   };

@@ -75,10 +75,15 @@ async function main(): Promise<void> {
     }
     stoppingSince = Date.now();
     log.info({ signal }, 'shutting down: finishing in-flight work');
-    await Promise.allSettled(servers.map((s) => s.close()));
-    await closeMcpSessions?.();
-    await worker?.shutdown();
-    await services.close();
+    const step = async (name: string, fn: () => Promise<unknown>) => {
+      const t = performance.now();
+      await fn();
+      log.debug({ step: name, ms: Math.round(performance.now() - t) }, 'shutdown step done');
+    };
+    await step('http servers', () => Promise.allSettled(servers.map((s) => s.close())));
+    await step('mcp sessions', async () => closeMcpSessions?.());
+    await step('worker', async () => worker?.shutdown());
+    await step('services', () => services.close());
     log.info('stopped');
     await new Promise<void>((resolve) => log.flush(() => resolve()));
     process.exit(0);

@@ -44,9 +44,14 @@ export async function startEmbeddedStripe(toolsBin: string, logger: Logger): Pro
   }
   const port = await freePort();
   const child: ChildProcess = spawn(binary, ['-http-port', String(port)], { stdio: 'ignore' });
+  // Track exit with the event: a child killed by a signal has exitCode null (signalCode set).
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
   const deadline = Date.now() + 10_000;
   while (!(await answers(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (exited || Date.now() > deadline) {
       child.kill('SIGKILL');
       logger.warn('stripe-mock did not start; billing routes will answer 503');
       return undefined;
@@ -59,7 +64,7 @@ export async function startEmbeddedStripe(toolsBin: string, logger: Logger): Pro
     secretKey: 'sk_test_embedded_stripe_mock',
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (exited) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

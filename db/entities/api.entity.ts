@@ -66,7 +66,8 @@ export const Api = defineEntity({
     { name: 'apis_slug_format', expression: "slug ~ '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$'" },
     {
       name: 'apis_injection_name',
-      expression: "injection IS NULL OR injection NOT IN ('header', 'query') OR injection_name IS NOT NULL",
+      // Plain comparisons: Postgres rewrites NOT IN (...) into a form the schema diff would never match.
+      expression: "injection IS NULL OR injection = 'bearer' OR injection = 'basic' OR injection_name IS NOT NULL",
     },
   ],
 });

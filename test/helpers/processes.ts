@@ -105,7 +105,9 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
   try {
     await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`process exited with ${child.exitCode ?? child.signalCode}`);
+        }
         for (const url of healthUrls) {
           const res = await fetch(url).catch(() => undefined);
           if (!res) return false;

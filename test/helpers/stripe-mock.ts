@@ -14,11 +14,15 @@ export async function startStripeMock(): Promise<StripeMock> {
   const port = await freePort();
   const child = spawn(STRIPE_MOCK, ['-http-port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
   child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2_000)));
   await waitFor(
     () =>
       new Promise<boolean>((resolve) => {
-        if (child.exitCode !== null) throw new Error(`stripe-mock exited: ${stderr}`);
+        if (exited) throw new Error(`stripe-mock exited: ${stderr}`);
         const s = net.connect(port, '127.0.0.1');
         s.once('connect', () => (s.destroy(), resolve(true)));
         s.once('error', () => resolve(false));
@@ -30,7 +34,7 @@ export async function startStripeMock(): Promise<StripeMock> {
     port,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (exited) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
