@@ -3,6 +3,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { LedgerService } from '../core/ledger/ledger.service.js';
 import { STARTER_CREDIT_IDEMPOTENCY_KEY } from '../core/temporal/contracts.js';
 
+// Workflow payload types, for workflows/ (which may import types from activities/ only).
+export type { SignupCreditsInput, SignupCreditsResult, SignupCreditsStatus } from '../core/temporal/contracts.js';
+
 export interface GrantStarterCreditsInput {
   orgId: string;
   amountCents: number;

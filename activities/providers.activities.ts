@@ -3,6 +3,19 @@ import type { ConnectService } from '../core/billing/connect.service.js';
 import type { ProvidersService } from '../core/providers/providers.service.js';
 import type { VerificationResult } from '../core/temporal/contracts.js';
 
+// Workflow payload types, for workflows/ (which may import types from activities/ only).
+export type {
+  AccountUpdate,
+  ConnectOnboardingInput,
+  ConnectOnboardingResult,
+  PriceChangeInput,
+  PriceChangeResult,
+  PublishAction,
+  PublishInput,
+  PublishResult,
+  VerificationResult,
+} from '../core/temporal/contracts.js';
+
 export function createProviderActivities(deps: { providers: ProvidersService; connect: ConnectService }) {
   return {
     async smokeTestApi(input: { apiId: string }): Promise<VerificationResult> {

@@ -1,21 +1,13 @@
-/** Signals, types and ids of connectOnboardingWorkflow (mirrors core/temporal/contracts.ts). */
+/** Signals, payload types and ids of connectOnboardingWorkflow (types defined once, in core/temporal/contracts.ts). */
 import { defineSignal } from '@temporalio/workflow';
+import type { AccountUpdate } from '../activities/providers.activities.js';
 
-export interface AccountUpdate {
-  charges_enabled: boolean;
-  payouts_enabled: boolean;
-  details_submitted: boolean;
-}
+export type {
+  AccountUpdate,
+  ConnectOnboardingInput,
+  ConnectOnboardingResult,
+} from '../activities/providers.activities.js';
 
 export const accountUpdatedSignal = defineSignal<[AccountUpdate]>('accountUpdated');
-
-export interface ConnectOnboardingInput {
-  orgId: string;
-  accountId: string;
-}
-
-export interface ConnectOnboardingResult {
-  status: 'enabled';
-}
 
 export const connectWorkflowId = (orgId: string): string => `connect:${orgId}`;

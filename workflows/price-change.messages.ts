@@ -1,13 +1,4 @@
-/** Types and ids of priceChangeWorkflow (mirrors core/temporal/contracts.ts). */
-export interface PriceChangeInput {
-  apiId: string;
-  endpointId: string;
-  priceCents: number;
-  effectiveAt: string;
-}
-
-export interface PriceChangeResult {
-  applied: boolean;
-}
+/** Payload types and ids of priceChangeWorkflow (the types are defined once, in core/temporal/contracts.ts). */
+export type { PriceChangeInput, PriceChangeResult } from '../activities/providers.activities.js';
 
 export const priceChangeWorkflowId = (apiId: string, endpointId: string): string => `price:${apiId}:${endpointId}`;

@@ -1,23 +1,11 @@
-/** Signals, queries and ids of the signup-credits workflow (mirrors core/temporal/contracts.ts; a test checks). */
+/** Signals, queries, payload types and ids of the signup-credits workflow (types defined in core/temporal/contracts.ts). */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { SignupCreditsStatus } from '../activities/credits.activities.js';
+
+export type { SignupCreditsInput, SignupCreditsResult, SignupCreditsStatus } from '../activities/credits.activities.js';
+export type SignupCreditsState = SignupCreditsStatus['state'];
 
 export const emailVerifiedSignal = defineSignal('emailVerified');
-
-export type SignupCreditsState = 'holding' | 'granting' | 'granted' | 'expired';
-export interface SignupCreditsStatus {
-  state: SignupCreditsState;
-  amountCents: number;
-}
 export const signupCreditsStatusQuery = defineQuery<SignupCreditsStatus>('signupCreditsStatus');
-
-export interface SignupCreditsInput {
-  orgId: string;
-  amountCents: number;
-  /** Temporal duration string: how long the credit is held waiting for verification. */
-  holdFor: string;
-}
-
-export type SignupCreditsResult =
-  { outcome: 'granted'; ledgerEntryId: string; balanceAfterCents: number } | { outcome: 'expired' };
 
 export const signupCreditsWorkflowId = (orgId: string): string => `signup-credits:${orgId}`;

@@ -4,6 +4,7 @@
  * since core/ never imports workflows/ (DESIGN.md, Layers).
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { VerificationEvidence } from '../../db/entities/index.js';
 
 export const WORKFLOW_TYPES = {
   signupCredits: 'signupCreditsWorkflow',
@@ -63,19 +64,8 @@ export interface PublishInput {
   skipVerify: boolean;
 }
 
-export interface VerificationResult {
-  checked_at: string;
-  passed: boolean;
-  checks: {
-    endpoint_id: string;
-    method: string;
-    path: string;
-    status: number | null;
-    latency_ms: number | null;
-    ok: boolean;
-    error: string | null;
-  }[];
-}
+/** The smoke test's evidence, as stored on the listing. */
+export type VerificationResult = VerificationEvidence;
 
 export interface PublishResult {
   action: PublishAction;
