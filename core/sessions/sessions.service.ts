@@ -1,12 +1,13 @@
 /**
  * Control-plane sessions for people. The token is `sess_` + 32 base62 characters (~190 bits), stored only as its
  * SHA-256. A session ends 30 days after sign-in (absolute), after 7 days without use (idle), or at logout.
- * Sessions carry the full marketplace scopes (spec: Session token); routes that need more (a verified email, an
- * owner or admin role) check the principal's user fields.
+ * A verified person's session carries the full marketplace scopes (spec: Session token); before the email is
+ * verified it carries the consumer scopes, like the signup key (so billing and provider steps wait for verification).
+ * Routes that need more (an owner or admin role) check the principal's user fields.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Org, Session, User, type UserRole } from '../../db/entities/index.js';
-import { ALL_SCOPES, type Principal } from '../auth/scopes.js';
+import { ALL_SCOPES, CONSUMER_SCOPES, type Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import { randomString, sha256Hex } from '../crypto.js';
 import { UnauthenticatedError } from '../errors.js';
@@ -74,7 +75,7 @@ export class SessionsService {
       userId: user.id,
       role: user.role as UserRole,
       emailVerified: user.emailVerifiedAt != null,
-      scopes: ALL_SCOPES,
+      scopes: user.emailVerifiedAt != null ? ALL_SCOPES : CONSUMER_SCOPES,
     };
   }
 

@@ -86,6 +86,9 @@ describe('signup and email verification', () => {
 
     const before = await http(s.base, 'GET', '/v1/me', { token: data.api_key });
     expect(before.body.data.credit_cents).toBe(0);
+    // Before verification the person's session carries the consumer scopes only, like the signup key.
+    const sessionBefore = await http(s.base, 'GET', '/v1/me', { token: data.session_token });
+    expect(sessionBefore.body.data.scopes).toEqual(['catalog:read', 'proxy:call', 'keys:write', 'usage:read']);
 
     const res = await http(s.base, 'POST', '/v1/auth/verify-email', { body: { token } });
     expect(res.status, show(res)).toBe(200);
@@ -97,6 +100,9 @@ describe('signup and email verification', () => {
       credit_cents: 100,
       withheld_credit_cents: 0,
     });
+
+    const sessionAfter = await http(s.base, 'GET', '/v1/me', { token: data.session_token });
+    expect(sessionAfter.body.data.scopes).toHaveLength(6);
 
     const after = await http(s.base, 'GET', '/v1/me', { token: data.api_key });
     expect(after.body.data.credential.key_id).toBe(data.key_id);
