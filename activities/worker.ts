@@ -14,6 +14,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import type { Services } from '../core/services.js';
+import { startReloadTrigger } from '../core/billing/reload-trigger.js';
 import { createActivities, type ActivityServices } from './index.js';
 
 export function workflowsPath(): string {
@@ -47,7 +48,7 @@ export interface RunningWorker {
 
 export async function startWorker(
   services: ActivityServices & Pick<Services, 'temporal' | 'logger'>,
-  options: { workflowBundle?: WorkflowBundleOption } = {},
+  options: { workflowBundle?: WorkflowBundleOption; reloadTrigger?: boolean } = {},
 ): Promise<RunningWorker> {
   installRuntimeOnce('WARN');
   const { address, namespace, taskQueue } = services.temporal.target;
@@ -60,11 +61,14 @@ export async function startWorker(
     activities: createActivities(services),
   });
   const done = worker.run().finally(() => connection.close());
+  // Off the gateway's request path: start auto-reloads for orgs the ledger marked.
+  const reloadTrigger = options.reloadTrigger === false ? undefined : startReloadTrigger(services);
   services.logger.info({ taskQueue, namespace }, 'temporal worker running');
   return {
     worker,
     done,
     async shutdown() {
+      await reloadTrigger?.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },

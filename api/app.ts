@@ -10,6 +10,7 @@ import { requestContext } from './middleware/request-context.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { termsPages } from './pages/terms.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
+import { billingRoutes } from './routes/billing.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
@@ -53,6 +54,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     profileRoutes(services),
     usageRoutes(services),
     providerRoutes(services),
+    billingRoutes(services),
     catalogRoutes(services),
     pagesRoutes(services),
     termsPages(services),

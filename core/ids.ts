@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   loginCode: 'lgc',
   avatar: 'avt',
   termsAcceptance: 'tac',
+  payment: 'pay',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

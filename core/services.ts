@@ -10,7 +10,10 @@ import { initOrm } from '../db/mikro-orm.config.js';
 import { AccountsService } from './accounts/accounts.service.js';
 import { IdentityService } from './accounts/identity.service.js';
 import { Authenticator } from './auth/authenticator.js';
+import { BillingService } from './billing/billing.service.js';
+import { ChargesService } from './billing/charges.service.js';
 import { ConnectService } from './billing/connect.service.js';
+import { WebhooksService } from './billing/webhooks.service.js';
 import { createStripeClient, type StripeClient } from './billing/stripe.js';
 import { startEmbeddedStripe } from './billing/stripe-mock.js';
 import { ListingsService } from './catalog/listings.service.js';
@@ -63,6 +66,9 @@ export interface Services {
   readonly directory: DirectoryService;
   readonly analytics: AnalyticsService;
   readonly connect: ConnectService;
+  readonly billing: BillingService;
+  readonly charges: ChargesService;
+  readonly webhooks: WebhooksService;
   readonly health: HealthService;
   /** What actually runs, for the boot banner and /health. */
   readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
@@ -175,6 +181,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const directory = new DirectoryService({ orm, clock, profiles });
     const analytics = new AnalyticsService({ orm, usage });
     const connect = new ConnectService({ orm, config, stripe, temporal });
+    const billing = new BillingService({ orm, config, stripe });
+    const charges = new ChargesService({ orm, stripe, ledger, mailer, logger });
+    const webhooks = new WebhooksService({ orm, config, clock, ledger, connect, temporal, logger });
     const health = new HealthService({
       orm,
       counters,
@@ -209,6 +218,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       directory,
       analytics,
       connect,
+      billing,
+      charges,
+      webhooks,
       health,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',

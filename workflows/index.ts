@@ -1,4 +1,5 @@
 /** Every workflow the worker registers (the bundle's entry point). */
+export { autoReloadWorkflow } from './auto-reload.workflow.js';
 export { connectOnboardingWorkflow } from './connect-onboarding.workflow.js';
 export { priceChangeWorkflow } from './price-change.workflow.js';
 export { signupCreditsWorkflow } from './signup-credits.workflow.js';

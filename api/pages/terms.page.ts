@@ -106,6 +106,21 @@ export function termsPages(services: Services): Router<AppState> {
     ),
   );
 
+  router.get('/billing/return', (ctx) => {
+    const status = typeof ctx.query.status === 'string' ? ctx.query.status : '';
+    const messages: Record<string, [string, string]> = {
+      success: [
+        'Payment received',
+        'Thanks. Your credits are added as soon as Stripe confirms the payment (usually within seconds).',
+      ],
+      card_added: ['Card saved', 'Your card is saved. Paid calls can now be billed to it once your credits run out.'],
+      portal: ['Billing updated', 'You can close this tab.'],
+      cancel: ['Checkout cancelled', 'Nothing was charged. You can start again whenever you like.'],
+    };
+    const [title, text] = messages[status] ?? ['Billing', 'You can close this tab.'];
+    render(ctx, 200, title, `<p role="status">${escapeHtml(text)}</p>`);
+  });
+
   router.get('/connect/return', (ctx) => {
     render(
       ctx,

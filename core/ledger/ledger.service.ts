@@ -73,8 +73,15 @@ export class LedgerService {
   }
 
   private async postInTransaction(tem: EntityManager, input: PostEntryInput): Promise<PostedEntry> {
-    const [org] = await tem.execute<{ credit_cents: string; billing_mode: string }[]>(
-      'select credit_cents, billing_mode from orgs where id = ? for update',
+    const [org] = await tem.execute<
+      {
+        credit_cents: string;
+        billing_mode: string;
+        auto_reload_enabled: boolean;
+        auto_reload_threshold_cents: string | null;
+      }[]
+    >(
+      'select credit_cents, billing_mode, auto_reload_enabled, auto_reload_threshold_cents from orgs where id = ? for update',
       [input.orgId],
     );
     if (!org) throw new NotFoundError(`Organization ${input.orgId} not found.`);
@@ -98,8 +105,16 @@ export class LedgerService {
         details: { credit_cents: Number(org.credit_cents), required_cents: -input.amountCents },
       });
     }
+    // Crossing under the auto-reload threshold only marks the org (cheap, same row); the trigger starts the workflow.
+    const threshold = org.auto_reload_threshold_cents === null ? null : Number(org.auto_reload_threshold_cents);
+    const crossed =
+      org.auto_reload_enabled &&
+      threshold !== null &&
+      input.amountCents < 0 &&
+      Number(org.credit_cents) >= threshold &&
+      balanceAfter < threshold;
     await tem.execute(
-      'update orgs set credit_cents = ?, updated_at = now() where id = ?',
+      `update orgs set credit_cents = ?, updated_at = now()${crossed ? ', reload_requested_at = coalesce(reload_requested_at, now())' : ''} where id = ?`,
       [balanceAfter, input.orgId],
       'run',
     );

@@ -38,3 +38,19 @@ export function loginCodeEmail(to: string, code: string): MailMessage {
 <p>It works once, for 10 minutes. If you did not ask for it, ignore this message.</p>`,
   };
 }
+
+export function reloadFailedEmail(to: string, amountCents: number, reason: string): MailMessage {
+  const amount = `$${(amountCents / 100).toFixed(2)}`;
+  return {
+    to,
+    subject: 'Auto-reload failed: your marketplace account is paused',
+    text: [
+      `We could not charge ${amount} to your saved card for auto-reload (${reason}).`,
+      'Paid API calls are paused until a payment goes through.',
+      'Update your card in the billing portal or buy credits, and calls resume at once.',
+    ].join('\n'),
+    html: `<p>We could not charge ${escapeHtml(amount)} to your saved card for auto-reload (${escapeHtml(reason)}).</p>
+<p>Paid API calls are paused until a payment goes through.</p>
+<p>Update your card in the billing portal or buy credits, and calls resume at once.</p>`,
+  };
+}

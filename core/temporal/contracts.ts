@@ -11,11 +11,14 @@ export const WORKFLOW_TYPES = {
   verifyAndPublish: 'verifyAndPublishWorkflow',
   priceChange: 'priceChangeWorkflow',
   connectOnboarding: 'connectOnboardingWorkflow',
+  autoReload: 'autoReloadWorkflow',
 } as const;
 
 export const SIGNALS = {
   emailVerified: 'emailVerified',
   accountUpdated: 'accountUpdated',
+  paymentSettled: 'paymentSettled',
+  reloadRequested: 'reloadRequested',
 } as const;
 
 export const QUERIES = {
@@ -32,6 +35,7 @@ export const workflowIds = {
   publish: (apiId: string) => `publish:${apiId}`,
   priceChange: (apiId: string, endpointId: string) => `price:${apiId}:${endpointId}`,
   connect: (orgId: string) => `connect:${orgId}`,
+  autoReload: (orgId: string) => `reload:${orgId}`,
 } as const;
 
 /** The trial credit of a human signup (spec: Limits, Trial credit). */
@@ -100,3 +104,24 @@ export interface AccountUpdate {
 export interface ConnectOnboardingResult {
   status: 'enabled';
 }
+
+export interface AutoReloadInput {
+  orgId: string;
+}
+
+/** Sent by the billing webhook when a charge a workflow is waiting on settles. */
+export interface PaymentSettled {
+  paymentId: string;
+  succeeded: boolean;
+  reason?: string;
+}
+
+export type ChargeAttempt =
+  | { status: 'skipped'; reason: string }
+  | { status: 'succeeded' | 'pending'; paymentId: string }
+  | { status: 'failed'; paymentId: string | null; reason: string };
+
+export type AutoReloadResult =
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'credited'; paymentId: string }
+  | { outcome: 'failed'; paymentId: string | null; reason: string };

@@ -15,6 +15,7 @@ import {
   workflowIds,
   type AccountUpdate,
   type ConnectOnboardingInput,
+  type PaymentSettled,
   type PriceChangeInput,
   type PublishInput,
   type PublishResult,
@@ -219,6 +220,36 @@ export class TemporalService {
   async signalAccountUpdated(orgId: string, update: AccountUpdate): Promise<boolean> {
     try {
       await this.client.workflow.getHandle(workflowIds.connect(orgId)).signal(SIGNALS.accountUpdated, update);
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** Ask for an auto-reload of the org (signal-with-start: one reload at a time per org). */
+  async requestAutoReload(orgId: string): Promise<void> {
+    await this.client.workflow.signalWithStart(WORKFLOW_TYPES.autoReload, {
+      workflowId: workflowIds.autoReload(orgId),
+      taskQueue: this.target.taskQueue,
+      args: [{ orgId }],
+      signal: SIGNALS.reloadRequested,
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }]),
+    });
+  }
+
+  /** Tell the workflow waiting on a charge how it settled; false when none is waiting. */
+  async signalPaymentSettled(
+    payment: { id: string; kind: string; org: { id: string } },
+    outcome: { succeeded: boolean; reason?: string },
+  ): Promise<boolean> {
+    if (payment.kind !== 'auto_reload') return false;
+    try {
+      const settled: PaymentSettled = { paymentId: payment.id, ...outcome };
+      await this.client.workflow
+        .getHandle(workflowIds.autoReload(payment.org.id))
+        .signal(SIGNALS.paymentSettled, settled);
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;

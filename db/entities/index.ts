@@ -8,8 +8,10 @@ import { Endpoint } from './endpoint.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
 import { Org } from './org.entity.js';
+import { Payment } from './payment.entity.js';
 import { Profile } from './profile.entity.js';
 import { Session } from './session.entity.js';
+import { StripeEvent } from './stripe-event.entity.js';
 import { TermsAcceptance } from './terms-acceptance.entity.js';
 import { UsageEvent } from './usage-event.entity.js';
 import { User } from './user.entity.js';
@@ -24,8 +26,10 @@ export {
   LedgerEntry,
   LoginCode,
   Org,
+  Payment,
   Profile,
   Session,
+  StripeEvent,
   TermsAcceptance,
   UsageEvent,
   User,
@@ -39,8 +43,10 @@ export * from './endpoint.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
 export * from './org.entity.js';
+export * from './payment.entity.js';
 export * from './profile.entity.js';
 export * from './session.entity.js';
+export * from './stripe-event.entity.js';
 export * from './terms-acceptance.entity.js';
 export * from './usage-event.entity.js';
 export * from './user.entity.js';
@@ -60,4 +66,6 @@ export const ENTITIES = [
   Endpoint,
   Document,
   TermsAcceptance,
+  StripeEvent,
+  Payment,
 ];

@@ -28,11 +28,28 @@ export const Org = defineEntity({
     /** Stripe Connect (payouts to providers): the connected account and where onboarding stands. */
     stripeAccountId: p.string().length(64).nullable().unique(),
     connectStatus: p.enum([...CONNECT_STATUSES]).default('none'),
+    /** Stripe customer (cards, checkout, portal) and the saved card used off-session. */
+    stripeCustomerId: p.string().length(64).nullable().unique(),
+    hasPaymentMethod: p.boolean().default(false),
+    defaultPaymentMethodId: p.string().length(64).nullable(),
+    autoReloadEnabled: p.boolean().default(false),
+    autoReloadThresholdCents: p.bigint('number').nullable(),
+    autoReloadAmountCents: p.bigint('number').nullable(),
+    /** Card-on-file usage beyond the credits, owed and not yet charged. */
+    billableCents: p.bigint('number').default(0),
+    /** Set in the ledger transaction that takes the balance under the auto-reload threshold; cleared by the trigger. */
+    reloadRequestedAt: p.datetime().nullable(),
     ...timestamps(),
   },
   checks: [
     { name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" },
     { name: 'orgs_withheld_credit_nonnegative', expression: 'withheld_credit_cents >= 0' },
+    { name: 'orgs_billable_nonnegative', expression: 'billable_cents >= 0' },
+    {
+      name: 'orgs_auto_reload_settings',
+      expression:
+        'auto_reload_enabled = false OR (auto_reload_threshold_cents IS NOT NULL AND auto_reload_amount_cents IS NOT NULL AND auto_reload_amount_cents > 0)',
+    },
   ],
 });
 

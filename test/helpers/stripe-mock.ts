@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { STRIPE_MOCK } from './env.js';
+import { serve } from './http.js';
 import { freePort, waitFor } from './ports.js';
 
 export interface StripeMock {
@@ -39,4 +40,53 @@ export async function startStripeMock(): Promise<StripeMock> {
         child.kill('SIGTERM');
       }),
   };
+}
+
+export interface RecordedStripeCall {
+  method: string;
+  path: string;
+  idempotencyKey: string | undefined;
+  /** Form parameters as Stripe's SDK sends them (`metadata[org_id]` etc.). */
+  params: Record<string, string>;
+}
+
+export interface StripeRecorder {
+  url: string;
+  calls: RecordedStripeCall[];
+  close(): Promise<void>;
+}
+
+/** A recording proxy in front of stripe-mock: every call our code makes to Stripe, with its parameters. */
+export async function startStripeRecorder(mock: StripeMock): Promise<StripeRecorder> {
+  const calls: RecordedStripeCall[] = [];
+  const server = await serve((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const url = new URL(req.url ?? '/', 'http://x');
+      calls.push({
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+        params: Object.fromEntries(new URLSearchParams(req.method === 'GET' ? url.search : body)),
+      });
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+      fetch(`${mock.url}${req.url}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : body })
+        .then(async (upstream) => {
+          const text = await upstream.text();
+          res.writeHead(upstream.status, {
+            'content-type': upstream.headers.get('content-type') ?? 'application/json',
+          });
+          res.end(text);
+        })
+        .catch(() => {
+          res.writeHead(502);
+          res.end();
+        });
+    });
+  });
+  return { url: server.url, calls, close: () => server.close() };
 }

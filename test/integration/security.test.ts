@@ -64,6 +64,14 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/terms/:slug', need: 'none' },
   { method: 'GET', path: '/connect/return', need: 'none' },
   { method: 'GET', path: '/connect/refresh', need: 'none' },
+  { method: 'GET', path: '/v1/billing/balance', need: 'auth' },
+  { method: 'GET', path: '/v1/billing/packs', need: 'auth' },
+  { method: 'POST', path: '/v1/billing/checkout', need: 'billing:write' },
+  { method: 'POST', path: '/v1/billing/setup-intent', need: 'billing:write' },
+  { method: 'POST', path: '/v1/billing/portal', need: 'billing:write' },
+  { method: 'POST', path: '/v1/billing/auto-reload', need: 'billing:write' },
+  { method: 'POST', path: '/v1/webhooks/stripe', need: 'none' },
+  { method: 'GET', path: '/billing/return', need: 'none' },
   { method: 'GET', path: '/login', need: 'none' },
   { method: 'POST', path: '/login', need: 'none' },
   { method: 'POST', path: '/login/verify', need: 'none' },
@@ -93,7 +101,7 @@ describe('security: every route', () => {
   const keyLacking = new Map<Scope, string>(); // org A keys lacking one scope each
 
   beforeAll(async () => {
-    stack = await createTestStack();
+    stack = await createTestStack({ env: { STRIPE_WEBHOOK_SECRET: 'whsec_security_test' } });
     server = await serve(createApiApp(stack.services).callback());
     base = server.url;
     const em = stack.services.orm.em.fork();

@@ -8,6 +8,11 @@ import {
   signupCreditsWorkflowId,
 } from '../../workflows/signup-credits.messages.js';
 import { accountUpdatedSignal, connectWorkflowId } from '../../workflows/connect-onboarding.messages.js';
+import {
+  autoReloadWorkflowId,
+  paymentSettledSignal,
+  reloadRequestedSignal,
+} from '../../workflows/auto-reload.messages.js';
 import { priceChangeWorkflowId } from '../../workflows/price-change.messages.js';
 import { publishWorkflowId } from '../../workflows/verify-and-publish.messages.js';
 
@@ -26,5 +31,8 @@ describe('workflow contracts', () => {
     expect(connectWorkflowId('org_x')).toBe(workflowIds.connect('org_x'));
     expect(priceChangeWorkflowId('api_x', 'ep_y')).toBe(workflowIds.priceChange('api_x', 'ep_y'));
     expect(publishWorkflowId('api_x')).toBe(workflowIds.publish('api_x'));
+    expect(paymentSettledSignal.name).toBe(SIGNALS.paymentSettled);
+    expect(reloadRequestedSignal.name).toBe(SIGNALS.reloadRequested);
+    expect(autoReloadWorkflowId('org_x')).toBe(workflowIds.autoReload('org_x'));
   });
 });

@@ -200,7 +200,12 @@ describe('pricing and scheduled increases', () => {
 });
 
 describe('recorded histories replay', () => {
-  it.each(['price-change-applied.json', 'verify-and-publish-published.json'])('%s', async (file) => {
+  it.each([
+    'price-change-applied.json',
+    'verify-and-publish-published.json',
+    'auto-reload-credited.json',
+    'auto-reload-failed.json',
+  ])('%s', async (file) => {
     const history = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as {
       events: { eventType: string }[];
     };

@@ -1,0 +1,164 @@
+/**
+ * Billing for consumers: balance and packs, hosted Checkout to buy credits, card setup and the customer portal
+ * (steps a person completes in a browser), and auto-reload settings. Stripe stays behind this service.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type Stripe from 'stripe';
+import { Org, Payment, type IOrg } from '../../db/entities/index.js';
+import type { Principal } from '../auth/scopes.js';
+import type { Config } from '../config.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { newId } from '../ids.js';
+import { PACKS, type AutoReloadBody, type CheckoutBody } from './billing.schemas.js';
+import { requireStripe } from './stripe.js';
+
+export interface BalanceView {
+  credit_cents: number;
+  billing_mode: string;
+  auto_reload_enabled: boolean;
+  has_payment_method: boolean;
+  suspended: boolean;
+  /** Card-on-file usage owed beyond the credits, not yet charged. */
+  billable_cents: number;
+}
+
+export function balanceView(org: IOrg): BalanceView {
+  return {
+    credit_cents: org.creditCents,
+    billing_mode: org.billingMode,
+    auto_reload_enabled: org.autoReloadEnabled,
+    has_payment_method: org.hasPaymentMethod,
+    suspended: org.suspended,
+    billable_cents: org.billableCents,
+  };
+}
+
+export class BillingService {
+  constructor(private readonly deps: { orm: MikroORM; config: Config; stripe: Stripe | undefined }) {}
+
+  async balance(principal: Principal): Promise<BalanceView> {
+    const org = await this.deps.orm.em.fork().findOne(Org, principal.orgId);
+    if (!org) throw new NotFoundError('Organization not found.');
+    return balanceView(org);
+  }
+
+  packs() {
+    return PACKS.map((p) => ({ ...p, currency: 'usd' }));
+  }
+
+  /** The org's Stripe customer, created once (idempotency key per org). */
+  async ensureCustomer(orgId: string): Promise<string> {
+    const stripe = requireStripe(this.deps.stripe);
+    const em = this.deps.orm.em.fork();
+    const org = await em.findOneOrFail(Org, orgId);
+    if (org.stripeCustomerId) return org.stripeCustomerId;
+    const customer = await stripe.customers.create(
+      { name: org.name ?? undefined, metadata: { org_id: org.id } },
+      { idempotencyKey: `customer:${org.id}` },
+    );
+    org.stripeCustomerId = customer.id;
+    await em.flush();
+    return customer.id;
+  }
+
+  async checkout(principal: Principal, body: CheckoutBody) {
+    const stripe = requireStripe(this.deps.stripe);
+    const pack = body.pack ? PACKS.find((p) => p.name === body.pack)! : undefined;
+    const amount = pack ? pack.price_cents : body.amount_cents!;
+    const credit = pack ? pack.credit_cents : body.amount_cents!;
+    const customer = await this.ensureCustomer(principal.orgId);
+    const base = this.deps.config.urls.publicBase;
+    const paymentId = newId('payment');
+    const metadata = {
+      org_id: principal.orgId,
+      credit_cents: String(credit),
+      payment_id: paymentId,
+      pack: pack?.name ?? 'custom',
+    };
+    const session = await stripe.checkout.sessions.create(
+      {
+        mode: 'payment',
+        customer,
+        client_reference_id: principal.orgId,
+        line_items: [
+          {
+            quantity: 1,
+            price_data: {
+              currency: 'usd',
+              unit_amount: amount,
+              product_data: { name: pack ? `Marketplace credits: ${pack.name}` : 'Marketplace credits' },
+            },
+          },
+        ],
+        success_url: body.success_url ?? `${base}/billing/return?status=success&session_id={CHECKOUT_SESSION_ID}`,
+        cancel_url: body.cancel_url ?? `${base}/billing/return?status=cancel`,
+        metadata,
+        payment_intent_data: { metadata },
+      },
+      { idempotencyKey: `checkout:${paymentId}` },
+    );
+    const em = this.deps.orm.em.fork();
+    em.create(Payment, {
+      id: paymentId,
+      org: em.getReference(Org, principal.orgId),
+      kind: 'checkout',
+      stripeRef: session.id,
+      amountCents: amount,
+      creditCents: credit,
+      idempotencyKey: `checkout:${paymentId}`,
+    });
+    await em.flush();
+    return {
+      checkout_url: session.url,
+      checkout_session_id: session.id,
+      amount_cents: amount,
+      credit_cents: credit,
+      expires_at: session.expires_at ? new Date(session.expires_at * 1000).toISOString() : null,
+    };
+  }
+
+  /** A card-setup intent, plus a hosted page (Checkout in setup mode) where the person confirms the card. */
+  async setupIntent(principal: Principal) {
+    const stripe = requireStripe(this.deps.stripe);
+    const customer = await this.ensureCustomer(principal.orgId);
+    const base = this.deps.config.urls.publicBase;
+    const metadata = { org_id: principal.orgId };
+    const intent = await stripe.setupIntents.create({ customer, usage: 'off_session', metadata });
+    const page = await stripe.checkout.sessions.create({
+      mode: 'setup',
+      customer,
+      currency: 'usd',
+      success_url: `${base}/billing/return?status=card_added`,
+      cancel_url: `${base}/billing/return?status=cancel`,
+      setup_intent_data: { metadata },
+    });
+    return { setup_intent_id: intent.id, client_secret: intent.client_secret, url: page.url };
+  }
+
+  async portal(principal: Principal) {
+    const stripe = requireStripe(this.deps.stripe);
+    const customer = await this.ensureCustomer(principal.orgId);
+    const session = await stripe.billingPortal.sessions.create({
+      customer,
+      return_url: `${this.deps.config.urls.publicBase}/billing/return?status=portal`,
+    });
+    return { url: session.url };
+  }
+
+  async configureAutoReload(principal: Principal, body: AutoReloadBody) {
+    const em = this.deps.orm.em.fork();
+    const org = await em.findOneOrFail(Org, principal.orgId);
+    if (body.enabled && !org.hasPaymentMethod) {
+      throw new ConflictError('Add a payment method (POST /v1/billing/setup-intent) before enabling auto-reload.');
+    }
+    org.autoReloadEnabled = body.enabled;
+    if (body.threshold_cents !== undefined) org.autoReloadThresholdCents = body.threshold_cents;
+    if (body.amount_cents !== undefined) org.autoReloadAmountCents = body.amount_cents;
+    await em.flush();
+    return {
+      auto_reload_enabled: org.autoReloadEnabled,
+      threshold_cents: org.autoReloadThresholdCents ?? null,
+      amount_cents: org.autoReloadAmountCents ?? null,
+    };
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * POST /v1/webhooks/stripe. The raw body is verified with STRIPE_WEBHOOK_SECRET (Stripe's 300 s tolerance for old
+ * timestamps, and our own refusal of timestamps more than 300 s in the future), then only the fields we read are
+ * validated. Each event takes effect once: its id is inserted into stripe_events in the same transaction as its
+ * effects, so a duplicate (even a concurrent one) finds the row and does nothing. Handlers converge whatever the order:
+ * a payment credits the ledger under `payment:{paymentId}`, whichever event arrives first.
+ * Unknown event types are acknowledged and ignored.
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { Org, Payment, type IPayment } from '../../db/entities/index.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ServiceUnavailableError, ValidationError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { LedgerService } from '../ledger/ledger.service.js';
+import type { Logger } from '../logger.js';
+import type { TemporalService } from '../temporal/temporal.service.js';
+import type { ConnectService } from './connect.service.js';
+
+export const WEBHOOK_TOLERANCE_SECONDS = 300;
+
+const Metadata = z
+  .record(z.string(), z.string())
+  .nullish()
+  .transform((m) => m ?? {});
+const CreditCents = z.coerce.number().int().min(1).max(100_000_000);
+
+const CheckoutSession = z.object({
+  id: z.string(),
+  mode: z.string(),
+  payment_status: z.string(),
+  amount_total: z.number().int().nullish(),
+  customer: z.string().nullish(),
+  metadata: Metadata,
+});
+const SetupIntent = z.object({
+  id: z.string(),
+  customer: z.string().nullish(),
+  payment_method: z.string().nullish(),
+  metadata: Metadata,
+});
+const PaymentIntent = z.object({
+  id: z.string(),
+  amount: z.number().int(),
+  metadata: Metadata,
+  last_payment_error: z.object({ message: z.string().nullish(), code: z.string().nullish() }).nullish(),
+});
+const Account = z.object({
+  id: z.string(),
+  charges_enabled: z.boolean(),
+  payouts_enabled: z.boolean(),
+  details_submitted: z.boolean(),
+});
+
+export interface WebhookResult {
+  received: true;
+  duplicate: boolean;
+  event_id: string;
+  outcome: string;
+}
+
+export class WebhooksService {
+  constructor(
+    private readonly deps: {
+      orm: MikroORM;
+      config: Config;
+      clock: Clock;
+      ledger: LedgerService;
+      connect: ConnectService;
+      temporal: TemporalService;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Verify and parse; throws 400 for anything not signed by Stripe within the time window. */
+  verify(rawBody: string | Buffer, signature: string | undefined): Stripe.Event {
+    const secret = this.deps.config.stripe.webhookSecret;
+    if (!secret) throw new ServiceUnavailableError('Stripe webhooks are not configured (STRIPE_WEBHOOK_SECRET).');
+    if (!signature) throw new ValidationError('Missing Stripe-Signature header.');
+    const t = Number(/(?:^|,)t=(\d+)/.exec(signature)?.[1]);
+    if (Number.isFinite(t) && t > Math.floor(this.deps.clock.now().getTime() / 1000) + WEBHOOK_TOLERANCE_SECONDS) {
+      throw new ValidationError('Stripe-Signature timestamp is in the future.');
+    }
+    try {
+      return Stripe.webhooks.constructEvent(rawBody, signature, secret, WEBHOOK_TOLERANCE_SECONDS);
+    } catch (err) {
+      throw new ValidationError(`Webhook signature verification failed: ${(err as Error).message}`);
+    }
+  }
+
+  async handle(rawBody: string | Buffer, signature: string | undefined): Promise<WebhookResult> {
+    const event = this.verify(rawBody, signature);
+    return this.deps.orm.em.fork().transactional(async (tem) => {
+      const inserted = await tem.execute<{ id: string }[]>(
+        `insert into stripe_events (id, type, stripe_created_at, outcome) values (?, ?, ?, 'processing')
+         on conflict (id) do nothing returning id`,
+        [event.id, event.type, new Date(event.created * 1000)],
+      );
+      if (inserted.length === 0) return { received: true, duplicate: true, event_id: event.id, outcome: 'duplicate' };
+      const { outcome, orgId } = await this.dispatch(tem, event);
+      await tem.execute(
+        'update stripe_events set outcome = ?, org_id = ? where id = ?',
+        [outcome, orgId ?? null, event.id],
+        'run',
+      );
+      this.deps.logger.info({ event_id: event.id, type: event.type, outcome }, 'stripe event');
+      return { received: true, duplicate: false, event_id: event.id, outcome };
+    });
+  }
+
+  private async dispatch(tem: EntityManager, event: Stripe.Event): Promise<{ outcome: string; orgId?: string }> {
+    const object: unknown = event.data.object;
+    switch (event.type) {
+      case 'checkout.session.completed':
+        return this.checkoutCompleted(tem, parse(CheckoutSession, object));
+      case 'setup_intent.succeeded':
+        return this.setupSucceeded(tem, parse(SetupIntent, object));
+      case 'payment_intent.succeeded':
+        return this.paymentSucceeded(tem, parse(PaymentIntent, object));
+      case 'payment_intent.payment_failed':
+        return this.paymentFailed(tem, parse(PaymentIntent, object));
+      case 'account.updated': {
+        const account = parse(Account, object);
+        const { charges_enabled, payouts_enabled, details_submitted } = account;
+        const delivered = await this.deps.connect.accountUpdated(account.id, {
+          charges_enabled,
+          payouts_enabled,
+          details_submitted,
+        });
+        return { outcome: delivered ? 'connect onboarding signalled' : 'no onboarding waiting' };
+      }
+      default:
+        return { outcome: 'ignored' };
+    }
+  }
+
+  private async checkoutCompleted(tem: EntityManager, session: z.infer<typeof CheckoutSession>) {
+    if (session.mode !== 'payment') return { outcome: `ignored ${session.mode} session` };
+    if (session.payment_status !== 'paid' && session.payment_status !== 'no_payment_required') {
+      return { outcome: `not paid (${session.payment_status})` };
+    }
+    let payment = await tem.findOne(Payment, { stripeRef: session.id });
+    if (!payment) {
+      // Not created through our checkout route (or that response was lost): trust only signed metadata.
+      const orgId = session.metadata.org_id;
+      const credit = CreditCents.safeParse(session.metadata.credit_cents);
+      if (!orgId || !credit.success || !(await tem.findOne(Org, orgId)))
+        return { outcome: 'unknown org or credit; ignored' };
+      payment = tem.create(Payment, {
+        id: newId('payment'),
+        org: tem.getReference(Org, orgId),
+        kind: 'checkout',
+        stripeRef: session.id,
+        amountCents: session.amount_total ?? credit.data,
+        creditCents: credit.data,
+        idempotencyKey: `checkout:${session.id}`,
+      });
+      await tem.flush();
+    }
+    await this.credit(tem, payment, 'purchase', session.id);
+    return { outcome: `credited ${payment.creditCents}`, orgId: payment.org.id };
+  }
+
+  private async setupSucceeded(tem: EntityManager, intent: z.infer<typeof SetupIntent>) {
+    if (!intent.payment_method) return { outcome: 'no payment method; ignored' };
+    const org =
+      (intent.customer ? await tem.findOne(Org, { stripeCustomerId: intent.customer }) : null) ??
+      (intent.metadata.org_id ? await tem.findOne(Org, { id: intent.metadata.org_id }) : null);
+    if (!org) return { outcome: 'unknown customer; ignored' };
+    org.hasPaymentMethod = true;
+    org.defaultPaymentMethodId = intent.payment_method;
+    org.billingMode = 'card';
+    await tem.flush();
+    return { outcome: 'payment method saved', orgId: org.id };
+  }
+
+  private async paymentFor(tem: EntityManager, intent: z.infer<typeof PaymentIntent>): Promise<IPayment | null> {
+    return (
+      (await tem.findOne(Payment, { stripeRef: intent.id })) ??
+      (intent.metadata.payment_id ? await tem.findOne(Payment, { id: intent.metadata.payment_id }) : null)
+    );
+  }
+
+  private async paymentSucceeded(tem: EntityManager, intent: z.infer<typeof PaymentIntent>) {
+    const payment = await this.paymentFor(tem, intent);
+    if (!payment) return { outcome: 'not ours; ignored' };
+    payment.stripeRef ??= intent.id;
+    if (payment.kind === 'usage_charge') {
+      payment.status = 'succeeded';
+      await tem.flush();
+      await this.liftPaymentSuspension(tem, payment.org.id);
+    } else {
+      await this.credit(tem, payment, payment.kind === 'checkout' ? 'purchase' : 'auto_reload', intent.id);
+    }
+    await this.deps.temporal.signalPaymentSettled(payment, { succeeded: true });
+    return { outcome: `payment ${payment.id} succeeded`, orgId: payment.org.id };
+  }
+
+  private async paymentFailed(tem: EntityManager, intent: z.infer<typeof PaymentIntent>) {
+    const payment = await this.paymentFor(tem, intent);
+    if (!payment) return { outcome: 'not ours; ignored' };
+    if (payment.status === 'succeeded') return { outcome: 'already succeeded; ignored', orgId: payment.org.id };
+    payment.stripeRef ??= intent.id;
+    payment.status = 'failed';
+    payment.failureReason = intent.last_payment_error?.message ?? intent.last_payment_error?.code ?? 'payment failed';
+    await tem.flush();
+    await this.deps.temporal.signalPaymentSettled(payment, { succeeded: false, reason: payment.failureReason });
+    return { outcome: `payment ${payment.id} failed`, orgId: payment.org.id };
+  }
+
+  /** Credit a payment once (ledger key `payment:{id}`), mark it succeeded, and lift a payment-failure suspension. */
+  private async credit(tem: EntityManager, payment: IPayment, kind: 'purchase' | 'auto_reload', stripeRef: string) {
+    await this.deps.ledger.post(
+      {
+        orgId: payment.org.id,
+        kind,
+        amountCents: payment.creditCents,
+        idempotencyKey: `payment:${payment.id}`,
+        reference: `stripe:${stripeRef}`,
+        memo: kind === 'purchase' ? 'Credits purchased' : 'Auto-reload',
+      },
+      tem,
+    );
+    payment.status = 'succeeded';
+    await tem.flush();
+    await this.liftPaymentSuspension(tem, payment.org.id);
+  }
+
+  private async liftPaymentSuspension(tem: EntityManager, orgId: string) {
+    await tem.execute(
+      "update orgs set suspended = false, suspended_reason = null where id = ? and suspended and suspended_reason = 'payment_failed'",
+      [orgId],
+      'run',
+    );
+  }
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const r = schema.safeParse(value);
+  if (!r.success)
+    throw new ValidationError(`Unexpected Stripe event payload: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  return r.data;
+}

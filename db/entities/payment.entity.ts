@@ -1,0 +1,35 @@
+/**
+ * Money that moves through Stripe: a checkout (credits bought), an auto-reload charge, or a charge of accrued
+ * card-on-file usage. `stripeRef` (checkout session or payment intent id) is unique, so a completion is applied once.
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './common.js';
+import { Org } from './org.entity.js';
+
+export const PAYMENT_KINDS = ['checkout', 'auto_reload', 'usage_charge'] as const;
+export type PaymentKind = (typeof PAYMENT_KINDS)[number];
+export const PAYMENT_STATUSES = ['pending', 'succeeded', 'failed', 'expired'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export const Payment = defineEntity({
+  name: 'Payment',
+  tableName: 'payments',
+  properties: {
+    id: p.string().length(40).primary(),
+    org: p.manyToOne(Org).index(),
+    kind: p.enum([...PAYMENT_KINDS]),
+    stripeRef: p.string().length(255).nullable().unique(),
+    /** What the card is charged, in cents. */
+    amountCents: p.bigint('number'),
+    /** Credits the payment grants (checkout, auto-reload) or usage it settles (usage charge), in cents. */
+    creditCents: p.bigint('number'),
+    status: p.enum([...PAYMENT_STATUSES]).default('pending'),
+    /** Our idempotency key for Stripe (`${workflowId}:${step}` for workflow charges). */
+    idempotencyKey: p.string().length(200).unique(),
+    failureReason: p.string().length(500).nullable(),
+    ...timestamps(),
+  },
+  checks: [{ name: 'payments_amounts_positive', expression: 'amount_cents > 0 AND credit_cents > 0' }],
+});
+
+export type IPayment = InferEntity<typeof Payment>;
