@@ -4,13 +4,16 @@ import { createBillingActivities } from './billing.activities.js';
 import { createCreditActivities } from './credits.activities.js';
 import { createProviderActivities } from './providers.activities.js';
 
-export type ActivityServices = Pick<Services, 'ledger' | 'orm' | 'providers' | 'connect' | 'charges'>;
+export type ActivityServices = Pick<
+  Services,
+  'ledger' | 'orm' | 'providers' | 'connect' | 'charges' | 'reconciliation'
+>;
 
 export function createActivities(services: ActivityServices) {
   return {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm }),
     ...createProviderActivities({ providers: services.providers, connect: services.connect }),
-    ...createBillingActivities({ charges: services.charges }),
+    ...createBillingActivities({ charges: services.charges, reconciliation: services.reconciliation }),
   };
 }
 

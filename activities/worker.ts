@@ -63,7 +63,8 @@ export async function startWorker(
   const done = worker.run().finally(() => connection.close());
   // Off the gateway's request path: start auto-reloads for orgs the ledger marked.
   const reloadTrigger = options.reloadTrigger === false ? undefined : startReloadTrigger(services);
-  services.logger.info({ taskQueue, namespace }, 'temporal worker running');
+  const schedules = await services.temporal.ensureSchedules();
+  services.logger.info({ taskQueue, namespace, schedules_created: schedules }, 'temporal worker running');
   return {
     worker,
     done,

@@ -13,6 +13,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { BillingService } from './billing/billing.service.js';
 import { ChargesService } from './billing/charges.service.js';
 import { ConnectService } from './billing/connect.service.js';
+import { ReconciliationService } from './billing/reconciliation.service.js';
 import { WebhooksService } from './billing/webhooks.service.js';
 import { createStripeClient, type StripeClient } from './billing/stripe.js';
 import { startEmbeddedStripe } from './billing/stripe-mock.js';
@@ -69,6 +70,7 @@ export interface Services {
   readonly billing: BillingService;
   readonly charges: ChargesService;
   readonly webhooks: WebhooksService;
+  readonly reconciliation: ReconciliationService;
   readonly health: HealthService;
   /** What actually runs, for the boot banner and /health. */
   readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
@@ -184,6 +186,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const billing = new BillingService({ orm, config, stripe });
     const charges = new ChargesService({ orm, stripe, ledger, mailer, logger });
     const webhooks = new WebhooksService({ orm, config, clock, ledger, connect, temporal, logger });
+    const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
     const health = new HealthService({
       orm,
       counters,
@@ -221,6 +224,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       billing,
       charges,
       webhooks,
+      reconciliation,
       health,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',

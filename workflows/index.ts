@@ -2,5 +2,6 @@
 export { autoReloadWorkflow } from './auto-reload.workflow.js';
 export { connectOnboardingWorkflow } from './connect-onboarding.workflow.js';
 export { priceChangeWorkflow } from './price-change.workflow.js';
+export { reconcileBooksWorkflow } from './reconcile-books.workflow.js';
 export { signupCreditsWorkflow } from './signup-credits.workflow.js';
 export { verifyAndPublishWorkflow } from './verify-and-publish.workflow.js';

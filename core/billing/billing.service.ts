@@ -22,14 +22,18 @@ export interface BalanceView {
   billable_cents: number;
 }
 
+/**
+ * A card-on-file org's balance may go below zero: that is usage beyond its credits, owed and charged to the card
+ * (see usage billing). The view shows it as `billable_cents`, and `credit_cents` never below zero.
+ */
 export function balanceView(org: IOrg): BalanceView {
   return {
-    credit_cents: org.creditCents,
+    credit_cents: Math.max(0, org.creditCents),
     billing_mode: org.billingMode,
     auto_reload_enabled: org.autoReloadEnabled,
     has_payment_method: org.hasPaymentMethod,
     suspended: org.suspended,
-    billable_cents: org.billableCents,
+    billable_cents: Math.max(0, 0 - Number(org.creditCents)),
   };
 }
 

@@ -12,6 +12,12 @@ export const WORKFLOW_TYPES = {
   priceChange: 'priceChangeWorkflow',
   connectOnboarding: 'connectOnboardingWorkflow',
   autoReload: 'autoReloadWorkflow',
+  reconcileBooks: 'reconcileBooksWorkflow',
+} as const;
+
+/** Temporal Schedules the worker makes sure exist at start. */
+export const SCHEDULES = {
+  reconcileBooks: { id: 'reconcile-books', every: '1 hour' },
 } as const;
 
 export const SIGNALS = {

@@ -3,12 +3,19 @@
  * Routes never talk to Temporal directly. The connection is lazy, so a process that never starts a workflow (the
  * gateway) pays nothing, and a Temporal outage does not stop a process from booting.
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  ScheduleAlreadyRunning,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from '../logger.js';
 import { ConflictError } from '../errors.js';
 import {
   QUERIES,
+  SCHEDULES,
   SEARCH_ATTRIBUTES,
   SIGNALS,
   WORKFLOW_TYPES,
@@ -255,6 +262,37 @@ export class TemporalService {
       if (err instanceof WorkflowNotFoundError) return false;
       throw err;
     }
+  }
+
+  /** Create the recurring schedules if they do not exist yet (idempotent; called at worker start). */
+  async ensureSchedules(): Promise<string[]> {
+    const created: string[] = [];
+    const { id, every } = SCHEDULES.reconcileBooks;
+    try {
+      await this.client.schedule.create({
+        scheduleId: id,
+        spec: { intervals: [{ every }] },
+        action: {
+          type: 'startWorkflow',
+          workflowType: WORKFLOW_TYPES.reconcileBooks,
+          taskQueue: this.target.taskQueue,
+          args: [],
+        },
+      });
+      created.push(id);
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
+    return created;
+  }
+
+  /** Run the books check now (as the schedule would) and return its report. */
+  async reconcileNow(): Promise<unknown> {
+    return this.client.workflow.execute(WORKFLOW_TYPES.reconcileBooks, {
+      workflowId: `reconcile:${Date.now()}`,
+      taskQueue: this.target.taskQueue,
+      args: [],
+    });
   }
 
   /** Health: the frontend answers a cheap RPC within the timeout. */

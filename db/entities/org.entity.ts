@@ -35,8 +35,6 @@ export const Org = defineEntity({
     autoReloadEnabled: p.boolean().default(false),
     autoReloadThresholdCents: p.bigint('number').nullable(),
     autoReloadAmountCents: p.bigint('number').nullable(),
-    /** Card-on-file usage beyond the credits, owed and not yet charged. */
-    billableCents: p.bigint('number').default(0),
     /** Set in the ledger transaction that takes the balance under the auto-reload threshold; cleared by the trigger. */
     reloadRequestedAt: p.datetime().nullable(),
     ...timestamps(),
@@ -44,7 +42,6 @@ export const Org = defineEntity({
   checks: [
     { name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" },
     { name: 'orgs_withheld_credit_nonnegative', expression: 'withheld_credit_cents >= 0' },
-    { name: 'orgs_billable_nonnegative', expression: 'billable_cents >= 0' },
     {
       name: 'orgs_auto_reload_settings',
       expression:

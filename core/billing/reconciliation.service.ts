@@ -1,0 +1,44 @@
+/**
+ * The books check run by the reconciliation schedule (and `npm run admin -- reconcile`): every org's cached balance
+ * equals its ledger sum, and every succeeded payment that grants credit has exactly its ledger row.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../clock.js';
+import type { LedgerDrift, LedgerService } from '../ledger/ledger.service.js';
+import type { Logger } from '../logger.js';
+
+export interface ReconciliationReport {
+  checked_at: string;
+  orgs_checked: number;
+  ok: boolean;
+  drift: LedgerDrift[];
+  unbooked_payments: { payment_id: string; org_id: string; credit_cents: number }[];
+}
+
+export class ReconciliationService {
+  constructor(private readonly deps: { orm: MikroORM; ledger: LedgerService; clock: Clock; logger: Logger }) {}
+
+  async run(): Promise<ReconciliationReport> {
+    const em = this.deps.orm.em.fork();
+    const drift = await this.deps.ledger.findDrift();
+    const unbooked = await em.execute<{ id: string; org_id: string; credit_cents: string }[]>(
+      `select p.id, p.org_id, p.credit_cents from payments p
+        where p.status = 'succeeded' and p.kind in ('checkout', 'auto_reload')
+          and not exists (select 1 from ledger_entries l where l.org_id = p.org_id and l.idempotency_key = 'payment:' || p.id)`,
+    );
+    const [count] = await em.execute<{ n: string }[]>('select count(*) as n from orgs');
+    const report: ReconciliationReport = {
+      checked_at: this.deps.clock.now().toISOString(),
+      orgs_checked: Number(count?.n ?? 0),
+      ok: drift.length === 0 && unbooked.length === 0,
+      drift,
+      unbooked_payments: unbooked.map((u) => ({
+        payment_id: u.id,
+        org_id: u.org_id,
+        credit_cents: Number(u.credit_cents),
+      })),
+    };
+    if (!report.ok) this.deps.logger.error({ reconciliation: report }, 'the books do not balance');
+    return report;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Operator commands (`npm run admin -- <command>`), against DATABASE_URL (or the embedded database when the
+ * marketplace is not running). Money moves only as ledger rows, with the operator and reason recorded on the row;
+ * every action is also logged as a structured audit line.
+ *
+ *   grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
+ *   suspend <org_id> --reason <text> [--operator <name>]
+ *   unsuspend <org_id> [--operator <name>]
+ *   reconcile
+ */
+import { parseArgs } from 'node:util';
+import { ReconciliationService } from '../core/billing/reconciliation.service.js';
+import { systemClock } from '../core/clock.js';
+import { ConfigError, loadConfig } from '../core/config.js';
+import { LedgerService } from '../core/ledger/ledger.service.js';
+import { createLogger } from '../core/logger.js';
+import { startEmbeddedDatabase } from '../db/embedded.js';
+import { Org } from '../db/entities/index.js';
+import { initOrm } from '../db/mikro-orm.config.js';
+
+const USAGE = `usage: npm run admin -- <command>
+  grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
+  suspend <org_id> --reason <text> [--operator <name>]
+  unsuspend <org_id> [--operator <name>]
+  reconcile`;
+
+class UsageError extends Error {}
+
+async function main(): Promise<number> {
+  // Negative amounts (`-50`) are values, not flags: keep them out of the option parser.
+  const argv = process.argv.slice(2);
+  const negatives = new Map<number, string>();
+  argv.forEach((a, i) => /^-\d+$/.test(a) && negatives.set(i, a));
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv.map((a, i) => (negatives.has(i) ? `__neg${i}` : a)),
+      allowPositionals: true,
+      options: { reason: { type: 'string' }, operator: { type: 'string' }, key: { type: 'string' } },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const values = parsed.values;
+  const positionals = parsed.positionals.map((p) =>
+    p.replace(/^__neg(\d+)$/, (_m, i: string) => negatives.get(Number(i)) ?? p),
+  );
+  const [command, ...args] = positionals;
+  if (!command) throw new UsageError('missing command');
+  const operator = values.operator ?? process.env.USER ?? 'operator';
+  const config = loadConfig();
+  // Audit lines go to stderr; stdout carries only the command's JSON result.
+  const audit = createLogger({ level: 'info', name: 'admin' }, process.stderr);
+  const embedded = config.database.kind === 'pglite' ? await startEmbeddedDatabase(config.database.dataDir) : undefined;
+  const orm = await initOrm({
+    url: config.database.kind === 'postgres' ? config.database.url : embedded!.url,
+    poolMax: 2,
+  });
+  const ledger = new LedgerService(orm);
+  try {
+    switch (command) {
+      case 'grant-credits': {
+        const [orgId, rawCents] = args;
+        const cents = Number(rawCents);
+        if (!orgId || !Number.isSafeInteger(cents) || cents === 0)
+          throw new UsageError('grant-credits needs an org id and a non-zero integer of cents');
+        if (!values.reason) throw new UsageError('--reason is required');
+        const entry = await ledger.post({
+          orgId,
+          kind: cents > 0 ? 'grant' : 'adjustment',
+          amountCents: cents,
+          idempotencyKey: values.key,
+          reference: `admin:${operator}`,
+          memo: values.reason,
+        });
+        audit.info(
+          { action: 'grant-credits', operator, org_id: orgId, cents, reason: values.reason, ledger_entry: entry.id },
+          'admin action',
+        );
+        console.log(
+          JSON.stringify({
+            ok: true,
+            ledger_entry: entry.id,
+            balance_after_cents: entry.balanceAfterCents,
+            replayed: entry.replayed,
+          }),
+        );
+        return 0;
+      }
+      case 'suspend':
+      case 'unsuspend': {
+        const [orgId] = args;
+        if (!orgId) throw new UsageError(`${command} needs an org id`);
+        if (command === 'suspend' && !values.reason) throw new UsageError('--reason is required');
+        const em = orm.em.fork();
+        const org = await em.findOne(Org, orgId);
+        if (!org) throw new UsageError(`no org ${orgId}`);
+        org.suspended = command === 'suspend';
+        org.suspendedReason = command === 'suspend' ? `operator: ${values.reason}` : null;
+        await em.flush();
+        audit.info({ action: command, operator, org_id: orgId, reason: values.reason ?? null }, 'admin action');
+        console.log(JSON.stringify({ ok: true, org_id: orgId, suspended: org.suspended }));
+        return 0;
+      }
+      case 'reconcile': {
+        const report = await new ReconciliationService({ orm, ledger, clock: systemClock, logger: audit }).run();
+        console.log(JSON.stringify(report, null, 2));
+        return report.ok ? 0 : 1;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } finally {
+    await orm.close(true);
+    await embedded?.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      console.error(`error: ${err.message}\n${USAGE}`);
+      process.exit(2);
+    }
+    console.error(
+      err instanceof ConfigError ? err.message : `error: ${err instanceof Error ? err.message : String(err)}`,
+    );
+    process.exit(1);
+  },
+);
