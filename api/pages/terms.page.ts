@@ -81,10 +81,9 @@ export function termsPages(services: Services): Router<AppState> {
         }
         const pairs = form.getAll('document');
         if (!pairs.length) throw new ValidationError('Nothing to accept.');
-        const api = await services.listings.live(services.orm.em.fork(), slug);
         for (const pair of pairs) {
           const [document_id, content_hash] = pair.split(':');
-          await services.documents.accept(person, api, {
+          await services.documents.acceptForListing(person, slug, {
             document_id: document_id ?? '',
             content_hash: content_hash ?? '',
           });

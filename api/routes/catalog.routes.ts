@@ -25,8 +25,8 @@ export function catalogRoutes(services: Services): Router<AppState> {
   // A person (owner or admin, verified email) accepts in force terms for their org; an API key alone gets 403.
   router.post('/v1/apis/:slug/terms/accept', auth(services, { session: true }), async (ctx) => {
     const body = parseBody(ctx, AcceptTermsBody);
-    const api = await services.listings.live(services.orm.em.fork(), ctx.params.slug!);
-    ctx.body = ok(await services.documents.accept(principalOf(ctx.state), api, body), ctx.state.requestId);
+    const accepted = await services.documents.acceptForListing(principalOf(ctx.state), ctx.params.slug!, body);
+    ctx.body = ok(accepted, ctx.state.requestId);
   });
 
   router.get('/v1/providers', async (ctx) => {

@@ -2,7 +2,6 @@
 import Router from '@koa/router';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
 import { ok } from '../../core/envelope.js';
-import { NotFoundError } from '../../core/errors.js';
 import { Pagination } from '../../core/pagination.js';
 import {
   AcceptTermsBody,
@@ -17,7 +16,6 @@ import {
 import type { LifecycleOutcome } from '../../core/providers/providers.service.js';
 import type { Services } from '../../core/services.js';
 import { UsageQuery } from '../../core/usage/usage.service.js';
-import { Api } from '../../db/entities/index.js';
 import type { AppContext, AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';
@@ -98,11 +96,8 @@ export function providerRoutes(services: Services): Router<AppState> {
 
   router.post('/apis/:api_id/terms/accept', auth(services, { scope: 'provider:write', session: true }), async (ctx) => {
     const body = parseBody(ctx, AcceptTermsBody);
-    const principal = principalOf(ctx.state);
-    const em = services.orm.em.fork();
-    const api = await em.findOne(Api, { id: ctx.params.api_id!, org: principal.orgId });
-    if (!api) throw new NotFoundError(`No API ${ctx.params.api_id}.`);
-    ctx.body = ok(await services.documents.accept(principal, api, body), ctx.state.requestId);
+    const accepted = await services.documents.acceptForOwnApi(principalOf(ctx.state), ctx.params.api_id!, body);
+    ctx.body = ok(accepted, ctx.state.requestId);
   });
 
   router.get('/documents', need, async (ctx) => {

@@ -215,6 +215,19 @@ export class DocumentsService {
     };
   }
 
+  /** A consumer accepts terms in force for the live listing `slug`. */
+  async acceptForListing(principal: Principal, slug: string, body: AcceptTermsBody): Promise<AcceptanceView> {
+    const api = await this.orm.em.fork().findOne(Api, { slug, status: 'live' });
+    if (!api) throw new NotFoundError(`No live API with slug "${slug}".`);
+    return this.accept(principal, api, body);
+  }
+
+  /** A provider accepts, for its own org, terms in force for one of its own listings (by id; another org's is 404). */
+  async acceptForOwnApi(principal: Principal, apiId: string, body: AcceptTermsBody): Promise<AcceptanceView> {
+    const api = await this.ownApi(this.orm.em.fork(), principal, apiId);
+    return this.accept(principal, api, body);
+  }
+
   /** Which documents in force for `api` an org has accepted (for the terms routes and the /terms page). */
   async acceptedIds(em: EntityManager, orgId: string, documentIds: string[]): Promise<Set<string>> {
     if (!documentIds.length) return new Set();

@@ -1,42 +1,18 @@
 // Billing against stripe-mock (through a recording proxy, so the tests see what we sent) with webhooks signed the way
 // Stripe signs them: checkout credits once however often its event arrives, bad signatures and timestamps are refused,
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
-import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
-import { ROOT, TEMPORAL_CLI } from '../helpers/env.js';
 import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
+import { recordHistory } from '../helpers/temporal.js';
 import { startStripeMock, startStripeRecorder, type StripeMock, type StripeRecorder } from '../helpers/stripe-mock.js';
 
 const WEBHOOK_SECRET = 'whsec_test_marketplace';
-// Set RECORD_HISTORIES=1 to refresh the committed auto-reload histories after an intended workflow change.
-const RECORD = process.env.RECORD_HISTORIES === '1';
-
-async function record(address: string, workflowId: string, file: string): Promise<void> {
-  if (!RECORD) return;
-  const { stdout } = await promisify(execFile)(TEMPORAL_CLI, [
-    'workflow',
-    'show',
-    '--workflow-id',
-    workflowId,
-    '--address',
-    address,
-    '--output',
-    'json',
-  ]);
-  await writeFile(
-    path.join(ROOT, 'test', 'workflows', 'histories', file),
-    `${JSON.stringify(JSON.parse(stdout), null, 1)}\n`,
-  );
-}
 const signer = new Stripe('sk_test_signer');
 
 function signed(event: Record<string, unknown>, timestamp = Math.floor(Date.now() / 1000)) {
@@ -344,7 +320,20 @@ describe('billing', () => {
       'metadata[kind]': 'auto_reload',
     });
     expect(charge.idempotencyKey).toMatch(new RegExp(`^reload:${p.orgId}:[0-9a-f-]+:charge$`));
-    // The mock answers "not final yet"; Stripe's webhook settles it.
+    // The mock answers "not final yet"; Stripe's webhook settles it (once the activity has saved the intent id).
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql(
+              s.db.url,
+              "select id from payments where org_id = $1 and kind = 'auto_reload' and stripe_ref is not null",
+              [p.orgId],
+            )
+          ).length,
+        { timeout: 15_000 },
+      )
+      .toBe(1);
     const [payment] = await sql<{ id: string; stripe_ref: string }>(
       s.db.url,
       "select id, stripe_ref from payments where org_id = $1 and kind = 'auto_reload'",
@@ -365,7 +354,7 @@ describe('billing', () => {
     expect((await deliver(payload, header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
     expect(result).toEqual({ outcome: 'credited', paymentId: payment!.id });
-    await record(s.temporal.address, workflowIds.autoReload(p.orgId), 'auto-reload-credited.json');
+    await recordHistory(s.temporal.address, workflowIds.autoReload(p.orgId), 'auto-reload-credited.json');
     expect(await balance(p.orgId)).toBe(590);
     expect(stripe.calls.slice(before).filter((c) => c.path === '/v1/payment_intents')).toHaveLength(1);
   });
@@ -407,7 +396,7 @@ describe('billing', () => {
     expect((await deliver(failed.payload, failed.header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
     expect(result).toEqual({ outcome: 'failed', paymentId: payment!.id, reason: 'Your card was declined.' });
-    await record(s.temporal.address, workflowIds.autoReload(p.orgId), 'auto-reload-failed.json');
+    await recordHistory(s.temporal.address, workflowIds.autoReload(p.orgId), 'auto-reload-failed.json');
     const [org] = await sql(s.db.url, 'select suspended, suspended_reason, credit_cents from orgs where id = $1', [
       p.orgId,
     ]);

@@ -1,39 +1,20 @@
 // Pricing: decreases and discounts apply at once; an increase on a live listing waits out the notice period in
 // priceChangeWorkflow and then applies; a cancelled one never does. The recorded histories of priceChangeWorkflow and
 // verifyAndPublishWorkflow replay against the current workflow code.
-import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
-import { TEMPORAL_CLI } from '../helpers/env.js';
 import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
-import { workflowBundle } from '../helpers/temporal.js';
+import { recordHistory, workflowBundle } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 const HISTORIES = path.join(import.meta.dirname, 'histories');
-const RECORD = process.env.RECORD_HISTORIES === '1';
 const NOTICE_MS = 1_500;
-
-async function record(s: FullStack, workflowId: string, file: string): Promise<void> {
-  if (!RECORD) return;
-  const { stdout } = await promisify(execFile)(TEMPORAL_CLI, [
-    'workflow',
-    'show',
-    '--workflow-id',
-    workflowId,
-    '--address',
-    s.temporal.address,
-    '--output',
-    'json',
-  ]);
-  await writeFile(path.join(HISTORIES, file), `${JSON.stringify(JSON.parse(stdout), null, 1)}\n`);
-}
 
 describe('pricing and scheduled increases', () => {
   let s: FullStack;
@@ -120,8 +101,8 @@ describe('pricing and scheduled increases', () => {
       .toEqual({ price_cents: '15', pending_price_cents: null });
     const result = await s.temporal.client.workflow.getHandle(workflowIds.priceChange(apiId, b)).result();
     expect(result).toEqual({ applied: true });
-    await record(s, workflowIds.priceChange(apiId, b), 'price-change-applied.json');
-    await record(s, workflowIds.publish(apiId), 'verify-and-publish-published.json');
+    await recordHistory(s.temporal.address, workflowIds.priceChange(apiId, b), 'price-change-applied.json');
+    await recordHistory(s.temporal.address, workflowIds.publish(apiId), 'verify-and-publish-published.json');
   });
 
   it('never applies a cancelled increase', async () => {

@@ -1,9 +1,7 @@
 // signupCreditsWorkflow end to end: core/temporal starts and signals it on the real Temporal dev server, the worker
 // runs it with real activities against Postgres, and the recorded history replays deterministically.
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,12 +11,9 @@ import { SEARCH_ATTRIBUTES, STARTER_CREDIT_CENTS, workflowIds } from '../../core
 import { startWorker, type RunningWorker } from '../../activities/worker.js';
 import { sql } from '../helpers/db.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
-import { TEMPORAL_CLI } from '../helpers/env.js';
-import { startTemporal, workflowBundle } from '../helpers/temporal.js';
+import { recordHistory, startTemporal, workflowBundle } from '../helpers/temporal.js';
 
 const HISTORY_FILE = path.join(import.meta.dirname, 'histories', 'signup-credits-granted.json');
-// Set RECORD_HISTORIES=1 to refresh the committed history after an intended workflow change.
-const RECORD = process.env.RECORD_HISTORIES === '1';
 
 describe('signupCreditsWorkflow', () => {
   let temporal: TestWorkflowEnvironment;
@@ -89,20 +84,7 @@ describe('signupCreditsWorkflow', () => {
     const description = await temporal.client.workflow.getHandle(workflowIds.signupCredits(orgId)).describe();
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.orgId)).toBe(orgId);
 
-    if (RECORD) {
-      // Export with the Temporal CLI, as an operator would from a production cluster.
-      const { stdout } = await promisify(execFile)(TEMPORAL_CLI, [
-        'workflow',
-        'show',
-        '--workflow-id',
-        workflowIds.signupCredits(orgId),
-        '--address',
-        temporal.address,
-        '--output',
-        'json',
-      ]);
-      await writeFile(HISTORY_FILE, `${JSON.stringify(JSON.parse(stdout), null, 1)}\n`);
-    }
+    await recordHistory(temporal.address, workflowIds.signupCredits(orgId), 'signup-credits-granted.json');
   });
 
   it('lapses without granting when verification never comes', async () => {
