@@ -6,14 +6,19 @@ import { createProviderActivities } from './providers.activities.js';
 
 export type ActivityServices = Pick<
   Services,
-  'ledger' | 'orm' | 'providers' | 'connect' | 'charges' | 'reconciliation'
+  'ledger' | 'orm' | 'providers' | 'connect' | 'charges' | 'reconciliation' | 'billingCycle' | 'payouts'
 >;
 
 export function createActivities(services: ActivityServices) {
   return {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm }),
     ...createProviderActivities({ providers: services.providers, connect: services.connect }),
-    ...createBillingActivities({ charges: services.charges, reconciliation: services.reconciliation }),
+    ...createBillingActivities({
+      charges: services.charges,
+      reconciliation: services.reconciliation,
+      billingCycle: services.billingCycle,
+      payouts: services.payouts,
+    }),
   };
 }
 

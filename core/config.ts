@@ -69,6 +69,9 @@ const EnvSchema = z.object({
   SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10),
   PRICE_INCREASE_NOTICE_DAYS: z.coerce.number().min(0).max(365).default(7),
   PUBLISH_WAIT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  PLATFORM_FEE_PERCENT: z.coerce.number().int().min(0).max(100).default(20),
+  USAGE_CHARGE_THRESHOLD_CENTS: z.coerce.number().int().min(50).max(100_000_000).default(5_000),
+  PAYOUT_MINIMUM_CENTS: z.coerce.number().int().min(1).max(100_000_000).default(100),
 
   CHALLENGE_VERIFY_URL: httpUrl.optional(),
   CHALLENGE_SECRET: optionalString,
@@ -125,6 +128,14 @@ export interface Config {
     readonly gatewayRatePerMin: number;
     readonly registerPerHour: number;
     readonly signupPerHour: number;
+  };
+  readonly billing: {
+    /** Share of each paid call's price kept by the platform (PLATFORM_FEE_PERCENT, whole percent). */
+    readonly platformFeePercent: number;
+    /** Card-on-file orgs are charged once their unpaid usage reaches this (and at every month end). */
+    readonly usageChargeThresholdCents: number;
+    /** Providers' balances under this are carried to the next payout. */
+    readonly payoutMinimumCents: number;
   };
   readonly challenge: { readonly verifyUrl?: string; readonly secret?: string };
 }
@@ -220,5 +231,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       signupPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
     },
     challenge: { verifyUrl: e.CHALLENGE_VERIFY_URL, secret: e.CHALLENGE_SECRET },
+    billing: {
+      platformFeePercent: e.PLATFORM_FEE_PERCENT,
+      usageChargeThresholdCents: e.USAGE_CHARGE_THRESHOLD_CENTS,
+      payoutMinimumCents: e.PAYOUT_MINIMUM_CENTS,
+    },
   } satisfies Config);
 }

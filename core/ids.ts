@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   avatar: 'avt',
   termsAcceptance: 'tac',
   payment: 'pay',
+  payout: 'po',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -11,7 +11,9 @@ import { AccountsService } from './accounts/accounts.service.js';
 import { IdentityService } from './accounts/identity.service.js';
 import { Authenticator } from './auth/authenticator.js';
 import { BillingService } from './billing/billing.service.js';
+import { BillingCycleService } from './billing/billing-cycle.service.js';
 import { ChargesService } from './billing/charges.service.js';
+import { PayoutsService } from './billing/payouts.service.js';
 import { ConnectService } from './billing/connect.service.js';
 import { ReconciliationService } from './billing/reconciliation.service.js';
 import { WebhooksService } from './billing/webhooks.service.js';
@@ -71,6 +73,8 @@ export interface Services {
   readonly charges: ChargesService;
   readonly webhooks: WebhooksService;
   readonly reconciliation: ReconciliationService;
+  readonly payouts: PayoutsService;
+  readonly billingCycle: BillingCycleService;
   readonly health: HealthService;
   /** What actually runs, for the boot banner and /health. */
   readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
@@ -187,6 +191,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const charges = new ChargesService({ orm, stripe, ledger, mailer, logger });
     const webhooks = new WebhooksService({ orm, config, clock, ledger, connect, temporal, logger });
     const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
+    const payouts = new PayoutsService({ orm, config, stripe, ledger, logger });
+    const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
     const health = new HealthService({
       orm,
       counters,
@@ -225,6 +231,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       charges,
       webhooks,
       reconciliation,
+      payouts,
+      billingCycle,
       health,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',

@@ -1,7 +1,9 @@
 /** Every workflow the worker registers (the bundle's entry point). */
 export { autoReloadWorkflow } from './auto-reload.workflow.js';
+export { billingCycleWorkflow } from './billing-cycle.workflow.js';
 export { connectOnboardingWorkflow } from './connect-onboarding.workflow.js';
 export { priceChangeWorkflow } from './price-change.workflow.js';
 export { reconcileBooksWorkflow } from './reconcile-books.workflow.js';
 export { signupCreditsWorkflow } from './signup-credits.workflow.js';
+export { usageChargeWorkflow } from './usage-charge.workflow.js';
 export { verifyAndPublishWorkflow } from './verify-and-publish.workflow.js';

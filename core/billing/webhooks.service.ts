@@ -6,7 +6,7 @@
  * a payment credits the ledger under `payment:{paymentId}`, whichever event arrives first.
  * Unknown event types are acknowledged and ignored.
  */
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import Stripe from 'stripe';
 import { z } from 'zod';
 import { Org, Payment, type IPayment } from '../../db/entities/index.js';
@@ -17,6 +17,7 @@ import { newId } from '../ids.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
+import { liftPaymentSuspension } from './charges.service.js';
 import type { ConnectService } from './connect.service.js';
 
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -33,6 +34,7 @@ const CheckoutSession = z.object({
   payment_status: z.string(),
   amount_total: z.number().int().nullish(),
   customer: z.string().nullish(),
+  payment_intent: z.string().nullish(),
   metadata: Metadata,
 });
 const SetupIntent = z.object({
@@ -47,12 +49,24 @@ const PaymentIntent = z.object({
   metadata: Metadata,
   last_payment_error: z.object({ message: z.string().nullish(), code: z.string().nullish() }).nullish(),
 });
+const Dispute = z.object({
+  id: z.string(),
+  amount: z.number().int(),
+  payment_intent: z.string().nullish(),
+  reason: z.string().nullish(),
+});
 const Account = z.object({
   id: z.string(),
   charges_enabled: z.boolean(),
   payouts_enabled: z.boolean(),
   details_submitted: z.boolean(),
 });
+
+const CREDIT_MEMOS = {
+  checkout: 'Credits purchased',
+  auto_reload: 'Auto-reload',
+  usage_charge: 'Card charge for usage',
+} as const;
 
 export interface WebhookResult {
   received: true;
@@ -121,6 +135,8 @@ export class WebhooksService {
         return this.paymentSucceeded(tem, parse(PaymentIntent, object));
       case 'payment_intent.payment_failed':
         return this.paymentFailed(tem, parse(PaymentIntent, object));
+      case 'charge.dispute.created':
+        return this.disputeCreated(tem, parse(Dispute, object));
       case 'account.updated': {
         const account = parse(Account, object);
         const { charges_enabled, payouts_enabled, details_submitted } = account;
@@ -157,8 +173,9 @@ export class WebhooksService {
         creditCents: credit.data,
         idempotencyKey: `checkout:${session.id}`,
       });
-      await tem.flush();
     }
+    payment.paymentIntentId ??= session.payment_intent ?? null;
+    await tem.flush();
     await this.credit(tem, payment, 'purchase', session.id);
     return { outcome: `credited ${payment.creditCents}`, orgId: payment.org.id };
   }
@@ -187,13 +204,7 @@ export class WebhooksService {
     const payment = await this.paymentFor(tem, intent);
     if (!payment) return { outcome: 'not ours; ignored' };
     payment.stripeRef ??= intent.id;
-    if (payment.kind === 'usage_charge') {
-      payment.status = 'succeeded';
-      await tem.flush();
-      await this.liftPaymentSuspension(tem, payment.org.id);
-    } else {
-      await this.credit(tem, payment, payment.kind === 'checkout' ? 'purchase' : 'auto_reload', intent.id);
-    }
+    await this.credit(tem, payment, payment.kind === 'auto_reload' ? 'auto_reload' : 'purchase', intent.id);
     await this.deps.temporal.signalPaymentSettled(payment, { succeeded: true });
     return { outcome: `payment ${payment.id} succeeded`, orgId: payment.org.id };
   }
@@ -210,6 +221,40 @@ export class WebhooksService {
     return { outcome: `payment ${payment.id} failed`, orgId: payment.org.id };
   }
 
+  /**
+   * A customer disputed a card payment with their bank: the credits it bought are taken back (as far as a prepaid
+   * balance allows; a card-billed org's balance may go negative and is owed) and the org is suspended until an
+   * operator reviews it (`npm run admin -- unsuspend`); a later successful payment does not lift it.
+   */
+  private async disputeCreated(tem: EntityManager, dispute: z.infer<typeof Dispute>) {
+    const intentId = dispute.payment_intent;
+    const payment = intentId
+      ? await tem.findOne(Payment, { $or: [{ stripeRef: intentId }, { paymentIntentId: intentId }] })
+      : null;
+    if (!payment) return { outcome: 'not ours; ignored' };
+    const org = await tem.findOneOrFail(Org, payment.org.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const reclaim = org.billingMode === 'card' ? payment.creditCents : Math.min(payment.creditCents, org.creditCents);
+    if (reclaim > 0) {
+      await this.deps.ledger.post(
+        {
+          orgId: org.id,
+          kind: 'chargeback',
+          amountCents: -reclaim,
+          idempotencyKey: `dispute:${dispute.id}`,
+          reference: `stripe:${dispute.id}`,
+          memo: `Chargeback of payment ${payment.id} (${dispute.reason ?? 'disputed'})`,
+        },
+        tem,
+      );
+    }
+    await tem.execute(
+      "update orgs set suspended = true, suspended_reason = 'chargeback' where id = ?",
+      [org.id],
+      'run',
+    );
+    return { outcome: `chargeback on payment ${payment.id}: reclaimed ${reclaim}, suspended`, orgId: org.id };
+  }
+
   /** Credit a payment once (ledger key `payment:{id}`), mark it succeeded, and lift a payment-failure suspension. */
   private async credit(tem: EntityManager, payment: IPayment, kind: 'purchase' | 'auto_reload', stripeRef: string) {
     await this.deps.ledger.post(
@@ -219,21 +264,13 @@ export class WebhooksService {
         amountCents: payment.creditCents,
         idempotencyKey: `payment:${payment.id}`,
         reference: `stripe:${stripeRef}`,
-        memo: kind === 'purchase' ? 'Credits purchased' : 'Auto-reload',
+        memo: CREDIT_MEMOS[payment.kind],
       },
       tem,
     );
     payment.status = 'succeeded';
     await tem.flush();
-    await this.liftPaymentSuspension(tem, payment.org.id);
-  }
-
-  private async liftPaymentSuspension(tem: EntityManager, orgId: string) {
-    await tem.execute(
-      "update orgs set suspended = false, suspended_reason = null where id = ? and suspended and suspended_reason = 'payment_failed'",
-      [orgId],
-      'run',
-    );
+    await liftPaymentSuspension(tem, payment.org.id);
   }
 }
 

@@ -13,11 +13,17 @@ export const WORKFLOW_TYPES = {
   connectOnboarding: 'connectOnboardingWorkflow',
   autoReload: 'autoReloadWorkflow',
   reconcileBooks: 'reconcileBooksWorkflow',
+  billingCycle: 'billingCycleWorkflow',
+  usageCharge: 'usageChargeWorkflow',
 } as const;
 
 /** Temporal Schedules the worker makes sure exist at start. */
 export const SCHEDULES = {
   reconcileBooks: { id: 'reconcile-books', every: '1 hour' },
+  /** Card-on-file orgs whose unpaid usage passed the threshold are charged. */
+  billingThreshold: { id: 'billing-threshold', every: '1 hour' },
+  /** 00:05 UTC on the 1st: every card-on-file balance owed is charged, and providers are paid out. */
+  billingPeriodClose: { id: 'billing-period-close', calendar: { dayOfMonth: 1, hour: 0, minute: 5 } },
 } as const;
 
 export const SIGNALS = {
@@ -42,6 +48,7 @@ export const workflowIds = {
   priceChange: (apiId: string, endpointId: string) => `price:${apiId}:${endpointId}`,
   connect: (orgId: string) => `connect:${orgId}`,
   autoReload: (orgId: string) => `reload:${orgId}`,
+  usageCharge: (orgId: string) => `usage-charge:${orgId}`,
 } as const;
 
 /** The trial credit of a human signup (spec: Limits, Trial credit). */
@@ -130,4 +137,34 @@ export type ChargeAttempt =
 export type AutoReloadResult =
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'credited'; paymentId: string }
+  | { outcome: 'failed'; paymentId: string | null; reason: string };
+
+export type BillingCycleReason = 'threshold' | 'period_end';
+
+export interface BillingCycleInput {
+  reason: BillingCycleReason;
+  /** The period to close (`YYYY-MM`); by default the month before the run (period_end) or the current one. */
+  period?: string;
+}
+
+export interface BillingCyclePlan {
+  period: string;
+  usageChargeOrgIds: string[];
+  payoutOrgIds: string[];
+}
+
+export interface BillingCycleResult {
+  period: string;
+  usageChargesStarted: string[];
+  usageChargesAlreadyRunning: string[];
+  payouts: { orgId: string; status: 'skipped' | 'paid' | 'failed'; amountCents?: number; reason?: string }[];
+}
+
+export interface UsageChargeInput {
+  orgId: string;
+}
+
+export type UsageChargeResult =
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'charged'; paymentId: string }
   | { outcome: 'failed'; paymentId: string | null; reason: string };

@@ -7,9 +7,11 @@ import {
   Client,
   Connection,
   ScheduleAlreadyRunning,
+  type ScheduleSpec,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
 } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Logger } from '../logger.js';
 import { ConflictError } from '../errors.js';
@@ -21,6 +23,8 @@ import {
   WORKFLOW_TYPES,
   workflowIds,
   type AccountUpdate,
+  type BillingCycleInput,
+  type BillingCycleResult,
   type ConnectOnboardingInput,
   type PaymentSettled,
   type PriceChangeInput,
@@ -251,12 +255,16 @@ export class TemporalService {
     payment: { id: string; kind: string; org: { id: string } },
     outcome: { succeeded: boolean; reason?: string },
   ): Promise<boolean> {
-    if (payment.kind !== 'auto_reload') return false;
+    const workflowId =
+      payment.kind === 'auto_reload'
+        ? workflowIds.autoReload(payment.org.id)
+        : payment.kind === 'usage_charge'
+          ? workflowIds.usageCharge(payment.org.id)
+          : undefined;
+    if (!workflowId) return false;
     try {
       const settled: PaymentSettled = { paymentId: payment.id, ...outcome };
-      await this.client.workflow
-        .getHandle(workflowIds.autoReload(payment.org.id))
-        .signal(SIGNALS.paymentSettled, settled);
+      await this.client.workflow.getHandle(workflowId).signal(SIGNALS.paymentSettled, settled);
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;
@@ -266,22 +274,41 @@ export class TemporalService {
 
   /** Create the recurring schedules if they do not exist yet (idempotent; called at worker start). */
   async ensureSchedules(): Promise<string[]> {
+    const taskQueue = this.target.taskQueue;
+    const wanted: { id: string; spec: ScheduleSpec; workflowType: string; args: unknown[] }[] = [
+      {
+        id: SCHEDULES.reconcileBooks.id,
+        spec: { intervals: [{ every: SCHEDULES.reconcileBooks.every }] },
+        workflowType: WORKFLOW_TYPES.reconcileBooks,
+        args: [],
+      },
+      {
+        id: SCHEDULES.billingThreshold.id,
+        spec: { intervals: [{ every: SCHEDULES.billingThreshold.every }] },
+        workflowType: WORKFLOW_TYPES.billingCycle,
+        args: [{ reason: 'threshold' } satisfies BillingCycleInput],
+      },
+      {
+        id: SCHEDULES.billingPeriodClose.id,
+        spec: { calendars: [SCHEDULES.billingPeriodClose.calendar], timezone: 'UTC' },
+        workflowType: WORKFLOW_TYPES.billingCycle,
+        args: [{ reason: 'period_end' } satisfies BillingCycleInput],
+      },
+    ];
     const created: string[] = [];
-    const { id, every } = SCHEDULES.reconcileBooks;
-    try {
-      await this.client.schedule.create({
-        scheduleId: id,
-        spec: { intervals: [{ every }] },
-        action: {
-          type: 'startWorkflow',
-          workflowType: WORKFLOW_TYPES.reconcileBooks,
-          taskQueue: this.target.taskQueue,
-          args: [],
-        },
-      });
-      created.push(id);
-    } catch (err) {
-      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    for (const schedule of wanted) {
+      try {
+        await this.client.schedule.create({
+          scheduleId: schedule.id,
+          spec: schedule.spec,
+          // A run missed while the cluster was down still happens (a month-end charge must not be skipped).
+          policies: { catchupWindow: '7 days', overlap: 'SKIP' },
+          action: { type: 'startWorkflow', workflowType: schedule.workflowType, taskQueue, args: schedule.args },
+        });
+        created.push(schedule.id);
+      } catch (err) {
+        if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      }
     }
     return created;
   }
@@ -293,6 +320,18 @@ export class TemporalService {
       taskQueue: this.target.taskQueue,
       args: [],
     });
+  }
+
+  /** Run a billing cycle now (operators, tests) and wait for it; its usage charges run on as their own workflows. */
+  async runBillingCycle(input: BillingCycleInput): Promise<BillingCycleResult> {
+    return this.client.workflow.execute<(input: BillingCycleInput) => Promise<BillingCycleResult>>(
+      WORKFLOW_TYPES.billingCycle,
+      {
+        workflowId: `billing-cycle:${input.reason}:${randomUUID()}`,
+        taskQueue: this.target.taskQueue,
+        args: [input],
+      },
+    );
   }
 
   /** Health: the frontend answers a cheap RPC within the timeout. */

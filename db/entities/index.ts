@@ -9,6 +9,7 @@ import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
 import { Org } from './org.entity.js';
 import { Payment } from './payment.entity.js';
+import { Payout } from './payout.entity.js';
 import { Profile } from './profile.entity.js';
 import { Session } from './session.entity.js';
 import { StripeEvent } from './stripe-event.entity.js';
@@ -27,6 +28,7 @@ export {
   LoginCode,
   Org,
   Payment,
+  Payout,
   Profile,
   Session,
   StripeEvent,
@@ -44,6 +46,7 @@ export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
 export * from './org.entity.js';
 export * from './payment.entity.js';
+export * from './payout.entity.js';
 export * from './profile.entity.js';
 export * from './session.entity.js';
 export * from './stripe-event.entity.js';
@@ -68,4 +71,5 @@ export const ENTITIES = [
   TermsAcceptance,
   StripeEvent,
   Payment,
+  Payout,
 ];

@@ -19,6 +19,8 @@ export const Payment = defineEntity({
     org: p.manyToOne(Org).index(),
     kind: p.enum([...PAYMENT_KINDS]),
     stripeRef: p.string().length(255).nullable().unique(),
+    /** The payment intent behind a checkout session (disputes name the intent, not the session). */
+    paymentIntentId: p.string().length(255).nullable().index(),
     /** What the card is charged, in cents. */
     amountCents: p.bigint('number'),
     /** Credits the payment grants (checkout, auto-reload) or usage it settles (usage charge), in cents. */

@@ -3,10 +3,12 @@ import { Migration20261122030926_init } from './Migration20261122030926_init.js'
 import { Migration20261122035042_accounts } from './Migration20261122035042_accounts.js';
 import { Migration20261122044116_providers } from './Migration20261122044116_providers.js';
 import { Migration20261122050311_billing } from './Migration20261122050311_billing.js';
+import { Migration20261122053254_billing_cycle } from './Migration20261122053254_billing_cycle.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
   { name: 'Migration20261122035042_accounts', class: Migration20261122035042_accounts },
   { name: 'Migration20261122044116_providers', class: Migration20261122044116_providers },
   { name: 'Migration20261122050311_billing', class: Migration20261122050311_billing },
+  { name: 'Migration20261122053254_billing_cycle', class: Migration20261122053254_billing_cycle },
 ];

@@ -53,12 +53,15 @@ export interface RecordedStripeCall {
 export interface StripeRecorder {
   url: string;
   calls: RecordedStripeCall[];
+  /** Answer the next call to `path` with a Stripe error instead of forwarding it (as the live API would refuse). */
+  failNext(path: string, status: number, error: { type: string; message: string; code?: string }): void;
   close(): Promise<void>;
 }
 
 /** A recording proxy in front of stripe-mock: every call our code makes to Stripe, with its parameters. */
 export async function startStripeRecorder(mock: StripeMock): Promise<StripeRecorder> {
   const calls: RecordedStripeCall[] = [];
+  const failures = new Map<string, { status: number; error: object }>();
   const server = await serve((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -71,6 +74,13 @@ export async function startStripeRecorder(mock: StripeMock): Promise<StripeRecor
         idempotencyKey: req.headers['idempotency-key'] as string | undefined,
         params: Object.fromEntries(new URLSearchParams(req.method === 'GET' ? url.search : body)),
       });
+      const failure = failures.get(url.pathname);
+      if (failure) {
+        failures.delete(url.pathname);
+        res.writeHead(failure.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: failure.error }));
+        return;
+      }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers))
         if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
@@ -88,5 +98,10 @@ export async function startStripeRecorder(mock: StripeMock): Promise<StripeRecor
         });
     });
   });
-  return { url: server.url, calls, close: () => server.close() };
+  return {
+    url: server.url,
+    calls,
+    failNext: (path, status, error) => failures.set(path, { status, error }),
+    close: () => server.close(),
+  };
 }

@@ -14,6 +14,7 @@ import {
   reloadRequestedSignal,
 } from '../../workflows/auto-reload.messages.js';
 import { priceChangeWorkflowId } from '../../workflows/price-change.messages.js';
+import { usageChargeWorkflowId } from '../../workflows/billing-cycle.messages.js';
 import { publishWorkflowId } from '../../workflows/verify-and-publish.messages.js';
 
 describe('workflow contracts', () => {
@@ -34,5 +35,6 @@ describe('workflow contracts', () => {
     expect(paymentSettledSignal.name).toBe(SIGNALS.paymentSettled);
     expect(reloadRequestedSignal.name).toBe(SIGNALS.reloadRequested);
     expect(autoReloadWorkflowId('org_x')).toBe(workflowIds.autoReload('org_x'));
+    expect(usageChargeWorkflowId('org_x')).toBe(workflowIds.usageCharge('org_x'));
   });
 });

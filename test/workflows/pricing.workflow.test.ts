@@ -186,6 +186,8 @@ describe('recorded histories replay', () => {
     'verify-and-publish-published.json',
     'auto-reload-credited.json',
     'auto-reload-failed.json',
+    'usage-charge-charged.json',
+    'usage-charge-failed.json',
   ])('%s', async (file) => {
     const history = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as {
       events: { eventType: string }[];

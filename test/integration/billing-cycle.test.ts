@@ -1,0 +1,435 @@
+// Card-on-file billing, provider payouts and chargebacks, against stripe-mock (through a recording proxy) with
+// webhooks signed as Stripe signs them: the billing schedules exist; a threshold cycle charges what a card org owes
+// (once, even when two cycles overlap) and the payment books its balance back to zero; a failed charge suspends the
+// org until a payment succeeds; the period close pays providers their net earnings once as a Connect transfer; a
+// dispute takes the credits back and suspends the org until an operator lifts it.
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callEntries } from '../../core/billing/split.js';
+import { newId } from '../../core/ids.js';
+import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';
+import { SCHEDULES, workflowIds } from '../../core/temporal/contracts.js';
+import { createPerson, type Person } from '../helpers/accounts.js';
+import { sql } from '../helpers/db.js';
+import { expectFailure, http } from '../helpers/http.js';
+import { startFullStack, type FullStack } from '../helpers/full-stack.js';
+import { recordHistory } from '../helpers/temporal.js';
+import { startStripeMock, startStripeRecorder, type StripeMock, type StripeRecorder } from '../helpers/stripe-mock.js';
+
+const WEBHOOK_SECRET = 'whsec_test_billing_cycle';
+const signer = new Stripe('sk_test_signer');
+const THRESHOLD = 5_000;
+
+function signed(event: Record<string, unknown>) {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const payload = JSON.stringify({ object: 'event', created: timestamp, livemode: false, ...event });
+  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp });
+  return { payload, header };
+}
+
+describe('billing cycles, payouts and chargebacks', () => {
+  let mock: StripeMock;
+  let stripe: StripeRecorder;
+  let s: FullStack;
+  let n = 0;
+
+  beforeAll(async () => {
+    mock = await startStripeMock();
+    stripe = await startStripeRecorder(mock);
+    s = await startFullStack({
+      env: {
+        STRIPE_SECRET_KEY: 'sk_test_123',
+        STRIPE_API_BASE: stripe.url,
+        STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+        USAGE_CHARGE_THRESHOLD_CENTS: String(THRESHOLD),
+        PLATFORM_FEE_PERCENT: '20',
+        PAYOUT_MINIMUM_CENTS: '100',
+      },
+    });
+  });
+  afterAll(async () => {
+    const report = (await s?.services.reconciliation.run()) as ReconciliationReport | undefined;
+    expect(report?.ok).toBe(true);
+    await s?.close();
+    await stripe?.close();
+    await mock?.stop();
+  });
+
+  const eventId = () => `evt_cycle_${Date.now()}_${++n}`;
+  const deliver = async (event: Record<string, unknown>) => {
+    const { payload, header } = signed(event);
+    const res = await http(s.base, 'POST', '/v1/webhooks/stripe', {
+      rawBody: payload,
+      headers: { 'content-type': 'application/json', 'stripe-signature': header },
+    });
+    expect(res.status).toBe(200);
+    return res;
+  };
+  const org = async (orgId: string) =>
+    (
+      await sql<{ credit_cents: string; suspended: boolean; suspended_reason: string | null }>(
+        s.db.url,
+        'select credit_cents, suspended, suspended_reason from orgs where id = $1',
+        [orgId],
+      )
+    )[0]!;
+  const callsTo = (path: string, since: number) => stripe.calls.slice(since).filter((c) => c.path === path);
+
+  /** A card-billed org that has used `owed` cents more than it had. */
+  async function owingOrg(owed: number): Promise<Person> {
+    const p = await createPerson(s.services);
+    await sql(
+      s.db.url,
+      "update orgs set stripe_customer_id = $2, has_payment_method = true, default_payment_method_id = 'pm_card_visa', billing_mode = 'card' where id = $1",
+      [p.orgId, `cus_cycle_${p.orgId.slice(-8)}`],
+    );
+    await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -owed });
+    return p;
+  }
+
+  it('the worker schedules the hourly threshold cycle and the month-end close at 00:05 UTC on the 1st', async () => {
+    const hourly = await s.temporal.client.schedule.getHandle(SCHEDULES.billingThreshold.id).describe();
+    expect(hourly.action).toMatchObject({ type: 'startWorkflow', workflowType: 'billingCycleWorkflow' });
+    expect(hourly.spec.intervals?.[0]?.every).toBe(3_600_000);
+    const close = await s.temporal.client.schedule.getHandle(SCHEDULES.billingPeriodClose.id).describe();
+    expect(close.action).toMatchObject({ type: 'startWorkflow', workflowType: 'billingCycleWorkflow' });
+    expect(close.action.type === 'startWorkflow' && close.action.args).toEqual([{ reason: 'period_end' }]);
+    const next = close.info.nextActionTimes.slice(0, 3);
+    expect(next.length).toBeGreaterThan(0);
+    for (const at of next) {
+      expect([at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes()]).toEqual([1, 0, 5]);
+    }
+  });
+
+  it('a threshold cycle charges what a card org owes once, and the payment books it back to zero', async () => {
+    const debtor = await owingOrg(6_000);
+    const small = await owingOrg(700); // under the threshold: waits for the month end
+    const before = stripe.calls.length;
+    // Two cycles at once (the hourly schedule and an operator's run): one charge per org.
+    const [a, b] = await Promise.all([
+      s.services.temporal.runBillingCycle({ reason: 'threshold' }),
+      s.services.temporal.runBillingCycle({ reason: 'threshold' }),
+    ]);
+    const started = [...a.usageChargesStarted, ...b.usageChargesStarted].filter((o) => o === debtor.orgId);
+    const running = [...a.usageChargesAlreadyRunning, ...b.usageChargesAlreadyRunning].filter(
+      (o) => o === debtor.orgId,
+    );
+    expect(started.length).toBeGreaterThanOrEqual(1);
+    expect(started.length + running.length).toBe(2);
+    expect([...a.usageChargesStarted, ...b.usageChargesStarted]).not.toContain(small.orgId);
+
+    const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql(
+              s.db.url,
+              "select id from payments where org_id = $1 and kind = 'usage_charge' and stripe_ref is not null",
+              [debtor.orgId],
+            )
+          ).length,
+        { timeout: 15_000 },
+      )
+      .toBeGreaterThanOrEqual(1);
+    const intents = callsTo('/v1/payment_intents', before).filter((c) => c.params['metadata[org_id]'] === debtor.orgId);
+    expect(intents[0]?.params).toMatchObject({
+      amount: '6000',
+      currency: 'usd',
+      off_session: 'true',
+      confirm: 'true',
+      payment_method: 'pm_card_visa',
+      'metadata[kind]': 'usage_charge',
+    });
+    expect(intents[0]?.idempotencyKey).toMatch(new RegExp(`^usage-charge:${debtor.orgId}:[0-9a-f-]+:charge$`));
+    const payments = await sql<{ id: string; stripe_ref: string }>(
+      s.db.url,
+      "select id, stripe_ref from payments where org_id = $1 and kind = 'usage_charge'",
+      [debtor.orgId],
+    );
+    // Overlapping cycles may both reach the running workflow, never a second payment.
+    expect(payments).toHaveLength(1);
+    const payment = payments[0]!;
+    const event = {
+      id: eventId(),
+      type: 'payment_intent.succeeded',
+      data: {
+        object: {
+          id: payment.stripe_ref,
+          object: 'payment_intent',
+          amount: 6000,
+          metadata: { payment_id: payment.id },
+        },
+      },
+    };
+    await deliver(event);
+    await deliver(event); // a duplicate delivery changes nothing
+    expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: payment.id });
+    await recordHistory(s.temporal.address, workflowIds.usageCharge(debtor.orgId), 'usage-charge-charged.json');
+    expect(await org(debtor.orgId)).toMatchObject({ credit_cents: '0', suspended: false });
+    const balance = await http(s.base, 'GET', '/v1/billing/balance', { token: debtor.apiKey });
+    expect(balance.body.data).toMatchObject({ credit_cents: 0, billing_mode: 'card' });
+
+    // The month end picks up the small debt the threshold left alone.
+    const close = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
+    expect(close.usageChargesStarted).toContain(small.orgId);
+    expect(close.usageChargesStarted).not.toContain(debtor.orgId);
+    await expect
+      .poll(() => callsTo('/v1/payment_intents', before).filter((c) => c.params['metadata[org_id]'] === small.orgId), {
+        timeout: 15_000,
+      })
+      .toHaveLength(1);
+    expect(
+      callsTo('/v1/payment_intents', before).find((c) => c.params['metadata[org_id]'] === small.orgId)?.params.amount,
+    ).toBe('700');
+  });
+
+  it('a failed usage charge suspends the org and mails its owner; the next successful payment lifts it', async () => {
+    const debtor = await owingOrg(5_500);
+    const result = await s.services.temporal.runBillingCycle({ reason: 'threshold' });
+    expect(result, JSON.stringify(result)).toMatchObject({
+      usageChargesStarted: expect.arrayContaining([debtor.orgId]),
+    });
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql(
+              s.db.url,
+              "select id from payments where org_id = $1 and kind = 'usage_charge' and stripe_ref is not null",
+              [debtor.orgId],
+            )
+          ).length,
+        { timeout: 15_000 },
+      )
+      .toBe(1);
+    const [payment] = await sql<{ id: string; stripe_ref: string }>(
+      s.db.url,
+      "select id, stripe_ref from payments where org_id = $1 and kind = 'usage_charge'",
+      [debtor.orgId],
+    );
+    await deliver({
+      id: eventId(),
+      type: 'payment_intent.payment_failed',
+      data: {
+        object: {
+          id: payment!.stripe_ref,
+          object: 'payment_intent',
+          amount: 5500,
+          metadata: { payment_id: payment!.id },
+          last_payment_error: { message: 'Your card has insufficient funds.' },
+        },
+      },
+    });
+    const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
+    expect(await handle.result()).toEqual({
+      outcome: 'failed',
+      paymentId: payment!.id,
+      reason: 'Your card has insufficient funds.',
+    });
+    await recordHistory(s.temporal.address, workflowIds.usageCharge(debtor.orgId), 'usage-charge-failed.json');
+    expect(await org(debtor.orgId)).toEqual({
+      credit_cents: '-5500',
+      suspended: true,
+      suspended_reason: 'payment_failed',
+    });
+    const mail = await s.smtp.waitForMail(debtor.email, { subject: /Payment failed/ });
+    expect(mail.text).toContain('$55.00');
+    expect(mail.text).toContain('Your card has insufficient funds.');
+    expectFailure(
+      await http(s.base, 'POST', '/v1/keys', { token: debtor.session, body: { name: 'x' } }),
+      403,
+      'forbidden',
+    );
+    const balance = await http(s.base, 'GET', '/v1/billing/balance', { token: debtor.apiKey });
+    expect(balance.body.data).toMatchObject({ suspended: true });
+
+    // The threshold cycle leaves a suspended org alone (no hourly retries of a declined card)...
+    expect((await s.services.temporal.runBillingCycle({ reason: 'threshold' })).usageChargesStarted).not.toContain(
+      debtor.orgId,
+    );
+    // ...the month end retries the debt, and its success lifts the suspension.
+    const close = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
+    expect(close.usageChargesStarted).toContain(debtor.orgId);
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql(
+              s.db.url,
+              "select id from payments where org_id = $1 and kind = 'usage_charge' and stripe_ref is not null and status = 'pending'",
+              [debtor.orgId],
+            )
+          ).length,
+        { timeout: 15_000 },
+      )
+      .toBe(1);
+    const [retry] = await sql<{ id: string; stripe_ref: string }>(
+      s.db.url,
+      "select id, stripe_ref from payments where org_id = $1 and kind = 'usage_charge' and status = 'pending'",
+      [debtor.orgId],
+    );
+    await deliver({
+      id: eventId(),
+      type: 'payment_intent.succeeded',
+      data: { object: { id: retry!.stripe_ref, object: 'payment_intent', amount: 5500, metadata: {} } },
+    });
+    expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: retry!.id });
+    expect(await org(debtor.orgId)).toEqual({ credit_cents: '0', suspended: false, suspended_reason: null });
+  });
+
+  it('the period close pays each provider its net earnings once, as a Connect transfer', async () => {
+    const provider = await createPerson(s.services);
+    const consumer = await createPerson(s.services);
+    await sql(s.db.url, "update orgs set stripe_account_id = $2, connect_status = 'enabled' where id = $1", [
+      provider.orgId,
+      `acct_${provider.orgId.slice(-10)}`,
+    ]);
+    await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 1_000 });
+    // 40 calls at 5 cents (fee 1 cent each) and 30 at 1 cent (fee rounds to 0): gross 230, fees 40, net 190.
+    const prices = [...Array<number>(40).fill(5), ...Array<number>(30).fill(1)];
+    for (const priceCents of prices) {
+      const usageId = newId('usage');
+      for (const entry of callEntries({
+        usageId,
+        consumerOrgId: consumer.orgId,
+        providerOrgId: provider.orgId,
+        priceCents,
+        feePercent: 20,
+      })) {
+        await s.services.ledger.post(entry);
+      }
+    }
+    const before = stripe.calls.length;
+    const first = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
+    expect(first.payouts).toContainEqual({ orgId: provider.orgId, status: 'paid', amountCents: 190 });
+    const transfers = callsTo('/v1/transfers', before);
+    expect(transfers).toHaveLength(1);
+    expect(transfers[0]).toMatchObject({
+      idempotencyKey: `payout:${provider.orgId}:2026-10`,
+      params: { amount: '190', currency: 'usd', destination: `acct_${provider.orgId.slice(-10)}` },
+    });
+    // A second run of the same period pays nothing more.
+    const again = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
+    expect(again.payouts).toContainEqual({ orgId: provider.orgId, status: 'paid', amountCents: 190 });
+    expect(callsTo('/v1/transfers', before)).toHaveLength(1);
+    expect(await org(provider.orgId)).toMatchObject({ credit_cents: '0' });
+
+    const analytics = await http(s.base, 'GET', '/v1/provider/analytics', { token: provider.session });
+    expect(analytics.body.data.totals).toMatchObject({
+      provider_earnings_cents: 230,
+      platform_fee_cents: 40,
+      net_earnings_cents: 190,
+      payouts_cents: 190,
+    });
+    expect(await org(consumer.orgId)).toMatchObject({ credit_cents: String(1_000 - 230) });
+    const report = await s.services.reconciliation.run();
+    expect(report).toMatchObject({ ok: true, unmatched_calls: [] });
+  });
+
+  it('a refused transfer is marked failed and its amount returns to the balance for the next period', async () => {
+    const provider = await createPerson(s.services);
+    await sql(
+      s.db.url,
+      "update orgs set stripe_account_id = 'acct_refused', connect_status = 'enabled' where id = $1",
+      [provider.orgId],
+    );
+    const consumer = await createPerson(s.services);
+    await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
+    for (const entry of callEntries({
+      usageId: newId('usage'),
+      consumerOrgId: consumer.orgId,
+      providerOrgId: provider.orgId,
+      priceCents: 250,
+      feePercent: 20,
+    })) {
+      await s.services.ledger.post(entry);
+    }
+    stripe.failNext('/v1/transfers', 400, {
+      type: 'invalid_request_error',
+      message: 'You have insufficient available funds in your Stripe account.',
+      code: 'balance_insufficient',
+    });
+    const failed = await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-09' });
+    expect(failed).toMatchObject({ status: 'failed', amountCents: 200 });
+    expect(await org(provider.orgId)).toMatchObject({ credit_cents: '200' });
+    const next = await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-10' });
+    expect(next).toMatchObject({ status: 'paid', amountCents: 200 });
+    expect(await org(provider.orgId)).toMatchObject({ credit_cents: '0' });
+  });
+
+  it('a dispute takes the credits back once and suspends the org until an operator lifts it', async () => {
+    const p = await createPerson(s.services);
+    await s.services.ledger.post({ orgId: p.orgId, kind: 'grant', amountCents: 100 });
+    const checkout = await http(s.base, 'POST', '/v1/billing/checkout', {
+      token: p.session,
+      body: { pack: 'starter' },
+    });
+    expect(checkout.status).toBe(200);
+    const sessionId = checkout.body.data.checkout_session_id as string;
+    const intentId = `pi_disputed_${p.orgId.slice(-8)}`;
+    await deliver({
+      id: eventId(),
+      type: 'checkout.session.completed',
+      data: {
+        object: {
+          id: sessionId,
+          object: 'checkout.session',
+          mode: 'payment',
+          payment_status: 'paid',
+          payment_intent: intentId,
+          metadata: { org_id: p.orgId, credit_cents: '500' },
+        },
+      },
+    });
+    expect(await org(p.orgId)).toMatchObject({ credit_cents: '600' });
+    await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -450 }); // 150 left
+    const dispute = {
+      id: eventId(),
+      type: 'charge.dispute.created',
+      data: {
+        object: {
+          id: `dp_${p.orgId.slice(-8)}`,
+          object: 'dispute',
+          amount: 500,
+          payment_intent: intentId,
+          reason: 'fraudulent',
+        },
+      },
+    };
+    await deliver(dispute);
+    await deliver({ ...dispute, id: eventId() }); // Stripe may also resend under a new event id
+    // A prepaid balance cannot go negative: what is left is taken back, once.
+    expect(await org(p.orgId)).toEqual({ credit_cents: '0', suspended: true, suspended_reason: 'chargeback' });
+    const rows = await sql(
+      s.db.url,
+      "select amount_cents from ledger_entries where org_id = $1 and kind = 'chargeback'",
+      [p.orgId],
+    );
+    expect(rows).toEqual([{ amount_cents: '-150' }]);
+
+    // Paying again does not lift a chargeback suspension.
+    const again = await http(s.base, 'POST', '/v1/billing/checkout', { token: p.session, body: { pack: 'starter' } });
+    await deliver({
+      id: eventId(),
+      type: 'checkout.session.completed',
+      data: {
+        object: {
+          id: again.body.data.checkout_session_id,
+          object: 'checkout.session',
+          mode: 'payment',
+          payment_status: 'paid',
+          metadata: { org_id: p.orgId, credit_cents: '500' },
+        },
+      },
+    });
+    expect(await org(p.orgId)).toEqual({ credit_cents: '500', suspended: true, suspended_reason: 'chargeback' });
+    // A dispute of somebody else's payment is acknowledged and ignored.
+    const other = await deliver({
+      id: eventId(),
+      type: 'charge.dispute.created',
+      data: { object: { id: 'dp_other', object: 'dispute', amount: 100, payment_intent: 'pi_not_ours' } },
+    });
+    expect(other.body.data.outcome).toBe('not ours; ignored');
+  });
+});
