@@ -65,6 +65,21 @@ const EnvSchema = z.object({
     .optional(),
   UPSTREAM_ALLOW_PRIVATE: boolFromEnv.default(false),
   GATEWAY_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  GATEWAY_MAX_REQUEST_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100 * 1024 * 1024)
+    .default(1024 * 1024),
+  GATEWAY_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(10 * 1024 * 1024),
+  GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  GATEWAY_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  GATEWAY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
   SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10),
   PRICE_INCREASE_NOTICE_DAYS: z.coerce.number().min(0).max(365).default(7),
@@ -128,6 +143,14 @@ export interface Config {
     readonly gatewayRatePerMin: number;
     readonly registerPerHour: number;
     readonly signupPerHour: number;
+  };
+  readonly gateway: {
+    readonly maxRequestBytes: number;
+    readonly maxResponseBytes: number;
+    readonly upstreamTimeoutMs: number;
+    readonly connectTimeoutMs: number;
+    /** How often each gateway process looks for reservations nobody settled (a gateway died mid-call). */
+    readonly sweepIntervalMs: number;
   };
   readonly billing: {
     /** Share of each paid call's price kept by the platform (PLATFORM_FEE_PERCENT, whole percent). */
@@ -231,6 +254,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       signupPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
     },
     challenge: { verifyUrl: e.CHALLENGE_VERIFY_URL, secret: e.CHALLENGE_SECRET },
+    gateway: {
+      maxRequestBytes: e.GATEWAY_MAX_REQUEST_BYTES,
+      maxResponseBytes: e.GATEWAY_MAX_RESPONSE_BYTES,
+      upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
+      connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
+      sweepIntervalMs: e.GATEWAY_SWEEP_INTERVAL_MS,
+    },
     billing: {
       platformFeePercent: e.PLATFORM_FEE_PERCENT,
       usageChargeThresholdCents: e.USAGE_CHARGE_THRESHOLD_CENTS,

@@ -22,7 +22,10 @@ import { startEmbeddedStripe } from './billing/stripe-mock.js';
 import { ListingsService } from './catalog/listings.service.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
-import { createCounterStore, type CounterStore } from './counters/index.js';
+import { createCounterStore, RedisCounterStore, type CounterStore } from './counters/index.js';
+import { MemorySpendStore } from './spend/memory-spend-store.js';
+import { RedisSpendStore } from './spend/redis-spend-store.js';
+import type { SpendStore } from './spend/spend-store.js';
 import { HealthService } from './health/health.service.js';
 import { KeyAdminService } from './keys/key-admin.service.js';
 import { KeysService } from './keys/keys.service.js';
@@ -49,6 +52,8 @@ export interface Services {
   readonly clock: Clock;
   readonly orm: MikroORM;
   readonly counters: CounterStore;
+  /** The gateway's fast money state (reservations, spend, idempotency, rate windows). */
+  readonly spend: SpendStore;
   readonly temporal: TemporalService;
   readonly mailer: Mailer;
   readonly ledger: LedgerService;
@@ -129,6 +134,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
 
     const counters = await createCounterStore(config.counters, logger);
     cleanups.push(() => counters.close());
+    const spend: SpendStore =
+      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client) : new MemorySpendStore();
 
     let devServer: DevServer | undefined;
     let temporalAddress: string;
@@ -207,6 +214,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       clock,
       orm,
       counters,
+      spend,
       temporal,
       mailer,
       ledger,

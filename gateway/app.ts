@@ -1,40 +1,54 @@
 /**
- * The gateway's request handler: `ALL /v1/proxy/{apiSlug}/{path}` and `GET /health`, on bare node:http to keep
- * the hot path lean. Checks run in DESIGN.md's order, each before any spend or upstream call. This slice covers
- * bearer parsing (401, sessions refused), key lookup (401) and the `proxy:call` scope (403); listings do not exist
- * yet, so every slug is unknown (404) until the catalog lands.
+ * The gateway process's request handler: `ALL /v1/proxy/{apiSlug}/{path}` (gateway/proxy.ts) and `GET /health`, on
+ * bare node:http to keep the hot path lean. It owns the upstream pools, the group committer and the reservation
+ * sweeper, and closes them on shutdown.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseBearer } from '../core/auth/bearer.js';
-import { requireScope } from '../core/auth/scopes.js';
 import {
   InternalError,
   MethodNotAllowedError,
   NotFoundError,
   ServiceUnavailableError,
   toAppError,
-  UnauthenticatedError,
 } from '../core/errors.js';
 import { fail, ok } from '../core/envelope.js';
 import { resolveRequestId } from '../core/request-id.js';
 import type { Services } from '../core/services.js';
+import { UsageCommitter } from '../core/spend/usage-committer.js';
+import { CatalogCache } from './catalog-cache.js';
+import { GatewayProxy } from './proxy.js';
 import { sendError, sendJson } from './respond.js';
+import { startSweeper, type Sweeper } from './sweeper.js';
+import { UpstreamClient } from './upstream-client.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
 
-export function createGatewayHandler(services: Services): (req: IncomingMessage, res: ServerResponse) => void {
-  const log = services.logger.child({ surface: 'gateway' });
+export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  /** Stop the sweeper, commit what is queued, close upstream pools. */
+  close(): Promise<void>;
+  readonly proxy: GatewayProxy;
+  readonly sweeper: Sweeper;
+};
 
-  async function proxy(req: IncomingMessage, requestId: string, slug: string): Promise<never> {
-    const credential = parseBearer(req.headers.authorization);
-    if (credential.type === 'session') {
-      throw new UnauthenticatedError('The gateway accepts API keys only; session tokens are refused.');
-    }
-    const { principal } = await services.keys.authenticate(credential.token);
-    requireScope(principal, 'proxy:call');
-    log.debug({ request_id: requestId, slug }, 'proxy lookup');
-    throw new NotFoundError(`No live API with slug "${slug}".`);
-  }
+export function createGatewayHandler(services: Services): GatewayHandler {
+  const log = services.logger.child({ surface: 'gateway' });
+  const { config } = services;
+  const upstream = new UpstreamClient({
+    allowPrivate: config.upstreamAllowPrivate,
+    trustedAddresses: services.guard.options.trustedAddresses,
+    lookup: services.guard.options.lookup,
+    connectTimeoutMs: config.gateway.connectTimeoutMs,
+    timeoutMs: config.gateway.upstreamTimeoutMs,
+    maxResponseBytes: config.gateway.maxResponseBytes,
+  });
+  const committer = new UsageCommitter({
+    orm: services.orm,
+    logger: services.logger,
+    feePercent: config.billing.platformFeePercent,
+  });
+  const catalog = new CatalogCache(services);
+  const gateway = new GatewayProxy(services, catalog, upstream, committer);
+  const sweeper = startSweeper(services);
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const url = req.url ?? '/';
@@ -63,23 +77,24 @@ export function createGatewayHandler(services: Services): (req: IncomingMessage,
       } catch {
         throw new NotFoundError('Malformed API slug.');
       }
-      await proxy(req, requestId, slug);
+      const search = url.length > pathname.length ? url.slice(pathname.length) : '';
+      await gateway.handle(req, res, requestId, slug, match[2] ?? '/', search);
       return;
     }
     throw new NotFoundError(`No route for ${req.method ?? 'GET'} ${pathname}.`);
   }
 
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = resolveRequestId(req.headers['x-request-id']);
     const started = performance.now();
-    // Drain any request body we do not read so keep-alive connections stay usable.
-    req.resume();
     handle(req, res, requestId)
       .catch((err: unknown) => {
         const appError = toAppError(err);
-        if (appError instanceof InternalError || appError.status >= 500) {
+        if (appError instanceof InternalError || appError.status === 500 || appError.status === 503) {
           log.error({ request_id: requestId, err: appError.cause ?? appError }, 'gateway request failed');
         }
+        // Drain a body we did not read so the keep-alive connection stays usable.
+        req.resume();
         if (!res.headersSent) sendError(res, requestId, appError);
         else res.destroy();
       })
@@ -96,4 +111,13 @@ export function createGatewayHandler(services: Services): (req: IncomingMessage,
         );
       });
   };
+  return Object.assign(handler, {
+    proxy: gateway,
+    sweeper,
+    async close() {
+      await sweeper.stop();
+      await committer.flush();
+      await upstream.close();
+    },
+  });
 }

@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   const servers: RunningHttpServer[] = [];
   let worker: RunningWorker | undefined;
   let closeMcpSessions: (() => Promise<void>) | undefined;
+  let closeGateway: (() => Promise<void>) | undefined;
   const common = { host: config.host, logger: log, graceMs: config.shutdownGraceMs };
 
   if (roles.has('api')) {
@@ -44,12 +45,14 @@ async function main(): Promise<void> {
     servers.push(await startHttpServer({ ...common, name: 'api', port: config.ports.api, handler: app.callback() }));
   }
   if (roles.has('gateway')) {
+    const gateway = createGatewayHandler(services);
+    closeGateway = () => gateway.close();
     servers.push(
       await startHttpServer({
         ...common,
         name: 'gateway',
         port: config.ports.gateway,
-        handler: createGatewayHandler(services),
+        handler: gateway,
       }),
     );
   }
@@ -82,6 +85,7 @@ async function main(): Promise<void> {
     };
     await step('http servers', () => Promise.allSettled(servers.map((s) => s.close())));
     await step('mcp sessions', async () => closeMcpSessions?.());
+    await step('gateway', async () => closeGateway?.());
     await step('worker', async () => worker?.shutdown());
     await step('services', () => services.close());
     log.info('stopped');

@@ -114,7 +114,7 @@ export class LedgerService {
       Number(org.credit_cents) >= threshold &&
       balanceAfter < threshold;
     await tem.execute(
-      `update orgs set credit_cents = ?, updated_at = now()${crossed ? ', reload_requested_at = coalesce(reload_requested_at, now())' : ''} where id = ?`,
+      `update orgs set credit_cents = ?, balance_version = balance_version + 1, updated_at = now()${crossed ? ', reload_requested_at = coalesce(reload_requested_at, now())' : ''} where id = ?`,
       [balanceAfter, input.orgId],
       'run',
     );

@@ -112,7 +112,11 @@ export class UpstreamGuard {
   private readonly trusted: ReadonlySet<string>;
   private readonly connectTimeoutMs: number;
 
+  /** The options it was built with, so another client (the gateway's pools) can apply the same policy. */
+  readonly options: UpstreamGuardOptions;
+
   constructor(options: UpstreamGuardOptions) {
+    this.options = options;
     this.allowPrivate = options.allowPrivate;
     this.resolve = options.lookup ?? defaultLookup;
     this.trusted = new Set(options.trustedAddresses ?? []);
@@ -244,7 +248,8 @@ export class UpstreamGuard {
     }
   }
 
-  private isAllowedAddress(address: string): boolean {
+  /** The address policy (allowPrivate, trusted, else public only); public so other dispatchers share it. */
+  isAllowedAddress(address: string): boolean {
     return this.allowPrivate || this.trusted.has(address) || !isNonPublicAddress(address);
   }
 
@@ -272,8 +277,9 @@ export class UpstreamGuard {
   /**
    * net.connect's lookup hook: resolve again at connect time and refuse if any answer is non-public, so the address
    * we connect to is one we checked. Node skips this hook for IP-literal hosts; checkUrl covers those.
+   * Public so other dispatchers (the gateway's per-origin pools) enforce the same policy at connect time.
    */
-  private readonly connectLookup = (
+  readonly connectLookup = (
     hostname: string,
     options: LookupOptions,
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,

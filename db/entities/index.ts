@@ -4,6 +4,7 @@ import { ApiKey } from './api-key.entity.js';
 import { Avatar } from './avatar.entity.js';
 import { Document } from './document.entity.js';
 import { EmailVerification } from './email-verification.entity.js';
+import { KeyDaySpend } from './key-day-spend.entity.js';
 import { Endpoint } from './endpoint.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
@@ -24,6 +25,7 @@ export {
   Document,
   EmailVerification,
   Endpoint,
+  KeyDaySpend,
   LedgerEntry,
   LoginCode,
   Org,
@@ -42,6 +44,7 @@ export * from './avatar.entity.js';
 export * from './document.entity.js';
 export * from './email-verification.entity.js';
 export * from './endpoint.entity.js';
+export * from './key-day-spend.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
 export * from './org.entity.js';
@@ -72,4 +75,5 @@ export const ENTITIES = [
   StripeEvent,
   Payment,
   Payout,
+  KeyDaySpend,
 ];

@@ -21,6 +21,8 @@ export const Org = defineEntity({
     name: p.text().nullable(),
     billingMode: p.enum([...BILLING_MODES]).default('prepaid'),
     creditCents: p.bigint('number').default(0),
+    /** Bumped with every change of creditCents: the gateway's fast state keeps only the newest balance it has seen. */
+    balanceVersion: p.bigint('number').default(0),
     /** Trial credit granted at human signup but held until the email is verified (not spendable, not in the ledger). */
     withheldCreditCents: p.bigint('number').default(0),
     suspended: p.boolean().default(false),

@@ -4,6 +4,7 @@ import { Migration20261122035042_accounts } from './Migration20261122035042_acco
 import { Migration20261122044116_providers } from './Migration20261122044116_providers.js';
 import { Migration20261122050311_billing } from './Migration20261122050311_billing.js';
 import { Migration20261122053254_billing_cycle } from './Migration20261122053254_billing_cycle.js';
+import { Migration20261122055037_gateway } from './Migration20261122055037_gateway.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122044116_providers', class: Migration20261122044116_providers },
   { name: 'Migration20261122050311_billing', class: Migration20261122050311_billing },
   { name: 'Migration20261122053254_billing_cycle', class: Migration20261122053254_billing_cycle },
+  { name: 'Migration20261122055037_gateway', class: Migration20261122055037_gateway },
 ];

@@ -3,19 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Org } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
-import { createGatewayHandler } from '../../gateway/app.js';
+import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { expectFailure, http, serve } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 
 describe('gateway', () => {
   let stack: TestStack;
   let server: RunningHttpServer;
+  let gateway: GatewayHandler;
   let consumerKey: string;
   let catalogOnlyKey: string;
 
   beforeAll(async () => {
     stack = await createTestStack();
-    server = await serve(createGatewayHandler(stack.services));
+    gateway = createGatewayHandler(stack.services);
+    server = await serve(gateway);
     consumerKey = (await stack.services.accounts.register({ ip: '10.0.0.1' })).api_key;
     const em = stack.services.orm.em.fork();
     const org = em.create(Org, { id: newId('org') });
@@ -29,6 +31,7 @@ describe('gateway', () => {
   });
   afterAll(async () => {
     await server.close();
+    await gateway.close();
     await stack.close();
   });
 

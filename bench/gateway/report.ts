@@ -1,0 +1,283 @@
+// Medians across rounds, the ratios the issue's targets are stated in, pass/fail, and the Markdown report.
+import { medianOf, round } from './stats.js';
+import { TARGET, type CapacityResult, type LatencyResult, type VerifyResult } from './types.js';
+
+export interface Round {
+  capacity: CapacityResult;
+  latency: LatencyResult;
+}
+
+export interface CapacityMedian extends Record<string, number> {
+  requestsPerSec: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  /** target + redis + postgres. */
+  cpuUsPerRequest: number;
+  cpuTargetUsPerRequest: number;
+  cpuRedisUsPerRequest: number;
+  cpuPostgresUsPerRequest: number;
+  cpuUpstreamUsPerRequest: number;
+  cpuLoadgenUsPerRequest: number;
+  cpuOtherUsPerRequest: number;
+  unexpected: number;
+  socketErrors: number;
+}
+
+export interface LatencyMedian extends Record<string, number> {
+  achievedRate: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  scheduleP50Ms: number;
+  scheduleP99Ms: number;
+  cpuUsPerRequest: number;
+  unexpected: number;
+  errors: number;
+}
+
+export interface TargetSummary {
+  name: string;
+  measured: boolean;
+  capacity: CapacityMedian | null;
+  latency: LatencyMedian | null;
+}
+
+export function summarize(name: string, rounds: readonly Round[]): TargetSummary {
+  if (rounds.length === 0) return { name, measured: false, capacity: null, latency: null };
+  const capacity = medianOf<CapacityMedian>(
+    rounds.map(({ capacity: c }) => ({
+      requestsPerSec: c.requestsPerSec,
+      latencyP50Ms: c.latencyMs.p50,
+      latencyP99Ms: c.latencyMs.p99,
+      cpuUsPerRequest: c.cpuUsPerRequest,
+      cpuTargetUsPerRequest: c.cpuUsPerRequestByPart.target,
+      cpuRedisUsPerRequest: c.cpuUsPerRequestByPart.redis,
+      cpuPostgresUsPerRequest: c.cpuUsPerRequestByPart.postgres,
+      cpuUpstreamUsPerRequest: c.cpuUsPerRequestByPart.upstream,
+      cpuLoadgenUsPerRequest: c.cpuUsPerRequestByPart.loadgen,
+      cpuOtherUsPerRequest: c.cpuUsPerRequestByPart.other,
+      unexpected: c.unexpected,
+      socketErrors: c.socketErrors,
+    })),
+  );
+  const latency = medianOf<LatencyMedian>(
+    rounds.map(({ latency: l }) => ({
+      achievedRate: l.achievedRate,
+      p50Ms: l.latencyMs.p50,
+      p90Ms: l.latencyMs.p90,
+      p99Ms: l.latencyMs.p99,
+      p999Ms: l.latencyMs.p999,
+      maxMs: l.latencyMs.max,
+      scheduleP50Ms: l.scheduleLatencyMs.p50,
+      scheduleP99Ms: l.scheduleLatencyMs.p99,
+      cpuUsPerRequest: l.cpuUsPerRequest,
+      unexpected: l.unexpected,
+      errors: l.errors,
+    })),
+  );
+  return { name, measured: true, capacity, latency };
+}
+
+export interface Ratios {
+  /** nginx_proxy / direct and bare / direct: what any proxy costs on this machine (for context). */
+  nginxVsDirectThroughput: number | null;
+  bareVsDirectThroughput: number | null;
+  bareVsNginxThroughput: number | null;
+  gatewayVsBareThroughput: number | null;
+  gateway429VsGatewayThroughput: number | null;
+  replayVsBareThroughput: number | null;
+  /** Gateway minus bare proxy at the fixed rate, in ms. */
+  addedLatencyP50Ms: number | null;
+  addedLatencyP99Ms: number | null;
+  gatewayCpuUsPerCall: number | null;
+}
+
+export function computeRatios(byName: ReadonlyMap<string, TargetSummary>): Ratios {
+  const rps = (name: string): number | null => byName.get(name)?.capacity?.requestsPerSec ?? null;
+  const lat = (name: string, key: 'p50Ms' | 'p99Ms'): number | null => byName.get(name)?.latency?.[key] ?? null;
+  const ratio = (a: number | null, b: number | null): number | null =>
+    a !== null && b !== null && b > 0 ? round(a / b, 3) : null;
+  const minus = (a: number | null, b: number | null): number | null => (a !== null && b !== null ? round(a - b) : null);
+  const cpu = byName.get(TARGET.gatewayPaid)?.capacity?.cpuUsPerRequest;
+  return {
+    nginxVsDirectThroughput: ratio(rps(TARGET.nginx), rps(TARGET.direct)),
+    bareVsDirectThroughput: ratio(rps(TARGET.bare), rps(TARGET.direct)),
+    bareVsNginxThroughput: ratio(rps(TARGET.bare), rps(TARGET.nginx)),
+    gatewayVsBareThroughput: ratio(rps(TARGET.gatewayPaid), rps(TARGET.bare)),
+    gateway429VsGatewayThroughput: ratio(rps(TARGET.gateway429), rps(TARGET.gatewayPaid)),
+    replayVsBareThroughput: ratio(rps(TARGET.gatewayReplay), rps(TARGET.bare)),
+    addedLatencyP50Ms: minus(lat(TARGET.gatewayPaid, 'p50Ms'), lat(TARGET.bare, 'p50Ms')),
+    addedLatencyP99Ms: minus(lat(TARGET.gatewayPaid, 'p99Ms'), lat(TARGET.bare, 'p99Ms')),
+    gatewayCpuUsPerCall: cpu === undefined ? null : round(cpu, 1),
+  };
+}
+
+export interface Check {
+  id: string;
+  description: string;
+  wanted: string;
+  measured: number | null;
+  /** null: not measured (a row it depends on was not run). */
+  pass: boolean | null;
+}
+
+export function evaluateChecks(ratios: Ratios): Check[] {
+  const atLeast = (id: string, description: string, value: number | null, min: number, unit: string): Check => ({
+    id,
+    description,
+    wanted: `≥ ${min}${unit}`,
+    measured: value,
+    pass: value === null ? null : value >= min,
+  });
+  const atMost = (id: string, description: string, value: number | null, max: number, unit: string): Check => ({
+    id,
+    description,
+    wanted: `≤ ${max}${unit}`,
+    measured: value,
+    pass: value === null ? null : value <= max,
+  });
+  return [
+    atLeast('gateway_throughput', 'gateway_paid req/s ÷ bare proxy req/s', ratios.gatewayVsBareThroughput, 0.6, '×'),
+    atMost('added_latency_p50', 'gateway p50 − bare p50 at the fixed rate', ratios.addedLatencyP50Ms, 1, ' ms'),
+    atMost('added_latency_p99', 'gateway p99 − bare p99 at the fixed rate', ratios.addedLatencyP99Ms, 5, ' ms'),
+    atLeast('throughput_429', 'gateway_429 req/s ÷ gateway_paid req/s', ratios.gateway429VsGatewayThroughput, 2, '×'),
+    atLeast('replay_throughput', 'gateway_replay req/s ÷ bare proxy req/s', ratios.replayVsBareThroughput, 1, '×'),
+    atMost('gateway_cpu', 'CPU-µs per paid call (node + redis + postgres)', ratios.gatewayCpuUsPerCall, 300, ' µs'),
+  ];
+}
+
+/** Anything that makes a row's figures suspect: wrong statuses, errors, a generator that fell behind, a busy machine. */
+export function warnings(
+  summaries: readonly TargetSummary[],
+  rate: number,
+  machine: { cores: number; loadAverageAtStart: number[] },
+): string[] {
+  const result: string[] = [];
+  const load = machine.loadAverageAtStart[0] ?? 0;
+  if (load > machine.cores * 0.5) {
+    result.push(`load average ${load} on ${machine.cores} cores at the start: other work was competing for the CPU`);
+  }
+  for (const s of summaries) {
+    if (!s.capacity || !s.latency) continue;
+    if (s.capacity.unexpected > 0) result.push(`${s.name}: ${s.capacity.unexpected} unexpected statuses (wrk, median)`);
+    if (s.capacity.socketErrors > 0) result.push(`${s.name}: ${s.capacity.socketErrors} socket errors (wrk, median)`);
+    if (s.latency.unexpected > 0) result.push(`${s.name}: ${s.latency.unexpected} unexpected statuses at ${rate}/s`);
+    if (s.latency.errors > 0) result.push(`${s.name}: ${s.latency.errors} failed requests at ${rate}/s`);
+    if (s.latency.achievedRate < rate * 0.98) {
+      result.push(`${s.name}: the generator reached only ${s.latency.achievedRate} of ${rate} req/s`);
+    }
+    // CPU-µs per request of unrelated processes × requests per second = their share of the machine during the run.
+    const otherShare = (s.capacity.cpuOtherUsPerRequest * s.capacity.requestsPerSec) / (machine.cores * 1e6);
+    if (otherShare > 0.1) {
+      result.push(
+        `${s.name}: unrelated processes used ${Math.round(otherShare * 100)}% of the machine during its capacity run`,
+      );
+    }
+  }
+  return result;
+}
+
+// ---- Markdown ----
+
+const fmt = (value: number | null | undefined, digits: number): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export interface ReportInput {
+  date: string;
+  machine: { cpuModel: string; cores: number; node: string; nginx: string; wrk: string; loadAverageAtStart: number[] };
+  rounds: number;
+  durationS: number;
+  latencyDurationS: number;
+  rate: number;
+  connections: number;
+  summaries: TargetSummary[];
+  ratios: Ratios;
+  checks: Check[];
+  warnings: string[];
+  verify: VerifyResult | null;
+  /** Which redis/postgres processes the CPU columns count. */
+  serviceCpuScope: string;
+}
+
+export function renderMarkdown(input: ReportInput): string {
+  const bare = input.summaries.find((s) => s.name === TARGET.bare);
+  const bareRps = bare?.capacity?.requestsPerSec ?? null;
+  const rows = input.summaries.map((s) => {
+    if (!s.capacity || !s.latency) return [s.name, 'not measured', ...Array<string>(11).fill('')];
+    const vsBare = bareRps ? s.capacity.requestsPerSec / bareRps : null;
+    const addedP50 = bare?.latency ? s.latency.p50Ms - bare.latency.p50Ms : null;
+    const addedP99 = bare?.latency ? s.latency.p99Ms - bare.latency.p99Ms : null;
+    return [
+      s.name,
+      fmt(s.capacity.requestsPerSec, 0),
+      fmt(vsBare, 2),
+      fmt(s.latency.p50Ms, 3),
+      fmt(s.latency.p90Ms, 3),
+      fmt(s.latency.p99Ms, 3),
+      fmt(addedP50, 3),
+      fmt(addedP99, 3),
+      fmt(s.capacity.cpuUsPerRequest, 1),
+      fmt(s.capacity.cpuTargetUsPerRequest, 1),
+      fmt(s.capacity.cpuRedisUsPerRequest, 1),
+      fmt(s.capacity.cpuPostgresUsPerRequest, 1),
+      `${fmt(s.capacity.cpuLoadgenUsPerRequest, 1)} / ${fmt(s.capacity.cpuOtherUsPerRequest, 1)}`,
+    ];
+  });
+  const checkRows = input.checks.map((c) => [
+    c.description,
+    c.wanted,
+    c.measured === null ? 'not measured' : String(c.measured),
+    c.pass === null ? 'not measured' : c.pass ? 'PASS' : '**FAIL**',
+  ]);
+  const m = input.machine;
+  const parts = [
+    `# Gateway benchmark, ${input.date}`,
+    '',
+    `${m.cpuModel}, ${m.cores} cores; Node ${m.node}, ${m.nginx}, ${m.wrk}; load average at start ` +
+      `${m.loadAverageAtStart.join(' / ')}.`,
+    `Medians of ${input.rounds} round(s). Capacity: wrk -t1 -c${input.connections} for ${input.durationS} s. ` +
+      `Latency: open loop at ${input.rate} req/s for ${input.latencyDurationS} s, in ms. ` +
+      'CPU: µs per request during the capacity run; total = proxy/gateway process + redis + postgres ' +
+      `(${input.serviceCpuScope}); wrk and unrelated processes are shown but not counted.`,
+    '',
+    table(
+      [
+        'row',
+        'req/s',
+        '× bare',
+        'p50',
+        'p90',
+        'p99',
+        '+p50 vs bare',
+        '+p99 vs bare',
+        'CPU-µs/req total',
+        'proxy',
+        'redis',
+        'postgres',
+        'wrk / other (excluded)',
+      ],
+      rows,
+    ),
+    '',
+    '## Targets',
+    '',
+    table(['target', 'wanted', 'measured', 'result'], checkRows),
+    '',
+    '## Books check',
+    '',
+    input.verify === null
+      ? 'Not run: no gateway targets (bench/gateway/gateway-targets.ts returned null).'
+      : `${input.verify.ok ? 'OK' : '**FAILED**'}: \`${JSON.stringify(input.verify.details)}\``,
+  ];
+  if (input.warnings.length > 0) {
+    parts.push('', '## Warnings', '', ...input.warnings.map((w) => `- ${w}`));
+  }
+  return `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,300 @@
+// The gateway benchmark (npm run bench:gateway). See bench/README.md for what each row means and the knobs.
+//
+// One run: start the nginx upstream, the nginx reverse proxy, the bare Node proxy and (when gateway-targets.ts
+// provides them) the gateway rows; probe and warm up every row; then for each round and row, a wrk capacity run
+// and an open-loop latency run at a fixed rate, with CPU from /proc around each. Medians across rounds, ratios,
+// targets, the books check (verify), and the results written to bench/results/gateway-<date>.{json,md}.
+//
+// Exit status: 1 when the run breaks or the books check fails; missed performance targets are reported, not fatal.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { startBareProxy } from './bare.js';
+import { runCapacity } from './capacity.js';
+import type { CpuGroups } from './cpu.js';
+import { startGatewayTargets } from './gateway-targets.js';
+import { runLatency } from './latency.js';
+import { machineInfo } from './machine.js';
+import { startNginxProxy, startUpstream } from './nginx.js';
+import { findBinary, signalAllChildrenNow, stopAllChildren } from './proc.js';
+import { computeRatios, evaluateChecks, renderMarkdown, summarize, warnings, type Round } from './report.js';
+import { round } from './stats.js';
+import { TARGET, type BenchTarget, type GatewayTargets, type TrafficCount, type VerifyResult } from './types.js';
+import type { WrkOptions } from './wrk.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The path every row requests; the upstream answers any path, and the gateway rows bring their own. */
+const PATH = '/v1/quote?symbol=ACME';
+/** Pause between measurements, so one run's tail (closing connections, GC) does not land in the next. */
+const SETTLE_MS = 500;
+
+interface Config {
+  rounds: number;
+  durationS: number;
+  latencyDurationS: number;
+  warmupS: number;
+  latencyWarmupS: number;
+  rate: number;
+  connections: number;
+  resultsDir: string;
+}
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+function readConfig(): Config {
+  return {
+    rounds: positiveInt('BENCH_ROUNDS', 3),
+    durationS: positiveInt('BENCH_DURATION_S', 10),
+    latencyDurationS: positiveInt('BENCH_LATENCY_DURATION_S', 10),
+    warmupS: positiveInt('BENCH_WARMUP_S', 2),
+    latencyWarmupS: positiveInt('BENCH_LATENCY_WARMUP_S', 1),
+    rate: positiveInt('BENCH_RATE', 500),
+    // The issue fixes wrk -t1 -c32; the knob exists for experiments, not for the recorded results.
+    connections: positiveInt('BENCH_CONNECTIONS', 32),
+    resultsDir: process.env.BENCH_RESULTS_DIR || join(REPO_ROOT, 'bench', 'results'),
+  };
+}
+
+/** Header values are secrets (API keys); the results keep only their names. */
+function describeTarget(target: BenchTarget): Record<string, unknown> {
+  return {
+    url: target.url,
+    method: target.method ?? 'GET',
+    expectedStatus: target.expectedStatus ?? 200,
+    headers: Object.keys(target.headers ?? {}),
+    hasBody: target.body !== undefined,
+  };
+}
+
+/** One request per row before anything is measured: a misconfigured row fails loudly instead of measuring errors. */
+async function probe(target: BenchTarget): Promise<void> {
+  const res = await request(target.url, {
+    method: target.method ?? 'GET',
+    headers: target.headers,
+    body: target.body,
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  });
+  const body = await res.body.text();
+  const expected = target.expectedStatus ?? 200;
+  if (res.statusCode !== expected) {
+    throw new Error(`${target.name} answered ${res.statusCode} (expected ${expected}): ${body.slice(0, 300)}`);
+  }
+}
+
+function addTraffic(ledger: Map<string, TrafficCount>, name: string, add: TrafficCount): void {
+  const t = ledger.get(name) ?? { expected: 0, unexpected: 0, errors: 0, maybeInFlight: 0 };
+  ledger.set(name, {
+    expected: t.expected + add.expected,
+    unexpected: t.unexpected + add.unexpected,
+    errors: t.errors + add.errors,
+    maybeInFlight: t.maybeInFlight + add.maybeInFlight,
+  });
+}
+
+// ---- lifecycle: whatever happens, stop what we started ----
+
+let gateway: GatewayTargets | null = null;
+let cleanup: Promise<void> | null = null;
+/** Set on SIGINT/SIGTERM: the measurements then fail as their processes are stopped, which is not news. */
+let interrupted = false;
+
+function stopEverything(): Promise<void> {
+  cleanup ??= (async () => {
+    if (gateway) {
+      await gateway.stop().catch((err: unknown) => console.error('gateway targets: stop failed:', err));
+    }
+    await stopAllChildren();
+  })();
+  return cleanup;
+}
+
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.on(signal, () => {
+    interrupted = true;
+    console.error(`\n${signal}: stopping nginx, the proxies and the load generators...`);
+    void stopEverything().finally(() => process.exit(code));
+  });
+}
+process.on('exit', signalAllChildrenNow);
+
+// ---- the run ----
+
+async function main(): Promise<number> {
+  const config = readConfig();
+  findBinary('nginx');
+  findBinary('wrk');
+  const startedAt = new Date();
+  const date = startedAt.toISOString().slice(0, 10);
+  const machine = machineInfo();
+  console.log(
+    `gateway bench: ${config.rounds} round(s), capacity ${config.durationS} s (wrk -t1 -c${config.connections}), ` +
+      `latency ${config.latencyDurationS} s at ${config.rate} req/s; ${machine.cpuModel} × ${machine.cores}, ` +
+      `load ${machine.loadAverageAtStart.join(' ')}`,
+  );
+
+  const upstream = await startUpstream();
+  const nginxProxy = await startNginxProxy(upstream.port);
+  const bare = await startBareProxy(upstream.url);
+  gateway = await startGatewayTargets({ upstreamUrl: upstream.url });
+
+  const targets: BenchTarget[] = [
+    { name: TARGET.direct, url: `${upstream.url}${PATH}`, pids: () => [] },
+    { name: TARGET.nginx, url: `${nginxProxy.url}${PATH}`, pids: () => [nginxProxy.masterPid] },
+    { name: TARGET.bare, url: `${bare.url}${PATH}`, pids: () => [bare.pid] },
+    ...(gateway?.targets ?? []),
+  ];
+  const names = new Set(targets.map((t) => t.name));
+  if (names.size !== targets.length) throw new Error(`duplicate target names: ${targets.map((t) => t.name).join()}`);
+  console.log(gateway ? 'gateway targets: provided' : 'gateway targets: none (gateway-targets.ts returned null)');
+
+  const services = gateway?.servicePids?.() ?? null;
+  const groups = (target: BenchTarget): CpuGroups => ({
+    target: target.pids(),
+    upstream: [upstream.masterPid],
+    redis: services?.redis ?? null,
+    postgres: services?.postgres ?? null,
+  });
+  const wrkOptions = (durationS: number): WrkOptions => ({ durationS, connections: config.connections, threads: 1 });
+  const traffic = new Map<string, TrafficCount>();
+
+  for (const target of targets) {
+    await probe(target);
+    addTraffic(traffic, target.name, { expected: 1, unexpected: 0, errors: 0, maybeInFlight: 0 });
+  }
+  for (const target of targets) {
+    // Warm-up: JIT, connection pools, caches. Counted in the traffic (the gateway bills it), never in results.
+    const warm = await runCapacity(target, wrkOptions(config.warmupS), groups(target));
+    addTraffic(traffic, target.name, warm.traffic);
+    console.log(`warm-up ${target.name}: ${Math.round(warm.result.requestsPerSec)} req/s`);
+    await sleep(SETTLE_MS);
+  }
+
+  const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
+  for (let r = 0; r < config.rounds; r++) {
+    // Rotate the order each round so a slow drift of the machine does not always hit the same row.
+    const order = targets.map((_, i) => targets[(i + r) % targets.length]).filter((t) => t !== undefined);
+    for (const target of order) {
+      const capacity = await runCapacity(target, wrkOptions(config.durationS), groups(target));
+      addTraffic(traffic, target.name, capacity.traffic);
+      await sleep(SETTLE_MS);
+      const latency = await runLatency(
+        target,
+        { rate: config.rate, warmupS: config.latencyWarmupS, durationS: config.latencyDurationS },
+        groups(target),
+      );
+      for (const t of latency.traffic) addTraffic(traffic, target.name, t);
+      await sleep(SETTLE_MS);
+      rounds.get(target.name)?.push({ capacity: capacity.result, latency: latency.result });
+      const c = capacity.result;
+      const l = latency.result;
+      console.log(
+        `round ${r + 1}/${config.rounds} ${target.name.padEnd(16)} ${Math.round(c.requestsPerSec)} req/s, ` +
+          `${round(c.cpuUsPerRequest, 1)} CPU-µs/req | at ${config.rate}/s p50 ${l.latencyMs.p50.toFixed(3)} ms, ` +
+          `p99 ${l.latencyMs.p99.toFixed(3)} ms`,
+      );
+    }
+  }
+
+  // Books check after all traffic, while the gateway is still up.
+  let verify: VerifyResult | null = null;
+  if (gateway) {
+    verify = await gateway
+      .verify(Object.fromEntries(traffic))
+      .catch((err: unknown): VerifyResult => ({ ok: false, details: { error: String(err) } }));
+  }
+
+  const allNames = [
+    TARGET.direct,
+    TARGET.nginx,
+    TARGET.bare,
+    TARGET.gatewayPaid,
+    TARGET.gateway429,
+    TARGET.gatewayReplay,
+    ...targets.map((t) => t.name).filter((n) => !(Object.values(TARGET) as string[]).includes(n)),
+  ];
+  const summaries = allNames.map((name) => summarize(name, rounds.get(name) ?? []));
+  const ratios = computeRatios(new Map(summaries.map((s) => [s.name, s])));
+  const checks = evaluateChecks(ratios);
+  const warned = warnings(summaries, config.rate, machine);
+  const markdown = renderMarkdown({
+    date,
+    machine,
+    rounds: config.rounds,
+    durationS: config.durationS,
+    latencyDurationS: config.latencyDurationS,
+    rate: config.rate,
+    connections: config.connections,
+    summaries,
+    ratios,
+    checks,
+    warnings: warned,
+    verify,
+    serviceCpuScope: services ? 'the gateway’s own Redis and Postgres' : 'every redis-server and postgres process',
+  });
+
+  const results = {
+    schema: 1,
+    date,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    config: { ...config, resultsDir: relative(REPO_ROOT, config.resultsDir), wrkThreads: 1 },
+    machine,
+    serviceCpuScope: services ?? 'every redis-server and postgres process on the machine',
+    targets: Object.fromEntries(
+      allNames.map((name) => {
+        const target = targets.find((t) => t.name === name);
+        const summary = summaries.find((s) => s.name === name);
+        return [
+          name,
+          target
+            ? { ...describeTarget(target), measured: true, median: summary, rounds: rounds.get(name) ?? [] }
+            : { measured: false },
+        ];
+      }),
+    ),
+    traffic: Object.fromEntries(traffic),
+    ratios,
+    checks,
+    warnings: warned,
+    verify,
+  };
+  mkdirSync(config.resultsDir, { recursive: true });
+  const jsonPath = join(config.resultsDir, `gateway-${date}.json`);
+  const mdPath = join(config.resultsDir, `gateway-${date}.md`);
+  writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(mdPath, markdown);
+
+  console.log(`\n${markdown}`);
+  console.log(`written: ${relative(process.cwd(), jsonPath)}, ${relative(process.cwd(), mdPath)}`);
+  const missed = checks.filter((c) => c.pass === false).map((c) => c.id);
+  if (missed.length > 0) console.log(`performance targets missed: ${missed.join(', ')} (reported, not fatal)`);
+  if (verify && !verify.ok) {
+    console.error('books check FAILED: usage rows do not match successful responses, or something was overspent');
+    return 1;
+  }
+  return 0;
+}
+
+main()
+  .then(async (code) => {
+    await stopEverything();
+    process.exit(code);
+  })
+  .catch(async (err: unknown) => {
+    if (interrupted) return; // the signal handler stops everything and exits
+    console.error('gateway bench failed:', err instanceof Error ? err.message : err);
+    await stopEverything();
+    process.exit(1);
+  });

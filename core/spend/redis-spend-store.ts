@@ -1,0 +1,279 @@
+/**
+ * SpendStore on Redis: each operation is one Lua script (atomic, one round trip). Key layout, under the store's
+ * prefix: `sp:o:{org}` (bal, ver, mode, susp, res, t), `sp:k:{key}` (sp, res), `sp:d:{key}:{day}` (sp, res; expires
+ * after 3 days), `sp:rl:{prefix}:{window}` (rate window), `sp:i:{scoped idempotency key}`, `sp:resv` (open
+ * reservations by expiry) and `sp:r:{reservation}` (what the sweeper needs to void one).
+ */
+import type { Redis } from 'ioredis';
+import type { Admission, AdmitInput, HydrateInput, ReservationRef, SettleInput, SpendStore } from './spend-store.js';
+
+const DAY_TTL_MS = 3 * 86_400_000;
+const RESV = 'sp:resv';
+const orgKey = (orgId: string) => `sp:o:${orgId}`;
+const keyKey = (keyId: string) => `sp:k:${keyId}`;
+const dayKey = (keyId: string, day: string) => `sp:d:${keyId}:${day}`;
+const idemKey = (k: string | null) => (k === null ? 'sp:i:-' : `sp:i:${k}`);
+const resKey = (id: string) => `sp:r:${id}`;
+
+// KEYS: org, key, day, rate, idem, resv, reservation.
+// ARGV: price, budget(-1), cap(-1), limit, windowMs, now, resId, resTtl, hasIdem, reqHash, staleMs, orgId, keyId, day,
+// idemKey, perCallMax(-1).
+const ADMIT = `
+local price = tonumber(ARGV[1])
+local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't')
+if not o[1] or not o[2] then return {'hydrate'} end
+local k
+local d
+if price > 0 then
+  k = redis.call('HMGET', KEYS[2], 'sp', 'res')
+  d = redis.call('HMGET', KEYS[3], 'sp', 'res')
+  if not k[1] or not d[1] then return {'hydrate'} end
+end
+if ARGV[9] == '1' then
+  local rec = redis.call('GET', KEYS[5])
+  if rec then
+    if string.sub(rec, 3, 2 + #ARGV[10]) ~= ARGV[10] then return {'mismatch'} end
+    if string.sub(rec, 1, 1) == 'p' then return {'in_flight'} end
+    return {'replay', rec}
+  end
+end
+local count = redis.call('INCR', KEYS[4])
+if count == 1 or redis.call('PTTL', KEYS[4]) < 0 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
+if count > tonumber(ARGV[4]) then return {'rate_limited', tostring(redis.call('PTTL', KEYS[4]))} end
+if o[3] == '1' then return {'suspended'} end
+if price > 0 then
+  local perCall = tonumber(ARGV[16])
+  if perCall >= 0 and price > perCall then return {'per_call'} end
+  local budget = tonumber(ARGV[2])
+  if budget >= 0 and tonumber(k[1]) + tonumber(k[2] or '0') + price > budget then return {'budget'} end
+  local cap = tonumber(ARGV[3])
+  if cap >= 0 and tonumber(d[1]) + tonumber(d[2] or '0') + price > cap then return {'daily_cap'} end
+  if o[2] ~= 'card' and tonumber(o[1]) - tonumber(o[4] or '0') < price then return {'funds'} end
+  redis.call('HINCRBY', KEYS[1], 'res', price)
+  redis.call('HINCRBY', KEYS[2], 'res', price)
+  redis.call('HINCRBY', KEYS[3], 'res', price)
+  redis.call('ZADD', KEYS[6], tonumber(ARGV[6]) + tonumber(ARGV[8]), ARGV[7])
+  redis.call('HSET', KEYS[7], 'o', ARGV[12], 'k', ARGV[13], 'd', ARGV[14], 'p', price, 'i', ARGV[15])
+  redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[8]) * 20)
+end
+if ARGV[9] == '1' then
+  redis.call('SET', KEYS[5], 'p|' .. ARGV[10] .. '|' .. ARGV[7], 'PX', ARGV[8])
+end
+if tonumber(ARGV[6]) - tonumber(o[5] or '0') > tonumber(ARGV[11]) then return {'admitted', '1'} end
+return {'admitted', '0'}
+`;
+
+// KEYS: org, key, day, resv, reservation, idem. ARGV: price, resId, bal, ver, ksp, dsp, record, idemTtl, hasIdem.
+const SETTLE = `
+local price = tonumber(ARGV[1])
+if price > 0 and redis.call('ZREM', KEYS[4], ARGV[2]) == 1 then
+  for i = 1, 3 do
+    if redis.call('HINCRBY', KEYS[i], 'res', -price) < 0 then redis.call('HSET', KEYS[i], 'res', 0) end
+  end
+end
+redis.call('DEL', KEYS[5])
+if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], 'mode') == 1 then
+  if tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
+    redis.call('HSET', KEYS[1], 'bal', ARGV[3], 'ver', ARGV[4])
+  end
+end
+if ARGV[5] ~= '' then
+  local sp = redis.call('HGET', KEYS[2], 'sp')
+  if sp and tonumber(ARGV[5]) > tonumber(sp) then redis.call('HSET', KEYS[2], 'sp', ARGV[5]) end
+  local dsp = redis.call('HGET', KEYS[3], 'sp')
+  if dsp and tonumber(ARGV[6]) > tonumber(dsp) then redis.call('HSET', KEYS[3], 'sp', ARGV[6]) end
+end
+if ARGV[9] == '1' then
+  if ARGV[7] ~= '' then redis.call('SET', KEYS[6], ARGV[7], 'PX', ARGV[8]) else redis.call('DEL', KEYS[6]) end
+end
+return 1
+`;
+
+// KEYS: org, key, day, resv, reservation, idem. ARGV: price, resId, hasIdem.
+const VOID = `
+local price = tonumber(ARGV[1])
+local open = 0
+if price > 0 then
+  open = redis.call('ZREM', KEYS[4], ARGV[2])
+  if open == 1 then
+    for i = 1, 3 do
+      if redis.call('HINCRBY', KEYS[i], 'res', -price) < 0 then redis.call('HSET', KEYS[i], 'res', 0) end
+    end
+  end
+end
+redis.call('DEL', KEYS[5])
+if ARGV[3] == '1' then
+  local rec = redis.call('GET', KEYS[6])
+  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#ARGV[2]) == ARGV[2] then redis.call('DEL', KEYS[6]) end
+end
+return open
+`;
+
+// KEYS: org, key, day. ARGV: bal, ver, mode, susp, now, hasKey, ksp, dsp, dayTtl.
+const HYDRATE = `
+if tonumber(ARGV[2]) >= tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
+  redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'ver', ARGV[2])
+end
+redis.call('HSET', KEYS[1], 'mode', ARGV[3], 'susp', ARGV[4], 't', ARGV[5])
+if ARGV[6] == '1' then
+  local sp = redis.call('HGET', KEYS[2], 'sp')
+  if not sp or tonumber(ARGV[7]) > tonumber(sp) then redis.call('HSET', KEYS[2], 'sp', ARGV[7]) end
+  local dsp = redis.call('HGET', KEYS[3], 'sp')
+  if not dsp or tonumber(ARGV[8]) > tonumber(dsp) then redis.call('HSET', KEYS[3], 'sp', ARGV[8]) end
+  redis.call('PEXPIRE', KEYS[3], ARGV[9])
+end
+return 1
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    spAdmit(...args: (string | number)[]): Result<string[], Context>;
+    spSettle(...args: (string | number)[]): Result<number, Context>;
+    spVoid(...args: (string | number)[]): Result<number, Context>;
+    spHydrate(...args: (string | number)[]): Result<number, Context>;
+  }
+}
+import type { Result } from 'ioredis';
+
+export class RedisSpendStore implements SpendStore {
+  constructor(private readonly redis: Redis) {
+    redis.defineCommand('spAdmit', { numberOfKeys: 7, lua: ADMIT });
+    redis.defineCommand('spSettle', { numberOfKeys: 6, lua: SETTLE });
+    redis.defineCommand('spVoid', { numberOfKeys: 6, lua: VOID });
+    redis.defineCommand('spHydrate', { numberOfKeys: 3, lua: HYDRATE });
+  }
+
+  async admit(a: AdmitInput): Promise<Admission> {
+    const window = Math.floor(a.nowMs / 60_000);
+    const reply = await this.redis.spAdmit(
+      orgKey(a.orgId),
+      keyKey(a.keyId),
+      dayKey(a.keyId, a.day),
+      `sp:rl:${a.rateKey}:${window}`,
+      idemKey(a.idempotencyKey),
+      RESV,
+      resKey(a.reservationId),
+      a.priceCents,
+      a.budgetCents ?? -1,
+      a.dailyCapCents ?? -1,
+      a.ratePerMin,
+      60_000,
+      a.nowMs,
+      a.reservationId,
+      a.reservationTtlMs,
+      a.idempotencyKey === null ? '0' : '1',
+      a.requestHash,
+      a.staleAfterMs,
+      a.orgId,
+      a.keyId,
+      a.day,
+      a.idempotencyKey ?? '',
+      a.perCallMaxCents ?? -1,
+    );
+    switch (reply[0]) {
+      case 'admitted':
+        return { outcome: 'admitted', stale: reply[1] === '1' };
+      case 'replay':
+        return { outcome: 'replay', record: reply[1]! };
+      case 'rate_limited':
+        return { outcome: 'rate_limited', retryAfterMs: Math.max(Number(reply[1]), 1) };
+      case 'hydrate':
+      case 'in_flight':
+      case 'mismatch':
+      case 'suspended':
+      case 'per_call':
+      case 'budget':
+      case 'daily_cap':
+      case 'funds':
+        return { outcome: reply[0] };
+      default:
+        throw new Error(`unexpected admit reply ${String(reply[0])}`);
+    }
+  }
+
+  async settle(s: SettleInput): Promise<void> {
+    await this.redis.spSettle(
+      orgKey(s.orgId),
+      keyKey(s.keyId),
+      dayKey(s.keyId, s.day),
+      RESV,
+      resKey(s.reservationId),
+      idemKey(s.idempotencyKey),
+      s.priceCents,
+      s.reservationId,
+      s.org?.creditCents ?? '',
+      s.org?.balanceVersion ?? '',
+      s.key?.spentCents ?? '',
+      s.key?.daySpentCents ?? '',
+      s.record ?? '',
+      s.idempotencyTtlMs,
+      s.idempotencyKey === null ? '0' : '1',
+    );
+  }
+
+  async void(r: ReservationRef): Promise<boolean> {
+    const open = await this.redis.spVoid(
+      orgKey(r.orgId),
+      keyKey(r.keyId),
+      dayKey(r.keyId, r.day),
+      RESV,
+      resKey(r.reservationId),
+      idemKey(r.idempotencyKey),
+      r.priceCents,
+      r.reservationId,
+      r.idempotencyKey === null ? '0' : '1',
+    );
+    return open === 1;
+  }
+
+  async hydrate(h: HydrateInput): Promise<void> {
+    const hasKey = h.key !== undefined && h.keyId !== undefined && h.day !== undefined;
+    await this.redis.spHydrate(
+      orgKey(h.orgId),
+      keyKey(h.keyId ?? '-'),
+      dayKey(h.keyId ?? '-', h.day ?? '-'),
+      h.org.creditCents,
+      h.org.balanceVersion,
+      h.org.billingMode,
+      h.org.suspended ? '1' : '0',
+      h.nowMs,
+      hasKey ? '1' : '0',
+      h.key?.spentCents ?? 0,
+      h.key?.daySpentCents ?? 0,
+      DAY_TTL_MS,
+    );
+  }
+
+  async forgetOrg(orgId: string): Promise<void> {
+    await this.redis.hdel(orgKey(orgId), 'mode', 't');
+  }
+
+  async expired(nowMs: number, limit: number): Promise<ReservationRef[]> {
+    const ids = await this.redis.zrangebyscore(RESV, '-inf', nowMs, 'LIMIT', 0, limit);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(resKey(id));
+    const rows = (await pipeline.exec()) ?? [];
+    const refs: ReservationRef[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const row = rows[i]?.[1] as Record<string, string> | undefined;
+      if (!row?.o) {
+        await this.redis.zrem(RESV, ids[i]!); // nothing left to release
+        continue;
+      }
+      refs.push({
+        reservationId: ids[i]!,
+        orgId: row.o,
+        keyId: row.k!,
+        day: row.d!,
+        priceCents: Number(row.p),
+        idempotencyKey: row.i ? row.i : null,
+      });
+    }
+    return refs;
+  }
+
+  async idempotencyRecord(key: string): Promise<string | null> {
+    return this.redis.get(idemKey(key));
+  }
+}

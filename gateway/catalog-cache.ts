@@ -1,0 +1,137 @@
+/**
+ * The gateway's in-process view of live listings: endpoints with compiled path matchers, the decrypted upstream
+ * credential and the required documents in force, loaded once per slug and kept for a few seconds (misses too, so an
+ * unknown slug cannot hammer Postgres). Prices are computed per call from the cached endpoint fields
+ * (effectivePrice), so a scheduled increase takes effect at its exact instant; other listing edits are seen within
+ * the cache lifetime. Terms acceptances are cached once seen (an acceptance is never withdrawn).
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Api, Endpoint } from '../db/entities/index.js';
+import type { PricedEndpoint } from '../core/pricing/effective-price.js';
+import type { ProvidersService } from '../core/providers/providers.service.js';
+import type { DocumentsService } from '../core/terms/documents.service.js';
+import type { UpstreamCredential } from '../core/upstream/credentials.js';
+
+export interface CachedEndpoint {
+  id: string;
+  method: string;
+  template: string;
+  /** Null for a literal path (compared as a string). */
+  matcher: RegExp | null;
+  priced: PricedEndpoint;
+}
+
+export interface CachedApi {
+  id: string;
+  slug: string;
+  orgId: string;
+  baseOrigin: string;
+  /** The base URL's path without a trailing slash ('' for the root). */
+  basePath: string;
+  credential: UpstreamCredential | null;
+  endpoints: CachedEndpoint[];
+  requiredDocuments: { id: string; contentHash: string }[];
+}
+
+const TTL_MS = 5_000;
+const MISS_TTL_MS = 1_000;
+
+export class CatalogCache {
+  private readonly entries = new Map<string, { value: CachedApi | null; expiresAt: number }>();
+  private readonly loading = new Map<string, Promise<CachedApi | null>>();
+  private readonly accepted = new Set<string>();
+
+  constructor(private readonly deps: { orm: MikroORM; providers: ProvidersService; documents: DocumentsService }) {}
+
+  get(slug: string, nowMs: number = Date.now()): Promise<CachedApi | null> | CachedApi | null {
+    const hit = this.entries.get(slug);
+    if (hit && hit.expiresAt > nowMs) return hit.value;
+    let pending = this.loading.get(slug);
+    if (!pending) {
+      pending = this.load(slug).then(
+        (value) => {
+          this.entries.set(slug, { value, expiresAt: Date.now() + (value ? TTL_MS : MISS_TTL_MS) });
+          this.loading.delete(slug);
+          return value;
+        },
+        (err: unknown) => {
+          this.loading.delete(slug);
+          throw err;
+        },
+      );
+      this.loading.set(slug, pending);
+    }
+    return pending;
+  }
+
+  invalidate(slug?: string): void {
+    if (slug === undefined) this.entries.clear();
+    else this.entries.delete(slug);
+  }
+
+  /** The required documents `orgId` has not accepted (empty when none are required). */
+  async unaccepted(api: CachedApi, orgId: string): Promise<{ id: string; contentHash: string }[]> {
+    if (api.requiredDocuments.length === 0) return [];
+    const missing = api.requiredDocuments.filter((d) => !this.accepted.has(`${orgId}|${d.id}`));
+    if (missing.length === 0) return [];
+    const rows = await this.deps.orm.em
+      .fork()
+      .execute<{ document_id: string }[]>(
+        `select document_id from terms_acceptances where org_id = ? and document_id in (${missing.map(() => '?').join(',')})`,
+        [orgId, ...missing.map((d) => d.id)],
+      );
+    for (const r of rows) this.accepted.add(`${orgId}|${r.document_id}`);
+    return missing.filter((d) => !this.accepted.has(`${orgId}|${d.id}`));
+  }
+
+  private async load(slug: string): Promise<CachedApi | null> {
+    const em = this.deps.orm.em.fork();
+    const api = await em.findOne(Api, { slug, status: 'live' });
+    if (!api) return null;
+    const endpoints = await em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
+    const credential = await this.deps.providers.credentialOf(em, api);
+    const documents = (await this.deps.documents.effectiveFor(em, api)).filter((d) => d.acceptanceMode === 'required');
+    const base = new URL(api.baseUrl);
+    return {
+      id: api.id,
+      slug: api.slug,
+      orgId: api.org.id,
+      baseOrigin: base.origin,
+      basePath: base.pathname.replace(/\/+$/, ''),
+      credential,
+      endpoints: endpoints.map((e) => ({
+        id: e.id,
+        method: e.method,
+        template: e.path,
+        matcher: e.path.includes('{') ? compileTemplate(e.path) : null,
+        priced: {
+          priceCents: e.priceCents,
+          pendingPriceCents: e.pendingPriceCents ?? null,
+          pendingPriceEffectiveAt: e.pendingPriceEffectiveAt ?? null,
+          discount: e.discount ?? null,
+        },
+      })),
+      requiredDocuments: documents.map((d) => ({ id: d.id, contentHash: d.contentHash })),
+    };
+  }
+}
+
+/** `/users/{id}/posts` → a regex where each `{param}` is one non-empty path segment. */
+function compileTemplate(template: string): RegExp {
+  const parts = template.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${parts.join('[^/]+')}$`);
+}
+
+/** The endpoint for a method and path: literal templates first, then parameterised ones in listing order. */
+export function matchEndpoint(api: CachedApi, method: string, path: string): CachedEndpoint | undefined {
+  let templated: CachedEndpoint | undefined;
+  for (const e of api.endpoints) {
+    if (e.method !== method) continue;
+    if (e.matcher === null) {
+      if (e.template === path) return e;
+    } else if (templated === undefined && e.matcher.test(path)) {
+      templated = e;
+    }
+  }
+  return templated;
+}

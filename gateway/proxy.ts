@@ -1,0 +1,428 @@
+/**
+ * `ALL /v1/proxy/{apiSlug}/{path}`: the metered, governed proxy. Checks run in DESIGN.md's order, each before any
+ * spend or upstream call: bearer (401) → key (401) and `proxy:call` (403) → listing and endpoint (404) → own API (403)
+ * → required terms (428) → body size (413) → one SpendStore.admit (idempotent replay, rate limit 429, spend
+ * governance 402, reservation) → upstream (502 / 429 upstream) → group commit to Postgres, then settle the fast state
+ * (or void the reservation on failure) → the envelope with billing meta.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseBearer } from '../core/auth/bearer.js';
+import { requireScope } from '../core/auth/scopes.js';
+import {
+  AppError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PaymentRequiredError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  UnauthenticatedError,
+  ValidationError,
+} from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { effectivePrice } from '../core/pricing/effective-price.js';
+import type { Services } from '../core/services.js';
+import type { Admission, ReservationRef } from '../core/spend/spend-store.js';
+import { doneRecord } from '../core/spend/spend-store.js';
+import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.js';
+import { applyCredential } from '../core/upstream/credentials.js';
+import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
+import { forwardRequestHeaders } from './forward-headers.js';
+import { sendJson } from './respond.js';
+import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
+import { loadSnapshot } from './snapshot.js';
+
+/** Idempotency records outlive the 24 hours the contract promises. */
+export const IDEMPOTENCY_TTL_MS = 25 * 3_600_000;
+const STALE_AFTER_MS = 5_000;
+/** A reservation outlives the upstream deadline by this much before the sweeper may void it. */
+export const RESERVATION_MARGIN_MS = 10_000;
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
+
+export interface BillingMeta {
+  request_id: string;
+  cost_cents: number;
+  price_cents_effective: number;
+  credit_applied_cents: number;
+  billable_cents: number;
+  price_increase?: { price_cents: number; effective_at: string };
+  discount?: Record<string, unknown>;
+}
+
+export class GatewayProxy {
+  private readonly log;
+
+  constructor(
+    private readonly services: Services,
+    private readonly catalog: CatalogCache,
+    private readonly upstream: UpstreamClient,
+    private readonly committer: UsageCommitter,
+  ) {
+    this.log = services.logger.child({ surface: 'gateway' });
+  }
+
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    slug: string,
+    rest: string,
+    search: string,
+  ) {
+    const { services } = this;
+    const started = performance.now();
+    const credential = parseBearer(req.headers.authorization);
+    if (credential.type === 'session') {
+      throw new UnauthenticatedError('The gateway accepts API keys only; session tokens are refused.');
+    }
+    const { principal, key } = await services.keys.authenticate(credential.token);
+    requireScope(principal, 'proxy:call');
+
+    const cached = this.catalog.get(slug);
+    const api = cached instanceof Promise ? await cached : cached;
+    if (!api) throw new NotFoundError(`No live API with slug "${slug}".`);
+    const method = req.method ?? 'GET';
+    const endpoint = matchEndpoint(api, method, rest);
+    if (!endpoint) throw new NotFoundError(`${api.slug} has no endpoint ${method} ${rest}.`);
+    if (api.orgId === principal.orgId) {
+      throw new ForbiddenError('An organization cannot call its own API through the gateway.');
+    }
+    if (api.requiredDocuments.length > 0) await this.requireTerms(api, principal.orgId);
+
+    const body = await readBody(req, services.config.gateway.maxRequestBytes);
+    const now = services.clock.now();
+    const nowMs = now.getTime();
+    const price = effectivePrice(endpoint.priced, now);
+    const priceCents = price.price_cents_effective;
+    const clientKey = idempotencyHeader(req);
+    const scopedKey = clientKey === null ? null : `${principal.orgId}:${key.keyId}:${clientKey}`;
+    const requestHash = scopedKey === null ? '' : hashRequest(method, rest, search, body);
+    const day = now.toISOString().slice(0, 10);
+    const usageId = newId('usage', nowMs);
+    const ref: ReservationRef = {
+      orgId: principal.orgId,
+      keyId: key.keyId,
+      day,
+      priceCents,
+      reservationId: usageId,
+      idempotencyKey: scopedKey,
+    };
+
+    const admitted = await this.admit(
+      {
+        orgId: principal.orgId,
+        keyId: key.keyId,
+        rateKey: key.keyPrefix,
+        ratePerMin: services.config.limits.gatewayRatePerMin,
+        day,
+        priceCents,
+        perCallMaxCents: key.perCallMaxCents,
+        budgetCents: key.budgetCents,
+        dailyCapCents: key.dailyCapCents,
+        idempotencyKey: scopedKey,
+        requestHash,
+        reservationId: usageId,
+        nowMs,
+        reservationTtlMs: services.config.gateway.upstreamTimeoutMs + RESERVATION_MARGIN_MS,
+        staleAfterMs: STALE_AFTER_MS,
+      },
+      requestId,
+    );
+    if (admitted === 'replay') return; // answered
+    if (typeof admitted !== 'string' && admitted.outcome === 'replay') {
+      return this.replay(res, requestId, admitted.record, requestHash);
+    }
+    const fastState = admitted !== 'degraded';
+
+    const url = new URL(`${api.baseOrigin}${api.basePath}${rest}${search}`);
+    const headers = forwardRequestHeaders(req.headers);
+    if (api.credential) Object.assign(headers, applyCredential(url, api.credential));
+    headers['x-request-id'] = requestId;
+
+    let result: UpstreamResult;
+    try {
+      result = await this.upstream.request({ url, method, headers, body: body.length > 0 ? body : null });
+      const failure = toGatewayError(result);
+      if (failure) throw failure;
+    } catch (err) {
+      await this.fail(ref, fastState, err, {
+        api,
+        endpointId: endpoint.id,
+        method,
+        rest,
+        requestId,
+        priceCents,
+        started,
+        day,
+        now,
+        keyId: key.keyId,
+        clientKey,
+      });
+      throw err;
+    }
+
+    const call: CallRecord = {
+      usageId,
+      orgId: principal.orgId,
+      keyId: key.keyId,
+      apiId: api.id,
+      apiSlug: api.slug,
+      endpointId: endpoint.id,
+      providerOrgId: api.orgId,
+      method,
+      path: rest,
+      status: result.status,
+      outcome: 'success',
+      priceCents,
+      priceCentsEffective: priceCents,
+      latencyMs: performance.now() - started,
+      idempotencyKey: clientKey,
+      requestId,
+      day,
+      at: now,
+    };
+    let committed;
+    try {
+      committed = await this.committer.commit(call);
+    } catch (err) {
+      if (fastState) await this.services.spend.void(ref).catch(() => undefined);
+      throw new ServiceUnavailableError('The call could not be recorded; it was not charged. Retry later.', {
+        cause: err,
+      });
+    }
+    const meta: BillingMeta = {
+      request_id: requestId,
+      cost_cents: priceCents,
+      price_cents_effective: priceCents,
+      credit_applied_cents: committed.creditAppliedCents,
+      billable_cents: committed.billableCents,
+    };
+    if (price.price_increase) meta.price_increase = price.price_increase;
+    if (price.discount) meta.discount = { ...price.discount };
+    if (fastState) {
+      try {
+        await this.services.spend.settle({
+          ...ref,
+          org: committed.org,
+          key: committed.key,
+          record: scopedKey === null ? null : doneRecord(requestHash, JSON.stringify(meta)),
+          idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+        });
+      } catch (err) {
+        // Committed in Postgres: the answer stands; the sweeper settles the reservation from the usage row.
+        this.log.warn({ err, request_id: requestId }, 'settle failed after commit');
+      }
+    }
+    sendJson(res, 200, { ok: true, data: parseBody(result), meta }, { 'X-Request-Id': requestId });
+  }
+
+  /**
+   * One admission through the fast state, rebuilding it from Postgres when it is missing and waiting out a
+   * concurrent duplicate. Returns the admission, or 'degraded' for a free call made while the store is down.
+   */
+  private async admit(
+    input: Parameters<Services['spend']['admit']>[0],
+    requestId: string,
+  ): Promise<Admission | 'degraded' | 'replay'> {
+    const { spend } = this.services;
+    const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
+    let delay = 5;
+    for (let attempt = 0; ; attempt++) {
+      let admission: Admission;
+      try {
+        admission = await spend.admit(input);
+        if (admission.outcome === 'hydrate') {
+          const snapshot = await loadSnapshot(this.services.orm, input.orgId, input.keyId, input.day);
+          await spend.hydrate({ ...snapshot, nowMs: input.nowMs });
+          if (attempt < 3) continue;
+        }
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        if (input.priceCents === 0) {
+          this.log.warn({ err, request_id: requestId }, 'counter store unavailable; free call served unmetered');
+          return 'degraded';
+        }
+        throw new ServiceUnavailableError('The gateway cannot account for paid calls right now; retry shortly.', {
+          cause: err,
+        });
+      }
+      switch (admission.outcome) {
+        case 'admitted':
+          if (admission.stale) this.refresh(input.orgId);
+          return admission;
+        case 'replay':
+          return admission;
+        case 'in_flight':
+          if (Date.now() > deadline) {
+            throw new ServiceUnavailableError('The first request with this Idempotency-Key is still running.');
+          }
+          await new Promise((r) => setTimeout(r, delay));
+          delay = Math.min(delay * 2, 50);
+          continue;
+        case 'hydrate':
+          throw new ServiceUnavailableError('The gateway could not load the account state; retry shortly.');
+        case 'mismatch':
+          throw new AppError(
+            'idempotency_mismatch',
+            'This Idempotency-Key was used for a different request (method, path or body).',
+          );
+        case 'rate_limited':
+          throw new RateLimitedError(admission.retryAfterMs / 1000, 'Rate limit for this key exceeded.');
+        case 'suspended':
+          throw new PaymentRequiredError('This organization is suspended; paid calls are refused.', {
+            details: { reason: 'suspended' },
+          });
+        case 'per_call':
+          throw new AppError('per_call_limit_exceeded', 'The call costs more than this key may spend per call.', {
+            details: { price_cents: input.priceCents, per_call_max_cents: input.perCallMaxCents },
+          });
+        case 'budget':
+          throw new AppError('insufficient_budget', "The call would exceed this key's budget.", {
+            details: { price_cents: input.priceCents, budget_cents: input.budgetCents },
+          });
+        case 'daily_cap':
+          throw new AppError('daily_cap_exceeded', "The call would exceed this key's daily cap (UTC day).", {
+            details: { price_cents: input.priceCents, daily_cap_cents: input.dailyCapCents },
+          });
+        case 'funds':
+          throw new PaymentRequiredError('Prepaid credits are exhausted; buy credits or add a card.', {
+            details: { price_cents: input.priceCents, reason: 'insufficient_credits' },
+          });
+      }
+    }
+  }
+
+  private refresh(orgId: string): void {
+    loadSnapshot(this.services.orm, orgId)
+      .then((s) => this.services.spend.hydrate({ ...s, nowMs: this.services.clock.now().getTime() }))
+      .catch((err: unknown) => this.log.warn({ err, org_id: orgId }, 'balance refresh failed'));
+  }
+
+  private replay(res: ServerResponse, requestId: string, record: string, requestHash: string): void {
+    const original = JSON.parse(record.slice(3 + requestHash.length)) as BillingMeta;
+    const meta = { ...original, request_id: requestId, replayed: true, original_request_id: original.request_id };
+    sendJson(res, 200, { ok: true, data: null, meta }, { 'X-Request-Id': requestId });
+  }
+
+  private async requireTerms(api: CachedApi, orgId: string): Promise<void> {
+    const missing = await this.catalog.unaccepted(api, orgId);
+    if (missing.length === 0) return;
+    const doc = missing[0]!;
+    throw new AppError('terms_acceptance_required', `Accept the provider's terms for ${api.slug} before calling it.`, {
+      details: {
+        approval_url: `${this.services.config.urls.publicBase}/terms/${api.slug}`,
+        snapshot_url: this.services.documents.snapshotUrl(doc.id),
+        document_id: doc.id,
+        content_hash: doc.contentHash,
+      },
+    });
+  }
+
+  /** A failed call: release its reservation (the refund) and record it, unbilled. */
+  private async fail(
+    ref: ReservationRef,
+    fastState: boolean,
+    err: unknown,
+    c: {
+      api: CachedApi;
+      endpointId: string;
+      method: string;
+      rest: string;
+      requestId: string;
+      priceCents: number;
+      started: number;
+      day: string;
+      now: Date;
+      keyId: string;
+      clientKey: string | null;
+    },
+  ): Promise<void> {
+    if (fastState) {
+      await this.services.spend.void(ref).catch((e: unknown) => this.log.warn({ err: e }, 'void failed'));
+    }
+    const status =
+      err instanceof UpstreamCallError ? (err.upstreamStatus ?? 0) : err instanceof AppError ? err.status : 0;
+    this.committer
+      .commit({
+        usageId: ref.reservationId,
+        orgId: ref.orgId,
+        keyId: c.keyId,
+        apiId: c.api.id,
+        apiSlug: c.api.slug,
+        endpointId: c.endpointId,
+        providerOrgId: c.api.orgId,
+        method: c.method,
+        path: c.rest,
+        status: err instanceof AppError && err.code === 'upstream_rate_limited' ? 429 : status,
+        outcome: 'failed',
+        priceCents: 0,
+        priceCentsEffective: c.priceCents,
+        latencyMs: performance.now() - c.started,
+        idempotencyKey: c.clientKey,
+        requestId: c.requestId,
+        day: c.day,
+        at: c.now,
+      })
+      .catch((e: unknown) => this.log.warn({ err: e }, 'failed call not recorded'));
+  }
+}
+
+function idempotencyHeader(req: IncomingMessage): string | null {
+  const raw = req.headers['idempotency-key'] ?? req.headers['x-idempotency-key'];
+  if (raw === undefined) return null;
+  const value = Array.isArray(raw) ? raw[0]! : raw;
+  if (!IDEMPOTENCY_KEY_RE.test(value)) {
+    throw new ValidationError('Idempotency-Key must be 1 to 200 visible ASCII characters.');
+  }
+  return value;
+}
+
+function hashRequest(method: string, path: string, search: string, body: Buffer): string {
+  return createHash('sha256').update(`${method}\n${path}${search}\n`).update(body).digest('hex').slice(0, 32);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The whole request body, refused with 413 past `limit` (declared or streamed). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return Promise.reject(new PayloadTooLargeError(limit));
+  }
+  if (req.readableEnded || (declared === 0 && req.headers['transfer-encoding'] === undefined)) {
+    req.resume();
+    return Promise.resolve(EMPTY);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(new PayloadTooLargeError(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+function parseBody(result: UpstreamResult): unknown {
+  if (result.body.length === 0) return null;
+  const text = result.body.toString('utf8');
+  if (result.contentType?.includes('json')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}

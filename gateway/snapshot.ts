@@ -1,0 +1,39 @@
+/** Reads what the gateway's fast state is rebuilt from: the org's balance (with its version), and a key's spend. */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { KeySnapshot, OrgSnapshot } from '../core/spend/spend-store.js';
+
+export interface Snapshot {
+  orgId: string;
+  org: OrgSnapshot;
+  keyId?: string;
+  day?: string;
+  key?: KeySnapshot;
+}
+
+export async function loadSnapshot(orm: MikroORM, orgId: string, keyId?: string, day?: string): Promise<Snapshot> {
+  const em = orm.em.fork();
+  const [org] = await em.execute<
+    { credit_cents: string; balance_version: string; billing_mode: 'prepaid' | 'card'; suspended: boolean }[]
+  >('select credit_cents, balance_version, billing_mode, suspended from orgs where id = ?', [orgId]);
+  if (!org) throw new Error(`org ${orgId} not found`);
+  const snapshot: Snapshot = {
+    orgId,
+    org: {
+      creditCents: Number(org.credit_cents),
+      balanceVersion: Number(org.balance_version),
+      billingMode: org.billing_mode,
+      suspended: org.suspended,
+    },
+  };
+  if (keyId !== undefined && day !== undefined) {
+    const [key] = await em.execute<{ spent_cents: string; day_cents: string | null }[]>(
+      `select k.spent_cents, d.spent_cents as day_cents from api_keys k
+         left join key_day_spend d on d.key_id = k.id and d.day = ? where k.id = ?`,
+      [day, keyId],
+    );
+    snapshot.keyId = keyId;
+    snapshot.day = day;
+    snapshot.key = { spentCents: Number(key?.spent_cents ?? 0), daySpentCents: Number(key?.day_cents ?? 0) };
+  }
+  return snapshot;
+}
