@@ -8,6 +8,7 @@ import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestContext } from './middleware/request-context.js';
 import { pagesRoutes } from './pages/pages.routes.js';
+import { approvalPages } from './pages/approve.page.js';
 import { termsPages } from './pages/terms.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { billingRoutes } from './routes/billing.routes.js';
@@ -58,6 +59,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     catalogRoutes(services),
     pagesRoutes(services),
     termsPages(services),
+    approvalPages(services),
   ];
 }
 

@@ -22,6 +22,7 @@ import {
 } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { effectivePrice } from '../core/pricing/effective-price.js';
+import type { KeyAuth } from '../core/keys/keys.service.js';
 import type { Services } from '../core/services.js';
 import type { Admission, ReservationRef } from '../core/spend/spend-store.js';
 import { doneRecord } from '../core/spend/spend-store.js';
@@ -118,7 +119,7 @@ export class GatewayProxy {
         day,
         priceCents,
         perCallMaxCents: key.perCallMaxCents,
-        budgetCents: key.budgetCents,
+        budgetCents: spendLimit(key),
         dailyCapCents: key.dailyCapCents,
         idempotencyKey: scopedKey,
         requestHash,
@@ -128,6 +129,7 @@ export class GatewayProxy {
         staleAfterMs: STALE_AFTER_MS,
       },
       requestId,
+      key.approvalMode ? key : undefined,
     );
     if (admitted === 'replay') return; // answered
     if (typeof admitted !== 'string' && admitted.outcome === 'replay') {
@@ -224,6 +226,7 @@ export class GatewayProxy {
   private async admit(
     input: Parameters<Services['spend']['admit']>[0],
     requestId: string,
+    approval?: KeyAuth,
   ): Promise<Admission | 'degraded' | 'replay'> {
     const { spend } = this.services;
     const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
@@ -278,6 +281,19 @@ export class GatewayProxy {
             details: { price_cents: input.priceCents, per_call_max_cents: input.perCallMaxCents },
           });
         case 'budget':
+          if (approval && approvalBinds(approval)) {
+            throw new PaymentRequiredError(
+              'This key is in approval mode: a person must approve more spend before this paid call.',
+              {
+                details: {
+                  reason: 'approval_required',
+                  approval_url: `${this.services.config.urls.publicBase}/approve/${input.keyId}`,
+                  approved_cents: approval.approvedCents,
+                  price_cents: input.priceCents,
+                },
+              },
+            );
+          }
           throw new AppError('insufficient_budget', "The call would exceed this key's budget.", {
             details: { price_cents: input.priceCents, budget_cents: input.budgetCents },
           });
@@ -366,6 +382,20 @@ export class GatewayProxy {
       })
       .catch((e: unknown) => this.log.warn({ err: e }, 'failed call not recorded'));
   }
+}
+
+/**
+ * What a key may spend in total: its budget, and for an approval-mode key no more than people have approved (the
+ * lower of the two).
+ */
+function spendLimit(key: KeyAuth): number | null {
+  if (!key.approvalMode) return key.budgetCents;
+  return key.budgetCents === null ? key.approvedCents : Math.min(key.budgetCents, key.approvedCents);
+}
+
+/** The approval, not the budget, is what stopped the call. */
+function approvalBinds(key: KeyAuth): boolean {
+  return key.budgetCents === null || key.approvedCents < key.budgetCents;
 }
 
 function idempotencyHeader(req: IncomingMessage): string | null {

@@ -1,40 +1,227 @@
-// PLACEHOLDER: the gateway's rows of the benchmark (gateway_paid, gateway_429, gateway_replay).
+// The gateway's rows of the benchmark: gateway_paid (a 1-cent endpoint, every call reserved, committed and billed),
+// gateway_429 (a key over its rate limit: refused by the one admission script before any spend) and gateway_replay
+// (a fixed Idempotency-Key after one successful call: answered from the fast state, no upstream, no charge).
 //
-// The gateway's hot path is being built; until it is, this returns null and the harness measures only the reference
-// rows (direct, nginx_proxy, bare_node_proxy), reporting the gateway rows as "not measured". To fill it in:
-//
-// - Start the gateway as its own node process (e.g. spawn process.execPath with nodeTsArgs('<repo>/scripts/start.ts')
-//   and 'gateway', or its entry file, via startChild from ./proc.js so Ctrl-C stops it too), against real Postgres
-//   and Redis (DATABASE_URL, REDIS_URL), configured as in production (log level too). The CPU accounting charges
-//   every `postgres` and `redis-server` process on the machine to each row, unless servicePids() names the
-//   postmaster and redis-server the gateway uses (do that when they are dedicated to the run). Don't run the gateway
-//   inside this (orchestrator) process: pids() has to name a process that does nothing but serve the gateway.
-// - Seed what each row needs: a provider API whose base URL is ctx.upstreamUrl (the nginx upstream answers 200 with
-//   a ~100-byte JSON body on every path and method), a paid endpoint, a consumer key with enough credit for the whole
-//   run and no rate limit the paid row would hit (each round sends req/s × BENCH_DURATION_S calls at full speed, plus
-//   BENCH_RATE × (BENCH_LATENCY_DURATION_S + 1) at the fixed rate, plus the warm-up: size it for 10× the bare proxy's
-//   throughput), and a key (or endpoint) that is over a rate limit low enough that nothing gets through during the
-//   whole run (a refill shows up as unexpected 200s and skews the 429 row).
-// - Return targets named with TARGET.gatewayPaid / gateway429 / gatewayReplay (from ./types.js):
-//     gateway_paid:   paid endpoint, Authorization: Bearer <key>, no Idempotency-Key (every call is billed);
-//     gateway_429:    expectedStatus: 429, a key that is over its rate limit;
-//     gateway_replay: a fixed Idempotency-Key, primed with one call before returning, so every call is a replay.
-//   pids() returns the gateway's pid (descendants are added automatically).
-// - verify(traffic) runs after all measurements. traffic[name] says how many responses each row saw with the
-//   expected status, and how many more may have reached the gateway unseen (maybeInFlight: wrk stops with requests
-//   in flight). Check that usage rows for the paid key lie in [expected, expected + maybeInFlight] of gateway_paid
-//   (the harness's one probe call per row is included in the counts; a priming call you make yourself is not), that
-//   429s and replays wrote no usage, and that no balance or key cap went below zero (nothing overspent).
-//   Return { ok, details } with the counts; ok: false makes the run exit 1.
-// - stop() stops the gateway and removes what was seeded (or the whole throw-away database).
-import type { GatewayTargets } from './types.js';
+// The gateway runs as its own node process (scripts/start.ts gateway) against the machine's Postgres and Redis, on a
+// throw-away database and Redis key prefix, with production-like settings (warn-level logs: the per-request info
+// line is what an operator would turn off under load). verify() checks the books after the run: usage rows of the
+// paid key equal its successful responses (within wrk's in-flight window), the replay and 429 keys wrote nothing
+// beyond the priming call, no balance went negative and the ledger has no drift.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { request } from 'undici';
+import { loadConfig } from '../../core/config.js';
+import { RedisCounterStore } from '../../core/counters/index.js';
+import { createServices, type Services } from '../../core/services.js';
+import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
+import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
+import { newId } from '../../core/ids.js';
+import { freePort, nodeTsArgs, startChild, waitForHttp } from './proc.js';
+import { TARGET, type GatewayTargets, type TrafficCount } from './types.js';
 
 export interface GatewayTargetsContext {
   /** Base URL of the nginx upstream, e.g. http://127.0.0.1:41234 (no trailing slash). */
   upstreamUrl: string;
 }
 
-// eslint-disable-next-line @typescript-eslint/require-await -- async on purpose: the real version awaits start-up.
-export async function startGatewayTargets(_ctx: GatewayTargetsContext): Promise<GatewayTargets | null> {
-  return null;
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SECRETS_KEY = '5b'.repeat(32);
+const GRANT_CENTS = 1_000_000_000;
+const SLUG = 'bench-quotes';
+
+function pids(name: string, oldestOnly = false): number[] {
+  try {
+    const out = execFileSync('pgrep', [...(oldestOnly ? ['-o'] : []), '-x', name], { encoding: 'utf8' });
+    return out
+      .split('\n')
+      .filter(Boolean)
+      .map((p) => Number(p));
+  } catch {
+    return [];
+  }
+}
+
+export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<GatewayTargets | null> {
+  if (process.env.BENCH_SKIP_GATEWAY === '1') return null;
+  const suffix = randomBytes(4).toString('hex');
+  const dbName = `mp_bench_${suffix}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  await admin.end();
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const databaseUrl = dbUrl.toString();
+  const prefix = `bench:${suffix}:`;
+
+  const migrator = await initOrm({ url: databaseUrl, poolMax: 1 });
+  await migrateUp(migrator);
+  await migrator.close(true);
+
+  const env = {
+    NODE_ENV: 'development',
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_MAX: '10',
+    REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+    TEMPORAL_ADDRESS: '127.0.0.1:9',
+    SECRETS_KEY,
+    UPSTREAM_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000000',
+  };
+  const services: Services = await createServices(loadConfig(env));
+  const seed = await seedAccounts(services, ctx.upstreamUrl);
+
+  // The 429 row's key is over its limit for the whole run: its rate windows for the next two hours are pre-filled.
+  if (!(services.counters instanceof RedisCounterStore)) throw new Error('the benchmark needs Redis');
+  const redis = services.counters.client;
+  const minute = Math.floor(Date.now() / 60_000);
+  for (let m = minute; m < minute + 120; m++) {
+    await redis.set(`sp:rl:${seed.limitedPrefix}:${m}`, '2000000000', 'PX', 3 * 3_600_000);
+  }
+
+  const port = await freePort();
+  const gateway = startChild(
+    'gateway',
+    process.execPath,
+    [...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')), 'gateway'],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env, GATEWAY_PORT: String(port), API_PORT: '0', MCP_PORT: '0' },
+    },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${base}/health`, gateway, 60_000);
+  const url = `${base}/v1/proxy/${SLUG}/v1/quote?symbol=ACME`;
+
+  // Prime the replay key: one real, billed call; every later call with the same key is a replay.
+  const primed = await request(url, {
+    headers: { authorization: `Bearer ${seed.replayKey}`, 'idempotency-key': 'bench-replay' },
+  });
+  const primedBody = await primed.body.text();
+  if (primed.statusCode !== 200) throw new Error(`priming the replay key failed: ${primed.statusCode} ${primedBody}`);
+
+  const gatewayPids = () => [gateway.pid];
+  return {
+    targets: [
+      { name: TARGET.gatewayPaid, url, headers: { authorization: `Bearer ${seed.paidKey}` }, pids: gatewayPids },
+      {
+        name: TARGET.gateway429,
+        url,
+        headers: { authorization: `Bearer ${seed.limitedKey}` },
+        expectedStatus: 429,
+        pids: gatewayPids,
+      },
+      {
+        name: TARGET.gatewayReplay,
+        url,
+        headers: { authorization: `Bearer ${seed.replayKey}`, 'idempotency-key': 'bench-replay' },
+        pids: gatewayPids,
+      },
+    ],
+    servicePids: () => ({ redis: pids('redis-server'), postgres: pids('postgres', true) }),
+    async verify(traffic: Record<string, TrafficCount>) {
+      const db = new pg.Client({ connectionString: databaseUrl });
+      await db.connect();
+      try {
+        const usage = await db.query<{ key_id: string; outcome: string; n: string; cost: string }>(
+          `select key_id, outcome, count(*) as n, coalesce(sum(cost_cents), 0) as cost
+             from usage_events group by key_id, outcome`,
+        );
+        const count = (keyId: string) =>
+          Number(usage.rows.find((r) => r.key_id === keyId && r.outcome === 'success')?.n ?? 0);
+        const paid = traffic[TARGET.gatewayPaid];
+        const paidRows = count(seed.paidKeyId);
+        const paidOk = paid ? paidRows >= paid.expected && paidRows <= paid.expected + paid.maybeInFlight : true;
+        const replayRows = count(seed.replayKeyId);
+        const limitedRows = count(seed.limitedKeyId);
+        const failed = usage.rows.filter((r) => r.outcome !== 'success').reduce((s, r) => s + Number(r.n), 0);
+        const org = await db.query<{ credit_cents: string }>('select credit_cents from orgs where id = $1', [
+          seed.consumerOrgId,
+        ]);
+        const balance = Number(org.rows[0]?.credit_cents);
+        const spent = paidRows + replayRows; // 1 cent each
+        const drift = await db.query(
+          `select o.id from orgs o left join (select org_id, sum(amount_cents) s from ledger_entries group by org_id) l
+             on l.org_id = o.id where o.credit_cents <> coalesce(l.s, 0)`,
+        );
+        const negative = await db.query("select id from orgs where billing_mode = 'prepaid' and credit_cents < 0");
+        const details = {
+          paid_usage_rows: paidRows,
+          paid_expected: paid?.expected ?? null,
+          paid_maybe_in_flight: paid?.maybeInFlight ?? null,
+          replay_usage_rows: replayRows,
+          limited_usage_rows: limitedRows,
+          failed_usage_rows: failed,
+          consumer_balance_cents: balance,
+          consumer_balance_expected_cents: GRANT_CENTS - spent,
+          orgs_with_drift: drift.rowCount,
+          negative_prepaid_balances: negative.rowCount,
+        };
+        const ok =
+          paidOk &&
+          replayRows === 1 &&
+          limitedRows === 0 &&
+          balance === GRANT_CENTS - spent &&
+          drift.rowCount === 0 &&
+          negative.rowCount === 0;
+        return { ok, details };
+      } finally {
+        await db.end();
+      }
+    },
+    async stop() {
+      await gateway.stop();
+      const keys = await redis.keys(`${prefix}*`).catch(() => [] as string[]);
+      for (let i = 0; i < keys.length; i += 500) {
+        await redis.del(...keys.slice(i, i + 500).map((k) => k.slice(prefix.length)));
+      }
+      await services.close();
+      const cleanup = new pg.Client({ connectionString: ADMIN_URL });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${dbName} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+async function seedAccounts(services: Services, upstreamUrl: string) {
+  const em = services.orm.em.fork();
+  const provider = em.create(Org, { id: newId('org'), kind: 'standard', name: 'Bench provider' });
+  const consumer = em.create(Org, { id: newId('org'), kind: 'standard', name: 'Bench consumer' });
+  em.create(User, { id: newId('user'), org: consumer, email: `bench-${consumer.id}@example.com`, role: 'owner' });
+  const api = em.create(Api, {
+    id: newId('api'),
+    org: provider,
+    name: 'Bench quotes',
+    slug: SLUG,
+    summary: 'nginx upstream for the gateway benchmark',
+    baseUrl: upstreamUrl,
+    status: 'live',
+    publishedAt: new Date(),
+  });
+  em.create(Endpoint, { id: newId('endpoint'), api, method: 'GET', path: '/v1/quote', priceCents: 1 });
+  const make = (name: string) =>
+    services.keys.create(em, { orgId: consumer.id, name, scopes: ['proxy:call'], source: 'api' });
+  const paid = make('paid');
+  const limited = make('limited');
+  const replay = make('replay');
+  await em.flush();
+  await services.ledger.post({ orgId: consumer.id, kind: 'grant', amountCents: GRANT_CENTS, memo: 'benchmark' });
+  return {
+    consumerOrgId: consumer.id,
+    paidKey: paid.plaintext,
+    paidKeyId: paid.key.id,
+    limitedKey: limited.plaintext,
+    limitedKeyId: limited.key.id,
+    limitedPrefix: limited.key.keyPrefix,
+    replayKey: replay.plaintext,
+    replayKeyId: replay.key.id,
+  };
 }

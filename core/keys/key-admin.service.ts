@@ -9,7 +9,7 @@ import type { Clock } from '../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
 import { isId } from '../ids.js';
 import { pageInfo, type Page } from '../pagination.js';
-import type { CreateKeyBody, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
+import type { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
 import type { KeysService } from './keys.service.js';
 
 export const MAX_ACTIVE_KEYS_PER_ORG = 100;
@@ -24,6 +24,9 @@ export interface KeySummary {
   per_call_max_cents: number | null;
   daily_cap_cents: number | null;
   approval_mode: boolean;
+  /** Approval mode: spend people have approved so far, and what is left of it (null without approval mode). */
+  approved_cents: number;
+  remaining_approval_cents: number | null;
   spent_cents: number;
   spent_today_cents: number;
   remaining_budget_cents: number | null;
@@ -59,6 +62,8 @@ export class KeyAdminService {
       per_call_max_cents: key.perCallMaxCents ?? null,
       daily_cap_cents: key.dailyCapCents ?? null,
       approval_mode: key.approvalMode,
+      approved_cents: key.approvedCents,
+      remaining_approval_cents: key.approvalMode ? Math.max(0, key.approvedCents - key.spentCents) : null,
       spent_cents: key.spentCents,
       spent_today_cents: spentToday,
       remaining_budget_cents: key.budgetCents == null ? null : Math.max(0, key.budgetCents - key.spentCents),
@@ -126,6 +131,13 @@ export class KeyAdminService {
     });
   }
 
+  /** One key of the caller's org (404 for another org's). */
+  async get(principal: Principal, id: string): Promise<KeySummary> {
+    const { key } = await this.ownKey(principal, id);
+    const spent = await this.spentToday([key.id]);
+    return this.summarize(key, spent.get(key.id) ?? 0);
+  }
+
   /** A key of the caller's org, or 404 (another org's key is indistinguishable from a missing one). */
   private async ownKey(principal: Principal, id: string) {
     const em = this.orm.em.fork();
@@ -140,9 +152,40 @@ export class KeyAdminService {
     if (input.budget_cents !== undefined) key.budgetCents = input.budget_cents;
     if (input.per_call_max_cents !== undefined) key.perCallMaxCents = input.per_call_max_cents;
     if (input.daily_cap_cents !== undefined) key.dailyCapCents = input.daily_cap_cents;
-    if (input.approval_mode !== undefined) key.approvalMode = input.approval_mode;
+    if (input.approval_mode !== undefined) {
+      // Turning approval on approves nothing yet: spend so far does not count as approved headroom.
+      if (input.approval_mode && !key.approvalMode) key.approvedCents = key.spentCents;
+      key.approvalMode = input.approval_mode;
+    }
     await em.flush();
     await this.keys.invalidate(key.keyHash);
+    const spent = await this.spentToday([key.id]);
+    return this.summarize(key, spent.get(key.id) ?? 0);
+  }
+
+  /**
+   * A person (owner or admin, email verified, signed in: never a key, which could approve its own spend) approves
+   * `amount_cents` more spend for an approval-mode key.
+   */
+  async approve(principal: Principal, id: string, input: ApproveSpendBody): Promise<KeySummary> {
+    if (principal.type !== 'session') {
+      throw new ForbiddenError('Approving spend needs a person signed in (a session), not an API key.', {
+        details: { required_credential: 'session' },
+      });
+    }
+    if (principal.role !== 'owner' && principal.role !== 'admin') {
+      throw new ForbiddenError('Only an owner or admin of the organization can approve spend.');
+    }
+    if (!principal.emailVerified) throw new ForbiddenError('Verify your email before approving spend.');
+    const { em, key } = await this.ownKey(principal, id);
+    if (key.revokedAt) throw new ConflictError('This key is revoked.');
+    if (!key.approvalMode) throw new ConflictError('This key is not in approval mode; it needs no approval.');
+    await em.execute('update api_keys set approved_cents = approved_cents + ?, updated_at = now() where id = ?', [
+      input.amount_cents,
+      key.id,
+    ]);
+    await this.keys.invalidate(key.keyHash);
+    await em.refresh(key);
     const spent = await this.spentToday([key.id]);
     return this.summarize(key, spent.get(key.id) ?? 0);
   }

@@ -37,6 +37,10 @@ export const PatchKeyBody = z
   );
 export type PatchKeyBody = z.infer<typeof PatchKeyBody>;
 
+/** A person approves more spend for an approval-mode key. */
+export const ApproveSpendBody = z.object({ amount_cents: z.number().int().min(1).max(10_000_000) }).strict();
+export type ApproveSpendBody = z.infer<typeof ApproveSpendBody>;
+
 export const ListKeysQuery = Pagination.extend({
   include_revoked: z
     .enum(['true', 'false'])

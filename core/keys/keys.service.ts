@@ -24,6 +24,7 @@ export interface KeyAuth {
   perCallMaxCents: number | null;
   dailyCapCents: number | null;
   approvalMode: boolean;
+  approvedCents: number;
 }
 
 export interface CreateKeyInput {
@@ -127,6 +128,7 @@ export class KeysService {
           'perCallMaxCents',
           'dailyCapCents',
           'approvalMode',
+          'approvedCents',
           'revokedAt',
         ],
       },
@@ -142,6 +144,7 @@ export class KeysService {
             perCallMaxCents: row.perCallMaxCents ?? null,
             dailyCapCents: row.dailyCapCents ?? null,
             approvalMode: row.approvalMode,
+            approvedCents: row.approvedCents,
           }
         : null;
     if (this.cache.size >= this.maxEntries) {

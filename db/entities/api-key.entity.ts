@@ -27,6 +27,8 @@ export const ApiKey = defineEntity({
     dailyCapCents: p.bigint('number').nullable(),
     approvalMode: p.boolean().default(false),
     spentCents: p.bigint('number').default(0),
+    /** Approval mode: the spend people have approved so far (cumulative); paid calls stop where spentCents meets it. */
+    approvedCents: p.bigint('number').default(0),
     ...timestamps(),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),

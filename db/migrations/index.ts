@@ -5,6 +5,7 @@ import { Migration20261122044116_providers } from './Migration20261122044116_pro
 import { Migration20261122050311_billing } from './Migration20261122050311_billing.js';
 import { Migration20261122053254_billing_cycle } from './Migration20261122053254_billing_cycle.js';
 import { Migration20261122055037_gateway } from './Migration20261122055037_gateway.js';
+import { Migration20261122060127_approvals } from './Migration20261122060127_approvals.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122050311_billing', class: Migration20261122050311_billing },
   { name: 'Migration20261122053254_billing_cycle', class: Migration20261122053254_billing_cycle },
   { name: 'Migration20261122055037_gateway', class: Migration20261122055037_gateway },
+  { name: 'Migration20261122060127_approvals', class: Migration20261122060127_approvals },
 ];

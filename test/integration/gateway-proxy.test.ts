@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisCounterStore } from '../../core/counters/index.js';
 import { ManualClock } from '../../core/clock.js';
+import { createApiApp } from '../../api/app.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -401,6 +402,37 @@ describe('gateway proxy', () => {
       'validation_failed',
     );
     expect(await balance(c.orgId)).toBe(100);
+  });
+
+  it('usage flows into GET /v1/usage and provider analytics; crossing the auto-reload threshold marks the org', async () => {
+    const c = await consumer(52);
+    await sql(
+      stack.db.url,
+      'update orgs set auto_reload_enabled = true, auto_reload_threshold_cents = 50, auto_reload_amount_cents = 500 where id = $1',
+      [c.orgId],
+    );
+    await stack.services.spend.forgetOrg(c.orgId);
+    expect((await call(c, 'POST', '/items', { body: {} })).status).toBe(200);
+    const [org] = await sql(stack.db.url, 'select credit_cents, reload_requested_at from orgs where id = $1', [
+      c.orgId,
+    ]);
+    expect(org).toMatchObject({ credit_cents: '47', reload_requested_at: expect.anything() });
+
+    const apiApp = await serve(createApiApp(stack.services).callback());
+    clock.advance(1_000); // the usage range ends at "now" (exclusive); the manual clock stands still otherwise
+    try {
+      const usage = await http(apiApp.url, 'GET', '/v1/usage', { token: c.apiKey });
+      expect(usage.status).toBe(200);
+      expect(usage.body.data).toHaveLength(1);
+      expect(usage.body.data[0]).toMatchObject({ api_slug: api.slug, cost_cents: 5, status: 200 });
+      const analytics = await http(apiApp.url, 'GET', '/v1/provider/analytics', { token: provider.session });
+      expect(analytics.status).toBe(200);
+      expect(analytics.body.data.totals.successful_calls).toBeGreaterThan(0);
+      expect(analytics.body.data.totals.gmv_cents).toBeGreaterThan(0);
+      expect(analytics.body.data.totals.provider_earnings_cents).toBe(analytics.body.data.totals.gmv_cents);
+    } finally {
+      await apiApp.close();
+    }
   });
 
   it('rebuilds lost counters from Postgres: spend survives a Redis flush', async () => {

@@ -49,6 +49,8 @@ describe('keys', () => {
       per_call_max_cents: null,
       daily_cap_cents: null,
       approval_mode: false,
+      approved_cents: 0,
+      remaining_approval_cents: null,
       spent_cents: 0,
       spent_today_cents: 0,
       remaining_budget_cents: 500,

@@ -1,0 +1,101 @@
+/**
+ * `/approve/{keyId}`: where an owner or admin approves spend for an approval-mode key (the `approval_url` of the
+ * gateway's 402). Signing in is one click away and returns here; the form is CSRF-protected like every page form.
+ */
+import Router from '@koa/router';
+import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
+import { ApproveSpendBody } from '../../core/keys/keys.schemas.js';
+import type { SessionPrincipal } from '../../core/sessions/sessions.service.js';
+import type { Services } from '../../core/services.js';
+import { ValidationError } from '../../core/errors.js';
+import type { AppContext, AppState } from '../context.js';
+import { escapeHtml } from './layout.js';
+import { csrfToken, errorLine, hidden, pageHandler, readFormParams, render } from './pages.routes.js';
+
+async function signedIn(ctx: AppContext, services: Services): Promise<SessionPrincipal | undefined> {
+  const token = ctx.cookies.get(SESSION_COOKIE);
+  if (!token) return undefined;
+  try {
+    return await services.sessions.authenticate(token);
+  } catch {
+    return undefined;
+  }
+}
+
+function keyIdOf(ctx: AppContext): string {
+  return String((ctx as AppContext & { params?: Record<string, string> }).params?.keyId ?? '');
+}
+
+const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+export function approvalPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get(
+    '/approve/:keyId',
+    pageHandler(
+      async (ctx) => {
+        const keyId = keyIdOf(ctx);
+        const person = await signedIn(ctx, services);
+        if (!person) {
+          render(
+            ctx,
+            200,
+            'Approve spend',
+            `<p><a href="/login?next=${encodeURIComponent(`/approve/${keyId}`)}">Sign in</a> as an owner or admin of the key's organization to approve its spend.</p>`,
+          );
+          return;
+        }
+        const key = await services.keyAdmin.get(person, keyId);
+        render(
+          ctx,
+          200,
+          `Approve spend for ${key.name}`,
+          `<p>Key <strong>${escapeHtml(key.name)}</strong> (${escapeHtml(key.keyPrefix)}…) is in approval mode: its paid calls wait for a person.</p>
+<p>Spent ${dollars(key.spent_cents)} of ${dollars(key.approved_cents)} approved; ${dollars(key.remaining_approval_cents ?? 0)} left.</p>
+<form method="post" action="/approve/${escapeHtml(keyId)}">
+  ${hidden('csrf', csrfToken(ctx))}
+  <label>Approve more, in cents <input name="amount_cents" inputmode="numeric" pattern="[0-9]+" required value="500"></label>
+  <button type="submit">Approve</button>
+</form>`,
+        );
+      },
+      (ctx, err) => render(ctx, err.status, 'Approve spend', errorLine(err.message)),
+    ),
+  );
+
+  router.post(
+    '/approve/:keyId',
+    pageHandler(
+      async (ctx) => {
+        const keyId = keyIdOf(ctx);
+        const form = await readFormParams(ctx);
+        const person = await signedIn(ctx, services);
+        if (!person) {
+          ctx.status = 303;
+          ctx.redirect(`/login?next=${encodeURIComponent(`/approve/${keyId}`)}`);
+          return;
+        }
+        const amount = Number(form.get('amount_cents'));
+        const body = ApproveSpendBody.safeParse({ amount_cents: amount });
+        if (!body.success) throw new ValidationError('Enter a whole number of cents between 1 and 10,000,000.');
+        const key = await services.keyAdmin.approve(person, keyId, body.data);
+        render(
+          ctx,
+          200,
+          'Spend approved',
+          `<p class="ok" role="status">Approved. Key <strong>${escapeHtml(key.name)}</strong> may spend ${dollars(key.remaining_approval_cents ?? 0)} more.</p>`,
+        );
+      },
+      (ctx, err) =>
+        render(
+          ctx,
+          err.status,
+          'Approve spend',
+          `${errorLine(err.message)}<p><a href="/approve/${escapeHtml(keyIdOf(ctx))}">Back</a></p>`,
+        ),
+    ),
+  );
+
+  return router;
+}
