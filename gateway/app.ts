@@ -45,6 +45,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     orm: services.orm,
     logger: services.logger,
     feePercent: config.billing.platformFeePercent,
+    prepared: config.database.kind === 'postgres',
   });
   const catalog = new CatalogCache(services);
   const gateway = new GatewayProxy(services, catalog, upstream, committer);

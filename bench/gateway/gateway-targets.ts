@@ -73,7 +73,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
     SECRETS_KEY,
     UPSTREAM_ALLOW_PRIVATE: 'true',
     LOG_LEVEL: 'warn',
-    GATEWAY_RATE_LIMIT_PER_MIN: '1000000000',
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
   };
   const services: Services = await createServices(loadConfig(env));
   const seed = await seedAccounts(services, ctx.upstreamUrl);

@@ -11,7 +11,7 @@
  * charged, so the books still balance.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { callEntries } from '../billing/split.js';
+import { callEntries, splitPrice } from '../billing/split.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 
@@ -64,13 +64,108 @@ interface OrgRow {
 
 const MAX_BATCH = 256;
 
+/** The slice of knex's pg client this file uses (a pooled node-postgres connection). */
+interface PooledClient {
+  acquireConnection(): Promise<{
+    query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+  }>;
+  releaseConnection(connection: unknown): Promise<void>;
+}
+const CHECK_VIOLATION = '23514';
+
+interface CommitResult {
+  orgs: { id: string; credit: number | string; version: number | string }[] | null;
+  keys: { id: string; spent: number | string }[] | null;
+  days: { key_id: string; day: string; spent: number | string }[] | null;
+  usage: { id: string; credit: number | string; billable: number | string }[] | null;
+}
+
+const ONE_STATEMENT_COMMIT = `
+with calls as (
+  select * from jsonb_to_recordset(?::jsonb) as c(
+    seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
+    method text, path text, status int, outcome text, price bigint, eff bigint, fee bigint, latency int, idem text,
+    request_id text, day text, created_at timestamptz, lid_u text, lid_e text, lid_f text)
+),
+locked as (
+  select o.id, o.credit_cents, o.auto_reload_enabled, o.auto_reload_threshold_cents from orgs o
+   where o.id in (select org_id from calls where price > 0 union select provider_id from calls where price > 0)
+   order by o.id for update
+),
+entries as (
+  select c.seq * 3 as ord, c.lid_u as lid, c.org_id, 'usage' as kind, -c.price as amount, 'usage:' || c.id as ikey,
+         c.id as usage_id, c.created_at from calls c where c.price > 0
+  union all
+  select c.seq * 3 + 1, c.lid_e, c.provider_id, 'provider_earning', c.price, 'earning:' || c.id, c.id, c.created_at
+    from calls c where c.price > 0
+  union all
+  select c.seq * 3 + 2, c.lid_f, c.provider_id, 'platform_fee', -c.fee, 'fee:' || c.id, c.id, c.created_at
+    from calls c where c.fee > 0
+),
+running as (
+  select e.*, l.credit_cents + sum(e.amount) over (partition by e.org_id order by e.ord) as balance_after,
+         l.auto_reload_enabled, l.auto_reload_threshold_cents
+    from entries e join locked l on l.id = e.org_id
+),
+ins_ledger as (
+  insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, created_at)
+  select lid, org_id, kind, amount, balance_after, ikey, 'usage:' || usage_id, created_at from running
+),
+ins_usage as (
+  insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
+    cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id,
+    created_at)
+  select c.id, c.org_id, c.key_id, c.api_slug, c.api_id, c.endpoint_id, c.method, c.path, c.status, c.outcome, c.price,
+         c.eff, coalesce(least(c.price, greatest(0, r.balance_after + c.price)), 0),
+         c.price - coalesce(least(c.price, greatest(0, r.balance_after + c.price)), 0), c.latency, c.idem,
+         c.request_id, c.created_at
+    from calls c left join running r on r.ikey = 'usage:' || c.id
+  returning id, credit_applied_cents as credit, billable_cents as billable
+),
+totals as (
+  select org_id, (array_agg(balance_after order by ord desc))[1] as final, count(*) as n,
+         bool_or(kind = 'usage' and auto_reload_enabled and auto_reload_threshold_cents is not null
+                 and balance_after - amount >= auto_reload_threshold_cents
+                 and balance_after < auto_reload_threshold_cents) as reload
+    from running group by org_id
+),
+upd_orgs as (
+  update orgs o set credit_cents = t.final, balance_version = o.balance_version + t.n, updated_at = now(),
+         reload_requested_at = case when t.reload then coalesce(o.reload_requested_at, now()) else o.reload_requested_at end
+    from totals t where o.id = t.org_id
+  returning o.id, o.credit_cents as credit, o.balance_version as version
+),
+upd_keys as (
+  update api_keys k set spent_cents = k.spent_cents + t.s, last_used_at = now()
+    from (select key_id, sum(price) as s from calls where price > 0 group by key_id) t where k.id = t.key_id
+  returning k.id, k.spent_cents as spent
+),
+upd_days as (
+  insert into key_day_spend (key_id, day, spent_cents)
+  select key_id, day, sum(price) from calls where price > 0 group by key_id, day
+  on conflict (key_id, day) do update set spent_cents = key_day_spend.spent_cents + excluded.spent_cents
+  returning key_id, day, spent_cents as spent
+)
+select json_build_object(
+  'orgs', (select json_agg(upd_orgs) from upd_orgs),
+  'keys', (select json_agg(upd_keys) from upd_keys),
+  'days', (select json_agg(upd_days) from upd_days),
+  'usage', (select json_agg(ins_usage) from ins_usage)
+) as result`;
+
 export class UsageCommitter {
   private queue: Pending[] = [];
   private flushing = false;
   private idle: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly deps: { orm: MikroORM; logger: Logger; feePercent: number },
+    private readonly deps: {
+      orm: MikroORM;
+      logger: Logger;
+      feePercent: number;
+      /** Use a named prepared statement (real Postgres; the embedded PGlite path runs it unprepared). */
+      prepared?: boolean;
+    },
     private readonly options: { maxBatch?: number } = {},
   ) {}
 
@@ -94,7 +189,14 @@ export class UsageCommitter {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.options.maxBatch ?? MAX_BATCH);
         try {
-          const results = await this.deps.orm.em.fork().transactional((tem) => this.write(tem, batch));
+          let results: CommittedCall[];
+          try {
+            results = await this.writeOneStatement(batch);
+          } catch (err) {
+            // A prepaid balance would go negative (a debit from elsewhere raced an in-flight call): the careful path.
+            if ((err as { code?: string }).code !== CHECK_VIOLATION) throw err;
+            results = await this.deps.orm.em.fork().transactional((tem) => this.write(tem, batch));
+          }
           batch.forEach((p, i) => p.resolve(results[i]!));
         } catch (err) {
           this.deps.logger.error({ err, calls: batch.length }, 'usage commit failed');
@@ -103,6 +205,85 @@ export class UsageCommitter {
       }
     } finally {
       this.flushing = false;
+    }
+  }
+
+  /**
+   * The common case in one statement (one round trip, its own implicit transaction): the batch goes in as one JSON
+   * parameter; the orgs are locked in id order; each ledger row's balance_after is the locked balance plus a running
+   * sum in call order; usage events, ledger rows, balances (version bumped, auto-reload crossing marked), key spend
+   * and key-day spend are written by data-modifying CTEs. The prepaid CHECK makes it fail rather than overdraw.
+   */
+  private async writeOneStatement(batch: Pending[]): Promise<CommittedCall[]> {
+    const fee = this.deps.feePercent;
+    const calls = batch.map(({ call }, seq) => {
+      const split = call.priceCents > 0 ? splitPrice(call.priceCents, fee) : null;
+      return {
+        seq,
+        id: call.usageId,
+        org_id: call.orgId,
+        key_id: call.keyId,
+        provider_id: call.providerOrgId,
+        api_slug: call.apiSlug,
+        api_id: call.apiId,
+        endpoint_id: call.endpointId,
+        method: call.method,
+        path: call.path.slice(0, 2000),
+        status: call.status,
+        outcome: call.outcome,
+        price: call.priceCents,
+        eff: call.priceCentsEffective,
+        fee: split?.platformFeeCents ?? 0,
+        latency: Math.round(call.latencyMs),
+        idem: call.idempotencyKey,
+        request_id: call.requestId,
+        day: call.day,
+        created_at: call.at.toISOString(),
+        lid_u: split ? newId('ledgerEntry') : null,
+        lid_e: split ? newId('ledgerEntry') : null,
+        lid_f: split && split.platformFeeCents > 0 ? newId('ledgerEntry') : null,
+      };
+    });
+    const result = await this.runCommit(JSON.stringify(calls));
+    const orgs = new Map((result.orgs ?? []).map((o) => [o.id, o]));
+    const keys = new Map((result.keys ?? []).map((k) => [k.id, Number(k.spent)]));
+    const days = new Map((result.days ?? []).map((d) => [`${d.key_id}|${d.day}`, Number(d.spent)]));
+    const usage = new Map((result.usage ?? []).map((u) => [u.id, u]));
+    return batch.map(({ call }) => {
+      const o = orgs.get(call.orgId);
+      const spent = keys.get(call.keyId);
+      const day = days.get(`${call.keyId}|${call.day}`);
+      const u = usage.get(call.usageId);
+      return {
+        creditAppliedCents: Number(u?.credit ?? 0),
+        billableCents: Number(u?.billable ?? 0),
+        org: o ? { creditCents: Number(o.credit), balanceVersion: Number(o.version) } : null,
+        key: spent !== undefined && day !== undefined ? { spentCents: spent, daySpentCents: day } : null,
+      };
+    });
+  }
+
+  /**
+   * Run the commit statement. On Postgres it is a named prepared statement on a pooled connection: planning this
+   * statement costs more than running it for a small batch, and a prepared statement is planned once per connection.
+   */
+  private async runCommit(json: string): Promise<CommitResult> {
+    const connection = this.deps.orm.em.getConnection();
+    if (!this.deps.prepared) {
+      const [row] = await connection.execute<{ result: CommitResult }[]>(ONE_STATEMENT_COMMIT, [json]);
+      return row!.result;
+    }
+    const client = connection.getKnex().client as unknown as PooledClient;
+    const pgConnection = await client.acquireConnection();
+    try {
+      const res = await pgConnection.query<{ result: CommitResult }>({
+        name: 'usage_commit_v1',
+        text: ONE_STATEMENT_COMMIT.replace('?::jsonb', '$1::jsonb'),
+        values: [json],
+      });
+      return res.rows[0]!.result;
+    } finally {
+      await client.releaseConnection(pgConnection);
     }
   }
 

@@ -435,6 +435,19 @@ describe('gateway proxy', () => {
     }
   });
 
+  it('a debit from elsewhere racing an in-flight call: charged what is left, the rest uncollected, books balanced', async () => {
+    const c = await consumer(10);
+    expect((await call(c, 'GET', '/items/1')).status).toBe(200); // the fast state now holds a balance of 9
+    // A chargeback lands in Postgres; the gateway's snapshot is still the older, higher balance.
+    await stack.services.ledger.post({ orgId: c.orgId, kind: 'chargeback', amountCents: -7 });
+    const res = await call(c, 'POST', '/items', { body: {} });
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toMatchObject({ cost_cents: 5, credit_applied_cents: 2, billable_cents: 3 });
+    expect(await balance(c.orgId)).toBe(0);
+    const report = await stack.services.reconciliation.run();
+    expect(report).toMatchObject({ ok: true, drift: [], unmatched_calls: [] });
+  });
+
   it('rebuilds lost counters from Postgres: spend survives a Redis flush', async () => {
     const c = await consumer(1_000, { budget_cents: 12 });
     expect((await call(c, 'POST', '/items', { body: {} })).status).toBe(200);
