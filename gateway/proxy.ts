@@ -203,18 +203,18 @@ export class GatewayProxy {
     if (price.price_increase) meta.price_increase = price.price_increase;
     if (price.discount) meta.discount = { ...price.discount };
     if (fastState) {
-      try {
-        await this.services.spend.settle({
+      // Not awaited: the call is durable, and until the settle lands the reservation keeps holding exactly what the
+      // settle moves into spend, so admissions in between see the same headroom. A duplicate of an idempotent call
+      // sees the claim in flight for that moment and waits for the record. A lost settle is the sweeper's job.
+      this.services.spend
+        .settle({
           ...ref,
           org: committed.org,
           key: committed.key,
           record: scopedKey === null ? null : doneRecord(requestHash, JSON.stringify(meta)),
           idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
-        });
-      } catch (err) {
-        // Committed in Postgres: the answer stands; the sweeper settles the reservation from the usage row.
-        this.log.warn({ err, request_id: requestId }, 'settle failed after commit');
-      }
+        })
+        .catch((err: unknown) => this.log.warn({ err, request_id: requestId }, 'settle failed after commit'));
     }
     sendJson(res, 200, { ok: true, data: parseBody(result), meta }, { 'X-Request-Id': requestId });
   }

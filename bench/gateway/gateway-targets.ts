@@ -90,10 +90,21 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
   const gateway = startChild(
     'gateway',
     process.execPath,
-    [...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')), 'gateway'],
+    // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile" profiles the gateway alone.
+    [
+      ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      ...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')),
+      'gateway',
+    ],
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...env, GATEWAY_PORT: String(port), API_PORT: '0', MCP_PORT: '0' },
+      env: {
+        ...process.env,
+        ...env,
+        GATEWAY_PORT: String(port),
+        API_PORT: '0',
+        MCP_PORT: '0',
+      },
     },
   );
   const base = `http://127.0.0.1:${port}`;

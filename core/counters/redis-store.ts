@@ -57,6 +57,8 @@ export class RedisCounterStore implements CounterStore {
       commandTimeout: options.commandTimeoutMs ?? 1_500,
       retryStrategy: (times) => Math.min(times * 200, 2_000),
       lazyConnect: true,
+      // Commands issued in the same tick share one write (the gateway's admissions and settles under load).
+      enableAutoPipelining: true,
     });
     this.client.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'redis connection error'));
     this.client.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW_LUA });
