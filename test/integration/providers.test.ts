@@ -278,7 +278,9 @@ describe('provider lifecycle', () => {
       injection: 'basic',
       injection_name: null,
     });
-    expect((await put({ secret: 'k2', injection: 'query', injection_name: 'apikey' })).body.data).toMatchObject({
+    expect(
+      (await put({ secret: 'query-secret-k2', injection: 'query', injection_name: 'apikey' })).body.data,
+    ).toMatchObject({
       injection: 'query',
     });
     // Query injection reaches the upstream as a parameter, and the stored evidence masks it.
@@ -286,9 +288,11 @@ describe('provider lifecycle', () => {
     const verified = await api('POST', `/v1/provider/apis/${created.api_id}/verify`);
     expect(verified.body.data.verification.passed).toBe(true);
     expect(
-      upstream.seen.slice(before).every((c) => new URL(c.url, 'http://x').searchParams.get('apikey') === 'k2'),
+      upstream.seen
+        .slice(before)
+        .every((c) => new URL(c.url, 'http://x').searchParams.get('apikey') === 'query-secret-k2'),
     ).toBe(true);
-    expect(JSON.stringify(verified.body)).not.toContain('k2');
+    expect(JSON.stringify(verified.body)).not.toContain('query-secret-k2');
   });
 
   it('keeps one org out of another’s listings (404) and needs provider:write', async () => {
