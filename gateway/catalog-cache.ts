@@ -1,7 +1,7 @@
 /**
  * The gateway's in-process view of live listings: endpoints with compiled path matchers, the decrypted upstream
  * credential and the required documents in force, loaded once per slug and kept for a few seconds (misses too, so an
- * unknown slug cannot hammer Postgres). Prices are computed per call from the cached endpoint fields
+ * unknown slug cannot hammer Postgres), and refreshed in the background. Prices are computed per call from the cached endpoint fields
  * (effectivePrice), so a scheduled increase takes effect at its exact instant; other listing edits are seen within
  * the cache lifetime. Terms acceptances are cached once seen (an acceptance is never withdrawn).
  */
@@ -46,6 +46,16 @@ export class CatalogCache {
   get(slug: string, nowMs: number = Date.now()): Promise<CachedApi | null> | CachedApi | null {
     const hit = this.entries.get(slug);
     if (hit && hit.expiresAt > nowMs) return hit.value;
+    // A known listing past its lifetime is served while it reloads in the background (no request waits on the
+    // reload); a miss, or a listing older than twice its lifetime, waits for Postgres.
+    if (hit?.value && hit.expiresAt + TTL_MS > nowMs) {
+      this.reload(slug).catch(() => undefined);
+      return hit.value;
+    }
+    return this.reload(slug);
+  }
+
+  private reload(slug: string): Promise<CachedApi | null> {
     let pending = this.loading.get(slug);
     if (!pending) {
       pending = this.load(slug).then(
