@@ -213,6 +213,7 @@ export class GatewayProxy {
           key: committed.key,
           record: scopedKey === null ? null : doneRecord(requestHash, JSON.stringify(meta)),
           idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+          nowMs: this.services.clock.now().getTime(),
         })
         .catch((err: unknown) => this.log.warn({ err, request_id: requestId }, 'settle failed after commit'));
     }

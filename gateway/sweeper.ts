@@ -38,6 +38,7 @@ export function startSweeper(services: Pick<Services, 'spend' | 'orm' | 'clock' 
           key: snap.key ?? null,
           record: null,
           idempotencyTtlMs: 0,
+          nowMs: services.clock.now().getTime(),
         });
         settled += 1;
       } else if (await services.spend.void(ref)) {

@@ -124,7 +124,7 @@ export class MemorySpendStore implements SpendStore {
     }
     if (s.idempotencyKey !== null) {
       if (s.record !== null)
-        this.idem.set(s.idempotencyKey, { value: s.record, expiresAt: Date.now() + s.idempotencyTtlMs });
+        this.idem.set(s.idempotencyKey, { value: s.record, expiresAt: s.nowMs + s.idempotencyTtlMs });
       else this.idem.delete(s.idempotencyKey);
     }
     return Promise.resolve();
@@ -170,7 +170,10 @@ export class MemorySpendStore implements SpendStore {
     const out: ReservationRef[] = [];
     for (const r of this.open.values()) {
       if (out.length >= limit) break;
-      if (r.expiresAt <= nowMs) out.push(r);
+      if (r.expiresAt <= nowMs) {
+        const { expiresAt: _expiresAt, ...ref } = r;
+        out.push(ref);
+      }
     }
     return Promise.resolve(out);
   }

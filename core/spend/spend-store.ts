@@ -76,6 +76,8 @@ export interface SettleInput extends ReservationRef {
   /** What a replay of this idempotency key returns. */
   record: string | null;
   idempotencyTtlMs: number;
+  /** The gateway's clock (the in-process store keeps its own expiries by it). */
+  nowMs: number;
 }
 
 export interface HydrateInput {

@@ -11,6 +11,9 @@ import { REDIS_URL } from '../helpers/env.js';
 import { describe as show, http } from '../helpers/http.js';
 import { startProcess, type RunningProcess } from '../helpers/processes.js';
 import { testRedisPrefix } from '../helpers/services.js';
+import { tokenFromMail } from '../helpers/full-stack.js';
+import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
+import { startUpstream, type Upstream } from '../helpers/upstream.js';
 import { startTemporal } from '../helpers/temporal.js';
 
 interface Mode {
@@ -19,13 +22,34 @@ interface Mode {
   start(): Promise<{ proc: RunningProcess; cleanup(): Promise<void> }>;
 }
 
+// The whole loop needs mail (sign-up verification) and an upstream on loopback, shared by both modes.
+let smtp: SmtpCapture;
+let upstream: Upstream;
+const loopEnv = () => ({ SMTP_URL: smtp.url, UPSTREAM_ALLOW_PRIVATE: 'true' });
+
+beforeAll(async () => {
+  smtp = await startSmtpCapture();
+  upstream = await startUpstream((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ symbol: 'ACME', price: 42, path: req.url }));
+  });
+});
+afterAll(async () => {
+  await smtp?.close();
+  await upstream?.close();
+});
+
 const MODES: Mode[] = [
   {
     name: 'npm start on embedded defaults',
     backends: { db: 'pglite', counters: 'memory' },
     async start() {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mp-e2e-'));
-      const proc = await startProcess({ npmStart: true, embeddedTemporal: true, env: { DATA_DIR: dataDir } });
+      const proc = await startProcess({
+        npmStart: true,
+        embeddedTemporal: true,
+        env: { DATA_DIR: dataDir, ...loopEnv() },
+      });
       return { proc, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
     },
   },
@@ -42,6 +66,7 @@ const MODES: Mode[] = [
           REDIS_URL,
           REDIS_KEY_PREFIX: testRedisPrefix(),
           TEMPORAL_ADDRESS: temporal.address,
+          ...loopEnv(),
         },
       });
       return {
@@ -104,6 +129,58 @@ describe.each(MODES)('$name', (mode) => {
     // The gateway in the same deployment knows the key: past auth, the unknown slug is the answer.
     const gw = await http(proc.urls.gateway, 'GET', '/v1/proxy/nothing-here/x', { token: reg.body.data.api_key });
     expect(gw.status, show(gw)).toBe(404);
+  });
+
+  it('the whole loop: a provider lists and publishes an API, a consumer calls it through the gateway and is billed', async () => {
+    const api = proc.urls.api;
+    const person = async (name: string) => {
+      const email = `${name}-${Date.now()}@example.com`;
+      const res = await http(api, 'POST', '/v1/signup', { body: { email, name } });
+      expect(res.status, show(res)).toBe(201);
+      const mail = await smtp.waitForMail(email, { timeoutMs: 30_000 });
+      const verified = await http(api, 'POST', '/v1/auth/verify-email', { body: { token: tokenFromMail(mail.text) } });
+      expect(verified.status, show(verified)).toBe(200);
+      return res.body.data as { api_key: string; session_token: string };
+    };
+    const provider = await person('provider');
+    const slug = `quotes-${Date.now().toString(36)}`;
+    const created = await http(api, 'POST', '/v1/provider/apis', {
+      token: provider.session_token,
+      body: {
+        name: 'Quotes',
+        slug,
+        summary: 'Stock quotes',
+        base_url: upstream.url,
+        endpoints: [{ method: 'GET', path: '/quote/{symbol}', price_cents: 3 }],
+      },
+    });
+    expect(created.status, show(created)).toBe(201);
+    const published = await http(api, 'POST', `/v1/provider/apis/${created.body.data.api_id}/publish`, {
+      token: provider.session_token,
+      body: { acceptTerms: true, skipVerify: true },
+    });
+    expect(published.body.data?.status, show(published)).toBe('live');
+
+    const consumer = await person('consumer');
+    // The starter credit is released by signupCreditsWorkflow once the email is verified.
+    let credit = 0;
+    for (let i = 0; i < 100 && credit < 100; i++) {
+      credit = (await http(api, 'GET', '/v1/me', { token: consumer.api_key })).body.data.credit_cents as number;
+      if (credit < 100) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(credit).toBe(100);
+    const call = (headers: Record<string, string> = {}) =>
+      http(proc.urls.gateway, 'GET', `/v1/proxy/${slug}/quote/ACME?fields=price`, { token: consumer.api_key, headers });
+    const first = await call({ 'Idempotency-Key': 'e2e-1' });
+    expect(first.status, show(first)).toBe(200);
+    expect(first.body.data).toEqual({ symbol: 'ACME', price: 42, path: '/quote/ACME?fields=price' });
+    expect(first.body.meta).toMatchObject({ cost_cents: 3, credit_applied_cents: 3, billable_cents: 0 });
+    const replay = await call({ 'Idempotency-Key': 'e2e-1' });
+    expect(replay.body.meta).toMatchObject({ replayed: true, original_request_id: first.body.meta.request_id });
+    expect((await http(api, 'GET', '/v1/me', { token: consumer.api_key })).body.data.credit_cents).toBe(97);
+    const usage = await http(api, 'GET', '/v1/usage', { token: consumer.api_key });
+    expect(usage.body.data).toHaveLength(1);
+    expect(usage.body.data[0]).toMatchObject({ api_slug: slug, cost_cents: 3, status: 200 });
   });
 
   it('answers failures with the envelope whose request_id equals X-Request-Id', async () => {

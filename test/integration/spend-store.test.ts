@@ -1,0 +1,214 @@
+// One contract, two spend stores: the Redis scripts (production, every gateway process) and the in-process twin
+// (the embedded all-in-one) admit, refuse, reserve, settle, void and replay the same way.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisCounterStore } from '../../core/counters/index.js';
+import { createLogger } from '../../core/logger.js';
+import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
+import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
+import { doneRecord, type AdmitInput, type SpendStore } from '../../core/spend/spend-store.js';
+import { REDIS_URL } from '../helpers/env.js';
+import { testRedisPrefix } from '../helpers/services.js';
+
+const logger = createLogger({ level: 'silent' });
+let counters: RedisCounterStore | undefined;
+
+const factories: [string, () => Promise<SpendStore>][] = [
+  [
+    'redis',
+    async () => {
+      counters = new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
+      expect(await counters.connect()).toBe(true);
+      return new RedisSpendStore(counters.client);
+    },
+  ],
+  ['memory', () => Promise.resolve(new MemorySpendStore())],
+];
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+let n = 0;
+
+describe.each(factories)('SpendStore contract: %s', (_name, make) => {
+  let store: SpendStore;
+  beforeAll(async () => {
+    store = await make();
+  });
+  afterAll(async () => {
+    await counters?.close();
+    counters = undefined;
+  });
+
+  /** A fresh org and key with `credit` cents (prepaid unless said), hydrated as the gateway would. */
+  async function account(credit: number, opts: { mode?: 'prepaid' | 'card'; suspended?: boolean } = {}) {
+    const id = ++n;
+    const orgId = `org_${id}_${Date.now()}`;
+    const keyId = `key_${id}_${Date.now()}`;
+    await store.hydrate({
+      orgId,
+      keyId,
+      day: '2026-11-22',
+      org: { creditCents: credit, balanceVersion: 1, billingMode: opts.mode ?? 'prepaid', suspended: !!opts.suspended },
+      key: { spentCents: 0, daySpentCents: 0 },
+      nowMs: NOW,
+    });
+    const base: AdmitInput = {
+      orgId,
+      keyId,
+      rateKey: `prefix_${id}_${Date.now()}`,
+      ratePerMin: 1_000,
+      day: '2026-11-22',
+      priceCents: 5,
+      perCallMaxCents: null,
+      budgetCents: null,
+      dailyCapCents: null,
+      idempotencyKey: null,
+      requestHash: 'h'.repeat(32),
+      reservationId: 'r',
+      nowMs: NOW,
+      reservationTtlMs: 40_000,
+      staleAfterMs: 5_000,
+    };
+    let r = 0;
+    const admit = (over: Partial<AdmitInput> = {}) =>
+      store.admit({ ...base, reservationId: `use_${id}_${++r}`, ...over });
+    return { orgId, keyId, base, admit };
+  }
+
+  it('asks for hydration when it knows nothing of the org or key', async () => {
+    expect(
+      await store.admit({
+        orgId: 'org_unknown',
+        keyId: 'key_unknown',
+        rateKey: 'p_unknown',
+        ratePerMin: 10,
+        day: '2026-11-22',
+        priceCents: 1,
+        perCallMaxCents: null,
+        budgetCents: null,
+        dailyCapCents: null,
+        idempotencyKey: null,
+        requestHash: 'h'.repeat(32),
+        reservationId: 'use_x',
+        nowMs: NOW,
+        reservationTtlMs: 1_000,
+        staleAfterMs: 5_000,
+      }),
+    ).toEqual({ outcome: 'hydrate' });
+  });
+
+  it('reserves prepaid credit exactly: 10 cents admit two 5-cent calls and refuse the third', async () => {
+    const a = await account(10);
+    expect((await a.admit()).outcome).toBe('admitted');
+    expect((await a.admit()).outcome).toBe('admitted');
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    // A card-billed org is not limited by its balance; free calls need no credit.
+    const card = await account(0, { mode: 'card' });
+    expect((await card.admit()).outcome).toBe('admitted');
+    const broke = await account(0);
+    expect((await broke.admit({ priceCents: 0 })).outcome).toBe('admitted');
+  });
+
+  it('applies per-call max, budget and the daily cap, in that order, and refuses a suspended org', async () => {
+    const a = await account(1_000);
+    expect(await a.admit({ perCallMaxCents: 4 })).toEqual({ outcome: 'per_call' });
+    expect((await a.admit({ budgetCents: 7 })).outcome).toBe('admitted');
+    expect(await a.admit({ budgetCents: 7 })).toEqual({ outcome: 'budget' });
+    const b = await account(1_000);
+    expect((await b.admit({ dailyCapCents: 5 })).outcome).toBe('admitted');
+    expect(await b.admit({ dailyCapCents: 5 })).toEqual({ outcome: 'daily_cap' });
+    expect((await b.admit({ dailyCapCents: 5, day: '2026-11-23' })).outcome).toBe('hydrate'); // a new day is rebuilt
+    const s = await account(1_000, { suspended: true });
+    expect(await s.admit()).toEqual({ outcome: 'suspended' });
+  });
+
+  it('rate-limits per key prefix within a minute window, with the time to the next window', async () => {
+    const a = await account(1_000);
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) outcomes.push(await a.admit({ ratePerMin: 3, priceCents: 0 }));
+    expect(outcomes.slice(0, 3).every((o) => o.outcome === 'admitted')).toBe(true);
+    expect(outcomes[3]).toMatchObject({ outcome: 'rate_limited' });
+    const retry = (outcomes[3] as { retryAfterMs: number }).retryAfterMs;
+    expect(retry).toBeGreaterThan(0);
+    expect(retry).toBeLessThanOrEqual(60_000);
+  });
+
+  it('void releases a reservation (once); settle moves it into spend and keeps only newer balances', async () => {
+    const a = await account(10);
+    const ref = { orgId: a.orgId, keyId: a.keyId, day: '2026-11-22', priceCents: 5, idempotencyKey: null };
+    expect((await a.admit({ reservationId: 'use_v1' })).outcome).toBe('admitted');
+    expect((await a.admit({ reservationId: 'use_v2' })).outcome).toBe('admitted');
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(true);
+    expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(false);
+    await store.settle({
+      ...ref,
+      reservationId: 'use_v2',
+      org: { creditCents: 5, balanceVersion: 2 },
+      key: { spentCents: 5, daySpentCents: 5 },
+      record: null,
+      idempotencyTtlMs: 60_000,
+      nowMs: NOW,
+    });
+    // 5 left: one more call fits, then none.
+    expect((await a.admit()).outcome).toBe('admitted');
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    // An older balance (version 1, 10 cents) arriving late changes nothing.
+    await store.hydrate({
+      orgId: a.orgId,
+      org: { creditCents: 10, balanceVersion: 1, billingMode: 'prepaid', suspended: false },
+      nowMs: NOW,
+    });
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+  });
+
+  it('idempotency: a claim is in flight until settled, then replays; another request under the key is refused', async () => {
+    const a = await account(100);
+    const key = `${a.orgId}:${a.keyId}:k1`;
+    expect((await a.admit({ idempotencyKey: key, reservationId: 'use_i1' })).outcome).toBe('admitted');
+    expect(await a.admit({ idempotencyKey: key })).toEqual({ outcome: 'in_flight' });
+    expect(await a.admit({ idempotencyKey: key, requestHash: 'x'.repeat(32) })).toEqual({ outcome: 'mismatch' });
+    const record = doneRecord('h'.repeat(32), '{"cost_cents":5}');
+    await store.settle({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      reservationId: 'use_i1',
+      idempotencyKey: key,
+      org: { creditCents: 95, balanceVersion: 2 },
+      key: { spentCents: 5, daySpentCents: 5 },
+      record,
+      idempotencyTtlMs: 60_000,
+      nowMs: NOW,
+    });
+    expect(await a.admit({ idempotencyKey: key })).toEqual({ outcome: 'replay', record });
+    // A failed first attempt frees the key for a retry.
+    const key2 = `${a.orgId}:${a.keyId}:k2`;
+    expect((await a.admit({ idempotencyKey: key2, reservationId: 'use_i2' })).outcome).toBe('admitted');
+    await store.void({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      reservationId: 'use_i2',
+      idempotencyKey: key2,
+    });
+    expect((await a.admit({ idempotencyKey: key2 })).outcome).toBe('admitted');
+  });
+
+  it('lists reservations past their expiry for the sweeper, and forgetting an org forces a rebuild', async () => {
+    const a = await account(100);
+    expect((await a.admit({ reservationId: 'use_exp', reservationTtlMs: 1_000 })).outcome).toBe('admitted');
+    const expired = await store.expired(NOW + 2_000, 1_000);
+    expect(expired).toContainEqual({
+      reservationId: 'use_exp',
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      idempotencyKey: null,
+    });
+    expect((await store.expired(NOW + 500, 1_000)).map((r) => r.reservationId)).not.toContain('use_exp');
+    await store.forgetOrg(a.orgId);
+    expect(await a.admit()).toEqual({ outcome: 'hydrate' });
+  });
+});
