@@ -1,13 +1,15 @@
 // Latency at a fixed request rate (500 req/s by default), measured by an open-loop generator in its own process.
 //
-// Why not autocannon's `overallRate`: autocannon 8 records latencies in an integer HDR histogram with a lowest
-// discernible value of 1 ms (so 0.4 ms and 0.9 ms both count as 0), sends each connection's per-second quota as a
-// burst at the start of every second (queueing its own requests), and with a rate set it back-fills synthetic samples
-// at 1 ms intervals for coordinated omission. Measured against a trivial node:http server: p50 1 ms, p99 26 ms,
-// max 32 ms, 2212 samples for 1501 requests. The targets here are 1 ms (p50) and 5 ms (p99) of *added* latency, so
-// we need microsecond resolution and an even schedule: latency-worker.ts sends request i at start + i/rate (open
-// loop: it never waits for responses), times each with process.hrtime.bigint() and keeps every sample, so the
-// percentiles are exact.
+// Why not autocannon's `overallRate` for the targets: autocannon 8 records latencies in an integer HDR histogram
+// with a lowest discernible value of 1 ms (so 0.4 ms and 0.9 ms both count as 0), sends each connection's per-second
+// quota as a burst at the start of every second (queueing its own requests), and with a rate set it back-fills
+// synthetic samples at 1 ms intervals for coordinated omission. Measured against a trivial node:http server:
+// p50 1 ms, p99 26 ms, max 32 ms, 2212 samples for 1501 requests. The targets here are 1 ms (p50) and 5 ms (p99) of
+// *added* latency, so we need microsecond resolution and an even schedule: latency-worker.ts sends request i at
+// start + i/rate (open loop: it never waits for responses), times each with process.hrtime.bigint() and keeps every
+// sample, so the percentiles are exact.
+//
+// autocannon still runs after this, at the same rate, as a reported cross-check that no target uses (autocannon.ts).
 //
 // The worker runs in its own process so its event loop and GC never share a core's time slice with the orchestrator,
 // and it reports its own CPU (process.cpuUsage) so it can be shown and left out of the totals.

@@ -1,10 +1,12 @@
 // Medians across rounds, the ratios the issue's targets are stated in, pass/fail, and the Markdown report.
 import { medianOf, round } from './stats.js';
-import { TARGET, type CapacityResult, type LatencyResult, type VerifyResult } from './types.js';
+import { TARGET, type AutocannonResult, type CapacityResult, type LatencyResult, type VerifyResult } from './types.js';
 
 export interface Round {
   capacity: CapacityResult;
   latency: LatencyResult;
+  /** The autocannon cross-check at the same rate: reported, never used by a target. */
+  autocannon: AutocannonResult;
 }
 
 export interface CapacityMedian extends Record<string, number> {
@@ -37,15 +39,32 @@ export interface LatencyMedian extends Record<string, number> {
   errors: number;
 }
 
+/** autocannon's figures (1 ms resolution), medians across rounds. */
+export interface AutocannonMedian extends Record<string, number> {
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  requestsSent: number;
+  responses: number;
+  latencySamples: number;
+  non2xx: number;
+  unexpected: number;
+  mismatches: number;
+  errors: number;
+  timeouts: number;
+}
+
 export interface TargetSummary {
   name: string;
   measured: boolean;
   capacity: CapacityMedian | null;
   latency: LatencyMedian | null;
+  autocannon: AutocannonMedian | null;
 }
 
 export function summarize(name: string, rounds: readonly Round[]): TargetSummary {
-  if (rounds.length === 0) return { name, measured: false, capacity: null, latency: null };
+  if (rounds.length === 0) return { name, measured: false, capacity: null, latency: null, autocannon: null };
   const capacity = medianOf<CapacityMedian>(
     rounds.map(({ capacity: c }) => ({
       requestsPerSec: c.requestsPerSec,
@@ -77,7 +96,23 @@ export function summarize(name: string, rounds: readonly Round[]): TargetSummary
       errors: l.errors,
     })),
   );
-  return { name, measured: true, capacity, latency };
+  const autocannon = medianOf<AutocannonMedian>(
+    rounds.map(({ autocannon: a }) => ({
+      p50Ms: a.latencyMs.p50,
+      p90Ms: a.latencyMs.p90,
+      p99Ms: a.latencyMs.p99,
+      maxMs: a.latencyMs.max,
+      requestsSent: a.requestsSent,
+      responses: a.responses,
+      latencySamples: a.latencySamples,
+      non2xx: a.non2xx,
+      unexpected: a.unexpected,
+      mismatches: a.mismatches,
+      errors: a.errors,
+      timeouts: a.timeouts,
+    })),
+  );
+  return { name, measured: true, capacity, latency, autocannon };
 }
 
 export interface Ratios {
@@ -168,6 +203,11 @@ export function warnings(
     if (s.latency.achievedRate < rate * 0.98) {
       result.push(`${s.name}: the generator reached only ${s.latency.achievedRate} of ${rate} req/s`);
     }
+    if (s.autocannon) {
+      const a = s.autocannon;
+      if (a.unexpected > 0) result.push(`${s.name}: ${a.unexpected} unexpected statuses from autocannon (median)`);
+      if (a.errors > 0) result.push(`${s.name}: ${a.errors} autocannon errors (${a.timeouts} timeouts; median)`);
+    }
     // CPU-µs per request of unrelated processes × requests per second = their share of the machine during the run.
     const otherShare = (s.capacity.cpuOtherUsPerRequest * s.capacity.requestsPerSec) / (machine.cores * 1e6);
     if (otherShare > 0.1) {
@@ -184,6 +224,10 @@ export function warnings(
 const fmt = (value: number | null | undefined, digits: number): string =>
   value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
 
+/** autocannon's integer milliseconds (a median of an even number of rounds may end in .5). */
+const fmtMs = (value: number | undefined): string =>
+  value === undefined || !Number.isFinite(value) ? '–' : Number.isInteger(value) ? String(value) : value.toFixed(1);
+
 function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
@@ -197,6 +241,8 @@ export interface ReportInput {
   latencyDurationS: number;
   rate: number;
   connections: number;
+  autocannonDurationS: number;
+  autocannonConnections: number;
   summaries: TargetSummary[];
   ratios: Ratios;
   checks: Check[];
@@ -210,7 +256,7 @@ export function renderMarkdown(input: ReportInput): string {
   const bare = input.summaries.find((s) => s.name === TARGET.bare);
   const bareRps = bare?.capacity?.requestsPerSec ?? null;
   const rows = input.summaries.map((s) => {
-    if (!s.capacity || !s.latency) return [s.name, 'not measured', ...Array<string>(11).fill('')];
+    if (!s.capacity || !s.latency) return [s.name, 'not measured', ...Array<string>(13).fill('')];
     const vsBare = bareRps ? s.capacity.requestsPerSec / bareRps : null;
     const addedP50 = bare?.latency ? s.latency.p50Ms - bare.latency.p50Ms : null;
     const addedP99 = bare?.latency ? s.latency.p99Ms - bare.latency.p99Ms : null;
@@ -223,6 +269,8 @@ export function renderMarkdown(input: ReportInput): string {
       fmt(s.latency.p99Ms, 3),
       fmt(addedP50, 3),
       fmt(addedP99, 3),
+      fmtMs(s.autocannon?.p50Ms),
+      fmtMs(s.autocannon?.p99Ms),
       fmt(s.capacity.cpuUsPerRequest, 1),
       fmt(s.capacity.cpuTargetUsPerRequest, 1),
       fmt(s.capacity.cpuRedisUsPerRequest, 1),
@@ -257,6 +305,8 @@ export function renderMarkdown(input: ReportInput): string {
         'p99',
         '+p50 vs bare',
         '+p99 vs bare',
+        'autocannon p50 (1 ms resolution)',
+        'autocannon p99 (1 ms resolution)',
         'CPU-µs/req total',
         'proxy',
         'redis',
@@ -265,6 +315,11 @@ export function renderMarkdown(input: ReportInput): string {
       ],
       rows,
     ),
+    '',
+    `autocannon columns: autocannon 8 at \`overallRate\` ${input.rate} req/s over ${input.autocannonConnections} ` +
+      `connections for ${input.autocannonDurationS} s, right after each latency run, with its default ` +
+      'coordinated-omission back-fill. A cross-check only: its histogram has 1 ms resolution and each connection ' +
+      'sends its per-second quota in a burst. The targets use the µs-resolution open-loop generator (p50/p90/p99).',
     '',
     '## Targets',
     '',

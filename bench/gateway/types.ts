@@ -83,6 +83,43 @@ export interface LatencyResult {
   cpuUsPerRequest: number;
 }
 
+/**
+ * The autocannon cross-check at the same fixed rate (autocannon.ts). Not used by any target: its latency histogram
+ * has 1 ms resolution, each connection sends its per-second quota in a burst, and it back-fills samples for
+ * coordinated omission.
+ */
+export interface AutocannonResult {
+  /** `overallRate` given to autocannon, req/s. */
+  rate: number;
+  connections: number;
+  /** Seconds, as autocannon measured them (it stops on its 1 s sampling tick after `duration`). */
+  durationS: number;
+  /** Requests written to a socket, counted per connection by autocannon-worker.ts. */
+  requestsSent: number;
+  /**
+   * autocannon's own `requests.sent`. It over-counts with a rate set (it adds each connection's per-second quota at
+   * start-up), so the traffic uses `requestsSent`; kept to show the difference.
+   */
+  autocannonRequestsSent: number;
+  /** Responses autocannon saw (any status). */
+  responses: number;
+  /** Status code -> count. */
+  statuses: Record<string, number>;
+  /** autocannon's non-2xx count (for gateway_429 that is every 429). */
+  non2xx: number;
+  /** Responses whose status is not the row's expected one. */
+  unexpected: number;
+  /** Body mismatches (autocannon's `mismatches`; 0, no expected body is set). */
+  mismatches: number;
+  /** autocannon's `errors`: connection errors plus timeouts. */
+  errors: number;
+  timeouts: number;
+  /** Samples in autocannon's histogram: more than `responses` when it back-filled for coordinated omission. */
+  latencySamples: number;
+  /** autocannon's `latency.p50` etc.: integer milliseconds (1 ms resolution). */
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+}
+
 /** Every request a target received during the run, for the books check (usage rows = successful responses). */
 export interface TrafficCount {
   /** Responses the generators saw with the expected status (for gateway_paid: successful, billable calls). */
@@ -92,9 +129,9 @@ export interface TrafficCount {
   /** Requests that failed without a response (socket errors, timeouts). */
   errors: number;
   /**
-   * Requests that may have reached the server without the generator seeing the response: wrk stops with up to
-   * `connections` requests in flight, and a timed-out request may still be served. So a server-side count of
-   * successful calls should lie in [expected, expected + maybeInFlight].
+   * Requests that may have reached the server without the generator seeing the response: wrk and autocannon stop
+   * with up to `connections` requests in flight, and a timed-out request (or one on a connection that broke) may
+   * still be served. So a server-side count of successful calls should lie in [expected, expected + maybeInFlight].
    */
   maybeInFlight: number;
 }
