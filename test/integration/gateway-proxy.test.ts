@@ -155,6 +155,37 @@ describe('gateway proxy', () => {
     expect((await call(rich, 'GET', '/items/other')).body.meta.cost_cents).toBe(1);
   });
 
+  it('meta names a scheduled price increase and an active discount; idempotency records are kept over 24 h', async () => {
+    const c = await consumer(100);
+    const endpointId = api.endpoints['GET /items/special']!;
+    await sql(
+      stack.db.url,
+      `update endpoints set pending_price_cents = 4, pending_price_effective_at = $2,
+         discount = '{"percent": 50}'::jsonb where id = $1`,
+      [endpointId, new Date('2026-12-01T00:00:00Z')],
+    );
+    gateway.proxy['catalog'].invalidate();
+    try {
+      const res = await call(c, 'GET', '/items/special', { headers: { 'Idempotency-Key': 'meta-1' } });
+      expect(res.status).toBe(200);
+      expect(res.body.meta).toMatchObject({
+        cost_cents: 1,
+        price_cents_effective: 1,
+        price_increase: { price_cents: 4, effective_at: '2026-12-01T00:00:00.000Z' },
+        discount: { percent: 50, off_cents: 1 },
+      });
+      const redis = (stack.services.counters as RedisCounterStore).client;
+      await expect.poll(() => redis.pttl(`sp:i:${c.orgId}:${c.keyId}:meta-1`)).toBeGreaterThan(24 * 3_600_000);
+    } finally {
+      await sql(
+        stack.db.url,
+        'update endpoints set pending_price_cents = null, pending_price_effective_at = null, discount = null where id = $1',
+        [endpointId],
+      );
+      gateway.proxy['catalog'].invalidate();
+    }
+  });
+
   it('500 calls at concurrency 50 on a 1-cent endpoint against 100 cents: exactly 100 succeed, 400 get 402', async () => {
     const c = await consumer(100);
     const statuses: number[] = [];
