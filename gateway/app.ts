@@ -85,32 +85,34 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     throw new NotFoundError(`No route for ${req.method ?? 'GET'} ${pathname}.`);
   }
 
+  const logRequests = log.isLevelEnabled('info');
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const requestId = resolveRequestId(req.headers['x-request-id']);
-    const started = performance.now();
-    handle(req, res, requestId)
-      .catch((err: unknown) => {
-        const appError = toAppError(err);
-        if (appError instanceof InternalError || appError.status === 500 || appError.status === 503) {
-          log.error({ request_id: requestId, err: appError.cause ?? appError }, 'gateway request failed');
-        }
-        // Drain a body we did not read so the keep-alive connection stays usable.
-        req.resume();
-        if (!res.headersSent) sendError(res, requestId, appError);
-        else res.destroy();
-      })
-      .finally(() => {
-        log.info(
-          {
-            request_id: requestId,
-            method: req.method,
-            path: req.url,
-            status: res.statusCode,
-            ms: Math.round((performance.now() - started) * 10) / 10,
-          },
-          'request',
-        );
-      });
+    const started = logRequests ? performance.now() : 0;
+    const done = () => {
+      if (!logRequests) return;
+      log.info(
+        {
+          request_id: requestId,
+          method: req.method,
+          path: req.url,
+          status: res.statusCode,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+        },
+        'request',
+      );
+    };
+    handle(req, res, requestId).then(done, (err: unknown) => {
+      const appError = toAppError(err);
+      if (appError instanceof InternalError || appError.status === 500 || appError.status === 503) {
+        log.error({ request_id: requestId, err: appError.cause ?? appError }, 'gateway request failed');
+      }
+      // Drain a body we did not read so the keep-alive connection stays usable.
+      req.resume();
+      if (!res.headersSent) sendError(res, requestId, appError);
+      else res.destroy();
+      done();
+    });
   };
   return Object.assign(handler, {
     proxy: gateway,

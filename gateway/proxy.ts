@@ -32,11 +32,14 @@ import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cach
 import { forwardRequestHeaders } from './forward-headers.js';
 import { sendJson } from './respond.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
+import { ExpiringMemo } from './local-memo.js';
 import { loadSnapshot } from './snapshot.js';
 
 /** Idempotency records outlive the 24 hours the contract promises. */
 export const IDEMPOTENCY_TTL_MS = 25 * 3_600_000;
 const STALE_AFTER_MS = 5_000;
+/** How long this process keeps a replay it has seen (the shared record lives 25 h in the fast state). */
+const LOCAL_REPLAY_TTL_MS = 3_600_000;
 /** A reservation outlives the upstream deadline by this much before the sweeper may void it. */
 export const RESERVATION_MARGIN_MS = 10_000;
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
@@ -53,6 +56,10 @@ export interface BillingMeta {
 
 export class GatewayProxy {
   private readonly log;
+  /** Stored replays by scoped idempotency key (immutable once written, so safe to keep in process). */
+  private readonly replays = new ExpiringMemo<string>(50_000);
+  /** Key prefixes over their rate limit, until their window ends. */
+  private readonly rateBlocked = new ExpiringMemo<number>(50_000);
 
   constructor(
     private readonly services: Services,
@@ -110,6 +117,19 @@ export class GatewayProxy {
       idempotencyKey: scopedKey,
     };
 
+    // Answers that cannot have changed since this process last saw them: a stored replay, a prefix over its limit.
+    if (scopedKey !== null) {
+      const known = this.replays.get(scopedKey, nowMs);
+      if (known !== undefined) {
+        if (!known.startsWith(requestHash, 2)) throw idempotencyMismatch();
+        return this.replay(res, requestId, known, requestHash);
+      }
+    }
+    const blockedUntil = this.rateBlocked.get(key.keyPrefix, nowMs);
+    if (blockedUntil !== undefined) {
+      throw new RateLimitedError((blockedUntil - nowMs) / 1000, 'Rate limit for this key exceeded.');
+    }
+
     const admitted = await this.admit(
       {
         orgId: principal.orgId,
@@ -133,6 +153,7 @@ export class GatewayProxy {
     );
     if (admitted === 'replay') return; // answered
     if (typeof admitted !== 'string' && admitted.outcome === 'replay') {
+      this.replays.set(scopedKey!, admitted.record, nowMs + LOCAL_REPLAY_TTL_MS);
       return this.replay(res, requestId, admitted.record, requestHash);
     }
     const fastState = admitted !== 'degraded';
@@ -202,6 +223,9 @@ export class GatewayProxy {
     };
     if (price.price_increase) meta.price_increase = price.price_increase;
     if (price.discount) meta.discount = { ...price.discount };
+    if (scopedKey !== null) {
+      this.replays.set(scopedKey, doneRecord(requestHash, JSON.stringify(meta)), nowMs + LOCAL_REPLAY_TTL_MS);
+    }
     if (fastState) {
       // Not awaited: the call is durable, and until the settle lands the reservation keeps holding exactly what the
       // settle moves into spend, so admissions in between see the same headroom. A duplicate of an idempotent call
@@ -267,11 +291,13 @@ export class GatewayProxy {
         case 'hydrate':
           throw new ServiceUnavailableError('The gateway could not load the account state; retry shortly.');
         case 'mismatch':
-          throw new AppError(
-            'idempotency_mismatch',
-            'This Idempotency-Key was used for a different request (method, path or body).',
-          );
+          throw idempotencyMismatch();
         case 'rate_limited':
+          this.rateBlocked.set(
+            input.rateKey,
+            input.nowMs + admission.retryAfterMs,
+            input.nowMs + admission.retryAfterMs,
+          );
           throw new RateLimitedError(admission.retryAfterMs / 1000, 'Rate limit for this key exceeded.');
         case 'suspended':
           throw new PaymentRequiredError('This organization is suspended; paid calls are refused.', {
@@ -399,6 +425,13 @@ function approvalBinds(key: KeyAuth): boolean {
   return key.budgetCents === null || key.approvedCents < key.budgetCents;
 }
 
+function idempotencyMismatch(): AppError {
+  return new AppError(
+    'idempotency_mismatch',
+    'This Idempotency-Key was used for a different request (method, path or body).',
+  );
+}
+
 function idempotencyHeader(req: IncomingMessage): string | null {
   const raw = req.headers['idempotency-key'] ?? req.headers['x-idempotency-key'];
   if (raw === undefined) return null;
@@ -422,7 +455,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.resume();
     return Promise.reject(new PayloadTooLargeError(limit));
   }
-  if (req.readableEnded || (declared === 0 && req.headers['transfer-encoding'] === undefined)) {
+  // HTTP/1.1: a request with neither Content-Length nor Transfer-Encoding has no body.
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  if (req.readableEnded || (!chunked && (declared === 0 || req.headers['content-length'] === undefined))) {
     req.resume();
     return Promise.resolve(EMPTY);
   }
