@@ -45,8 +45,18 @@ export class MemorySpendStore implements SpendStore {
     return hit.value;
   }
 
+  private prunedAt = 0;
+
   admit(a: AdmitInput): Promise<Admission> {
+    if (a.nowMs - this.prunedAt > 60_000) this.prune(a.nowMs);
     return Promise.resolve(this.admitNow(a));
+  }
+
+  /** Drop what can no longer matter (expired idempotency records, past rate windows), at most once a minute. */
+  private prune(nowMs: number): void {
+    this.prunedAt = nowMs;
+    for (const [key, entry] of this.idem) if (entry.expiresAt <= nowMs) this.idem.delete(key);
+    for (const [key, window] of this.rates) if (window.resetAt <= nowMs) this.rates.delete(key);
   }
 
   private admitNow(a: AdmitInput): Admission {
