@@ -1,8 +1,8 @@
 /**
  * SpendStore on Redis: each operation is one Lua script (atomic, one round trip). Key layout, under the store's
  * prefix: `sp:o:{org}` (bal, ver, mode, susp, res, t), `sp:k:{key}` (sp, res), `sp:d:{key}:{day}` (sp, res; expires
- * after 3 days), `sp:rl:{prefix}:{window}` (rate window), `sp:i:{scoped idempotency key}`, `sp:resv` (open
- * reservations by expiry) and `sp:r:{reservation}` (what the sweeper needs to void one).
+ * after 3 days), `sp:rl:{prefix}:{window}` (rate window), `sp:i:{scoped idempotency key}` and `sp:resv` (open
+ * reservations by expiry, each member carrying what the sweeper needs to void it).
  */
 import type { Redis } from 'ioredis';
 import type { Admission, AdmitInput, HydrateInput, ReservationRef, SettleInput, SpendStore } from './spend-store.js';
@@ -13,11 +13,33 @@ const orgKey = (orgId: string) => `sp:o:${orgId}`;
 const keyKey = (keyId: string) => `sp:k:${keyId}`;
 const dayKey = (keyId: string, day: string) => `sp:d:${keyId}:${day}`;
 const idemKey = (k: string | null) => (k === null ? 'sp:i:-' : `sp:i:${k}`);
-const resKey = (id: string) => `sp:r:${id}`;
 
-// KEYS: org, key, day, rate, idem, resv, reservation.
-// ARGV: price, budget(-1), cap(-1), limit, windowMs, now, resId, resTtl, hasIdem, reqHash, staleMs, orgId, keyId, day,
-// idemKey, perCallMax(-1).
+/**
+ * An open reservation is one member of the `sp:resv` sorted set (scored by expiry) that carries what voiding it needs:
+ * `reservation|org|key|day|price|idempotency key` (ids never contain `|`; the idempotency key, which may, is last).
+ */
+function memberOf(
+  r: Pick<ReservationRef, 'reservationId' | 'orgId' | 'keyId' | 'day' | 'priceCents' | 'idempotencyKey'>,
+) {
+  return `${r.reservationId}|${r.orgId}|${r.keyId}|${r.day}|${r.priceCents}|${r.idempotencyKey ?? ''}`;
+}
+
+function parseMember(member: string): ReservationRef {
+  const [reservationId, orgId, keyId, day, price, ...idem] = member.split('|');
+  const idempotencyKey = idem.join('|');
+  return {
+    reservationId: reservationId!,
+    orgId: orgId!,
+    keyId: keyId!,
+    day: day!,
+    priceCents: Number(price),
+    idempotencyKey: idempotencyKey === '' ? null : idempotencyKey,
+  };
+}
+
+// KEYS: org, key, day, rate, idem, resv.
+// ARGV: price, budget(-1), cap(-1), limit, windowMs, now, resId, resTtl, hasIdem, reqHash, staleMs, member (the
+// reservation as the sweeper needs it), perCallMax(-1).
 const ADMIT = `
 local price = tonumber(ARGV[1])
 local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't')
@@ -38,11 +60,11 @@ if ARGV[9] == '1' then
   end
 end
 local count = redis.call('INCR', KEYS[4])
-if count == 1 or redis.call('PTTL', KEYS[4]) < 0 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
+if count == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
 if count > tonumber(ARGV[4]) then return {'rate_limited', tostring(redis.call('PTTL', KEYS[4]))} end
 if o[3] == '1' then return {'suspended'} end
 if price > 0 then
-  local perCall = tonumber(ARGV[16])
+  local perCall = tonumber(ARGV[13])
   if perCall >= 0 and price > perCall then return {'per_call'} end
   local budget = tonumber(ARGV[2])
   if budget >= 0 and tonumber(k[1]) + tonumber(k[2] or '0') + price > budget then return {'budget'} end
@@ -52,9 +74,7 @@ if price > 0 then
   redis.call('HINCRBY', KEYS[1], 'res', price)
   redis.call('HINCRBY', KEYS[2], 'res', price)
   redis.call('HINCRBY', KEYS[3], 'res', price)
-  redis.call('ZADD', KEYS[6], tonumber(ARGV[6]) + tonumber(ARGV[8]), ARGV[7])
-  redis.call('HSET', KEYS[7], 'o', ARGV[12], 'k', ARGV[13], 'd', ARGV[14], 'p', price, 'i', ARGV[15])
-  redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[8]) * 20)
+  redis.call('ZADD', KEYS[6], tonumber(ARGV[6]) + tonumber(ARGV[8]), ARGV[12])
 end
 if ARGV[9] == '1' then
   redis.call('SET', KEYS[5], 'p|' .. ARGV[10] .. '|' .. ARGV[7], 'PX', ARGV[8])
@@ -63,7 +83,7 @@ if tonumber(ARGV[6]) - tonumber(o[5] or '0') > tonumber(ARGV[11]) then return {'
 return {'admitted', '0'}
 `;
 
-// KEYS: org, key, day, resv, reservation, idem. ARGV: price, resId, bal, ver, ksp, dsp, record, idemTtl, hasIdem.
+// KEYS: org, key, day, resv, idem. ARGV: price, member, bal, ver, ksp, dsp, record, idemTtl, hasIdem.
 const SETTLE = `
 local price = tonumber(ARGV[1])
 if price > 0 and redis.call('ZREM', KEYS[4], ARGV[2]) == 1 then
@@ -71,7 +91,6 @@ if price > 0 and redis.call('ZREM', KEYS[4], ARGV[2]) == 1 then
     if redis.call('HINCRBY', KEYS[i], 'res', -price) < 0 then redis.call('HSET', KEYS[i], 'res', 0) end
   end
 end
-redis.call('DEL', KEYS[5])
 if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], 'mode') == 1 then
   if tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
     redis.call('HSET', KEYS[1], 'bal', ARGV[3], 'ver', ARGV[4])
@@ -84,12 +103,12 @@ if ARGV[5] ~= '' then
   if dsp and tonumber(ARGV[6]) > tonumber(dsp) then redis.call('HSET', KEYS[3], 'sp', ARGV[6]) end
 end
 if ARGV[9] == '1' then
-  if ARGV[7] ~= '' then redis.call('SET', KEYS[6], ARGV[7], 'PX', ARGV[8]) else redis.call('DEL', KEYS[6]) end
+  if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[8]) else redis.call('DEL', KEYS[5]) end
 end
 return 1
 `;
 
-// KEYS: org, key, day, resv, reservation, idem. ARGV: price, resId, hasIdem.
+// KEYS: org, key, day, resv, idem. ARGV: price, member, hasIdem, resId.
 const VOID = `
 local price = tonumber(ARGV[1])
 local open = 0
@@ -101,10 +120,9 @@ if price > 0 then
     end
   end
 end
-redis.call('DEL', KEYS[5])
 if ARGV[3] == '1' then
-  local rec = redis.call('GET', KEYS[6])
-  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#ARGV[2]) == ARGV[2] then redis.call('DEL', KEYS[6]) end
+  local rec = redis.call('GET', KEYS[5])
+  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#ARGV[4]) == ARGV[4] then redis.call('DEL', KEYS[5]) end
 end
 return open
 `;
@@ -137,9 +155,9 @@ import type { Result } from 'ioredis';
 
 export class RedisSpendStore implements SpendStore {
   constructor(private readonly redis: Redis) {
-    redis.defineCommand('spAdmit', { numberOfKeys: 7, lua: ADMIT });
-    redis.defineCommand('spSettle', { numberOfKeys: 6, lua: SETTLE });
-    redis.defineCommand('spVoid', { numberOfKeys: 6, lua: VOID });
+    redis.defineCommand('spAdmit', { numberOfKeys: 6, lua: ADMIT });
+    redis.defineCommand('spSettle', { numberOfKeys: 5, lua: SETTLE });
+    redis.defineCommand('spVoid', { numberOfKeys: 5, lua: VOID });
     redis.defineCommand('spHydrate', { numberOfKeys: 3, lua: HYDRATE });
   }
 
@@ -152,7 +170,6 @@ export class RedisSpendStore implements SpendStore {
       `sp:rl:${a.rateKey}:${window}`,
       idemKey(a.idempotencyKey),
       RESV,
-      resKey(a.reservationId),
       a.priceCents,
       a.budgetCents ?? -1,
       a.dailyCapCents ?? -1,
@@ -164,10 +181,7 @@ export class RedisSpendStore implements SpendStore {
       a.idempotencyKey === null ? '0' : '1',
       a.requestHash,
       a.staleAfterMs,
-      a.orgId,
-      a.keyId,
-      a.day,
-      a.idempotencyKey ?? '',
+      memberOf(a),
       a.perCallMaxCents ?? -1,
     );
     switch (reply[0]) {
@@ -197,10 +211,9 @@ export class RedisSpendStore implements SpendStore {
       keyKey(s.keyId),
       dayKey(s.keyId, s.day),
       RESV,
-      resKey(s.reservationId),
       idemKey(s.idempotencyKey),
       s.priceCents,
-      s.reservationId,
+      memberOf(s),
       s.org?.creditCents ?? '',
       s.org?.balanceVersion ?? '',
       s.key?.spentCents ?? '',
@@ -217,11 +230,11 @@ export class RedisSpendStore implements SpendStore {
       keyKey(r.keyId),
       dayKey(r.keyId, r.day),
       RESV,
-      resKey(r.reservationId),
       idemKey(r.idempotencyKey),
       r.priceCents,
-      r.reservationId,
+      memberOf(r),
       r.idempotencyKey === null ? '0' : '1',
+      r.reservationId,
     );
     return open === 1;
   }
@@ -249,28 +262,8 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async expired(nowMs: number, limit: number): Promise<ReservationRef[]> {
-    const ids = await this.redis.zrangebyscore(RESV, '-inf', nowMs, 'LIMIT', 0, limit);
-    if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(resKey(id));
-    const rows = (await pipeline.exec()) ?? [];
-    const refs: ReservationRef[] = [];
-    for (let i = 0; i < ids.length; i++) {
-      const row = rows[i]?.[1] as Record<string, string> | undefined;
-      if (!row?.o) {
-        await this.redis.zrem(RESV, ids[i]!); // nothing left to release
-        continue;
-      }
-      refs.push({
-        reservationId: ids[i]!,
-        orgId: row.o,
-        keyId: row.k!,
-        day: row.d!,
-        priceCents: Number(row.p),
-        idempotencyKey: row.i ? row.i : null,
-      });
-    }
-    return refs;
+    const members = await this.redis.zrangebyscore(RESV, '-inf', nowMs, 'LIMIT', 0, limit);
+    return members.map(parseMember);
   }
 
   async idempotencyRecord(key: string): Promise<string | null> {
