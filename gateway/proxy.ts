@@ -24,7 +24,7 @@ import { newId } from '../core/ids.js';
 import { effectivePrice } from '../core/pricing/effective-price.js';
 import type { KeyAuth } from '../core/keys/keys.service.js';
 import type { Services } from '../core/services.js';
-import type { Admission, ReservationRef } from '../core/spend/spend-store.js';
+import type { Admission, ReservationRef, SettleInput } from '../core/spend/spend-store.js';
 import { doneRecord } from '../core/spend/spend-store.js';
 import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.js';
 import { applyCredential } from '../core/upstream/credentials.js';
@@ -58,6 +58,8 @@ export class GatewayProxy {
   private readonly log;
   /** Stored replays by scoped idempotency key (immutable once written, so safe to keep in process). */
   private readonly replays = new ExpiringMemo<string>(50_000);
+  /** Settles waiting for the next turn of the event loop. */
+  private settles: SettleInput[] = [];
   /** Key prefixes over their rate limit, until their window ends. */
   private readonly rateBlocked = new ExpiringMemo<number>(50_000);
 
@@ -230,18 +232,28 @@ export class GatewayProxy {
       // Not awaited: the call is durable, and until the settle lands the reservation keeps holding exactly what the
       // settle moves into spend, so admissions in between see the same headroom. A duplicate of an idempotent call
       // sees the claim in flight for that moment and waits for the record. A lost settle is the sweeper's job.
-      this.services.spend
-        .settle({
-          ...ref,
-          org: committed.org,
-          key: committed.key,
-          record: scopedKey === null ? null : doneRecord(requestHash, JSON.stringify(meta)),
-          idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
-          nowMs: this.services.clock.now().getTime(),
-        })
-        .catch((err: unknown) => this.log.warn({ err, request_id: requestId }, 'settle failed after commit'));
+      this.queueSettle({
+        ...ref,
+        org: committed.org,
+        key: committed.key,
+        record: scopedKey === null ? null : doneRecord(requestHash, JSON.stringify(meta)),
+        idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+        nowMs: this.services.clock.now().getTime(),
+      });
     }
     sendJson(res, 200, { ok: true, data: parseBody(result), meta }, { 'X-Request-Id': requestId });
+  }
+
+  /** The calls of one committed batch settle in one script call, on the next turn of the event loop. */
+  private queueSettle(settle: SettleInput): void {
+    this.settles.push(settle);
+    if (this.settles.length > 1) return;
+    setImmediate(() => {
+      const batch = this.settles.splice(0);
+      this.services.spend
+        .settleMany(batch)
+        .catch((err: unknown) => this.log.warn({ err, calls: batch.length }, 'settle failed after commit'));
+    });
   }
 
   /**

@@ -140,6 +140,10 @@ export class MemorySpendStore implements SpendStore {
     return Promise.resolve();
   }
 
+  async settleMany(inputs: readonly SettleInput[]): Promise<void> {
+    for (const input of inputs) await this.settle(input);
+  }
+
   void(ref: ReservationRef): Promise<boolean> {
     const wasOpen = this.release(ref);
     if (ref.idempotencyKey !== null) {

@@ -83,27 +83,36 @@ if tonumber(ARGV[6]) - tonumber(o[5] or '0') > tonumber(ARGV[11]) then return {'
 return {'admitted', '0'}
 `;
 
-// KEYS: org, key, day, resv, idem. ARGV: price, member, bal, ver, ksp, dsp, record, idemTtl, hasIdem.
+// Any number of settles in one call: KEYS are 5 per settle (org, key, day, resv, idem), ARGV 9 per settle (price,
+// member, bal, ver, ksp, dsp, record, idemTtl, hasIdem).
 const SETTLE = `
-local price = tonumber(ARGV[1])
-if price > 0 and redis.call('ZREM', KEYS[4], ARGV[2]) == 1 then
-  for i = 1, 3 do
-    if redis.call('HINCRBY', KEYS[i], 'res', -price) < 0 then redis.call('HSET', KEYS[i], 'res', 0) end
+for e = 0, #KEYS / 5 - 1 do
+  local k = e * 5
+  local a = e * 9
+  local price = tonumber(ARGV[a + 1])
+  if price > 0 and redis.call('ZREM', KEYS[k + 4], ARGV[a + 2]) == 1 then
+    for i = 1, 3 do
+      if redis.call('HINCRBY', KEYS[k + i], 'res', -price) < 0 then redis.call('HSET', KEYS[k + i], 'res', 0) end
+    end
   end
-end
-if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], 'mode') == 1 then
-  if tonumber(ARGV[4]) > tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
-    redis.call('HSET', KEYS[1], 'bal', ARGV[3], 'ver', ARGV[4])
+  if ARGV[a + 4] ~= '' and redis.call('HEXISTS', KEYS[k + 1], 'mode') == 1 then
+    if tonumber(ARGV[a + 4]) > tonumber(redis.call('HGET', KEYS[k + 1], 'ver') or '-1') then
+      redis.call('HSET', KEYS[k + 1], 'bal', ARGV[a + 3], 'ver', ARGV[a + 4])
+    end
   end
-end
-if ARGV[5] ~= '' then
-  local sp = redis.call('HGET', KEYS[2], 'sp')
-  if sp and tonumber(ARGV[5]) > tonumber(sp) then redis.call('HSET', KEYS[2], 'sp', ARGV[5]) end
-  local dsp = redis.call('HGET', KEYS[3], 'sp')
-  if dsp and tonumber(ARGV[6]) > tonumber(dsp) then redis.call('HSET', KEYS[3], 'sp', ARGV[6]) end
-end
-if ARGV[9] == '1' then
-  if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[8]) else redis.call('DEL', KEYS[5]) end
+  if ARGV[a + 5] ~= '' then
+    local sp = redis.call('HGET', KEYS[k + 2], 'sp')
+    if sp and tonumber(ARGV[a + 5]) > tonumber(sp) then redis.call('HSET', KEYS[k + 2], 'sp', ARGV[a + 5]) end
+    local dsp = redis.call('HGET', KEYS[k + 3], 'sp')
+    if dsp and tonumber(ARGV[a + 6]) > tonumber(dsp) then redis.call('HSET', KEYS[k + 3], 'sp', ARGV[a + 6]) end
+  end
+  if ARGV[a + 9] == '1' then
+    if ARGV[a + 7] ~= '' then
+      redis.call('SET', KEYS[k + 5], ARGV[a + 7], 'PX', ARGV[a + 8])
+    else
+      redis.call('DEL', KEYS[k + 5])
+    end
+  end
 end
 return 1
 `;
@@ -156,7 +165,8 @@ import type { Result } from 'ioredis';
 export class RedisSpendStore implements SpendStore {
   constructor(private readonly redis: Redis) {
     redis.defineCommand('spAdmit', { numberOfKeys: 6, lua: ADMIT });
-    redis.defineCommand('spSettle', { numberOfKeys: 5, lua: SETTLE });
+    // No fixed key count: the first argument says how many keys follow (5 per settle).
+    redis.defineCommand('spSettle', { lua: SETTLE });
     redis.defineCommand('spVoid', { numberOfKeys: 5, lua: VOID });
     redis.defineCommand('spHydrate', { numberOfKeys: 3, lua: HYDRATE });
   }
@@ -206,22 +216,28 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async settle(s: SettleInput): Promise<void> {
-    await this.redis.spSettle(
-      orgKey(s.orgId),
-      keyKey(s.keyId),
-      dayKey(s.keyId, s.day),
-      RESV,
-      idemKey(s.idempotencyKey),
-      s.priceCents,
-      memberOf(s),
-      s.org?.creditCents ?? '',
-      s.org?.balanceVersion ?? '',
-      s.key?.spentCents ?? '',
-      s.key?.daySpentCents ?? '',
-      s.record ?? '',
-      s.idempotencyTtlMs,
-      s.idempotencyKey === null ? '0' : '1',
-    );
+    await this.settleMany([s]);
+  }
+
+  async settleMany(settles: readonly SettleInput[]): Promise<void> {
+    if (settles.length === 0) return;
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const s of settles) {
+      keys.push(orgKey(s.orgId), keyKey(s.keyId), dayKey(s.keyId, s.day), RESV, idemKey(s.idempotencyKey));
+      args.push(
+        s.priceCents,
+        memberOf(s),
+        s.org?.creditCents ?? '',
+        s.org?.balanceVersion ?? '',
+        s.key?.spentCents ?? '',
+        s.key?.daySpentCents ?? '',
+        s.record ?? '',
+        s.idempotencyTtlMs,
+        s.idempotencyKey === null ? '0' : '1',
+      );
+    }
+    await this.redis.spSettle(keys.length, ...keys, ...args);
   }
 
   async void(r: ReservationRef): Promise<boolean> {

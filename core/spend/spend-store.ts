@@ -93,6 +93,8 @@ export interface SpendStore {
   admit(input: AdmitInput): Promise<Admission>;
   /** The call committed: release the reservation into spend and record the replay. */
   settle(input: SettleInput): Promise<void>;
+  /** Several settles in one step (the calls of one committed batch). */
+  settleMany(inputs: readonly SettleInput[]): Promise<void>;
   /** The call failed (or its owner died): release the reservation and the idempotency claim. True if it was open. */
   void(ref: ReservationRef): Promise<boolean>;
   hydrate(input: HydrateInput): Promise<void>;

@@ -160,6 +160,28 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect(await a.admit()).toEqual({ outcome: 'funds' });
   });
 
+  it('settles several reservations in one step', async () => {
+    const a = await account(10);
+    const ref = { orgId: a.orgId, keyId: a.keyId, day: '2026-11-22', priceCents: 5, idempotencyKey: null };
+    expect((await a.admit({ reservationId: 'use_m1' })).outcome).toBe('admitted');
+    expect((await a.admit({ reservationId: 'use_m2' })).outcome).toBe('admitted');
+    await store.settleMany([
+      { ...ref, reservationId: 'use_m1', org: null, key: null, record: null, idempotencyTtlMs: 0, nowMs: NOW },
+      {
+        ...ref,
+        reservationId: 'use_m2',
+        org: { creditCents: 0, balanceVersion: 3 },
+        key: { spentCents: 10, daySpentCents: 10 },
+        record: null,
+        idempotencyTtlMs: 0,
+        nowMs: NOW,
+      },
+    ]);
+    expect(await store.expired(NOW + 3_600_000, 1_000)).not.toContainEqual(expect.objectContaining({ orgId: a.orgId }));
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit({ priceCents: 0 })).toMatchObject({ outcome: 'admitted' });
+  });
+
   it('idempotency: a claim is in flight until settled, then replays; another request under the key is refused', async () => {
     const a = await account(100);
     const key = `${a.orgId}:${a.keyId}:k1`;
