@@ -119,6 +119,13 @@ export class GatewayProxy {
       idempotencyKey: scopedKey,
     };
 
+    // The upstream request is built before anything is reserved, so nothing between the reservation and its commit
+    // or void can throw.
+    const url = new URL(`${api.baseOrigin}${api.basePath}${rest}${search}`);
+    const headers = forwardRequestHeaders(req.headers);
+    if (api.credential) Object.assign(headers, applyCredential(url, api.credential));
+    headers['x-request-id'] = requestId;
+
     // Answers that cannot have changed since this process last saw them: a stored replay, a prefix over its limit.
     if (scopedKey !== null) {
       const known = this.replays.get(scopedKey, nowMs);
@@ -153,17 +160,11 @@ export class GatewayProxy {
       requestId,
       key.approvalMode ? key : undefined,
     );
-    if (admitted === 'replay') return; // answered
     if (typeof admitted !== 'string' && admitted.outcome === 'replay') {
       this.replays.set(scopedKey!, admitted.record, nowMs + LOCAL_REPLAY_TTL_MS);
       return this.replay(res, requestId, admitted.record, requestHash);
     }
     const fastState = admitted !== 'degraded';
-
-    const url = new URL(`${api.baseOrigin}${api.basePath}${rest}${search}`);
-    const headers = forwardRequestHeaders(req.headers);
-    if (api.credential) Object.assign(headers, applyCredential(url, api.credential));
-    headers['x-request-id'] = requestId;
 
     let result: UpstreamResult;
     try {
@@ -264,7 +265,7 @@ export class GatewayProxy {
     input: Parameters<Services['spend']['admit']>[0],
     requestId: string,
     approval?: KeyAuth,
-  ): Promise<Admission | 'degraded' | 'replay'> {
+  ): Promise<Admission | 'degraded'> {
     const { spend } = this.services;
     const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
     let delay = 5;

@@ -4,15 +4,10 @@
  * this run, then credit. A charge that is not final at once waits for the payment webhook (up to a day). A failed
  * charge suspends the org and mails its owner.
  */
-import { condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { BillingActivities } from '../activities/billing.activities.js';
-import {
-  paymentSettledSignal,
-  reloadRequestedSignal,
-  type AutoReloadInput,
-  type AutoReloadResult,
-  type PaymentSettled,
-} from './auto-reload.messages.js';
+import { reloadRequestedSignal, type AutoReloadInput, type AutoReloadResult } from './auto-reload.messages.js';
+import { collectSettlements, settleCharge } from './charge-settlement.js';
 
 const { chargeForReload, suspendForFailedPayment } = proxyActivities<BillingActivities>({
   startToCloseTimeout: '1 minute',
@@ -25,24 +20,11 @@ const { chargeForReload, suspendForFailedPayment } = proxyActivities<BillingActi
 });
 
 export async function autoReloadWorkflow(input: AutoReloadInput): Promise<AutoReloadResult> {
-  const settled = new Map<string, PaymentSettled>();
+  const settled = collectSettlements();
   setHandler(reloadRequestedSignal, () => undefined); // folded into this run
-  setHandler(paymentSettledSignal, (s) => {
-    settled.set(s.paymentId, s);
-  });
 
   const { workflowId, runId } = workflowInfo();
   const attempt = await chargeForReload({ orgId: input.orgId, idempotencyKey: `${workflowId}:${runId}:charge` });
-  if (attempt.status === 'skipped') return { outcome: 'skipped', reason: attempt.reason };
-  if (attempt.status === 'succeeded') return { outcome: 'credited', paymentId: attempt.paymentId };
-
-  let reason = attempt.status === 'failed' ? attempt.reason : 'no answer from the payment processor within a day';
-  if (attempt.status === 'pending') {
-    const answered = await condition(() => settled.has(attempt.paymentId), '1 day');
-    const result = settled.get(attempt.paymentId);
-    if (answered && result?.succeeded) return { outcome: 'credited', paymentId: attempt.paymentId };
-    if (result?.reason) reason = result.reason;
-  }
-  await suspendForFailedPayment({ orgId: input.orgId, paymentId: attempt.paymentId, reason });
-  return { outcome: 'failed', paymentId: attempt.paymentId, reason };
+  const result = await settleCharge(input.orgId, attempt, settled, suspendForFailedPayment);
+  return result.outcome === 'succeeded' ? { outcome: 'credited', paymentId: result.paymentId } : result;
 }

@@ -4,9 +4,9 @@
  * payment webhook (up to a day). A failed charge suspends the org and mails its owner; the next successful payment
  * (a later charge, a checkout) lifts it.
  */
-import { condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { BillingActivities, PaymentSettled } from '../activities/billing.activities.js';
-import { paymentSettledSignal } from './auto-reload.messages.js';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { BillingActivities } from '../activities/billing.activities.js';
+import { collectSettlements, settleCharge } from './charge-settlement.js';
 import type { UsageChargeInput, UsageChargeResult } from './billing-cycle.messages.js';
 
 const { chargeUsage, suspendForFailedPayment } = proxyActivities<BillingActivities>({
@@ -20,23 +20,9 @@ const { chargeUsage, suspendForFailedPayment } = proxyActivities<BillingActiviti
 });
 
 export async function usageChargeWorkflow(input: UsageChargeInput): Promise<UsageChargeResult> {
-  const settled = new Map<string, PaymentSettled>();
-  setHandler(paymentSettledSignal, (s) => {
-    settled.set(s.paymentId, s);
-  });
-
+  const settled = collectSettlements();
   const { workflowId, runId } = workflowInfo();
   const attempt = await chargeUsage({ orgId: input.orgId, idempotencyKey: `${workflowId}:${runId}:charge` });
-  if (attempt.status === 'skipped') return { outcome: 'skipped', reason: attempt.reason };
-  if (attempt.status === 'succeeded') return { outcome: 'charged', paymentId: attempt.paymentId };
-
-  let reason = attempt.status === 'failed' ? attempt.reason : 'no answer from the payment processor within a day';
-  if (attempt.status === 'pending') {
-    const answered = await condition(() => settled.has(attempt.paymentId), '1 day');
-    const result = settled.get(attempt.paymentId);
-    if (answered && result?.succeeded) return { outcome: 'charged', paymentId: attempt.paymentId };
-    if (result?.reason) reason = result.reason;
-  }
-  await suspendForFailedPayment({ orgId: input.orgId, paymentId: attempt.paymentId, reason });
-  return { outcome: 'failed', paymentId: attempt.paymentId, reason };
+  const result = await settleCharge(input.orgId, attempt, settled, suspendForFailedPayment);
+  return result.outcome === 'succeeded' ? { outcome: 'charged', paymentId: result.paymentId } : result;
 }

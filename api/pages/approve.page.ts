@@ -3,28 +3,21 @@
  * gateway's 402). Signing in is one click away and returns here; the form is CSRF-protected like every page form.
  */
 import Router from '@koa/router';
-import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { ApproveSpendBody } from '../../core/keys/keys.schemas.js';
-import type { SessionPrincipal } from '../../core/sessions/sessions.service.js';
 import type { Services } from '../../core/services.js';
 import { ValidationError } from '../../core/errors.js';
-import type { AppContext, AppState } from '../context.js';
+import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
-import { csrfToken, errorLine, hidden, pageHandler, readFormParams, render } from './pages.routes.js';
-
-async function signedIn(ctx: AppContext, services: Services): Promise<SessionPrincipal | undefined> {
-  const token = ctx.cookies.get(SESSION_COOKIE);
-  if (!token) return undefined;
-  try {
-    return await services.sessions.authenticate(token);
-  } catch {
-    return undefined;
-  }
-}
-
-function keyIdOf(ctx: AppContext): string {
-  return String((ctx as AppContext & { params?: Record<string, string> }).params?.keyId ?? '');
-}
+import {
+  csrfToken,
+  errorLine,
+  hidden,
+  pageHandler,
+  paramOf,
+  readFormParams,
+  render,
+  signedIn,
+} from './pages.routes.js';
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
@@ -35,7 +28,7 @@ export function approvalPages(services: Services): Router<AppState> {
     '/approve/:keyId',
     pageHandler(
       async (ctx) => {
-        const keyId = keyIdOf(ctx);
+        const keyId = paramOf(ctx, 'keyId');
         const person = await signedIn(ctx, services);
         if (!person) {
           render(
@@ -68,7 +61,7 @@ export function approvalPages(services: Services): Router<AppState> {
     '/approve/:keyId',
     pageHandler(
       async (ctx) => {
-        const keyId = keyIdOf(ctx);
+        const keyId = paramOf(ctx, 'keyId');
         const form = await readFormParams(ctx);
         const person = await signedIn(ctx, services);
         if (!person) {
@@ -92,7 +85,7 @@ export function approvalPages(services: Services): Router<AppState> {
           ctx,
           err.status,
           'Approve spend',
-          `${errorLine(err.message)}<p><a href="/approve/${escapeHtml(keyIdOf(ctx))}">Back</a></p>`,
+          `${errorLine(err.message)}<p><a href="/approve/${escapeHtml(paramOf(ctx, 'keyId'))}">Back</a></p>`,
         ),
     ),
   );

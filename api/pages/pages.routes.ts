@@ -8,7 +8,7 @@ import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/a
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { randomString, safeEqual } from '../../core/crypto.js';
 import { AppError, ForbiddenError, ValidationError } from '../../core/errors.js';
-import { SESSION_ABSOLUTE_MS } from '../../core/sessions/sessions.service.js';
+import { SESSION_ABSOLUTE_MS, type SessionPrincipal } from '../../core/sessions/sessions.service.js';
 import type { Services } from '../../core/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { formatIssues, readRawBody } from '../middleware/body.js';
@@ -24,6 +24,22 @@ function safeNext(value: unknown): string | undefined {
     : undefined;
 }
 const FORM_LIMIT = 16 * 1024;
+
+/** The person signed in through the session cookie, if any (pages never take bearer keys). */
+export async function signedIn(ctx: AppContext, services: Services): Promise<SessionPrincipal | undefined> {
+  const token = ctx.cookies.get(SESSION_COOKIE);
+  if (!token) return undefined;
+  try {
+    return await services.sessions.authenticate(token);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A route parameter (page handlers see the plain context type). */
+export function paramOf(ctx: AppContext, name: string): string {
+  return String((ctx as AppContext & { params?: Record<string, string> }).params?.[name] ?? '');
+}
 
 export function render(ctx: AppContext, status: number, title: string, body: string): void {
   ctx.status = status;

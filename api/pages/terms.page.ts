@@ -4,28 +4,20 @@
  * Stripe sends a provider back to after Connect onboarding.
  */
 import Router from '@koa/router';
-import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { ValidationError } from '../../core/errors.js';
-import type { SessionPrincipal } from '../../core/sessions/sessions.service.js';
 import type { Services } from '../../core/services.js';
-import type { AppContext, AppState } from '../context.js';
+import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
-import { csrfToken, errorLine, hidden, pageHandler, readFormParams, render } from './pages.routes.js';
-
-async function signedIn(ctx: AppContext, services: Services): Promise<SessionPrincipal | undefined> {
-  const token = ctx.cookies.get(SESSION_COOKIE);
-  if (!token) return undefined;
-  try {
-    return await services.sessions.authenticate(token);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The `:slug` route parameter (page handlers see the plain context type). */
-function slugOf(ctx: AppContext): string {
-  return String((ctx as AppContext & { params?: Record<string, string> }).params?.slug ?? '');
-}
+import {
+  csrfToken,
+  errorLine,
+  hidden,
+  pageHandler,
+  paramOf,
+  readFormParams,
+  render,
+  signedIn,
+} from './pages.routes.js';
 
 export function termsPages(services: Services): Router<AppState> {
   const router = new Router<AppState>();
@@ -34,7 +26,7 @@ export function termsPages(services: Services): Router<AppState> {
     '/terms/:slug',
     pageHandler(
       async (ctx) => {
-        const slug = slugOf(ctx);
+        const slug = paramOf(ctx, 'slug');
         const person = await signedIn(ctx, services);
         const terms = await services.listings.terms(slug, person);
         const texts = await Promise.all(terms.documents.map((d) => services.documents.snapshot(d.document_id)));
@@ -71,7 +63,7 @@ export function termsPages(services: Services): Router<AppState> {
     '/terms/:slug',
     pageHandler(
       async (ctx) => {
-        const slug = slugOf(ctx);
+        const slug = paramOf(ctx, 'slug');
         const form = await readFormParams(ctx);
         const person = await signedIn(ctx, services);
         if (!person) {
@@ -100,7 +92,7 @@ export function termsPages(services: Services): Router<AppState> {
           ctx,
           err.status,
           'Terms',
-          `${errorLine(err.message)}<p><a href="/terms/${escapeHtml(slugOf(ctx))}">Back to the terms</a></p>`,
+          `${errorLine(err.message)}<p><a href="/terms/${escapeHtml(paramOf(ctx, 'slug'))}">Back to the terms</a></p>`,
         ),
     ),
   );

@@ -1,8 +1,10 @@
 /** stripe-mock (built into .tools/bin) on a free port, for the billing tests. */
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+import Stripe from 'stripe';
 import { STRIPE_MOCK } from './env.js';
 import { serve } from './http.js';
+import { sql } from './db.js';
 import { freePort, waitFor } from './ports.js';
 
 export interface StripeMock {
@@ -104,4 +106,46 @@ export async function startStripeRecorder(mock: StripeMock): Promise<StripeRecor
     failNext: (path, status, error) => failures.set(path, { status, error }),
     close: () => server.close(),
   };
+}
+
+const signer = new Stripe('sk_test_signer');
+
+/** A webhook delivery signed the way Stripe signs it (Stripe.webhooks.generateTestHeaderString). */
+export function signStripeEvent(
+  event: Record<string, unknown>,
+  secret: string,
+  timestamp = Math.floor(Date.now() / 1000),
+): { payload: string; header: string } {
+  const payload = JSON.stringify({
+    object: 'event',
+    api_version: '2026-10-28.endive',
+    created: timestamp,
+    livemode: false,
+    ...event,
+  });
+  return { payload, header: signer.webhooks.generateTestHeaderString({ payload, secret, timestamp }) };
+}
+
+/**
+ * Wait until an org's off-session charge of `kind` has reached Stripe (the payment row holds the intent id), and
+ * return it (the newest, when `status` narrows nothing).
+ */
+export async function waitForCharge(
+  dbUrl: string,
+  orgId: string,
+  kind: 'auto_reload' | 'usage_charge',
+  status?: 'pending',
+): Promise<{ id: string; stripe_ref: string }> {
+  return waitFor(
+    async () =>
+      (
+        await sql<{ id: string; stripe_ref: string }>(
+          dbUrl,
+          `select id, stripe_ref from payments where org_id = $1 and kind = $2 and stripe_ref is not null
+             ${status ? 'and status = $3' : ''} order by created_at desc limit 1`,
+          status ? [orgId, kind, status] : [orgId, kind],
+        )
+      )[0],
+    { timeoutMs: 15_000, what: `a ${kind} charge of ${orgId}` },
+  );
 }

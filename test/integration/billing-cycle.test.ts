@@ -3,7 +3,6 @@
 // (once, even when two cycles overlap) and the payment books its balance back to zero; a failed charge suspends the
 // org until a payment succeeds; the period close pays providers their net earnings once as a Connect transfer; a
 // dispute takes the credits back and suspends the org until an operator lifts it.
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callEntries } from '../../core/billing/split.js';
 import { newId } from '../../core/ids.js';
@@ -14,17 +13,20 @@ import { sql } from '../helpers/db.js';
 import { expectFailure, http } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
 import { recordHistory } from '../helpers/temporal.js';
-import { startStripeMock, startStripeRecorder, type StripeMock, type StripeRecorder } from '../helpers/stripe-mock.js';
+import {
+  signStripeEvent,
+  waitForCharge,
+  startStripeMock,
+  startStripeRecorder,
+  type StripeMock,
+  type StripeRecorder,
+} from '../helpers/stripe-mock.js';
 
 const WEBHOOK_SECRET = 'whsec_test_billing_cycle';
-const signer = new Stripe('sk_test_signer');
 const THRESHOLD = 5_000;
 
-function signed(event: Record<string, unknown>) {
-  const timestamp = Math.floor(Date.now() / 1000);
-  const payload = JSON.stringify({ object: 'event', created: timestamp, livemode: false, ...event });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp });
-  return { payload, header };
+function signed(event: Record<string, unknown>, timestamp?: number) {
+  return signStripeEvent(event, WEBHOOK_SECRET, timestamp);
 }
 
 describe('billing cycles, payouts and chargebacks', () => {
@@ -119,19 +121,7 @@ describe('billing cycles, payouts and chargebacks', () => {
     expect([...a.usageChargesStarted, ...b.usageChargesStarted]).not.toContain(small.orgId);
 
     const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
-    await expect
-      .poll(
-        async () =>
-          (
-            await sql(
-              s.db.url,
-              "select id from payments where org_id = $1 and kind = 'usage_charge' and stripe_ref is not null",
-              [debtor.orgId],
-            )
-          ).length,
-        { timeout: 15_000 },
-      )
-      .toBeGreaterThanOrEqual(1);
+    await waitForCharge(s.db.url, debtor.orgId, 'usage_charge');
     const intents = callsTo('/v1/payment_intents', before).filter((c) => c.params['metadata[org_id]'] === debtor.orgId);
     expect(intents[0]?.params).toMatchObject({
       amount: '6000',
@@ -190,33 +180,16 @@ describe('billing cycles, payouts and chargebacks', () => {
     expect(result, JSON.stringify(result)).toMatchObject({
       usageChargesStarted: expect.arrayContaining([debtor.orgId]),
     });
-    await expect
-      .poll(
-        async () =>
-          (
-            await sql(
-              s.db.url,
-              "select id from payments where org_id = $1 and kind = 'usage_charge' and stripe_ref is not null",
-              [debtor.orgId],
-            )
-          ).length,
-        { timeout: 15_000 },
-      )
-      .toBe(1);
-    const [payment] = await sql<{ id: string; stripe_ref: string }>(
-      s.db.url,
-      "select id, stripe_ref from payments where org_id = $1 and kind = 'usage_charge'",
-      [debtor.orgId],
-    );
+    const payment = await waitForCharge(s.db.url, debtor.orgId, 'usage_charge');
     await deliver({
       id: eventId(),
       type: 'payment_intent.payment_failed',
       data: {
         object: {
-          id: payment!.stripe_ref,
+          id: payment.stripe_ref,
           object: 'payment_intent',
           amount: 5500,
-          metadata: { payment_id: payment!.id },
+          metadata: { payment_id: payment.id },
           last_payment_error: { message: 'Your card has insufficient funds.' },
         },
       },
@@ -224,7 +197,7 @@ describe('billing cycles, payouts and chargebacks', () => {
     const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
     expect(await handle.result()).toEqual({
       outcome: 'failed',
-      paymentId: payment!.id,
+      paymentId: payment.id,
       reason: 'Your card has insufficient funds.',
     });
     await recordHistory(s.temporal.address, workflowIds.usageCharge(debtor.orgId), 'usage-charge-failed.json');
@@ -251,30 +224,13 @@ describe('billing cycles, payouts and chargebacks', () => {
     // ...the month end retries the debt, and its success lifts the suspension.
     const close = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
     expect(close.usageChargesStarted).toContain(debtor.orgId);
-    await expect
-      .poll(
-        async () =>
-          (
-            await sql(
-              s.db.url,
-              "select id from payments where org_id = $1 and kind = 'usage_charge' and stripe_ref is not null and status = 'pending'",
-              [debtor.orgId],
-            )
-          ).length,
-        { timeout: 15_000 },
-      )
-      .toBe(1);
-    const [retry] = await sql<{ id: string; stripe_ref: string }>(
-      s.db.url,
-      "select id, stripe_ref from payments where org_id = $1 and kind = 'usage_charge' and status = 'pending'",
-      [debtor.orgId],
-    );
+    const retry = await waitForCharge(s.db.url, debtor.orgId, 'usage_charge', 'pending');
     await deliver({
       id: eventId(),
       type: 'payment_intent.succeeded',
-      data: { object: { id: retry!.stripe_ref, object: 'payment_intent', amount: 5500, metadata: {} } },
+      data: { object: { id: retry.stripe_ref, object: 'payment_intent', amount: 5500, metadata: {} } },
     });
-    expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: retry!.id });
+    expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: retry.id });
     expect(await org(debtor.orgId)).toEqual({ credit_cents: '0', suspended: false, suspended_reason: null });
   });
 

@@ -1,7 +1,6 @@
 // Billing against stripe-mock (through a recording proxy, so the tests see what we sent) with webhooks signed the way
 // Stripe signs them: checkout credits once however often its event arrives, bad signatures and timestamps are refused,
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
-import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
 import { workflowIds } from '../../core/temporal/contracts.js';
@@ -10,21 +9,18 @@ import { sql } from '../helpers/db.js';
 import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
 import { recordHistory } from '../helpers/temporal.js';
-import { startStripeMock, startStripeRecorder, type StripeMock, type StripeRecorder } from '../helpers/stripe-mock.js';
+import {
+  signStripeEvent,
+  waitForCharge,
+  startStripeMock,
+  startStripeRecorder,
+  type StripeMock,
+  type StripeRecorder,
+} from '../helpers/stripe-mock.js';
 
 const WEBHOOK_SECRET = 'whsec_test_marketplace';
-const signer = new Stripe('sk_test_signer');
-
-function signed(event: Record<string, unknown>, timestamp = Math.floor(Date.now() / 1000)) {
-  const payload = JSON.stringify({
-    object: 'event',
-    api_version: '2026-10-28.endive',
-    created: timestamp,
-    livemode: false,
-    ...event,
-  });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp });
-  return { payload, header };
+function signed(event: Record<string, unknown>, timestamp?: number) {
+  return signStripeEvent(event, WEBHOOK_SECRET, timestamp);
 }
 
 describe('billing', () => {
@@ -321,39 +317,22 @@ describe('billing', () => {
     });
     expect(charge.idempotencyKey).toMatch(new RegExp(`^reload:${p.orgId}:[0-9a-f-]+:charge$`));
     // The mock answers "not final yet"; Stripe's webhook settles it (once the activity has saved the intent id).
-    await expect
-      .poll(
-        async () =>
-          (
-            await sql(
-              s.db.url,
-              "select id from payments where org_id = $1 and kind = 'auto_reload' and stripe_ref is not null",
-              [p.orgId],
-            )
-          ).length,
-        { timeout: 15_000 },
-      )
-      .toBe(1);
-    const [payment] = await sql<{ id: string; stripe_ref: string }>(
-      s.db.url,
-      "select id, stripe_ref from payments where org_id = $1 and kind = 'auto_reload'",
-      [p.orgId],
-    );
+    const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
     const { payload, header } = signed({
       id: eventId(),
       type: 'payment_intent.succeeded',
       data: {
         object: {
-          id: payment!.stripe_ref,
+          id: payment.stripe_ref,
           object: 'payment_intent',
           amount: 500,
-          metadata: { payment_id: payment!.id, org_id: p.orgId },
+          metadata: { payment_id: payment.id, org_id: p.orgId },
         },
       },
     });
     expect((await deliver(payload, header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
-    expect(result).toEqual({ outcome: 'credited', paymentId: payment!.id });
+    expect(result).toEqual({ outcome: 'credited', paymentId: payment.id });
     await recordHistory(s.temporal.address, workflowIds.autoReload(p.orgId), 'auto-reload-credited.json');
     expect(await balance(p.orgId)).toBe(590);
     expect(stripe.calls.slice(before).filter((c) => c.path === '/v1/payment_intents')).toHaveLength(1);
@@ -362,40 +341,23 @@ describe('billing', () => {
   it('suspends the org and mails the owner when the reload charge fails; a later payment lifts it', async () => {
     const p = await cardOrg();
     await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
-    await expect
-      .poll(
-        async () =>
-          (
-            await sql(
-              s.db.url,
-              "select id from payments where org_id = $1 and kind = 'auto_reload' and stripe_ref is not null",
-              [p.orgId],
-            )
-          ).length,
-        { timeout: 15_000 },
-      )
-      .toBe(1);
-    const [payment] = await sql<{ id: string; stripe_ref: string }>(
-      s.db.url,
-      "select id, stripe_ref from payments where org_id = $1 and kind = 'auto_reload'",
-      [p.orgId],
-    );
+    const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
     const failed = signed({
       id: eventId(),
       type: 'payment_intent.payment_failed',
       data: {
         object: {
-          id: payment!.stripe_ref,
+          id: payment.stripe_ref,
           object: 'payment_intent',
           amount: 500,
-          metadata: { payment_id: payment!.id },
+          metadata: { payment_id: payment.id },
           last_payment_error: { message: 'Your card was declined.' },
         },
       },
     });
     expect((await deliver(failed.payload, failed.header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
-    expect(result).toEqual({ outcome: 'failed', paymentId: payment!.id, reason: 'Your card was declined.' });
+    expect(result).toEqual({ outcome: 'failed', paymentId: payment.id, reason: 'Your card was declined.' });
     await recordHistory(s.temporal.address, workflowIds.autoReload(p.orgId), 'auto-reload-failed.json');
     const [org] = await sql(s.db.url, 'select suspended, suspended_reason, credit_cents from orgs where id = $1', [
       p.orgId,
