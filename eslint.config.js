@@ -7,7 +7,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.tools/', '.data/', 'dist/', 'coverage/', 'bench/results/'] },
+  { ignores: ['node_modules/', '.tools/', '.data/', '.cache/', 'dist/', 'coverage/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
