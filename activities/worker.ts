@@ -14,6 +14,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import type { Services } from '../core/services.js';
+import { startEarningsFolder } from '../core/billing/earnings.service.js';
 import { startReloadTrigger } from '../core/billing/reload-trigger.js';
 import { createActivities, type ActivityServices } from './index.js';
 
@@ -47,7 +48,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(
-  services: ActivityServices & Pick<Services, 'temporal' | 'logger'>,
+  services: ActivityServices & Pick<Services, 'temporal' | 'logger' | 'earnings'>,
   options: { workflowBundle?: WorkflowBundleOption; reloadTrigger?: boolean } = {},
 ): Promise<RunningWorker> {
   installRuntimeOnce('WARN');
@@ -63,6 +64,8 @@ export async function startWorker(
   const done = worker.run().finally(() => connection.close());
   // Off the gateway's request path: start auto-reloads for orgs the ledger marked.
   const reloadTrigger = options.reloadTrigger === false ? undefined : startReloadTrigger(services);
+  // Off the gateway's request path too: fold providers' queued earnings into their ledgers.
+  const folder = startEarningsFolder(services.earnings, services.logger);
   const schedules = await services.temporal.ensureSchedules();
   services.logger.info({ taskQueue, namespace, schedules_created: schedules }, 'temporal worker running');
   return {
@@ -70,6 +73,7 @@ export async function startWorker(
     done,
     async shutdown() {
       await reloadTrigger?.stop();
+      await folder.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },

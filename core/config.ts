@@ -86,6 +86,7 @@ const EnvSchema = z.object({
   PUBLISH_WAIT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   PLATFORM_FEE_PERCENT: z.coerce.number().int().min(0).max(100).default(20),
   USAGE_CHARGE_THRESHOLD_CENTS: z.coerce.number().int().min(50).max(100_000_000).default(5_000),
+  CARD_CREDIT_LIMIT_CENTS: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
   PAYOUT_MINIMUM_CENTS: z.coerce.number().int().min(1).max(100_000_000).default(100),
 
   CHALLENGE_VERIFY_URL: httpUrl.optional(),
@@ -157,6 +158,8 @@ export interface Config {
     readonly platformFeePercent: number;
     /** Card-on-file orgs are charged once their unpaid usage reaches this (and at every month end). */
     readonly usageChargeThresholdCents: number;
+    /** How far a card-billed org may run up unpaid usage before paid calls get 402 (per-org override: operators). */
+    readonly cardCreditLimitCents: number;
     /** Providers' balances under this are carried to the next payout. */
     readonly payoutMinimumCents: number;
   };
@@ -264,6 +267,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     billing: {
       platformFeePercent: e.PLATFORM_FEE_PERCENT,
       usageChargeThresholdCents: e.USAGE_CHARGE_THRESHOLD_CENTS,
+      cardCreditLimitCents: e.CARD_CREDIT_LIMIT_CENTS,
       payoutMinimumCents: e.PAYOUT_MINIMUM_CENTS,
     },
   } satisfies Config);

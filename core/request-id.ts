@@ -7,3 +7,9 @@ export function resolveRequestId(incoming: string | string[] | undefined): strin
   const value = Array.isArray(incoming) ? incoming[0] : incoming;
   return value && ACCEPTABLE.test(value) ? value : newId('request');
 }
+
+/** The caller's `X-Request-Id` when well formed, kept beside our own id (never used as it). */
+export function clientRequestId(incoming: string | string[] | undefined): string | null {
+  const value = Array.isArray(incoming) ? incoming[0] : incoming;
+  return value && ACCEPTABLE.test(value) ? value : null;
+}

@@ -14,6 +14,7 @@ import { BillingService } from './billing/billing.service.js';
 import { BillingCycleService } from './billing/billing-cycle.service.js';
 import { ChargesService } from './billing/charges.service.js';
 import { PayoutsService } from './billing/payouts.service.js';
+import { EarningsService } from './billing/earnings.service.js';
 import { ConnectService } from './billing/connect.service.js';
 import { ReconciliationService } from './billing/reconciliation.service.js';
 import { WebhooksService } from './billing/webhooks.service.js';
@@ -79,6 +80,8 @@ export interface Services {
   readonly webhooks: WebhooksService;
   readonly reconciliation: ReconciliationService;
   readonly payouts: PayoutsService;
+  /** Providers' earnings: queued by the gateway, folded into their ledgers off the hot path. */
+  readonly earnings: EarningsService;
   readonly billingCycle: BillingCycleService;
   readonly health: HealthService;
   /** What actually runs, for the boot banner and /health. */
@@ -196,9 +199,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const connect = new ConnectService({ orm, config, stripe, temporal });
     const billing = new BillingService({ orm, config, stripe });
     const charges = new ChargesService({ orm, stripe, ledger, mailer, logger });
-    const webhooks = new WebhooksService({ orm, config, clock, ledger, connect, temporal, logger });
+    const earnings = new EarningsService({ orm, logger });
+    const webhooks = new WebhooksService({ orm, config, clock, ledger, connect, temporal, logger, earnings });
     const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
-    const payouts = new PayoutsService({ orm, config, stripe, ledger, logger });
+    const payouts = new PayoutsService({ orm, config, stripe, ledger, logger, earnings });
     const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
     const health = new HealthService({
       orm,
@@ -240,6 +244,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       webhooks,
       reconciliation,
       payouts,
+      earnings,
       billingCycle,
       health,
       runtime: {

@@ -12,7 +12,7 @@ import {
   toAppError,
 } from '../core/errors.js';
 import { fail, ok } from '../core/envelope.js';
-import { resolveRequestId } from '../core/request-id.js';
+import { newId } from '../core/ids.js';
 import type { Services } from '../core/services.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
@@ -87,7 +87,9 @@ export function createGatewayHandler(services: Services): GatewayHandler {
 
   const logRequests = log.isLevelEnabled('info');
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    const requestId = resolveRequestId(req.headers['x-request-id']);
+    // Always our own id: it names the usage row and the replay's original_request_id. A caller's X-Request-Id is
+    // stored beside it (usage_events.client_request_id), never in its place.
+    const requestId = newId('request');
     const started = logRequests ? performance.now() : 0;
     const done = () => {
       if (!logRequests) return;

@@ -26,8 +26,11 @@ import type { KeyAuth } from '../core/keys/keys.service.js';
 import type { Services } from '../core/services.js';
 import type { Admission, ReservationRef, SettleInput } from '../core/spend/spend-store.js';
 import { doneRecord } from '../core/spend/spend-store.js';
-import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.js';
+import type { CallRecord, CommittedCall, UsageCommitter } from '../core/spend/usage-committer.js';
 import { applyCredential } from '../core/upstream/credentials.js';
+import { clientRequestId } from '../core/request-id.js';
+import { findIdempotencyRecord } from '../core/spend/idempotency-records.js';
+import { assertSafePath, upstreamUrl } from './upstream-path.js';
 import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
 import { forwardRequestHeaders } from './forward-headers.js';
 import { sendJson } from './respond.js';
@@ -88,6 +91,7 @@ export class GatewayProxy {
     }
     const { principal, key } = await services.keys.authenticate(credential.token);
     requireScope(principal, 'proxy:call');
+    assertSafePath(rest);
 
     const cached = this.catalog.get(slug);
     const api = cached instanceof Promise ? await cached : cached;
@@ -121,7 +125,7 @@ export class GatewayProxy {
 
     // The upstream request is built before anything is reserved, so nothing between the reservation and its commit
     // or void can throw.
-    const url = new URL(`${api.baseOrigin}${api.basePath}${rest}${search}`);
+    const url = upstreamUrl(api.baseOrigin, api.basePath, rest, search);
     const headers = forwardRequestHeaders(req.headers);
     if (api.credential) Object.assign(headers, applyCredential(url, api.credential));
     headers['x-request-id'] = requestId;
@@ -165,6 +169,15 @@ export class GatewayProxy {
       return this.replay(res, requestId, admitted.record, requestHash);
     }
     const fastState = admitted !== 'degraded';
+    if (scopedKey !== null) {
+      // The fast state knows nothing of this key: Postgres, the system of record, may (a flushed Redis, a lost settle).
+      const stored = await this.storedReplay(principal.orgId, key.keyId, clientKey!, ref, fastState);
+      if (stored !== null) {
+        if (!stored.startsWith(requestHash, 2)) throw idempotencyMismatch();
+        this.replays.set(scopedKey, stored, nowMs + LOCAL_REPLAY_TTL_MS);
+        return this.replay(res, requestId, stored, requestHash);
+      }
+    }
 
     let result: UpstreamResult;
     try {
@@ -204,18 +217,21 @@ export class GatewayProxy {
       priceCentsEffective: priceCents,
       latencyMs: performance.now() - started,
       idempotencyKey: clientKey,
+      requestHash,
+      replayExtra: replayExtra(price),
       requestId,
+      clientRequestId: clientRequestId(req.headers['x-request-id']),
       day,
       at: now,
     };
-    let committed;
-    try {
-      committed = await this.committer.commit(call);
-    } catch (err) {
+    const committed = await this.commitOrFence(call, ref, fastState);
+    if (committed.duplicate) {
+      // An earlier call with this key is already booked (the fast state had forgotten it): answer as its replay.
       if (fastState) await this.services.spend.void(ref).catch(() => undefined);
-      throw new ServiceUnavailableError('The call could not be recorded; it was not charged. Retry later.', {
-        cause: err,
-      });
+      const stored = await findIdempotencyRecord(this.services.orm, principal.orgId, key.keyId, clientKey!);
+      if (stored === null) throw new ServiceUnavailableError('The call could not be recorded; retry later.');
+      if (!stored.startsWith(requestHash, 2)) throw idempotencyMismatch();
+      return this.replay(res, requestId, stored, requestHash);
     }
     const meta: BillingMeta = {
       request_id: requestId,
@@ -243,6 +259,60 @@ export class GatewayProxy {
       });
     }
     sendJson(res, 200, { ok: true, data: parseBody(result), meta }, { 'X-Request-Id': requestId });
+  }
+
+  /**
+   * Commit the call; when the commit's outcome is unknown (an error, a lost answer), fence it: exactly one of "the
+   * call committed" and "the call is recorded as failed" can become true, so the caller is never told 503 for a call
+   * that was charged, and a reservation is never voided for spend that happened. If Postgres cannot even answer the
+   * fence, the reservation is left to the sweeper (which settles or voids it by the same rule) and the answer is 503.
+   */
+  private async commitOrFence(call: CallRecord, ref: ReservationRef, fastState: boolean): Promise<CommittedCall> {
+    try {
+      return await this.committer.commit(call);
+    } catch (err) {
+      let fenced;
+      try {
+        fenced = await this.committer.fence(call);
+      } catch (fenceErr) {
+        this.log.error({ err: fenceErr, usage_id: call.usageId }, 'commit outcome unknown; left to the sweeper');
+        throw new ServiceUnavailableError(
+          'The call could not be recorded. Retry later with the same Idempotency-Key.',
+          {
+            cause: err,
+          },
+        );
+      }
+      if (fenced.committed) return fenced.call;
+      if (fastState) await this.services.spend.void(ref).catch(() => undefined);
+      throw new ServiceUnavailableError('The call could not be recorded; it was not charged. Retry later.', {
+        cause: err,
+      });
+    }
+  }
+
+  /**
+   * Postgres's record of an idempotency key the fast state does not know. When there is one, this admission's hold
+   * is released (nothing will be spent) before the replay is answered.
+   */
+  private async storedReplay(
+    orgId: string,
+    keyId: string,
+    clientKey: string,
+    ref: ReservationRef,
+    fastState: boolean,
+  ): Promise<string | null> {
+    let stored: string | null;
+    try {
+      stored = await findIdempotencyRecord(this.services.orm, orgId, keyId, clientKey);
+    } catch (err) {
+      if (fastState) await this.services.spend.void(ref).catch(() => undefined);
+      throw new ServiceUnavailableError('The gateway cannot check this Idempotency-Key right now; retry shortly.', {
+        cause: err,
+      });
+    }
+    if (stored !== null && fastState) await this.services.spend.void(ref).catch(() => undefined);
+    return stored;
   }
 
   /** The calls of one committed batch settle in one script call, on the next turn of the event loop. */
@@ -274,7 +344,7 @@ export class GatewayProxy {
       try {
         admission = await spend.admit(input);
         if (admission.outcome === 'hydrate') {
-          const snapshot = await loadSnapshot(this.services.orm, input.orgId, input.keyId, input.day);
+          const snapshot = await loadSnapshot(this.services, input.orgId, input.keyId, input.day);
           await spend.hydrate({ ...snapshot, nowMs: input.nowMs });
           if (attempt < 3) continue;
         }
@@ -345,12 +415,17 @@ export class GatewayProxy {
           throw new PaymentRequiredError('Prepaid credits are exhausted; buy credits or add a card.', {
             details: { price_cents: input.priceCents, reason: 'insufficient_credits' },
           });
+        case 'credit_limit':
+          throw new PaymentRequiredError(
+            "This organization's card credit limit is reached: paid calls resume once the unpaid usage is charged to the card (or an operator raises the limit).",
+            { details: { price_cents: input.priceCents, reason: 'credit_limit_reached' } },
+          );
       }
     }
   }
 
   private refresh(orgId: string): void {
-    loadSnapshot(this.services.orm, orgId)
+    loadSnapshot(this.services, orgId)
       .then((s) => this.services.spend.hydrate({ ...s, nowMs: this.services.clock.now().getTime() }))
       .catch((err: unknown) => this.log.warn({ err, org_id: orgId }, 'balance refresh failed'));
   }
@@ -397,6 +472,12 @@ export class GatewayProxy {
     if (fastState) {
       await this.services.spend.void(ref).catch((e: unknown) => this.log.warn({ err: e }, 'void failed'));
     }
+    if (err instanceof UpstreamCallError) {
+      this.log.warn(
+        { request_id: c.requestId, api: c.api.slug, reason: err.reason, detail: err.internalMessage },
+        'upstream call failed',
+      );
+    }
     const status =
       err instanceof UpstreamCallError ? (err.upstreamStatus ?? 0) : err instanceof AppError ? err.status : 0;
     this.committer
@@ -436,6 +517,15 @@ function spendLimit(key: KeyAuth): number | null {
 /** The approval, not the budget, is what stopped the call. */
 function approvalBinds(key: KeyAuth): boolean {
   return key.budgetCents === null || key.approvedCents < key.budgetCents;
+}
+
+/** What a replay reports beyond the usage row: a scheduled increase or an active discount at the time of the call. */
+function replayExtra(price: ReturnType<typeof effectivePrice>): Record<string, unknown> | null {
+  if (!price.price_increase && !price.discount) return null;
+  const extra: Record<string, unknown> = {};
+  if (price.price_increase) extra.price_increase = price.price_increase;
+  if (price.discount) extra.discount = { ...price.discount };
+  return extra;
 }
 
 function idempotencyMismatch(): AppError {

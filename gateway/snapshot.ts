@@ -1,5 +1,6 @@
 /** Reads what the gateway's fast state is rebuilt from: the org's balance (with its version), and a key's spend. */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../core/config.js';
 import type { KeySnapshot, OrgSnapshot } from '../core/spend/spend-store.js';
 
 export interface Snapshot {
@@ -10,11 +11,26 @@ export interface Snapshot {
   key?: KeySnapshot;
 }
 
-export async function loadSnapshot(orm: MikroORM, orgId: string, keyId?: string, day?: string): Promise<Snapshot> {
-  const em = orm.em.fork();
+export async function loadSnapshot(
+  deps: { orm: MikroORM; config: Config },
+  orgId: string,
+  keyId?: string,
+  day?: string,
+): Promise<Snapshot> {
+  const em = deps.orm.em.fork();
   const [org] = await em.execute<
-    { credit_cents: string; balance_version: string; billing_mode: 'prepaid' | 'card'; suspended: boolean }[]
-  >('select credit_cents, balance_version, billing_mode, suspended from orgs where id = ?', [orgId]);
+    {
+      credit_cents: string;
+      balance_version: string;
+      billing_mode: 'prepaid' | 'card';
+      suspended: boolean;
+      credit_limit_cents: string;
+    }[]
+  >(
+    `select credit_cents, balance_version, billing_mode, suspended, coalesce(credit_limit_cents, ?) as credit_limit_cents
+       from orgs where id = ?`,
+    [deps.config.billing.cardCreditLimitCents, orgId],
+  );
   if (!org) throw new Error(`org ${orgId} not found`);
   const snapshot: Snapshot = {
     orgId,
@@ -23,6 +39,7 @@ export async function loadSnapshot(orm: MikroORM, orgId: string, keyId?: string,
       balanceVersion: Number(org.balance_version),
       billingMode: org.billing_mode,
       suspended: org.suspended,
+      creditLimitCents: Number(org.credit_limit_cents),
     },
   };
   if (keyId !== undefined && day !== undefined) {

@@ -30,7 +30,7 @@ export function startSweeper(services: Pick<Services, 'spend' | 'orm' | 'clock' 
     for (const ref of expired) {
       if (committed.has(ref.reservationId)) {
         // Committed: release the hold into spend with Postgres's totals (the idempotency claim expires on its own).
-        const snap = await loadSnapshot(services.orm, ref.orgId, ref.keyId, ref.day);
+        const snap = await loadSnapshot(services, ref.orgId, ref.keyId, ref.day);
         await services.spend.settle({
           ...ref,
           idempotencyKey: null,

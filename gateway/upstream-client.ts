@@ -47,16 +47,23 @@ export interface UpstreamCallErrorOptions extends AppErrorOptions {
 export class UpstreamCallError extends AppError {
   readonly reason: UpstreamCallFailure;
   readonly upstreamStatus: number | undefined;
+  /** The full story, for the gateway's log only. */
+  readonly internalMessage: string;
 
   constructor(reason: UpstreamCallFailure, message: string, options: UpstreamCallErrorOptions = {}) {
     const { upstreamStatus, ...rest } = options;
-    super('upstream_error', message, {
+    // A refused address is the provider's network layout: consumers are told only that the upstream could not be
+    // reached; the gateway logs the real reason (`reason`, and the message in `internalMessage`).
+    const hidden = reason === 'blocked_address';
+    const publicReason = hidden ? 'connect_failed' : reason;
+    super('upstream_error', hidden ? FAILURE_MESSAGES.connect_failed : message, {
       ...rest,
       details:
         upstreamStatus === undefined
-          ? { ...rest.details, reason }
-          : { ...rest.details, reason, upstream_status: upstreamStatus },
+          ? { ...rest.details, reason: publicReason }
+          : { ...rest.details, reason: publicReason, upstream_status: upstreamStatus },
     });
+    this.internalMessage = message;
     this.reason = reason;
     this.upstreamStatus = upstreamStatus;
   }

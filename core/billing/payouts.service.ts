@@ -13,6 +13,7 @@ import type { Config } from '../config.js';
 import { newId } from '../ids.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';
+import type { EarningsService } from './earnings.service.js';
 import { requireStripe } from './stripe.js';
 
 export type PayoutResult =
@@ -30,11 +31,13 @@ export class PayoutsService {
       stripe: Stripe | undefined;
       ledger: LedgerService;
       logger: Logger;
+      earnings: EarningsService;
     },
   ) {}
 
   /** Provider orgs that may be owed a payout: Connect enabled and some earnings on their books. */
   async payableOrgIds(): Promise<string[]> {
+    await this.deps.earnings.foldAll();
     const rows = await this.deps.orm.em.fork().execute<{ id: string }[]>(
       `select o.id from orgs o
         where o.connect_status = 'enabled' and o.stripe_account_id is not null
@@ -44,18 +47,23 @@ export class PayoutsService {
     return rows.map((r) => r.id);
   }
 
-  /** Unpaid net earnings of an org: earnings, less fees, less payouts (reversed payouts count back). */
+  /**
+   * Payable net earnings of an org: earnings, less fees, less payouts (reversed payouts count back), less chargebacks
+   * of earnings, less what consumers have not paid yet (card-billed calls whose usage charge has not succeeded).
+   */
   async unpaidEarnings(orgId: string, em: EntityManager = this.deps.orm.em.fork()): Promise<number> {
     const [row] = await em.execute<{ net: string }[]>(
       `select coalesce(sum(amount_cents), 0) as net from ledger_entries
-        where org_id = ? and kind in ('provider_earning', 'platform_fee', 'payout')`,
+        where org_id = ? and (kind in ('provider_earning', 'platform_fee', 'payout')
+                              or (kind = 'chargeback' and idempotency_key like 'dispute:%:earnings'))`,
       [orgId],
     );
-    return Number(row?.net ?? 0);
+    return Number(row?.net ?? 0) - (await this.deps.earnings.uncollectedNet(em, orgId));
   }
 
   async payOut(input: { orgId: string; period: string }): Promise<PayoutResult> {
     const key = payoutKey(input.orgId, input.period);
+    await this.deps.earnings.foldAll();
     const em = this.deps.orm.em.fork();
     let payout = await em.findOne(Payout, { idempotencyKey: key });
     if (!payout) {

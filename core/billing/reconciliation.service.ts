@@ -34,7 +34,10 @@ export class ReconciliationService {
          from (select substr(idempotency_key, 7) as usage_id, -amount_cents as cents from ledger_entries
                 where kind = 'usage' and idempotency_key like 'usage:%') u
          full join (select substr(idempotency_key, 9) as usage_id, amount_cents as cents from ledger_entries
-                where kind = 'provider_earning' and idempotency_key like 'earning:%') e using (usage_id)
+                where kind = 'provider_earning' and idempotency_key like 'earning:%'
+                union all
+                -- Earnings still queued for the providers' ledgers (folded within seconds) count as booked.
+                select usage_id, gross_cents from earning_accruals) e using (usage_id)
         where coalesce(u.cents, 0) <> coalesce(e.cents, 0)
         limit 1000`,
     );

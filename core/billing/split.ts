@@ -29,9 +29,39 @@ export interface CallEntry {
   reference: string;
 }
 
+/** The provider's rows for one call's earning: the gross price earned, and the platform fee paid out of it. */
+export function providerEntries(input: {
+  usageId: string;
+  providerOrgId: string;
+  grossCents: number;
+  feeCents: number;
+}): CallEntry[] {
+  const reference = `usage:${input.usageId}`;
+  const entries: CallEntry[] = [
+    {
+      orgId: input.providerOrgId,
+      kind: 'provider_earning',
+      amountCents: input.grossCents,
+      idempotencyKey: `earning:${input.usageId}`,
+      reference,
+    },
+  ];
+  if (input.feeCents > 0) {
+    entries.push({
+      orgId: input.providerOrgId,
+      kind: 'platform_fee',
+      amountCents: -input.feeCents,
+      idempotencyKey: `fee:${input.usageId}`,
+      reference,
+    });
+  }
+  return entries;
+}
+
 /**
  * The ledger rows of one paid call, keyed by its usage event id so a retried commit books it once. Nothing is
- * booked for a free call; the fee row is left out when the fee rounds to zero (ledger rows are never zero).
+ * booked for a free call; the fee row is left out when the fee rounds to zero (ledger rows are never zero). The
+ * gateway books the consumer's row with the call and queues the provider's (core/billing/earnings.service.ts).
  */
 export function callEntries(input: {
   usageId: string;
@@ -42,31 +72,19 @@ export function callEntries(input: {
 }): CallEntry[] {
   const split = splitPrice(input.priceCents, input.feePercent);
   if (split.priceCents === 0) return [];
-  const reference = `usage:${input.usageId}`;
-  const entries: CallEntry[] = [
+  return [
     {
       orgId: input.consumerOrgId,
       kind: 'usage',
       amountCents: -split.priceCents,
       idempotencyKey: `usage:${input.usageId}`,
-      reference,
+      reference: `usage:${input.usageId}`,
     },
-    {
-      orgId: input.providerOrgId,
-      kind: 'provider_earning',
-      amountCents: split.priceCents,
-      idempotencyKey: `earning:${input.usageId}`,
-      reference,
-    },
+    ...providerEntries({
+      usageId: input.usageId,
+      providerOrgId: input.providerOrgId,
+      grossCents: split.priceCents,
+      feeCents: split.platformFeeCents,
+    }),
   ];
-  if (split.platformFeeCents > 0) {
-    entries.push({
-      orgId: input.providerOrgId,
-      kind: 'platform_fee',
-      amountCents: -split.platformFeeCents,
-      idempotencyKey: `fee:${input.usageId}`,
-      reference,
-    });
-  }
-  return entries;
 }

@@ -6,6 +6,7 @@
  * a payment credits the ledger under `payment:{paymentId}`, whichever event arrives first.
  * Unknown event types are acknowledged and ignored.
  */
+import type { EarningsService } from './earnings.service.js';
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import Stripe from 'stripe';
 import { z } from 'zod';
@@ -85,6 +86,7 @@ export class WebhooksService {
       connect: ConnectService;
       temporal: TemporalService;
       logger: Logger;
+      earnings: EarningsService;
     },
   ) {}
 
@@ -247,6 +249,18 @@ export class WebhooksService {
         tem,
       );
     }
+    // The providers' share of what the disputed money paid for goes back too (core/billing/earnings.service.ts).
+    await this.deps.earnings.reverseDisputed(tem, {
+      disputeId: dispute.id,
+      payment: {
+        id: payment.id,
+        orgId: org.id,
+        kind: payment.kind,
+        creditCents: payment.creditCents,
+        createdAt: payment.createdAt,
+      },
+      reclaimedCents: Math.max(reclaim, 0),
+    });
     await tem.execute(
       "update orgs set suspended = true, suspended_reason = 'chargeback' where id = ?",
       [org.id],

@@ -53,6 +53,9 @@ export class RedisCounterStore implements CounterStore {
       keyPrefix: options.keyPrefix,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
+      // A command whose answer was lost in a reconnect fails instead of being sent again: a resent admission script
+      // would otherwise run twice (the script is idempotent per reservation too, as a second line of defence).
+      autoResendUnfulfilledCommands: false,
       connectTimeout: 2_000,
       commandTimeout: options.commandTimeoutMs ?? 1_500,
       retryStrategy: (times) => Math.min(times * 200, 2_000),

@@ -11,6 +11,7 @@ interface OrgState {
   susp: boolean;
   res: number;
   t: number;
+  lim: number;
 }
 interface SpendState {
   sp?: number;
@@ -27,7 +28,7 @@ export class MemorySpendStore implements SpendStore {
 
   private org(id: string): OrgState {
     let o = this.orgs.get(id);
-    if (!o) this.orgs.set(id, (o = { ver: -1, susp: false, res: 0, t: 0 }));
+    if (!o) this.orgs.set(id, (o = { ver: -1, susp: false, res: 0, t: 0, lim: 0 }));
     return o;
   }
   private spend(map: Map<string, SpendState>, id: string): SpendState {
@@ -60,6 +61,8 @@ export class MemorySpendStore implements SpendStore {
   }
 
   private admitNow(a: AdmitInput): Admission {
+    // Idempotent per reservation, like the script: a second run of one admission changes nothing.
+    if (a.priceCents > 0 && this.open.has(a.reservationId)) return { outcome: 'admitted', stale: false };
     const o = this.orgs.get(a.orgId);
     if (o?.bal === undefined || o.mode === undefined) return { outcome: 'hydrate' };
     const k = this.keys.get(a.keyId);
@@ -69,7 +72,9 @@ export class MemorySpendStore implements SpendStore {
       const rec = this.idemGet(a.idempotencyKey, a.nowMs);
       if (rec !== null) {
         if (rec.slice(2, 2 + a.requestHash.length) !== a.requestHash) return { outcome: 'mismatch' };
-        if (rec.startsWith('p')) return { outcome: 'in_flight' };
+        if (rec.startsWith('p')) {
+          return rec.endsWith(`|${a.reservationId}`) ? { outcome: 'admitted', stale: false } : { outcome: 'in_flight' };
+        }
         return { outcome: 'replay', record: rec };
       }
     }
@@ -83,7 +88,12 @@ export class MemorySpendStore implements SpendStore {
       if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents) return { outcome: 'per_call' };
       if (a.budgetCents !== null && k!.sp! + k!.res + a.priceCents > a.budgetCents) return { outcome: 'budget' };
       if (a.dailyCapCents !== null && d!.sp! + d!.res + a.priceCents > a.dailyCapCents) return { outcome: 'daily_cap' };
-      if (o.mode !== 'card' && o.bal - o.res < a.priceCents) return { outcome: 'funds' };
+      const headroom = o.bal - o.res;
+      if (o.mode === 'card') {
+        if (headroom + o.lim < a.priceCents) return { outcome: 'credit_limit' };
+      } else if (headroom < a.priceCents) {
+        return { outcome: 'funds' };
+      }
       o.res += a.priceCents;
       k!.res += a.priceCents;
       d!.res += a.priceCents;
@@ -161,6 +171,7 @@ export class MemorySpendStore implements SpendStore {
     }
     o.mode = h.org.billingMode;
     o.susp = h.org.suspended;
+    o.lim = h.org.creditLimitCents;
     o.t = h.nowMs;
     if (h.key && h.keyId && h.day) {
       const k = this.spend(this.keys, h.keyId);

@@ -40,9 +40,12 @@ function parseMember(member: string): ReservationRef {
 // KEYS: org, key, day, rate, idem, resv.
 // ARGV: price, budget(-1), cap(-1), limit, windowMs, now, resId, resTtl, hasIdem, reqHash, staleMs, member (the
 // reservation as the sweeper needs it), perCallMax(-1).
+// Idempotent per reservation: a second run of the same admission (ioredis resending a command whose answer was lost
+// in a reconnect) finds its own reservation, or its own in-flight claim, and changes nothing.
 const ADMIT = `
 local price = tonumber(ARGV[1])
-local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't')
+if price > 0 and redis.call('ZSCORE', KEYS[6], ARGV[12]) then return {'admitted', '0'} end
+local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't', 'lim')
 if not o[1] or not o[2] then return {'hydrate'} end
 local k
 local d
@@ -55,7 +58,10 @@ if ARGV[9] == '1' then
   local rec = redis.call('GET', KEYS[5])
   if rec then
     if string.sub(rec, 3, 2 + #ARGV[10]) ~= ARGV[10] then return {'mismatch'} end
-    if string.sub(rec, 1, 1) == 'p' then return {'in_flight'} end
+    if string.sub(rec, 1, 1) == 'p' then
+      if string.sub(rec, -#ARGV[7] - 1) == '|' .. ARGV[7] then return {'admitted', '0'} end
+      return {'in_flight'}
+    end
     return {'replay', rec}
   end
 end
@@ -70,11 +76,18 @@ if price > 0 then
   if budget >= 0 and tonumber(k[1]) + tonumber(k[2] or '0') + price > budget then return {'budget'} end
   local cap = tonumber(ARGV[3])
   if cap >= 0 and tonumber(d[1]) + tonumber(d[2] or '0') + price > cap then return {'daily_cap'} end
-  if o[2] ~= 'card' and tonumber(o[1]) - tonumber(o[4] or '0') < price then return {'funds'} end
+  local headroom = tonumber(o[1]) - tonumber(o[4] or '0')
+  if o[2] == 'card' then
+    if headroom + tonumber(o[6] or '0') < price then return {'credit_limit'} end
+  elseif headroom < price then
+    return {'funds'}
+  end
+  if redis.call('ZADD', KEYS[6], 'NX', tonumber(ARGV[6]) + tonumber(ARGV[8]), ARGV[12]) == 0 then
+    return {'admitted', '0'}
+  end
   redis.call('HINCRBY', KEYS[1], 'res', price)
   redis.call('HINCRBY', KEYS[2], 'res', price)
   redis.call('HINCRBY', KEYS[3], 'res', price)
-  redis.call('ZADD', KEYS[6], tonumber(ARGV[6]) + tonumber(ARGV[8]), ARGV[12])
 end
 if ARGV[9] == '1' then
   redis.call('SET', KEYS[5], 'p|' .. ARGV[10] .. '|' .. ARGV[7], 'PX', ARGV[8])
@@ -136,12 +149,12 @@ end
 return open
 `;
 
-// KEYS: org, key, day. ARGV: bal, ver, mode, susp, now, hasKey, ksp, dsp, dayTtl.
+// KEYS: org, key, day. ARGV: bal, ver, mode, susp, now, hasKey, ksp, dsp, dayTtl, creditLimit.
 const HYDRATE = `
 if tonumber(ARGV[2]) >= tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
   redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'ver', ARGV[2])
 end
-redis.call('HSET', KEYS[1], 'mode', ARGV[3], 'susp', ARGV[4], 't', ARGV[5])
+redis.call('HSET', KEYS[1], 'mode', ARGV[3], 'susp', ARGV[4], 't', ARGV[5], 'lim', ARGV[10])
 if ARGV[6] == '1' then
   local sp = redis.call('HGET', KEYS[2], 'sp')
   if not sp or tonumber(ARGV[7]) > tonumber(sp) then redis.call('HSET', KEYS[2], 'sp', ARGV[7]) end
@@ -209,6 +222,7 @@ export class RedisSpendStore implements SpendStore {
       case 'budget':
       case 'daily_cap':
       case 'funds':
+      case 'credit_limit':
         return { outcome: reply[0] };
       default:
         throw new Error(`unexpected admit reply ${String(reply[0])}`);
@@ -270,6 +284,7 @@ export class RedisSpendStore implements SpendStore {
       h.key?.spentCents ?? 0,
       h.key?.daySpentCents ?? 0,
       DAY_TTL_MS,
+      h.org.creditLimitCents,
     );
   }
 

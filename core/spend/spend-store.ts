@@ -5,7 +5,8 @@
  * indexed by expiry for the sweeper.
  *
  * `admit` is one atomic step (one Lua script, one round trip on Redis): idempotent replay → rate limit → spend
- * governance → reservation. Postgres stays the source of truth: balances carry Postgres's `balance_version` and are
+ * governance → reservation. It is idempotent per reservation: run twice (a client resending after a reconnect), the
+ * second run finds its own reservation and changes nothing. Postgres stays the source of truth: balances carry Postgres's `balance_version` and are
  * only replaced by newer versions, key spend only grows (merged with max), so values may arrive in any order, and
  * state lost from Redis is rebuilt from Postgres (`hydrate`) when `admit` reports it missing.
  */
@@ -15,6 +16,8 @@ export interface OrgSnapshot {
   balanceVersion: number;
   billingMode: 'prepaid' | 'card';
   suspended: boolean;
+  /** A card-billed org may owe up to this much (balance down to minus the limit) before paid calls are refused. */
+  creditLimitCents: number;
 }
 
 export interface KeySnapshot {
@@ -58,7 +61,8 @@ export type Admission =
   | { outcome: 'per_call' }
   | { outcome: 'budget' }
   | { outcome: 'daily_cap' }
-  | { outcome: 'funds' };
+  | { outcome: 'funds' }
+  | { outcome: 'credit_limit' };
 
 export interface ReservationRef {
   orgId: string;

@@ -1,9 +1,15 @@
 /**
- * Group commit for the gateway (DESIGN.md, Money): every finished call's usage event and, for a paid call, its ledger
- * rows (consumer usage, provider earning, platform fee) are durable in Postgres before its response is sent, but many
- * calls share one transaction: calls queue while a batch is in flight, then go together as multi-row statements. Orgs
- * are locked in id order (no deadlocks between gateway processes), balances are computed here from the locked rows, so
- * every ledger row carries its exact balance_after, and the org, key and key-day totals come back for the fast state.
+ * Group commit for the gateway (DESIGN.md, Money): every finished call's usage event and, for a paid call, the
+ * consumer's ledger row and the provider's queued earning (earning_accruals, folded into the provider's ledger off the
+ * hot path, so no call locks the provider's org row) are durable in Postgres before its response is sent, but many
+ * calls share one transaction: calls queue while a batch is in flight, then go together as multi-row statements.
+ * Consumer orgs are locked in id order (no deadlocks between gateway processes), balances are computed here from the
+ * locked rows, so every ledger row carries its exact balance_after, and the org, key and key-day totals come back for
+ * the fast state.
+ *
+ * Idempotency backstop: a successful call made with an Idempotency-Key claims (org, key, client key) in
+ * idempotency_records in the same statement. A claim that conflicts means an earlier call with that key already
+ * committed (the fast state had forgotten it): this call is then not booked at all and comes back `duplicate`.
  *
  * A prepaid org's balance cannot go negative (a CHECK). The fast state reserves before every call, so this only happens
  * when a debit from elsewhere (a chargeback, a payout) lands while a call is in flight; the call is then charged what
@@ -11,7 +17,7 @@
  * charged, so the books still balance.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { callEntries, splitPrice } from '../billing/split.js';
+import { splitPrice } from '../billing/split.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 
@@ -33,13 +39,21 @@ export interface CallRecord {
   priceCentsEffective: number;
   latencyMs: number;
   idempotencyKey: string | null;
+  /** With an idempotency key: the request's hash and the billing meta a replay adds (increase, discount). */
+  requestHash?: string;
+  replayExtra?: Record<string, unknown> | null;
+  /** The gateway's request id. */
   requestId: string;
+  /** The caller's own X-Request-Id, kept apart. */
+  clientRequestId?: string | null;
   /** UTC day of the call, `YYYY-MM-DD`. */
   day: string;
   at: Date;
 }
 
 export interface CommittedCall {
+  /** An earlier call with the same idempotency key is already booked: this one was not (answer it as a replay). */
+  duplicate: boolean;
   creditAppliedCents: number;
   billableCents: number;
   /** The consumer org's balance after the batch (for the fast state). */
@@ -87,50 +101,54 @@ interface CommitResult {
 }
 
 const ONE_STATEMENT_COMMIT = `
-with calls as (
+with input as (
   select * from jsonb_to_recordset(?::jsonb) as c(
     seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
     method text, path text, status int, outcome text, price bigint, eff bigint, fee bigint, latency int, idem text,
-    request_id text, day text, created_at timestamptz, lid_u text, lid_e text, lid_f text)
+    req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz, lid_u text)
+),
+claimed as (
+  insert into idempotency_records (org_id, key_id, idempotency_key, usage_id, request_hash, extra, created_at)
+  select org_id, key_id, idem, id, req_hash, extra, created_at from input where idem is not null and outcome = 'success'
+  on conflict do nothing
+  returning usage_id
+),
+calls as (
+  select * from input i where i.idem is null or i.outcome <> 'success' or i.id in (select usage_id from claimed)
 ),
 locked as (
   select o.id, o.credit_cents, o.auto_reload_enabled, o.auto_reload_threshold_cents from orgs o
-   where o.id in (select org_id from calls where price > 0 union select provider_id from calls where price > 0)
+   where o.id in (select org_id from calls where price > 0)
    order by o.id for update
 ),
-entries as (
-  select c.seq * 3 as ord, c.lid_u as lid, c.org_id, 'usage' as kind, -c.price as amount, 'usage:' || c.id as ikey,
-         c.id as usage_id, c.created_at from calls c where c.price > 0
-  union all
-  select c.seq * 3 + 1, c.lid_e, c.provider_id, 'provider_earning', c.price, 'earning:' || c.id, c.id, c.created_at
-    from calls c where c.price > 0
-  union all
-  select c.seq * 3 + 2, c.lid_f, c.provider_id, 'platform_fee', -c.fee, 'fee:' || c.id, c.id, c.created_at
-    from calls c where c.fee > 0
-),
 running as (
-  select e.*, l.credit_cents + sum(e.amount) over (partition by e.org_id order by e.ord) as balance_after,
+  select c.seq, c.lid_u as lid, c.org_id, -c.price as amount, 'usage:' || c.id as ikey, c.id as usage_id,
+         c.created_at, l.credit_cents - sum(c.price) over (partition by c.org_id order by c.seq) as balance_after,
          l.auto_reload_enabled, l.auto_reload_threshold_cents
-    from entries e join locked l on l.id = e.org_id
+    from calls c join locked l on l.id = c.org_id where c.price > 0
 ),
 ins_ledger as (
   insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, created_at)
-  select lid, org_id, kind, amount, balance_after, ikey, 'usage:' || usage_id, created_at from running
+  select lid, org_id, 'usage', amount, balance_after, ikey, ikey, created_at from running
+),
+ins_accruals as (
+  insert into earning_accruals (usage_id, provider_org_id, consumer_org_id, gross_cents, fee_cents, created_at)
+  select c.id, c.provider_id, c.org_id, c.price, c.fee, c.created_at from calls c where c.price > 0
 ),
 ins_usage as (
   insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
     cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id,
-    created_at)
+    client_request_id, created_at)
   select c.id, c.org_id, c.key_id, c.api_slug, c.api_id, c.endpoint_id, c.method, c.path, c.status, c.outcome, c.price,
          c.eff, coalesce(least(c.price, greatest(0, r.balance_after + c.price)), 0),
          c.price - coalesce(least(c.price, greatest(0, r.balance_after + c.price)), 0), c.latency, c.idem,
-         c.request_id, c.created_at
-    from calls c left join running r on r.ikey = 'usage:' || c.id
+         c.request_id, c.client_request_id, c.created_at
+    from calls c left join running r on r.usage_id = c.id
   returning id, credit_applied_cents as credit, billable_cents as billable
 ),
 totals as (
-  select org_id, (array_agg(balance_after order by ord desc))[1] as final, count(*) as n,
-         bool_or(kind = 'usage' and auto_reload_enabled and auto_reload_threshold_cents is not null
+  select org_id, (array_agg(balance_after order by seq desc))[1] as final, count(*) as n,
+         bool_or(auto_reload_enabled and auto_reload_threshold_cents is not null
                  and balance_after - amount >= auto_reload_threshold_cents
                  and balance_after < auto_reload_threshold_cents) as reload
     from running group by org_id
@@ -258,12 +276,13 @@ export class UsageCommitter {
         fee: split?.platformFeeCents ?? 0,
         latency: Math.round(call.latencyMs),
         idem: call.idempotencyKey,
+        req_hash: call.requestHash ?? '',
+        extra: call.replayExtra ?? null,
         request_id: call.requestId,
+        client_request_id: call.clientRequestId ?? null,
         day: call.day,
         created_at: call.at.toISOString(),
         lid_u: split ? newId('ledgerEntry') : null,
-        lid_e: split ? newId('ledgerEntry') : null,
-        lid_f: split && split.platformFeeCents > 0 ? newId('ledgerEntry') : null,
       };
     });
     const result = await this.runCommit(JSON.stringify(calls));
@@ -277,6 +296,7 @@ export class UsageCommitter {
       const day = days.get(`${call.keyId}|${call.day}`);
       const u = usage.get(call.usageId);
       return {
+        duplicate: u === undefined,
         creditAppliedCents: Number(u?.credit ?? 0),
         billableCents: Number(u?.billable ?? 0),
         org: o ? { creditCents: Number(o.credit), balanceVersion: Number(o.version) } : null,
@@ -299,7 +319,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: 'usage_commit_v1',
+        name: 'usage_commit_v2',
         text: ONE_STATEMENT_COMMIT.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -309,22 +329,50 @@ export class UsageCommitter {
     }
   }
 
-  private async write(tem: EntityManager, batch: Pending[]): Promise<CommittedCall[]> {
+  /**
+   * The careful path, statement by statement in one transaction: a prepaid balance would be overdrawn by a debit that
+   * raced an in-flight call, so such a call is charged what is left (the rest recorded as uncollected).
+   */
+  private async write(tem: EntityManager, all: Pending[]): Promise<CommittedCall[]> {
+    const claims = all.filter((p) => p.call.idempotencyKey !== null && p.call.outcome === 'success');
+    const claimed = new Set<string>();
+    if (claims.length > 0) {
+      const rowsBack = await tem.execute<{ usage_id: string }[]>(
+        `insert into idempotency_records (org_id, key_id, idempotency_key, usage_id, request_hash, extra, created_at)
+         values ${rows(claims.length, 7)} on conflict do nothing returning usage_id`,
+        claims.flatMap(({ call }) => [
+          call.orgId,
+          call.keyId,
+          call.idempotencyKey,
+          call.usageId,
+          call.requestHash ?? '',
+          call.replayExtra ? JSON.stringify(call.replayExtra) : null,
+          call.at,
+        ]),
+      );
+      for (const r of rowsBack) claimed.add(r.usage_id);
+    }
+    const isDuplicate = (c: CallRecord) =>
+      c.idempotencyKey !== null && c.outcome === 'success' && !claimed.has(c.usageId);
+    const batch = all.filter((p) => !isDuplicate(p.call));
+
     const paid = batch.filter((p) => p.call.priceCents > 0);
-    const orgIds = [...new Set(paid.flatMap((p) => [p.call.orgId, p.call.providerOrgId]))].sort();
+    const orgIds = [...new Set(paid.map((p) => p.call.orgId))].sort();
     const orgs = new Map<string, OrgRow & { balance: number; changes: number; reload: boolean }>();
     if (orgIds.length > 0) {
-      const rows = await tem.execute<OrgRow[]>(
+      const found = await tem.execute<OrgRow[]>(
         `select id, credit_cents, balance_version, billing_mode, auto_reload_enabled, auto_reload_threshold_cents
            from orgs where id in (${orgIds.map(() => '?').join(',')}) order by id for update`,
         orgIds,
       );
-      for (const r of rows) orgs.set(r.id, { ...r, balance: Number(r.credit_cents), changes: 0, reload: false });
+      for (const r of found) orgs.set(r.id, { ...r, balance: Number(r.credit_cents), changes: 0, reload: false });
     }
 
     const ledger: unknown[] = [];
     let ledgerRows = 0;
-    const results: CommittedCall[] = [];
+    const accruals: unknown[] = [];
+    let accrualRows = 0;
+    const results = new Map<string, CommittedCall>();
     const usage: unknown[] = [];
     const keySpend = new Map<string, number>();
     const daySpend = new Map<string, { keyId: string; day: string; cents: number }>();
@@ -333,34 +381,29 @@ export class UsageCommitter {
       let billable = 0;
       if (call.priceCents > 0) {
         const consumer = orgs.get(call.orgId);
-        const provider = orgs.get(call.providerOrgId);
-        if (!consumer || !provider) throw new Error(`org of call ${call.usageId} not found`);
+        if (!consumer) throw new Error(`org of call ${call.usageId} not found`);
         const prepaid = consumer.billing_mode === 'prepaid';
         const charged = prepaid ? Math.min(call.priceCents, Math.max(0, consumer.balance)) : call.priceCents;
         creditApplied = Math.min(charged, Math.max(0, consumer.balance));
         billable = call.priceCents - creditApplied;
         const before = consumer.balance;
-        for (const entry of callEntries({
-          usageId: call.usageId,
-          consumerOrgId: call.orgId,
-          providerOrgId: call.providerOrgId,
-          priceCents: charged,
-          feePercent: this.deps.feePercent,
-        })) {
-          const org = orgs.get(entry.orgId)!;
-          org.balance += entry.amountCents;
-          org.changes += 1;
+        if (charged > 0) {
+          consumer.balance -= charged;
+          consumer.changes += 1;
           ledger.push(
             newId('ledgerEntry'),
-            entry.orgId,
-            entry.kind,
-            entry.amountCents,
-            org.balance,
-            entry.idempotencyKey,
-            entry.reference,
+            call.orgId,
+            'usage',
+            -charged,
+            consumer.balance,
+            `usage:${call.usageId}`,
+            `usage:${call.usageId}`,
             call.at,
           );
           ledgerRows += 1;
+          const split = splitPrice(charged, this.deps.feePercent);
+          accruals.push(call.usageId, call.providerOrgId, call.orgId, charged, split.platformFeeCents, call.at);
+          accrualRows += 1;
         }
         const threshold =
           consumer.auto_reload_threshold_cents === null ? null : Number(consumer.auto_reload_threshold_cents);
@@ -393,19 +436,36 @@ export class UsageCommitter {
         Math.round(call.latencyMs),
         call.idempotencyKey,
         call.requestId,
+        call.clientRequestId ?? null,
         call.at,
       );
-      results.push({ creditAppliedCents: creditApplied, billableCents: billable, org: null, key: null });
+      results.set(call.usageId, {
+        duplicate: false,
+        creditAppliedCents: creditApplied,
+        billableCents: billable,
+        org: null,
+        key: null,
+      });
     }
 
-    await tem.execute(
-      `insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
-         cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key,
-         request_id, created_at)
-       values ${rows(batch.length, 18)}`,
-      usage,
-      'run',
-    );
+    if (batch.length > 0) {
+      await tem.execute(
+        `insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
+           cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key,
+           request_id, client_request_id, created_at)
+         values ${rows(batch.length, 19)}`,
+        usage,
+        'run',
+      );
+    }
+    if (accrualRows > 0) {
+      await tem.execute(
+        `insert into earning_accruals (usage_id, provider_org_id, consumer_org_id, gross_cents, fee_cents, created_at)
+         values ${rows(accrualRows, 6)}`,
+        accruals,
+        'run',
+      );
+    }
     const orgAfter = new Map<string, { creditCents: number; balanceVersion: number }>();
     const keyAfter = new Map<string, number>();
     const dayAfter = new Map<string, number>();
@@ -416,7 +476,9 @@ export class UsageCommitter {
         ledger,
         'run',
       );
-      const changed = [...orgs.values()].filter((o) => o.changes > 0);
+    }
+    const changed = [...orgs.values()].filter((o) => o.changes > 0 || o.reload);
+    if (changed.length > 0) {
       const updated = await tem.execute<{ id: string; credit_cents: string; balance_version: string }[]>(
         `update orgs o set credit_cents = v.c, balance_version = o.balance_version + v.n, updated_at = now(),
            reload_requested_at = case when v.r then coalesce(o.reload_requested_at, now()) else o.reload_requested_at end
@@ -444,14 +506,65 @@ export class UsageCommitter {
       );
       for (const d of days) dayAfter.set(`${d.key_id}|${d.day}`, Number(d.spent_cents));
     }
-    batch.forEach(({ call }, i) => {
-      const r = results[i]!;
+    return all.map(({ call }) => {
+      const r = results.get(call.usageId);
+      if (!r) return { duplicate: true, creditAppliedCents: 0, billableCents: 0, org: null, key: null };
       r.org = orgAfter.get(call.orgId) ?? null;
       const spent = keyAfter.get(call.keyId);
       const day = dayAfter.get(`${call.keyId}|${call.day}`);
       r.key = spent !== undefined && day !== undefined ? { spentCents: spent, daySpentCents: day } : null;
+      return r;
     });
-    return results;
+  }
+
+  /**
+   * Settle an ambiguous commit (the statement failed, or its answer was lost): record this call as failed under its
+   * own usage id. The usage id is the primary key, so exactly one of the two can exist: if the failed row goes in,
+   * the call was not charged and never will be; if it conflicts, the original commit is in (a concurrent one is
+   * waited for by the insert itself) and the call was charged. Throws when Postgres cannot answer at all.
+   */
+  async fence(call: CallRecord): Promise<{ committed: false } | { committed: true; call: CommittedCall }> {
+    const em = this.deps.orm.em.fork();
+    const inserted = await em.execute<{ id: string }[]>(
+      `insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
+         cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key,
+         request_id, client_request_id, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', 0, ?, 0, 0, ?, ?, ?, ?, ?)
+       on conflict (id) do nothing returning id`,
+      [
+        call.usageId,
+        call.orgId,
+        call.keyId,
+        call.apiSlug,
+        call.apiId,
+        call.endpointId,
+        call.method,
+        call.path.slice(0, 2000),
+        call.status,
+        call.priceCentsEffective,
+        Math.round(call.latencyMs),
+        call.idempotencyKey,
+        call.requestId,
+        call.clientRequestId ?? null,
+        call.at,
+      ],
+    );
+    if (inserted.length > 0) return { committed: false };
+    const [row] = await em.execute<{ outcome: string; credit: string; billable: string }[]>(
+      `select outcome, credit_applied_cents as credit, billable_cents as billable from usage_events where id = ?`,
+      [call.usageId],
+    );
+    if (!row || row.outcome !== 'success') return { committed: false };
+    return {
+      committed: true,
+      call: {
+        duplicate: false,
+        creditAppliedCents: Number(row.credit),
+        billableCents: Number(row.billable),
+        org: null,
+        key: null,
+      },
+    };
   }
 }
 

@@ -3,9 +3,11 @@ import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Avatar } from './avatar.entity.js';
 import { Document } from './document.entity.js';
+import { EarningAccrual } from './earning-accrual.entity.js';
 import { EmailVerification } from './email-verification.entity.js';
 import { KeyDaySpend } from './key-day-spend.entity.js';
 import { Endpoint } from './endpoint.entity.js';
+import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
 import { Org } from './org.entity.js';
@@ -23,8 +25,10 @@ export {
   ApiKey,
   Avatar,
   Document,
+  EarningAccrual,
   EmailVerification,
   Endpoint,
+  IdempotencyRecord,
   KeyDaySpend,
   LedgerEntry,
   LoginCode,
@@ -43,7 +47,9 @@ export * from './api-key.entity.js';
 export * from './avatar.entity.js';
 export * from './document.entity.js';
 export * from './email-verification.entity.js';
+export * from './earning-accrual.entity.js';
 export * from './endpoint.entity.js';
+export * from './idempotency-record.entity.js';
 export * from './key-day-spend.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
@@ -76,4 +82,6 @@ export const ENTITIES = [
   Payment,
   Payout,
   KeyDaySpend,
+  IdempotencyRecord,
+  EarningAccrual,
 ];

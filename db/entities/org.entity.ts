@@ -39,11 +39,23 @@ export const Org = defineEntity({
     autoReloadAmountCents: p.bigint('number').nullable(),
     /** Set in the ledger transaction that takes the balance under the auto-reload threshold; cleared by the trigger. */
     reloadRequestedAt: p.datetime().nullable(),
+    /** A card-billed org's spending bound between usage charges; null = CARD_CREDIT_LIMIT_CENTS. Set by operators. */
+    creditLimitCents: p.bigint('number').nullable(),
+    /**
+     * How far below zero a chargeback on earnings already paid out has taken a prepaid org's balance (the only way a
+     * prepaid balance goes negative); back to 0 once earnings repay it.
+     */
+    chargebackCarryCents: p.bigint('number').default(0),
     ...timestamps(),
   },
   checks: [
-    { name: 'orgs_prepaid_credit_nonnegative', expression: "billing_mode <> 'prepaid' OR credit_cents >= 0" },
+    {
+      name: 'orgs_prepaid_credit_nonnegative',
+      expression: "billing_mode <> 'prepaid' OR credit_cents >= -chargeback_carry_cents",
+    },
+    { name: 'orgs_chargeback_carry_nonnegative', expression: 'chargeback_carry_cents >= 0' },
     { name: 'orgs_withheld_credit_nonnegative', expression: 'withheld_credit_cents >= 0' },
+    { name: 'orgs_credit_limit_nonnegative', expression: 'credit_limit_cents IS NULL OR credit_limit_cents >= 0' },
     {
       name: 'orgs_auto_reload_settings',
       expression:

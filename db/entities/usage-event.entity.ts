@@ -29,7 +29,10 @@ export const UsageEvent = defineEntity({
     billableCents: p.bigint('number').default(0),
     latencyMs: p.integer(),
     idempotencyKey: p.string().length(200).nullable(),
+    /** The gateway's own request id (meta.request_id). */
     requestId: p.string().length(128),
+    /** The caller's X-Request-Id, when it sent a well-formed one (for its tracing; never used as our id). */
+    clientRequestId: p.string().length(128).nullable(),
     createdAt: p
       .datetime()
       .defaultRaw('now()')

@@ -86,7 +86,12 @@ describe('gateway proxy', () => {
     const before = upstream.seen.length;
     const res = await call(c, 'POST', '/items?x=1&y=two', {
       body: { name: 'widget' },
-      headers: { 'x-custom': 'kept', cookie: 'session=secret', 'idempotency-key': 'k-pass-1' },
+      headers: {
+        'x-custom': 'kept',
+        cookie: 'session=secret',
+        'idempotency-key': 'k-pass-1',
+        'x-request-id': 'caller-trace-0001',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -95,6 +100,8 @@ describe('gateway proxy', () => {
       meta: { cost_cents: 5, price_cents_effective: 5, credit_applied_cents: 5, billable_cents: 0 },
     });
     expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+    // The caller's X-Request-Id never becomes ours: the usage row keeps it apart.
+    expect(res.body.meta.request_id).toMatch(/^req_/);
     const seen = upstream.seen[before]!;
     expect(seen.method).toBe('POST');
     expect(seen.headers['x-api-key']).toBe('upstream-secret');
@@ -106,7 +113,7 @@ describe('gateway proxy', () => {
 
     const [usage] = await sql(
       stack.db.url,
-      'select key_id, api_id, endpoint_id, status, outcome, cost_cents, credit_applied_cents, idempotency_key, request_id from usage_events where org_id = $1',
+      'select key_id, api_id, endpoint_id, status, outcome, cost_cents, credit_applied_cents, idempotency_key, request_id, client_request_id from usage_events where org_id = $1',
       [c.orgId],
     );
     expect(usage).toEqual({
@@ -119,7 +126,16 @@ describe('gateway proxy', () => {
       credit_applied_cents: '5',
       idempotency_key: 'k-pass-1',
       request_id: res.body.meta.request_id,
+      client_request_id: 'caller-trace-0001',
     });
+    // The provider's earning is queued with the call (no lock on the provider's org row), then folded off the hot path.
+    const [accrual] = await sql(
+      stack.db.url,
+      'select provider_org_id, gross_cents, fee_cents from earning_accruals where consumer_org_id = $1',
+      [c.orgId],
+    );
+    expect(accrual).toEqual({ provider_org_id: provider.orgId, gross_cents: '5', fee_cents: '1' });
+    await stack.services.earnings.foldAll();
     const ledger = await sql<{ org_id: string; kind: string; amount_cents: string }>(
       stack.db.url,
       "select org_id, kind, amount_cents from ledger_entries where reference like 'usage:%' and (org_id = $1 or org_id = $2) order by kind",
@@ -444,6 +460,7 @@ describe('gateway proxy', () => {
     );
     await stack.services.spend.forgetOrg(c.orgId);
     expect((await call(c, 'POST', '/items', { body: {} })).status).toBe(200);
+    await stack.services.earnings.foldAll();
     const [org] = await sql(stack.db.url, 'select credit_cents, reload_requested_at from orgs where id = $1', [
       c.orgId,
     ]);

@@ -38,7 +38,10 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
   });
 
   /** A fresh org and key with `credit` cents (prepaid unless said), hydrated as the gateway would. */
-  async function account(credit: number, opts: { mode?: 'prepaid' | 'card'; suspended?: boolean } = {}) {
+  async function account(
+    credit: number,
+    opts: { mode?: 'prepaid' | 'card'; suspended?: boolean; limit?: number } = {},
+  ) {
     const id = ++n;
     const orgId = `org_${id}_${Date.now()}`;
     const keyId = `key_${id}_${Date.now()}`;
@@ -46,7 +49,13 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       orgId,
       keyId,
       day: '2026-11-22',
-      org: { creditCents: credit, balanceVersion: 1, billingMode: opts.mode ?? 'prepaid', suspended: !!opts.suspended },
+      org: {
+        creditCents: credit,
+        balanceVersion: 1,
+        billingMode: opts.mode ?? 'prepaid',
+        suspended: !!opts.suspended,
+        creditLimitCents: opts.limit ?? 10_000,
+      },
       key: { spentCents: 0, daySpentCents: 0 },
       nowMs: NOW,
     });
@@ -107,6 +116,43 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect((await broke.admit({ priceCents: 0 })).outcome).toBe('admitted');
   });
 
+  it('is idempotent per reservation: the same admission run twice (a resend after a reconnect) reserves once', async () => {
+    const a = await account(10);
+    expect((await a.admit({ reservationId: 'use_twice' })).outcome).toBe('admitted');
+    expect((await a.admit({ reservationId: 'use_twice' })).outcome).toBe('admitted');
+    // Only 5 of the 10 cents are held: one more call fits, then none.
+    expect((await a.admit()).outcome).toBe('admitted');
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    // With an idempotency key the re-run finds its own claim, not somebody else's call in flight.
+    const b = await account(100);
+    const key = `${b.orgId}:${b.keyId}:twice`;
+    expect((await b.admit({ idempotencyKey: key, reservationId: 'use_twice_i' })).outcome).toBe('admitted');
+    expect((await b.admit({ idempotencyKey: key, reservationId: 'use_twice_i' })).outcome).toBe('admitted');
+    expect(await b.admit({ idempotencyKey: key })).toEqual({ outcome: 'in_flight' });
+    const free = await account(0);
+    const freeKey = `${free.orgId}:${free.keyId}:free`;
+    expect((await free.admit({ idempotencyKey: freeKey, priceCents: 0, reservationId: 'use_f' })).outcome).toBe(
+      'admitted',
+    );
+    expect((await free.admit({ idempotencyKey: freeKey, priceCents: 0, reservationId: 'use_f' })).outcome).toBe(
+      'admitted',
+    );
+  });
+
+  it("bounds a card-billed org's unpaid usage by its credit limit", async () => {
+    const card = await account(0, { mode: 'card', limit: 12 });
+    expect((await card.admit()).outcome).toBe('admitted');
+    expect((await card.admit()).outcome).toBe('admitted');
+    expect(await card.admit()).toEqual({ outcome: 'credit_limit' });
+    expect((await card.admit({ priceCents: 2 })).outcome).toBe('admitted');
+    // Owing already (a negative balance) counts against the limit; credit on the card org widens it.
+    const owing = await account(-8, { mode: 'card', limit: 10 });
+    expect(await owing.admit()).toEqual({ outcome: 'credit_limit' });
+    const credited = await account(5, { mode: 'card', limit: 10 });
+    for (let i = 0; i < 3; i++) expect((await credited.admit()).outcome).toBe('admitted');
+    expect(await credited.admit()).toEqual({ outcome: 'credit_limit' });
+  });
+
   it('applies per-call max, budget and the daily cap, in that order, and refuses a suspended org', async () => {
     const a = await account(1_000);
     expect(await a.admit({ perCallMaxCents: 4 })).toEqual({ outcome: 'per_call' });
@@ -154,7 +200,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     // An older balance (version 1, 10 cents) arriving late changes nothing.
     await store.hydrate({
       orgId: a.orgId,
-      org: { creditCents: 10, balanceVersion: 1, billingMode: 'prepaid', suspended: false },
+      org: { creditCents: 10, balanceVersion: 1, billingMode: 'prepaid', suspended: false, creditLimitCents: 0 },
       nowMs: NOW,
     });
     expect(await a.admit()).toEqual({ outcome: 'funds' });
