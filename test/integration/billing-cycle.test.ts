@@ -5,6 +5,7 @@
 // dispute takes the credits back and suspends the org until an operator lifts it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callEntries } from '../../core/billing/split.js';
+import { UsageCommitter } from '../../core/spend/usage-committer.js';
 import { newId } from '../../core/ids.js';
 import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';
 import { SCHEDULES, workflowIds } from '../../core/temporal/contracts.js';
@@ -85,7 +86,7 @@ describe('billing cycles, payouts and chargebacks', () => {
       "update orgs set stripe_customer_id = $2, has_payment_method = true, default_payment_method_id = 'pm_card_visa', billing_mode = 'card' where id = $1",
       [p.orgId, `cus_cycle_${p.orgId.slice(-8)}`],
     );
-    await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -owed });
+    if (owed > 0) await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -owed });
     return p;
   }
 
@@ -312,6 +313,106 @@ describe('billing cycles, payouts and chargebacks', () => {
     const next = await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-10' });
     expect(next).toMatchObject({ status: 'paid', amountCents: 200 });
     expect(await org(provider.orgId)).toMatchObject({ credit_cents: '0' });
+  });
+
+  it('earnings are payable once the consumer paid: card-billed calls after their usage charge; a chargeback reverses them', async () => {
+    const provider = await createPerson(s.services);
+    await sql(s.db.url, "update orgs set stripe_account_id = $2, connect_status = 'enabled' where id = $1", [
+      provider.orgId,
+      `acct_${provider.orgId.slice(-10)}`,
+    ]);
+    const prepaid = await createPerson(s.services);
+    await s.services.ledger.post({ orgId: prepaid.orgId, kind: 'grant', amountCents: 1_000 });
+    const card = await owingOrg(0);
+    const committer = new UsageCommitter({ orm: s.services.orm, logger: s.services.logger, feePercent: 20 });
+    const callBy = (p: Person, priceCents: number) =>
+      committer.commit({
+        usageId: newId('usage'),
+        orgId: p.orgId,
+        keyId: p.keyId,
+        apiId: 'api_payable',
+        apiSlug: 'payable',
+        endpointId: 'end_payable',
+        providerOrgId: provider.orgId,
+        method: 'GET',
+        path: '/x',
+        status: 200,
+        outcome: 'success',
+        priceCents,
+        priceCentsEffective: priceCents,
+        latencyMs: 1,
+        idempotencyKey: null,
+        requestId: newId('request'),
+        day: new Date().toISOString().slice(0, 10),
+        at: new Date(),
+      });
+    // Prepaid: 2 calls of 100 (net 80 each), collected at once. Card: 2 calls of 2,500 (net 2,000 each), owed.
+    for (const c of [callBy(prepaid, 100), callBy(prepaid, 100), callBy(card, 2_500), callBy(card, 2_500)]) await c;
+    await s.services.earnings.foldAll();
+    expect(await s.services.payouts.unpaidEarnings(provider.orgId)).toBe(160);
+    expect(await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-06' })).toMatchObject({
+      status: 'paid',
+      amountCents: 160,
+    });
+
+    // The card org's usage charge succeeds: its calls' earnings become payable.
+    await s.services.temporal.runBillingCycle({ reason: 'threshold' });
+    const payment = await waitForCharge(s.db.url, card.orgId, 'usage_charge');
+    await deliver({
+      id: eventId(),
+      type: 'payment_intent.succeeded',
+      data: {
+        object: {
+          id: payment.stripe_ref,
+          object: 'payment_intent',
+          amount: 5_000,
+          metadata: { payment_id: payment.id },
+        },
+      },
+    });
+    await expect.poll(() => s.services.payouts.unpaidEarnings(provider.orgId), { timeout: 15_000 }).toBe(4_000);
+    expect(await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-07' })).toMatchObject({
+      status: 'paid',
+      amountCents: 4_000,
+    });
+    expect(await org(provider.orgId)).toMatchObject({ credit_cents: '0' });
+
+    // The card holder disputes that charge after the payout: the provider's share is reversed and carried negative.
+    const dispute = {
+      id: eventId(),
+      type: 'charge.dispute.created',
+      data: {
+        object: {
+          id: `dp_earn_${card.orgId.slice(-8)}`,
+          object: 'dispute',
+          amount: 5_000,
+          payment_intent: payment.stripe_ref,
+        },
+      },
+    };
+    await deliver(dispute);
+    await deliver({ ...dispute, id: eventId() });
+    const reversals = await sql(
+      s.db.url,
+      "select amount_cents, idempotency_key from ledger_entries where org_id = $1 and kind = 'chargeback'",
+      [provider.orgId],
+    );
+    expect(reversals).toEqual([
+      {
+        amount_cents: '-4000',
+        idempotency_key: `dispute:dp_earn_${card.orgId.slice(-8)}:earnings`,
+      },
+    ]);
+    expect(await org(provider.orgId)).toMatchObject({ credit_cents: '-4000' });
+    expect(await s.services.payouts.unpaidEarnings(provider.orgId)).toBe(-4_000);
+    // Later earnings pay the debt off before anything is paid out again.
+    await callBy(prepaid, 100);
+    await s.services.earnings.foldAll();
+    expect(await org(provider.orgId)).toMatchObject({ credit_cents: '-3920' });
+    expect(await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-08' })).toMatchObject({
+      status: 'skipped',
+    });
+    await committer.flush();
   });
 
   it('a dispute takes the credits back once and suspends the org until an operator lifts it', async () => {
