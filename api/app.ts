@@ -6,6 +6,7 @@ import { MethodNotAllowedError, NotFoundError } from '../core/errors.js';
 import type { Services } from '../core/services.js';
 import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
+import { inputRules } from './middleware/input.js';
 import { requestContext } from './middleware/request-context.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
@@ -21,7 +22,7 @@ import { usageRoutes } from './routes/usage.routes.js';
 
 export const JSON_BODY_LIMIT = '1mb';
 
-/** The shared Koa scaffolding of our surfaces: ids, envelope errors, JSON bodies, one root router, 404/405. */
+/** The shared Koa scaffolding of our surfaces: ids, envelope errors, JSON bodies and input rules, routers, 404/405. */
 export function createKoaApp(
   services: Pick<Services, 'logger' | 'config'>,
   routers: Router<AppState>[],
@@ -31,6 +32,7 @@ export function createKoaApp(
   app.use(requestContext(services.logger));
   app.use(errorEnvelope());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT }));
+  app.use(inputRules()); // no NUL or lone surrogate in the path, query or JSON body reaches a route
   app.use(async (ctx, next) => {
     await next();
     if (ctx.respond === false) return; // a handler wrote the response itself

@@ -131,8 +131,31 @@ export class InternalError extends AppError {
   }
 }
 
+/**
+ * Postgres refusing text it cannot store: 22021 character_not_in_repertoire (NUL in a text parameter), 22P05
+ * untranslatable_character (\u0000 in jsonb), and 08P01 "invalid message format" for a statement that carries a NUL
+ * (MikroORM inlines parameters into the statement, whose wire form ends at the first NUL; the error message quotes the
+ * statement, so the NUL shows there). The input rule (core/input.ts) refuses such text at the edge; this is the
+ * backstop for text that reaches the database another way, so it is still a 400 and never a 500.
+ */
+function isBadTextDatabaseError(e: { code?: unknown; message?: unknown }): boolean {
+  if (e.code === '22021' || e.code === '22P05') return true;
+  return e.code === '08P01' && typeof e.message === 'string' && e.message.includes('\u0000');
+}
+
+/** The 400 for a database error caused by the caller's text, or undefined. Looks through `cause` chains. */
+export function fromDatabaseError(err: unknown): ValidationError | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    if (isBadTextDatabaseError(e)) {
+      return new ValidationError('Text must not contain NUL characters or unpaired UTF-16 surrogates.', { cause: err });
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Normalise anything thrown into an AppError; unknown errors become a masked 500 (the cause keeps the original). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  return new InternalError('An unexpected error occurred.', { cause: err });
+  return fromDatabaseError(err) ?? new InternalError('An unexpected error occurred.', { cause: err });
 }

@@ -13,6 +13,7 @@ import {
 } from '../core/errors.js';
 import { fail, ok } from '../core/envelope.js';
 import { newId } from '../core/ids.js';
+import { checkPath, checkSearch, checkText } from '../core/input.js';
 import type { Services } from '../core/services.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
@@ -22,6 +23,13 @@ import { startSweeper, type Sweeper } from './sweeper.js';
 import { UpstreamClient } from './upstream-client.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
+
+/** The input rule (core/input.ts) over the slug, the path after it and the query, before any lookup or upstream call. */
+function checkInput(slug: string, rest: string | undefined, search: string): void {
+  checkText(slug, 'path');
+  if (rest) checkPath(rest);
+  checkSearch(search);
+}
 
 export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => void) & {
   /** Stop the sweeper, commit what is queued, close upstream pools. */
@@ -79,6 +87,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
         throw new NotFoundError('Malformed API slug.');
       }
       const search = url.length > pathname.length ? url.slice(pathname.length) : '';
+      checkInput(slug, match[2], search);
       await gateway.handle(req, res, requestId, slug, match[2] ?? '/', search);
       return;
     }

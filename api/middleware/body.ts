@@ -38,10 +38,19 @@ export function parseQuery<S extends z.ZodType>(ctx: AppContext, schema: S): z.o
 /**
  * Read a raw (non-JSON) request body up to `limit` bytes. A larger body is refused with 413 as soon as it is known
  * (declared, or while reading), without buffering the rest; the connection is then closed after the response, since
- * the unread remainder of the upload would otherwise be parsed as the next request.
+ * the unread remainder of the upload would otherwise be parsed as the next request. A body sent as JSON is refused
+ * with 415 (the JSON parser has consumed it).
  */
 export function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
   const req = ctx.req;
+  // A JSON content type means the JSON body parser has already read the stream: waiting for it would never end.
+  if (ctx.request.rawBody !== undefined || req.readableEnded) {
+    return Promise.reject(
+      new UnsupportedMediaTypeError(
+        'This route takes the raw bytes as the request body, not JSON: send them with their own Content-Type.',
+      ),
+    );
+  }
   const refuse = () => {
     ctx.set('Connection', 'close');
     req.resume(); // discard the rest

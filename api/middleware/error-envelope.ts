@@ -1,19 +1,19 @@
 /**
  * Renders every failure as the spec's failure envelope. Typed AppErrors keep their status and code; errors that
- * Koa or the body parser raise (invalid JSON, too large, unsupported type) are mapped to ours; anything else is a
- * masked 500, logged with its stack and the request id.
+ * Koa or the body parser raise (invalid JSON, too large, unsupported type) and Postgres refusals of the caller's text
+ * are mapped to ours; anything else is a masked 500, logged with its stack and the request id.
  */
 import type { Middleware } from 'koa';
 import { fail } from '../../core/envelope.js';
 import {
   AppError,
   ForbiddenError,
-  InternalError,
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
   UnauthenticatedError,
   UnsupportedMediaTypeError,
+  toAppError,
   ValidationError,
 } from '../../core/errors.js';
 import type { AppState } from '../context.js';
@@ -51,7 +51,7 @@ export function errorEnvelope(): Middleware<AppState> {
     try {
       await next();
     } catch (err) {
-      const appError = fromHttpError(err) ?? new InternalError('An unexpected error occurred.', { cause: err });
+      const appError = fromHttpError(err) ?? toAppError(err);
       if (appError.status >= 500) {
         ctx.state.log.error({ err: appError.cause ?? appError, code: appError.code }, 'request failed');
       }

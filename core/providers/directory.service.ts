@@ -3,7 +3,7 @@
  * Badges: `verified_email` (the owner proved the address), `connect_enabled` (Stripe payouts are set up),
  * `verified_upstream` (a live API passed its latest upstream smoke test).
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Api } from '../../db/entities/index.js';
 import type { Clock } from '../clock.js';
 import { NotFoundError } from '../errors.js';
@@ -47,7 +47,22 @@ const SELECT = `
     left join avatars av on av.id = p.avatar_id
    where p.slug is not null`;
 
+/**
+ * How long a provider's 30-day call stats are served from memory. They are public, the same for every reader, and
+ * cost an index range scan over the provider's usage events: a popular profile page is read far more often than its
+ * numbers change meaningfully. Per process, bounded (oldest entries dropped first), not invalidated.
+ */
+export const PROVIDER_STATS_TTL_MS = 60_000;
+export const PROVIDER_STATS_MAX_ENTRIES = 10_000;
+
+interface UsageStats {
+  calls: number;
+  ok: number;
+}
+
 export class DirectoryService {
+  private readonly stats = new Map<string, { value: Promise<UsageStats>; expiresAt: number }>();
+
   constructor(private readonly deps: { orm: MikroORM; clock: Clock; profiles: ProfilesService }) {}
 
   private item(r: Row): ProviderListItem {
@@ -99,19 +114,13 @@ export class DirectoryService {
       { org: row.org_id, status: 'live' },
       { orderBy: { publishedAt: 'desc', id: 'asc' } },
     );
-    const since = new Date(this.deps.clock.now().getTime() - 30 * 86_400_000);
-    const [usage] = await em.execute<{ calls: string; ok: string }[]>(
-      `select count(*) as calls, count(*) filter (where outcome = 'success') as ok
-         from usage_events where created_at >= ? and api_id in (select id from apis where org_id = ?)`,
-      [since, row.org_id],
-    );
-    const calls = Number(usage?.calls ?? 0);
+    const { calls, ok } = await this.usageStats(em, row.org_id);
     return {
       ...this.item(row),
       stats: {
         live_apis: apis.length,
         calls_30d: calls,
-        success_rate_30d: calls ? Math.round((Number(usage?.ok ?? 0) / calls) * 10_000) / 10_000 : null,
+        success_rate_30d: calls ? Math.round((ok / calls) * 10_000) / 10_000 : null,
       },
       apis: apis.map((a) => ({
         slug: a.slug,
@@ -121,5 +130,38 @@ export class DirectoryService {
         published_at: a.publishedAt?.toISOString() ?? null,
       })),
     };
+  }
+
+  /**
+   * Calls and successful calls to the org's APIs over the last 30 days, cached (PROVIDER_STATS_TTL_MS). The pending
+   * promise is what is cached, so concurrent readers of a cold entry share one query; a failed query is not kept.
+   */
+  private usageStats(em: EntityManager, orgId: string): Promise<UsageStats> {
+    const now = this.deps.clock.now().getTime();
+    const hit = this.stats.get(orgId);
+    if (hit && hit.expiresAt > now) return hit.value;
+    const value = this.queryUsageStats(em, orgId, new Date(now - 30 * 86_400_000));
+    this.stats.delete(orgId);
+    this.stats.set(orgId, { value, expiresAt: now + PROVIDER_STATS_TTL_MS });
+    if (this.stats.size > PROVIDER_STATS_MAX_ENTRIES) {
+      // A Map iterates in insertion order: the first key is the oldest entry.
+      const oldest = this.stats.keys().next();
+      if (!oldest.done) this.stats.delete(oldest.value);
+    }
+    value.catch(() => {
+      if (this.stats.get(orgId)?.value === value) this.stats.delete(orgId);
+    });
+    return value;
+  }
+
+  private async queryUsageStats(em: EntityManager, orgId: string, since: Date): Promise<UsageStats> {
+    // One range scan of usage_events_api_created_idx per API of the org.
+    const [usage] = await em.execute<{ calls: string; ok: string }[]>(
+      `select count(*) as calls, count(*) filter (where u.outcome = 'success') as ok
+         from apis a join usage_events u on u.api_id = a.id and u.created_at >= ?
+        where a.org_id = ?`,
+      [since, orgId],
+    );
+    return { calls: Number(usage?.calls ?? 0), ok: Number(usage?.ok ?? 0) };
   }
 }

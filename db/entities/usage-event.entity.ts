@@ -1,6 +1,6 @@
 /**
  * One metered gateway call (written by the gateway, in batches, before the response is sent). Read by
- * GET /v1/usage and provider analytics. Money fields are integer cents.
+ * GET /v1/usage, provider analytics and the provider profile's stats. Money fields are integer cents.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { ApiKey } from './api-key.entity.js';
@@ -41,6 +41,8 @@ export const UsageEvent = defineEntity({
   indexes: [
     { name: 'usage_events_org_created_idx', properties: ['org', 'createdAt'] },
     { name: 'usage_events_key_created_idx', properties: ['key', 'createdAt'] },
+    // The provider profile's stats and provider analytics: one org's APIs over a time range.
+    { name: 'usage_events_api_created_idx', properties: ['apiId', 'createdAt'] },
   ],
   checks: [
     {

@@ -7,7 +7,7 @@ import { newId } from '../../core/ids.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { Org, User } from '../../db/entities/index.js';
 import { sql } from '../helpers/db.js';
-import { expectFailure, http, serve, describe as show } from '../helpers/http.js';
+import { expectFailure, http, serve, describe as show, type HttpResult } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 
 type Need = 'none' | 'auth' | 'session' | Scope;
@@ -248,9 +248,7 @@ describe('security: every route', () => {
       '{"email":["a@b.c"]}',
       '\u0000',
     ];
-    const jsonRoutes = ROUTES.filter(
-      (r) => ['POST', 'PATCH'].includes(r.method) && r.path.startsWith('/v1/') && r.path !== '/v1/me/avatar',
-    );
+    const jsonRoutes = ROUTES.filter((r) => ['POST', 'PATCH'].includes(r.method) && r.path.startsWith('/v1/'));
     for (const route of jsonRoutes) {
       for (const raw of bodies) {
         const res = await http(base, route.method, concrete(route.path, keyOfA), {
@@ -265,6 +263,42 @@ describe('security: every route', () => {
       }
     }
   });
+
+  // The input rule (core/input.ts) runs before routing and auth: NUL or a lone surrogate anywhere is a 400.
+  const expectBadText = (res: HttpResult) => {
+    expectFailure(res, 400, 'validation_failed');
+    expect(res.body.error.message, show(res)).toMatch(/must not contain NUL characters or unpaired UTF-16 surrogates/);
+  };
+  // A path with its first parameter (or, without one, its last segment) carrying an escaped NUL.
+  const withNul = (path: string) => concrete(/:\w+/.test(path) ? path.replace(/:\w+/, 'a%00') : `${path}%00`, keyOfA);
+
+  it.each(ROUTES)('$method $path: NUL in the path is 400 validation_failed', async (route) => {
+    expectBadText(await http(base, route.method, withNul(route.path), { token: sessionA, body: route.example?.body }));
+  });
+
+  it.each(ROUTES)('$method $path: NUL in a query value or name is 400 validation_failed', async (route) => {
+    const path = concrete(route.example?.path ?? route.path, keyOfA);
+    for (const query of ['?q=%00', '?limit=1&q=a%00b', '?a%00=1']) {
+      expectBadText(await http(base, route.method, path + query, { token: sessionA, body: route.example?.body }));
+    }
+  });
+
+  // GET and DELETE bodies are never read; every other method's JSON body is checked before the route runs.
+  it.each(ROUTES.filter((r) => ['POST', 'PUT', 'PATCH'].includes(r.method)))(
+    '$method $path: NUL or a lone surrogate in a JSON string is 400 validation_failed',
+    async (route) => {
+      const path = concrete(route.example?.path ?? route.path, keyOfA);
+      for (const rawBody of ['{"name":"a\\u0000"}', '{"a":{"b":["ok","\\ud800"]}}', '{"x\\u0000":1}']) {
+        expectBadText(
+          await http(base, route.method, path, {
+            token: sessionA,
+            rawBody,
+            headers: { 'content-type': 'application/json' },
+          }),
+        );
+      }
+    },
+  );
 
   it('page forms refuse a missing or mismatched CSRF token', async () => {
     for (const path of ['/login', '/login/verify', '/verify-email', '/logout', '/terms/no-such-api']) {
