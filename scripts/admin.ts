@@ -6,6 +6,7 @@
  *   grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
  *   suspend <org_id> --reason <text> [--operator <name>]
  *   unsuspend <org_id> [--operator <name>]
+ *   set-credit-limit <org_id> <cents|default> --reason <text> [--operator <name>]
  *   reconcile
  */
 import { parseArgs } from 'node:util';
@@ -22,6 +23,7 @@ const USAGE = `usage: npm run admin -- <command>
   grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
   suspend <org_id> --reason <text> [--operator <name>]
   unsuspend <org_id> [--operator <name>]
+  set-credit-limit <org_id> <cents|default> --reason <text> [--operator <name>]
   reconcile`;
 
 class UsageError extends Error {}
@@ -100,6 +102,32 @@ async function main(): Promise<number> {
         await em.flush();
         audit.info({ action: command, operator, org_id: orgId, reason: values.reason ?? null }, 'admin action');
         console.log(JSON.stringify({ ok: true, org_id: orgId, suspended: org.suspended }));
+        return 0;
+      }
+      case 'set-credit-limit': {
+        // A card-billed org's bound on unpaid usage between charges; `default` returns to CARD_CREDIT_LIMIT_CENTS.
+        const [orgId, raw] = args;
+        const cents = raw === 'default' ? null : Number(raw);
+        if (!orgId || (cents !== null && (!Number.isSafeInteger(cents) || cents < 0)))
+          throw new UsageError('set-credit-limit needs an org id and a whole number of cents >= 0, or "default"');
+        if (!values.reason) throw new UsageError('--reason is required');
+        const em = orm.em.fork();
+        const org = await em.findOne(Org, orgId);
+        if (!org) throw new UsageError(`no org ${orgId}`);
+        org.creditLimitCents = cents;
+        await em.flush();
+        audit.info(
+          { action: command, operator, org_id: orgId, credit_limit_cents: cents, reason: values.reason },
+          'admin action',
+        );
+        console.log(
+          JSON.stringify({
+            ok: true,
+            org_id: orgId,
+            credit_limit_cents: cents ?? config.billing.cardCreditLimitCents,
+            default: cents === null,
+          }),
+        );
         return 0;
       }
       case 'reconcile': {

@@ -70,6 +70,25 @@ describe('npm run admin', () => {
     );
   });
 
+  it("sets and resets a card-billed org's credit limit", async () => {
+    const set = await admin('set-credit-limit', orgId, '25000', '--reason', 'trusted customer', '--operator', 'ops');
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({ ok: true, org_id: orgId, credit_limit_cents: 25000, default: false });
+    expect(set.stderr).toContain('trusted customer');
+    const [row] = await sql(stack.db.url, 'select credit_limit_cents from orgs where id = $1', [orgId]);
+    expect(row).toEqual({ credit_limit_cents: '25000' });
+    const reset = await admin('set-credit-limit', orgId, 'default', '--reason', 'review ended');
+    expect(JSON.parse(reset.stdout)).toMatchObject({ credit_limit_cents: 10000, default: true });
+    const [after] = await sql(stack.db.url, 'select credit_limit_cents from orgs where id = $1', [orgId]);
+    expect(after).toEqual({ credit_limit_cents: null });
+    for (const bad of [
+      ['set-credit-limit', orgId, '-5', '--reason', 'x'],
+      ['set-credit-limit', orgId, '10'],
+    ]) {
+      expect((await admin(...bad)).code, bad.join(' ')).toBe(2);
+    }
+  });
+
   it('reconciles: exit 0 on consistent books, 1 with the drift listed when they are not', async () => {
     const ok = await admin('reconcile');
     expect(ok.code, ok.stderr).toBe(0);
