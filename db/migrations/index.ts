@@ -6,6 +6,7 @@ import { Migration20261122050311_billing } from './Migration20261122050311_billi
 import { Migration20261122053254_billing_cycle } from './Migration20261122053254_billing_cycle.js';
 import { Migration20261122055037_gateway } from './Migration20261122055037_gateway.js';
 import { Migration20261122060127_approvals } from './Migration20261122060127_approvals.js';
+import { Migration20261123100000_key_governance } from './Migration20261123100000_key_governance.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261122053254_billing_cycle', class: Migration20261122053254_billing_cycle },
   { name: 'Migration20261122055037_gateway', class: Migration20261122055037_gateway },
   { name: 'Migration20261122060127_approvals', class: Migration20261122060127_approvals },
+  { name: 'Migration20261123100000_key_governance', class: Migration20261123100000_key_governance },
 ];
