@@ -1,10 +1,10 @@
 /**
- * Authentication for the control plane: the caller's credential becomes `ctx.state.principal`.
+ * Authentication for the control plane's JSON API: the caller's `Authorization: Bearer` credential becomes
+ * `ctx.state.principal` (the pages' session cookie is ignored here; see core/auth/authenticator.ts).
  * Every route declares what it needs with one helper, `auth(services, need)`: nothing, a scope (403 names it when
  * missing), or a session (for the human-only steps; an API key gets 403).
  */
 import type { Middleware } from 'koa';
-import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { requireScope, type Principal, type Scope } from '../../core/auth/scopes.js';
 import { ForbiddenError } from '../../core/errors.js';
 import type { Services } from '../../core/services.js';
@@ -18,7 +18,6 @@ export function auth(services: Pick<Services, 'authenticator'>, need?: AuthNeed)
   return async (ctx, next) => {
     const principal = await services.authenticator.authenticate({
       authorization: ctx.get('authorization') || undefined,
-      sessionCookie: ctx.cookies.get(SESSION_COOKIE) ?? undefined,
     });
     if (scope) requireScope(principal, scope);
     if (sessionOnly && principal.type !== 'session') {
@@ -46,7 +45,7 @@ export function clientOf(ctx: { ip: string; get(name: string): string }): { ip: 
 export function optionalAuth(services: Pick<Services, 'authenticator'>): Middleware<AppState> {
   const required = auth(services);
   return async (ctx, next) => {
-    if (ctx.get('authorization') || ctx.cookies.get(SESSION_COOKIE)) await required(ctx, next);
+    if (ctx.get('authorization')) await required(ctx, next);
     else await next();
   };
 }

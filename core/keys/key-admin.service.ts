@@ -1,15 +1,31 @@
 /**
  * Keys as their owners see them: list (with caps and spend), create (scopes no wider than the caller's), patch caps,
- * revoke. Every change drops the key from every process's auth cache (KeysService.invalidate).
+ * revoke, under the governance rules of key-governance.ts (a key minted by a key is its child; keys tighten, people
+ * loosen). Every change drops the key and its descendants from every process's auth cache.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey, Org, type IApiKey } from '../../db/entities/index.js';
 import type { Principal, Scope } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
-import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { isId } from '../ids.js';
 import { pageInfo, type Page } from '../pagination.js';
 import type { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
+import {
+  ancestorsOf,
+  CAP_FIELDS,
+  childGovernance,
+  clampDescendants,
+  descendantsOf,
+  isUncappedRoot,
+  keyMayActOn,
+  looserThanParent,
+  loosenedFields,
+  MAX_KEY_DEPTH,
+  type Governance,
+  type GovernanceChange,
+  type GovKey,
+} from './key-governance.js';
 import type { KeysService } from './keys.service.js';
 
 export const MAX_ACTIVE_KEYS_PER_ORG = 100;
@@ -20,6 +36,8 @@ export interface KeySummary {
   keyPrefix: string;
   scopes: string[];
   source: string;
+  /** The key that minted this one; null for a root key (registration, signup, a person's session). */
+  parent_key_id: string | null;
   budget_cents: number | null;
   per_call_max_cents: number | null;
   daily_cap_cents: number | null;
@@ -58,6 +76,7 @@ export class KeyAdminService {
       keyPrefix: key.keyPrefix,
       scopes: [...key.scopes],
       source: key.source,
+      parent_key_id: key.parentKey?.id ?? null,
       budget_cents: key.budgetCents ?? null,
       per_call_max_cents: key.perCallMaxCents ?? null,
       daily_cap_cents: key.dailyCapCents ?? null,
@@ -108,24 +127,55 @@ export class KeyAdminService {
       });
     }
     return this.orm.em.fork().transactional(async (tem) => {
-      const org = await tem.findOneOrFail(Org, principal.orgId);
+      // The org row lock serialises key changes per org: the active-key cap and the key tree hold under concurrency.
+      const org = await tem.findOneOrFail(Org, principal.orgId, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (org.suspended) throw new ForbiddenError('This organization is suspended and cannot create keys.');
-      const active = await tem.count(ApiKey, { org: principal.orgId, revokedAt: null });
-      if (active >= MAX_ACTIVE_KEYS_PER_ORG) {
+      const { rows, gov } = await this.orgKeys(tem, principal.orgId);
+      if (rows.size >= MAX_ACTIVE_KEYS_PER_ORG) {
         throw new ConflictError(
           `An organization can hold at most ${MAX_ACTIVE_KEYS_PER_ORG} active keys; revoke one first.`,
         );
       }
+      const requested = governanceChange(input);
+      let governance: Governance = {
+        budget_cents: requested.budget_cents ?? null,
+        per_call_max_cents: requested.per_call_max_cents ?? null,
+        daily_cap_cents: requested.daily_cap_cents ?? null,
+        approval_mode: requested.approval_mode ?? false,
+      };
+      let parentKeyId: string | null = null;
+      if (principal.type === 'api_key') {
+        // A key minted by a key is its child: never looser than its parent, and not too deep.
+        const parent = actingKey(gov, principal);
+        const depth = ancestorsOf(gov, parent.id).length + 1;
+        if (depth > MAX_KEY_DEPTH) {
+          throw new ForbiddenError(
+            `Key chains are at most ${MAX_KEY_DEPTH} keys deep below their root; this key cannot mint keys.`,
+            { details: { max_depth: MAX_KEY_DEPTH } },
+          );
+        }
+        const child = childGovernance(parent, requested);
+        if (child.violations.length) {
+          throw new ForbiddenError(
+            `A key minted by a key cannot be looser than its parent (${parent.id}): ${child.violations.join(', ')}. ` +
+              'Leave the field out to take the parent’s value, or ask a person (owner or admin) to create the key.',
+            { details: { looser_than_parent: child.violations, parent_key_id: parent.id } },
+          );
+        }
+        governance = child.governance;
+        parentKeyId = parent.id;
+      }
       const { key, plaintext } = this.keys.create(tem, {
         orgId: principal.orgId,
+        parentKeyId,
         name: input.name,
         scopes,
         source: 'api',
-        budgetCents: input.budget_cents,
-        perCallMaxCents: input.per_call_max_cents,
-        dailyCapCents: input.daily_cap_cents,
+        budgetCents: governance.budget_cents,
+        perCallMaxCents: governance.per_call_max_cents,
+        dailyCapCents: governance.daily_cap_cents,
       });
-      key.approvalMode = input.approval_mode ?? false;
+      key.approvalMode = governance.approval_mode;
       await tem.flush();
       return { ...this.summarize(key, 0), api_key: plaintext };
     });
@@ -133,32 +183,67 @@ export class KeyAdminService {
 
   /** One key of the caller's org (404 for another org's). */
   async get(principal: Principal, id: string): Promise<KeySummary> {
-    const { key } = await this.ownKey(principal, id);
+    const em = this.orm.em.fork();
+    const key = await findOwn(em, principal, id);
     const spent = await this.spentToday([key.id]);
     return this.summarize(key, spent.get(key.id) ?? 0);
   }
 
-  /** A key of the caller's org, or 404 (another org's key is indistinguishable from a missing one). */
-  private async ownKey(principal: Principal, id: string) {
-    const em = this.orm.em.fork();
-    const key = isId('apiKey', id) ? await em.findOne(ApiKey, { id, org: principal.orgId }) : null;
-    if (!key) throw new NotFoundError(`No key ${id}.`);
-    return { em, key };
+  /** The org's active keys, as entities and as the governance view of its key tree. */
+  private async orgKeys(em: EntityManager, orgId: string) {
+    const keys = await em.find(ApiKey, { org: orgId, revokedAt: null });
+    return {
+      rows: new Map(keys.map((k) => [k.id, k])),
+      gov: new Map(keys.map((k) => [k.id, govKey(k)])),
+    };
   }
 
   async patch(principal: Principal, id: string, input: PatchKeyBody): Promise<KeySummary> {
-    const { em, key } = await this.ownKey(principal, id);
-    if (key.revokedAt) throw new ConflictError('This key is revoked; it cannot be changed.');
-    if (input.budget_cents !== undefined) key.budgetCents = input.budget_cents;
-    if (input.per_call_max_cents !== undefined) key.perCallMaxCents = input.per_call_max_cents;
-    if (input.daily_cap_cents !== undefined) key.dailyCapCents = input.daily_cap_cents;
-    if (input.approval_mode !== undefined) {
-      // Turning approval on approves nothing yet: spend so far does not count as approved headroom.
-      if (input.approval_mode && !key.approvalMode) key.approvedCents = key.spentCents;
-      key.approvalMode = input.approval_mode;
-    }
-    await em.flush();
-    await this.keys.invalidate(key.keyHash);
+    const { key, hashes } = await this.orm.em.fork().transactional(async (tem) => {
+      await lockOrg(tem, principal.orgId);
+      const target = await findOwn(tem, principal, id);
+      if (target.revokedAt) throw new ConflictError('This key is revoked; it cannot be changed.');
+      const { rows, gov } = await this.orgKeys(tem, principal.orgId);
+      const current = gov.get(target.id)!;
+      const change = governanceChange(input);
+      const loosened = loosenedFields(current, change);
+      if (principal.type === 'api_key') {
+        const actor = actingKey(gov, principal);
+        if (!keyMayActOn(gov, actor, target.id)) throw notYourKey();
+        // Loosening by a key: only an uncapped root, on its own descendants (it could mint them uncapped anyway).
+        const ownDescendant = ancestorsOf(gov, target.id).some((a) => a.id === actor.id);
+        if (loosened.length && !(isUncappedRoot(actor) && ownDescendant)) {
+          throw new ForbiddenError(
+            `Loosening a key (${loosened.join(', ')}) needs a person's session (owner or admin); ` +
+              'a key may only tighten its caps or turn approval mode on.',
+            { details: { loosened, required_credential: 'session' } },
+          );
+        }
+      } else if (loosened.length && principal.role !== 'owner' && principal.role !== 'admin') {
+        throw new ForbiddenError(`Loosening a key (${loosened.join(', ')}) needs an owner or admin.`, {
+          details: { loosened },
+        });
+      }
+      const next: Governance = { ...governanceOf(current), ...change };
+      const parent = current.parentKeyId ? gov.get(current.parentKeyId) : undefined;
+      const beyondParent = parent ? looserThanParent(next, parent) : [];
+      if (parent && beyondParent.length) {
+        throw new ForbiddenError(
+          `A child key cannot be looser than its parent (${parent.id}): ${beyondParent.join(', ')}. ` +
+            'Loosen the parent first.',
+          { details: { looser_than_parent: beyondParent, parent_key_id: parent.id } },
+        );
+      }
+      applyGovernance(target, next);
+      const updated: GovKey = { ...current, ...next };
+      gov.set(target.id, updated);
+      // A child is never looser than its parent: tightening a key tightens its descendants down the chain.
+      for (const { key, governance } of clampDescendants(gov, updated)) applyGovernance(rows.get(key.id)!, governance);
+      await tem.flush();
+      // Every descendant caches its ancestors' budgets: drop them all.
+      return { key: target, hashes: treeHashes(rows, gov, target.id) };
+    });
+    await this.keys.invalidateMany(hashes);
     const spent = await this.spentToday([key.id]);
     return this.summarize(key, spent.get(key.id) ?? 0);
   }
@@ -177,7 +262,8 @@ export class KeyAdminService {
       throw new ForbiddenError('Only an owner or admin of the organization can approve spend.');
     }
     if (!principal.emailVerified) throw new ForbiddenError('Verify your email before approving spend.');
-    const { em, key } = await this.ownKey(principal, id);
+    const em = this.orm.em.fork();
+    const key = await findOwn(em, principal, id);
     if (key.revokedAt) throw new ConflictError('This key is revoked.');
     if (!key.approvalMode) throw new ConflictError('This key is not in approval mode; it needs no approval.');
     await em.execute('update api_keys set approved_cents = approved_cents + ?, updated_at = now() where id = ?', [
@@ -190,14 +276,109 @@ export class KeyAdminService {
     return this.summarize(key, spent.get(key.id) ?? 0);
   }
 
-  /** Revoke (idempotent): every process refuses the key once the invalidation lands. */
+  /**
+   * Revoke (idempotent), with every descendant of the key: a child never outlives its parent. Every process refuses
+   * them once the invalidations land.
+   */
   async revoke(principal: Principal, id: string): Promise<{ id: string; revoked: true; revoked_at: string }> {
-    const { em, key } = await this.ownKey(principal, id);
-    if (!key.revokedAt) {
-      key.revokedAt = this.clock.now();
-      await em.flush();
-    }
-    await this.keys.invalidate(key.keyHash);
-    return { id: key.id, revoked: true, revoked_at: key.revokedAt.toISOString() };
+    const { key, hashes } = await this.orm.em.fork().transactional(async (tem) => {
+      await lockOrg(tem, principal.orgId);
+      const target = await findOwn(tem, principal, id);
+      const { rows, gov } = await this.orgKeys(tem, principal.orgId);
+      if (principal.type === 'api_key') {
+        const actor = actingKey(gov, principal);
+        const mayAct = target.revokedAt
+          ? isUncappedRoot(actor) || (await revokedKeyDescendsFrom(tem, target, actor.id))
+          : keyMayActOn(gov, actor, target.id);
+        if (!mayAct) throw notYourKey();
+      }
+      if (target.revokedAt) return { key: target, hashes: [target.keyHash] };
+      const now = this.clock.now();
+      target.revokedAt = now;
+      for (const d of descendantsOf(gov, target.id)) rows.get(d.id)!.revokedAt = now;
+      await tem.flush();
+      return { key: target, hashes: treeHashes(rows, gov, target.id) };
+    });
+    await this.keys.invalidateMany(hashes);
+    return { id: key.id, revoked: true, revoked_at: key.revokedAt!.toISOString() };
   }
+}
+
+type ActingPrincipal = Extract<Principal, { type: 'api_key' }>;
+
+/** The calling key as the tree sees it now (it may have been revoked since its lookup was cached). */
+function actingKey(gov: ReadonlyMap<string, GovKey>, principal: ActingPrincipal): GovKey {
+  const key = gov.get(principal.keyId);
+  if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
+  return key;
+}
+
+function notYourKey(): ForbiddenError {
+  return new ForbiddenError(
+    'A key may change or revoke only itself and the keys it minted (its descendants); ' +
+      'other keys of the organization need a person’s session or the org’s uncapped root key.',
+    { details: { rule: 'own_keys_only' } },
+  );
+}
+
+/** A key of the caller's org, in any state, or 404 (another org's key is indistinguishable from a missing one). */
+async function findOwn(em: EntityManager, principal: Principal, id: string): Promise<IApiKey> {
+  const key = isId('apiKey', id) ? await em.findOne(ApiKey, { id, org: principal.orgId }) : null;
+  if (!key) throw new NotFoundError(`No key ${id}.`);
+  return key;
+}
+
+async function lockOrg(em: EntityManager, orgId: string): Promise<void> {
+  await em.findOneOrFail(Org, orgId, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+}
+
+/** For an already revoked key (no longer in the active tree): is `ancestorId` above it? */
+async function revokedKeyDescendsFrom(em: EntityManager, key: IApiKey, ancestorId: string): Promise<boolean> {
+  let parentId = key.parentKey?.id;
+  for (let i = 0; parentId && i <= MAX_KEY_DEPTH; i++) {
+    if (parentId === ancestorId) return true;
+    parentId = (await em.findOne(ApiKey, parentId, { fields: ['parentKey'] }))?.parentKey?.id;
+  }
+  return false;
+}
+
+function govKey(k: IApiKey): GovKey {
+  return {
+    id: k.id,
+    parentKeyId: k.parentKey?.id ?? null,
+    budget_cents: k.budgetCents ?? null,
+    per_call_max_cents: k.perCallMaxCents ?? null,
+    daily_cap_cents: k.dailyCapCents ?? null,
+    approval_mode: k.approvalMode,
+  };
+}
+
+function governanceOf(g: Governance): Governance {
+  return {
+    budget_cents: g.budget_cents,
+    per_call_max_cents: g.per_call_max_cents,
+    daily_cap_cents: g.daily_cap_cents,
+    approval_mode: g.approval_mode,
+  };
+}
+
+/** The governance fields a create or patch body names (absent fields stay undefined). */
+function governanceChange(input: Partial<Record<keyof Governance, number | boolean | null>>): GovernanceChange {
+  const change: GovernanceChange = {};
+  for (const f of CAP_FIELDS) if (input[f] !== undefined) change[f] = input[f] as number | null;
+  if (input.approval_mode !== undefined) change.approval_mode = input.approval_mode as boolean;
+  return change;
+}
+
+function applyGovernance(key: IApiKey, g: Governance): void {
+  key.budgetCents = g.budget_cents;
+  key.perCallMaxCents = g.per_call_max_cents;
+  key.dailyCapCents = g.daily_cap_cents;
+  // Turning approval on approves nothing yet: spend so far does not count as approved headroom.
+  if (g.approval_mode && !key.approvalMode) key.approvedCents = key.spentCents;
+  key.approvalMode = g.approval_mode;
+}
+
+function treeHashes(rows: ReadonlyMap<string, IApiKey>, gov: ReadonlyMap<string, GovKey>, id: string): string[] {
+  return [id, ...descendantsOf(gov, id).map((d) => d.id)].map((k) => rows.get(k)!.keyHash);
 }

@@ -1,7 +1,8 @@
 /**
  * API keys: creation, and authentication by SHA-256 lookup behind an in-process cache. Every process subscribes to
  * the invalidation channel, so a revoked or changed key is dropped from every cache as soon as the message lands
- * (and at worst after `cacheTtlMs`, should a message be lost).
+ * (and at worst after `cacheTtlMs`, should a message be lost). A cached key carries its ancestors' budgets, so a
+ * change to a key invalidates its descendants too (KeyAdminService does that).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey, Org, type IApiKey, type KeySource } from '../../db/entities/index.js';
@@ -10,6 +11,7 @@ import type { CounterStore, Unsubscribe } from '../counters/index.js';
 import { UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
+import { MAX_KEY_DEPTH } from './key-governance.js';
 import { generateKeyMaterial, hashKey } from './key-material.js';
 
 export const KEY_INVALIDATION_CHANNEL = 'keys:invalidate';
@@ -25,6 +27,16 @@ export interface KeyAuth {
   dailyCapCents: number | null;
   approvalMode: boolean;
   approvedCents: number;
+  /**
+   * The keys above this one (the key that minted it, that key's parent, …), nearest parent first; empty for a root
+   * key. A child's spend counts against each ancestor's budget too.
+   */
+  ancestors: readonly KeyAncestor[];
+}
+
+export interface KeyAncestor {
+  keyId: string;
+  budgetCents: number | null;
 }
 
 export interface CreateKeyInput {
@@ -32,6 +44,8 @@ export interface CreateKeyInput {
   name: string;
   scopes: readonly Scope[];
   source: KeySource;
+  /** The key that mints this one (null or absent: a root key). */
+  parentKeyId?: string | null;
   budgetCents?: number | null;
   perCallMaxCents?: number | null;
   dailyCapCents?: number | null;
@@ -87,6 +101,7 @@ export class KeysService {
     const key = em.create(ApiKey, {
       id: newId('apiKey'),
       org: em.getReference(Org, input.orgId),
+      parentKey: input.parentKeyId ? em.getReference(ApiKey, input.parentKeyId) : null,
       name: input.name,
       keyHash: material.hash,
       keyPrefix: material.prefix,
@@ -122,6 +137,7 @@ export class KeysService {
         fields: [
           'id',
           'org',
+          'parentKey',
           'keyPrefix',
           'scopes',
           'budgetCents',
@@ -133,8 +149,9 @@ export class KeysService {
         ],
       },
     );
+    const ancestors = row?.parentKey && !row.revokedAt ? await this.ancestors(em, row.parentKey.id) : [];
     const value: KeyAuth | null =
-      row && !row.revokedAt
+      row && !row.revokedAt && ancestors !== null
         ? {
             keyId: row.id,
             orgId: row.org.id,
@@ -145,6 +162,7 @@ export class KeysService {
             dailyCapCents: row.dailyCapCents ?? null,
             approvalMode: row.approvalMode,
             approvedCents: row.approvedCents,
+            ancestors,
           }
         : null;
     if (this.cache.size >= this.maxEntries) {
@@ -156,11 +174,36 @@ export class KeysService {
     return value;
   }
 
+  /**
+   * The chain above a key, nearest first, or null when any of it is revoked (revoking a key revokes its
+   * descendants; this guards the moment in between). Bounded: chains are at most MAX_KEY_DEPTH deep.
+   */
+  private async ancestors(em: EntityManager, parentId: string): Promise<KeyAncestor[] | null> {
+    const rows = await em.execute<{ id: string; budget_cents: string | null; revoked_at: Date | null }[]>(
+      `with recursive chain as (
+         select id, parent_key_id, budget_cents, revoked_at, 1 as depth from api_keys where id = ?
+         union all
+         select k.id, k.parent_key_id, k.budget_cents, k.revoked_at, c.depth + 1
+           from api_keys k join chain c on k.id = c.parent_key_id
+          where c.depth <= ?
+       )
+       select id, budget_cents, revoked_at from chain order by depth`,
+      [parentId, MAX_KEY_DEPTH],
+    );
+    if (rows.some((r) => r.revoked_at)) return null;
+    return rows.map((r) => ({ keyId: r.id, budgetCents: r.budget_cents == null ? null : Number(r.budget_cents) }));
+  }
+
   /** Drop a key from every process's cache (after revoke, scope or cap changes). */
   async invalidate(keyHash: string): Promise<void> {
-    this.cache.delete(keyHash);
+    await this.invalidateMany([keyHash]);
+  }
+
+  /** Drop keys from every process's cache: a key and its descendants, whose cached ancestors changed with it. */
+  async invalidateMany(keyHashes: readonly string[]): Promise<void> {
+    for (const h of keyHashes) this.cache.delete(h);
     try {
-      await this.counters.publish(KEY_INVALIDATION_CHANNEL, keyHash);
+      await Promise.all(keyHashes.map((h) => this.counters.publish(KEY_INVALIDATION_CHANNEL, h)));
     } catch (err) {
       // The local cache is already clean; other processes fall back to the cache TTL.
       this.logger.error({ err }, 'key invalidation publish failed');

@@ -1,6 +1,7 @@
 /**
  * An API key. Only the SHA-256 of the plaintext and a short display prefix are stored; the plaintext is shown once.
  * Caps are integer cents (null = no cap). `spentCents` is the lifetime spend the budget is checked against.
+ * A key minted by a key is its child (`parentKey`): never looser than its parent (core/keys/key-governance.ts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { timestamps } from './common.js';
@@ -15,6 +16,8 @@ export const ApiKey = defineEntity({
   properties: {
     id: p.string().length(40).primary(),
     org: p.manyToOne(Org).index(),
+    /** The key that minted this one (null: a root key, minted by registration, signup or a person's session). */
+    parentKey: () => p.manyToOne(ApiKey).nullable().index(),
     name: p.text(),
     /** Hex SHA-256 of the plaintext key. */
     keyHash: p.string().length(64).unique(),

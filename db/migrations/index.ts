@@ -6,6 +6,7 @@ import { Migration20261122050311_billing } from './Migration20261122050311_billi
 import { Migration20261122053254_billing_cycle } from './Migration20261122053254_billing_cycle.js';
 import { Migration20261122055037_gateway } from './Migration20261122055037_gateway.js';
 import { Migration20261122060127_approvals } from './Migration20261122060127_approvals.js';
+import { Migration20261123100000_key_governance } from './Migration20261123100000_key_governance.js';
 import { Migration20261123100100_public_read_indexes } from './Migration20261123100100_public_read_indexes.js';
 import { Migration20261123100300_gateway_money } from './Migration20261123100300_gateway_money.js';
 
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261122053254_billing_cycle', class: Migration20261122053254_billing_cycle },
   { name: 'Migration20261122055037_gateway', class: Migration20261122055037_gateway },
   { name: 'Migration20261122060127_approvals', class: Migration20261122060127_approvals },
+  { name: 'Migration20261123100000_key_governance', class: Migration20261123100000_key_governance },
   { name: 'Migration20261123100100_public_read_indexes', class: Migration20261123100100_public_read_indexes },
   { name: 'Migration20261123100300_gateway_money', class: Migration20261123100300_gateway_money },
 ];

@@ -118,9 +118,11 @@ describe('pages in a browser, against the real processes', () => {
     expect(session?.httpOnly).toBe(true);
     expect(session?.sameSite).toBe('Lax');
 
-    // The browser's cookie is a session on the control plane.
+    // The cookie is for the pages only: the JSON API takes `Authorization: Bearer` and ignores it.
     const me = await page.goto(`${proc.urls.api}/v1/me`);
-    const body = JSON.parse(await me!.text());
+    expect(me!.status()).toBe(401);
+    const bearer = await fetch(`${proc.urls.api}/v1/me`, { headers: { authorization: `Bearer ${session!.value}` } });
+    const body = (await bearer.json()) as { data: { credential: { type: string }; user: { email: string } } };
     expect(body.data.credential.type).toBe('session');
     expect(body.data.user.email).toBe(email);
 

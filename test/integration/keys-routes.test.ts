@@ -45,6 +45,7 @@ describe('keys', () => {
       keyPrefix: res.body.data.api_key.slice(0, 17),
       scopes: ['catalog:read', 'proxy:call', 'keys:write', 'usage:read'],
       source: 'api',
+      parent_key_id: (await http(base, 'GET', '/v1/me', { token: owner.api_key })).body.data.credential.key_id,
       budget_cents: 500,
       per_call_max_cents: null,
       daily_cap_cents: null,
@@ -196,6 +197,28 @@ describe('keys', () => {
     const res = await create({ name: 'x' }, org.api_key);
     expectFailure(res, 403, 'forbidden');
     expect(res.body.error.message).toMatch(/suspended/);
+  });
+
+  it('holds the 100-key cap under 20 concurrent creates at an org with 95 keys', async () => {
+    const org = await stack.services.accounts.register({ ip: '10.1.0.4' });
+    const em = stack.services.orm.em.fork();
+    for (let i = 0; i < 94; i++)
+      stack.services.keys.create(em, { orgId: org.org_id, name: `k${i}`, scopes: ['catalog:read'], source: 'api' });
+    await em.flush();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        http(base, 'POST', '/v1/keys', { token: org.api_key, body: { name: `c${i}` } }),
+      ),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses, results.map(show).join('\n')).toEqual([...Array(5).fill(201), ...Array(15).fill(409)]);
+    for (const r of results) if (r.status === 201) plaintexts.push(r.body.data.api_key as string);
+    const [row] = await sql<{ count: string }>(
+      stack.db.url,
+      'select count(*) from api_keys where org_id = $1 and revoked_at is null',
+      [org.org_id],
+    );
+    expect(row?.count).toBe('100');
   });
 
   it('keeps no plaintext key anywhere: the database dump and the logs hold only hashes and prefixes', async () => {
