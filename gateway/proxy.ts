@@ -114,9 +114,11 @@ export class GatewayProxy {
     const requestHash = scopedKey === null ? '' : hashRequest(method, rest, search, body);
     const day = now.toISOString().slice(0, 10);
     const usageId = newId('usage', nowMs);
+    const ancestorKeyIds = key.ancestors.map((a) => a.keyId);
     const ref: ReservationRef = {
       orgId: principal.orgId,
       keyId: key.keyId,
+      ancestorKeyIds,
       day,
       priceCents,
       reservationId: usageId,
@@ -154,6 +156,7 @@ export class GatewayProxy {
         perCallMaxCents: key.perCallMaxCents,
         budgetCents: spendLimit(key),
         dailyCapCents: key.dailyCapCents,
+        ancestors: key.ancestors,
         idempotencyKey: scopedKey,
         requestHash,
         reservationId: usageId,
@@ -205,6 +208,7 @@ export class GatewayProxy {
       usageId,
       orgId: principal.orgId,
       keyId: key.keyId,
+      ancestorKeyIds,
       apiId: api.id,
       apiSlug: api.slug,
       endpointId: endpoint.id,
@@ -253,6 +257,7 @@ export class GatewayProxy {
         ...ref,
         org: committed.org,
         key: committed.key,
+        ancestorSpentCents: committed.ancestorSpentCents,
         record: scopedKey === null ? null : doneRecord(requestHash, JSON.stringify(meta)),
         idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
         nowMs: this.services.clock.now().getTime(),
@@ -344,7 +349,13 @@ export class GatewayProxy {
       try {
         admission = await spend.admit(input);
         if (admission.outcome === 'hydrate') {
-          const snapshot = await loadSnapshot(this.services, input.orgId, input.keyId, input.day);
+          const snapshot = await loadSnapshot(
+            this.services,
+            input.orgId,
+            input.keyId,
+            input.day,
+            input.ancestors.map((a) => a.keyId),
+          );
           await spend.hydrate({ ...snapshot, nowMs: input.nowMs });
           if (attempt < 3) continue;
         }
@@ -400,6 +411,20 @@ export class GatewayProxy {
                   approval_url: `${this.services.config.urls.publicBase}/approve/${input.keyId}`,
                   approved_cents: approval.approvedCents,
                   price_cents: input.priceCents,
+                },
+              },
+            );
+          }
+          if (admission.ancestorKeyId !== undefined) {
+            const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
+            throw new AppError(
+              'insufficient_budget',
+              "The call would exceed the budget of a key above this one (a child's spend counts against its parents).",
+              {
+                details: {
+                  price_cents: input.priceCents,
+                  budget_cents: parent?.budgetCents ?? null,
+                  key_id: admission.ancestorKeyId,
                 },
               },
             );

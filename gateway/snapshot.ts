@@ -9,6 +9,7 @@ export interface Snapshot {
   keyId?: string;
   day?: string;
   key?: KeySnapshot;
+  ancestors?: { keyId: string; spentCents: number }[];
 }
 
 export async function loadSnapshot(
@@ -16,6 +17,7 @@ export async function loadSnapshot(
   orgId: string,
   keyId?: string,
   day?: string,
+  ancestorKeyIds: readonly string[] = [],
 ): Promise<Snapshot> {
   const em = deps.orm.em.fork();
   const [org] = await em.execute<
@@ -51,6 +53,14 @@ export async function loadSnapshot(
     snapshot.keyId = keyId;
     snapshot.day = day;
     snapshot.key = { spentCents: Number(key?.spent_cents ?? 0), daySpentCents: Number(key?.day_cents ?? 0) };
+    if (ancestorKeyIds.length > 0) {
+      const rows = await em.execute<{ id: string; spent_cents: string }[]>(
+        `select id, spent_cents from api_keys where id in (${ancestorKeyIds.map(() => '?').join(',')})`,
+        [...ancestorKeyIds],
+      );
+      const spent = new Map(rows.map((r) => [r.id, Number(r.spent_cents)]));
+      snapshot.ancestors = ancestorKeyIds.map((id) => ({ keyId: id, spentCents: spent.get(id) ?? 0 }));
+    }
   }
   return snapshot;
 }

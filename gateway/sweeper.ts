@@ -42,12 +42,13 @@ export function startSweeper(services: Pick<Services, 'spend' | 'orm' | 'clock' 
     for (const ref of expired) {
       if (committed.has(ref.reservationId)) {
         // Committed: release the hold into spend with Postgres's totals (the idempotency claim expires on its own).
-        const snap = await loadSnapshot(services, ref.orgId, ref.keyId, ref.day);
+        const snap = await loadSnapshot(services, ref.orgId, ref.keyId, ref.day, ref.ancestorKeyIds);
         await services.spend.settle({
           ...ref,
           idempotencyKey: null,
           org: snap.org,
           key: snap.key ?? null,
+          ancestorSpentCents: snap.ancestors?.map((a) => a.spentCents) ?? null,
           record: null,
           idempotencyTtlMs: 0,
           nowMs: services.clock.now().getTime(),

@@ -68,6 +68,8 @@ export class MemorySpendStore implements SpendStore {
     const k = this.keys.get(a.keyId);
     const d = this.days.get(`${a.keyId}:${a.day}`);
     if (a.priceCents > 0 && (k?.sp === undefined || d?.sp === undefined)) return { outcome: 'hydrate' };
+    const ancestors = a.ancestors.map((x) => ({ ...x, state: this.keys.get(x.keyId) }));
+    if (a.priceCents > 0 && ancestors.some((x) => x.state?.sp === undefined)) return { outcome: 'hydrate' };
     if (a.idempotencyKey !== null) {
       const rec = this.idemGet(a.idempotencyKey, a.nowMs);
       if (rec !== null) {
@@ -87,6 +89,11 @@ export class MemorySpendStore implements SpendStore {
     if (a.priceCents > 0) {
       if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents) return { outcome: 'per_call' };
       if (a.budgetCents !== null && k!.sp! + k!.res + a.priceCents > a.budgetCents) return { outcome: 'budget' };
+      for (const x of ancestors) {
+        if (x.budgetCents !== null && x.state!.sp! + x.state!.res + a.priceCents > x.budgetCents) {
+          return { outcome: 'budget', ancestorKeyId: x.keyId };
+        }
+      }
       if (a.dailyCapCents !== null && d!.sp! + d!.res + a.priceCents > a.dailyCapCents) return { outcome: 'daily_cap' };
       const headroom = o.bal - o.res;
       if (o.mode === 'card') {
@@ -97,10 +104,12 @@ export class MemorySpendStore implements SpendStore {
       o.res += a.priceCents;
       k!.res += a.priceCents;
       d!.res += a.priceCents;
+      for (const x of ancestors) x.state!.res += a.priceCents;
       this.open.set(a.reservationId, {
         reservationId: a.reservationId,
         orgId: a.orgId,
         keyId: a.keyId,
+        ancestorKeyIds: a.ancestors.map((x) => x.keyId),
         day: a.day,
         priceCents: a.priceCents,
         idempotencyKey: a.idempotencyKey,
@@ -124,6 +133,10 @@ export class MemorySpendStore implements SpendStore {
     k.res = Math.max(0, k.res - ref.priceCents);
     const d = this.spend(this.days, `${ref.keyId}:${ref.day}`);
     d.res = Math.max(0, d.res - ref.priceCents);
+    for (const id of ref.ancestorKeyIds) {
+      const x = this.spend(this.keys, id);
+      x.res = Math.max(0, x.res - ref.priceCents);
+    }
     return true;
   }
 
@@ -142,6 +155,11 @@ export class MemorySpendStore implements SpendStore {
       const d = this.days.get(`${s.keyId}:${s.day}`);
       if (d?.sp !== undefined && s.key.daySpentCents > d.sp) d.sp = s.key.daySpentCents;
     }
+    s.ancestorKeyIds.forEach((id, i) => {
+      const spent = s.ancestorSpentCents?.[i];
+      const x = this.keys.get(id);
+      if (spent !== undefined && x?.sp !== undefined && spent > x.sp) x.sp = spent;
+    });
     if (s.idempotencyKey !== null) {
       if (s.record !== null)
         this.idem.set(s.idempotencyKey, { value: s.record, expiresAt: s.nowMs + s.idempotencyTtlMs });
@@ -178,6 +196,10 @@ export class MemorySpendStore implements SpendStore {
       if (k.sp === undefined || h.key.spentCents > k.sp) k.sp = h.key.spentCents;
       const d = this.spend(this.days, `${h.keyId}:${h.day}`);
       if (d.sp === undefined || h.key.daySpentCents > d.sp) d.sp = h.key.daySpentCents;
+      for (const a of h.ancestors ?? []) {
+        const x = this.spend(this.keys, a.keyId);
+        if (x.sp === undefined || a.spentCents > x.sp) x.sp = a.spentCents;
+      }
     }
     return Promise.resolve();
   }

@@ -38,6 +38,8 @@ export interface AdmitInput {
   perCallMaxCents: number | null;
   budgetCents: number | null;
   dailyCapCents: number | null;
+  /** The keys above this one (nearest first): a child's spend counts against each ancestor's budget too. */
+  ancestors: readonly { keyId: string; budgetCents: number | null }[];
   /** Scoped idempotency key (org + key + client key), or null. */
   idempotencyKey: string | null;
   /** Hash of method, path and body: a reused key with another request is refused. */
@@ -59,7 +61,7 @@ export type Admission =
   | { outcome: 'rate_limited'; retryAfterMs: number }
   | { outcome: 'suspended' }
   | { outcome: 'per_call' }
-  | { outcome: 'budget' }
+  | { outcome: 'budget'; ancestorKeyId?: string }
   | { outcome: 'daily_cap' }
   | { outcome: 'funds' }
   | { outcome: 'credit_limit' };
@@ -67,6 +69,8 @@ export type Admission =
 export interface ReservationRef {
   orgId: string;
   keyId: string;
+  /** The key's ancestors, whose spend the reservation also holds (nearest first; empty for a root key). */
+  ancestorKeyIds: readonly string[];
   day: string;
   priceCents: number;
   reservationId: string;
@@ -77,6 +81,8 @@ export interface SettleInput extends ReservationRef {
   /** Postgres's values after the commit. */
   org: { creditCents: number; balanceVersion: number } | null;
   key: { spentCents: number; daySpentCents: number } | null;
+  /** Postgres's spend of each ancestor after the commit, in `ancestorKeyIds` order (null: unknown). */
+  ancestorSpentCents: readonly number[] | null;
   /** What a replay of this idempotency key returns. */
   record: string | null;
   idempotencyTtlMs: number;
@@ -90,6 +96,8 @@ export interface HydrateInput {
   day?: string;
   org: OrgSnapshot;
   key?: KeySnapshot;
+  /** Ancestors' lifetime spend (with `key`). */
+  ancestors?: readonly { keyId: string; spentCents: number }[];
   nowMs: number;
 }
 

@@ -25,6 +25,8 @@ export interface CallRecord {
   usageId: string;
   orgId: string;
   keyId: string;
+  /** The key's ancestors: a paid call's spend counts against each of them too. */
+  ancestorKeyIds?: readonly string[];
   apiId: string;
   apiSlug: string;
   endpointId: string;
@@ -59,6 +61,8 @@ export interface CommittedCall {
   /** The consumer org's balance after the batch (for the fast state). */
   org: { creditCents: number; balanceVersion: number } | null;
   key: { spentCents: number; daySpentCents: number } | null;
+  /** Each ancestor's lifetime spend after the batch, in `ancestorKeyIds` order (for the fast state). */
+  ancestorSpentCents: number[] | null;
 }
 
 interface Pending {
@@ -105,7 +109,8 @@ with input as (
   select * from jsonb_to_recordset(?::jsonb) as c(
     seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
     method text, path text, status int, outcome text, price bigint, eff bigint, fee bigint, latency int, idem text,
-    req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz, lid_u text)
+    req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz, lid_u text,
+    anc text[])
 ),
 claimed as (
   insert into idempotency_records (org_id, key_id, idempotency_key, usage_id, request_hash, extra, created_at)
@@ -160,8 +165,14 @@ upd_orgs as (
   returning o.id, o.credit_cents as credit, o.balance_version as version
 ),
 upd_keys as (
-  update api_keys k set spent_cents = k.spent_cents + t.s, last_used_at = now()
-    from (select key_id, sum(price) as s from calls where price > 0 group by key_id) t where k.id = t.key_id
+  update api_keys k set spent_cents = k.spent_cents + t.s,
+         last_used_at = case when t.own then now() else k.last_used_at end
+    from (select key_id, sum(price) as s, bool_or(own) as own from (
+            select key_id, price, true as own from calls where price > 0
+            union all
+            select a.key_id, c.price, false from calls c cross join lateral unnest(c.anc) as a(key_id) where c.price > 0
+          ) spend group by key_id) t
+   where k.id = t.key_id
   returning k.id, k.spent_cents as spent
 ),
 upd_days as (
@@ -283,6 +294,7 @@ export class UsageCommitter {
         day: call.day,
         created_at: call.at.toISOString(),
         lid_u: split ? newId('ledgerEntry') : null,
+        anc: call.ancestorKeyIds ?? [],
       };
     });
     const result = await this.runCommit(JSON.stringify(calls));
@@ -295,7 +307,9 @@ export class UsageCommitter {
       const spent = keys.get(call.keyId);
       const day = days.get(`${call.keyId}|${call.day}`);
       const u = usage.get(call.usageId);
+      const anc = call.ancestorKeyIds ?? [];
       return {
+        ancestorSpentCents: anc.length > 0 && anc.every((id) => keys.has(id)) ? anc.map((id) => keys.get(id)!) : null,
         duplicate: u === undefined,
         creditAppliedCents: Number(u?.credit ?? 0),
         billableCents: Number(u?.billable ?? 0),
@@ -319,7 +333,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: 'usage_commit_v2',
+        name: 'usage_commit_v3',
         text: ONE_STATEMENT_COMMIT.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -412,6 +426,7 @@ export class UsageCommitter {
         }
         if (charged > 0) {
           keySpend.set(call.keyId, (keySpend.get(call.keyId) ?? 0) + charged);
+          for (const id of call.ancestorKeyIds ?? []) keySpend.set(id, (keySpend.get(id) ?? 0) + charged);
           const dk = `${call.keyId}|${call.day}`;
           const d = daySpend.get(dk) ?? { keyId: call.keyId, day: call.day, cents: 0 };
           d.cents += charged;
@@ -440,6 +455,7 @@ export class UsageCommitter {
         call.at,
       );
       results.set(call.usageId, {
+        ancestorSpentCents: null,
         duplicate: false,
         creditAppliedCents: creditApplied,
         billableCents: billable,
@@ -508,8 +524,20 @@ export class UsageCommitter {
     }
     return all.map(({ call }) => {
       const r = results.get(call.usageId);
-      if (!r) return { duplicate: true, creditAppliedCents: 0, billableCents: 0, org: null, key: null };
+      if (!r) {
+        return {
+          duplicate: true,
+          creditAppliedCents: 0,
+          billableCents: 0,
+          org: null,
+          key: null,
+          ancestorSpentCents: null,
+        };
+      }
       r.org = orgAfter.get(call.orgId) ?? null;
+      const anc = call.ancestorKeyIds ?? [];
+      if (anc.length > 0 && anc.every((id) => keyAfter.has(id)))
+        r.ancestorSpentCents = anc.map((id) => keyAfter.get(id)!);
       const spent = keyAfter.get(call.keyId);
       const day = dayAfter.get(`${call.keyId}|${call.day}`);
       r.key = spent !== undefined && day !== undefined ? { spentCents: spent, daySpentCents: day } : null;
@@ -558,6 +586,7 @@ export class UsageCommitter {
     return {
       committed: true,
       call: {
+        ancestorSpentCents: null,
         duplicate: false,
         creditAppliedCents: Number(row.credit),
         billableCents: Number(row.billable),

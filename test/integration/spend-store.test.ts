@@ -69,6 +69,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       perCallMaxCents: null,
       budgetCents: null,
       dailyCapCents: null,
+      ancestors: [],
       idempotencyKey: null,
       requestHash: 'h'.repeat(32),
       reservationId: 'r',
@@ -94,6 +95,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
         perCallMaxCents: null,
         budgetCents: null,
         dailyCapCents: null,
+        ancestors: [],
         idempotencyKey: null,
         requestHash: 'h'.repeat(32),
         reservationId: 'use_x',
@@ -139,6 +141,58 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     );
   });
 
+  it("counts a child key's spend against each ancestor's budget, and releases all holds together", async () => {
+    const a = await account(1_000);
+    const parent = `${a.keyId}_parent`;
+    const root = `${a.keyId}_root`;
+    await store.hydrate({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      org: { creditCents: 1_000, balanceVersion: 1, billingMode: 'prepaid', suspended: false, creditLimitCents: 0 },
+      key: { spentCents: 0, daySpentCents: 0 },
+      ancestors: [
+        { keyId: parent, spentCents: 3 },
+        { keyId: root, spentCents: 0 },
+      ],
+      nowMs: NOW,
+    });
+    const ancestors = [
+      { keyId: parent, budgetCents: 12 },
+      { keyId: root, budgetCents: null },
+    ];
+    // Unknown ancestors are rebuilt first.
+    expect(await a.admit({ ancestors: [{ keyId: `${a.keyId}_unknown`, budgetCents: null }] })).toEqual({
+      outcome: 'hydrate',
+    });
+    expect((await a.admit({ ancestors, reservationId: 'use_anc1' })).outcome).toBe('admitted');
+    // 3 spent + 5 held + 5 > 12: the parent's budget stops the child, naming the parent.
+    expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
+    const ref = {
+      orgId: a.orgId,
+      keyId: a.keyId,
+      ancestorKeyIds: [parent, root],
+      day: '2026-11-22',
+      priceCents: 5,
+      idempotencyKey: null,
+    };
+    expect(await store.void({ ...ref, reservationId: 'use_anc1' })).toBe(true);
+    expect((await a.admit({ ancestors, reservationId: 'use_anc2' })).outcome).toBe('admitted');
+    await store.settle({
+      ...ref,
+      reservationId: 'use_anc2',
+      org: { creditCents: 995, balanceVersion: 2 },
+      key: { spentCents: 5, daySpentCents: 5 },
+      ancestorSpentCents: [8, 5],
+      record: null,
+      idempotencyTtlMs: 0,
+      nowMs: NOW,
+    });
+    // The parent has 8 of 12 spent: a 5-cent call no longer fits, a 4-cent one does.
+    expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
+    expect((await a.admit({ ancestors, priceCents: 4 })).outcome).toBe('admitted');
+  });
+
   it("bounds a card-billed org's unpaid usage by its credit limit", async () => {
     const card = await account(0, { mode: 'card', limit: 12 });
     expect((await card.admit()).outcome).toBe('admitted');
@@ -179,7 +233,14 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
 
   it('void releases a reservation (once); settle moves it into spend and keeps only newer balances', async () => {
     const a = await account(10);
-    const ref = { orgId: a.orgId, keyId: a.keyId, day: '2026-11-22', priceCents: 5, idempotencyKey: null };
+    const ref = {
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      idempotencyKey: null,
+      ancestorKeyIds: [],
+    };
     expect((await a.admit({ reservationId: 'use_v1' })).outcome).toBe('admitted');
     expect((await a.admit({ reservationId: 'use_v2' })).outcome).toBe('admitted');
     expect(await a.admit()).toEqual({ outcome: 'funds' });
@@ -190,6 +251,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       reservationId: 'use_v2',
       org: { creditCents: 5, balanceVersion: 2 },
       key: { spentCents: 5, daySpentCents: 5 },
+      ancestorSpentCents: null,
       record: null,
       idempotencyTtlMs: 60_000,
       nowMs: NOW,
@@ -208,16 +270,33 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
 
   it('settles several reservations in one step', async () => {
     const a = await account(10);
-    const ref = { orgId: a.orgId, keyId: a.keyId, day: '2026-11-22', priceCents: 5, idempotencyKey: null };
+    const ref = {
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      idempotencyKey: null,
+      ancestorKeyIds: [],
+    };
     expect((await a.admit({ reservationId: 'use_m1' })).outcome).toBe('admitted');
     expect((await a.admit({ reservationId: 'use_m2' })).outcome).toBe('admitted');
     await store.settleMany([
-      { ...ref, reservationId: 'use_m1', org: null, key: null, record: null, idempotencyTtlMs: 0, nowMs: NOW },
+      {
+        ...ref,
+        reservationId: 'use_m1',
+        org: null,
+        key: null,
+        record: null,
+        idempotencyTtlMs: 0,
+        nowMs: NOW,
+        ancestorSpentCents: null,
+      },
       {
         ...ref,
         reservationId: 'use_m2',
         org: { creditCents: 0, balanceVersion: 3 },
         key: { spentCents: 10, daySpentCents: 10 },
+        ancestorSpentCents: null,
         record: null,
         idempotencyTtlMs: 0,
         nowMs: NOW,
@@ -238,12 +317,14 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     await store.settle({
       orgId: a.orgId,
       keyId: a.keyId,
+      ancestorKeyIds: [],
       day: '2026-11-22',
       priceCents: 5,
       reservationId: 'use_i1',
       idempotencyKey: key,
       org: { creditCents: 95, balanceVersion: 2 },
       key: { spentCents: 5, daySpentCents: 5 },
+      ancestorSpentCents: null,
       record,
       idempotencyTtlMs: 60_000,
       nowMs: NOW,
@@ -255,6 +336,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     await store.void({
       orgId: a.orgId,
       keyId: a.keyId,
+      ancestorKeyIds: [],
       day: '2026-11-22',
       priceCents: 5,
       reservationId: 'use_i2',
@@ -271,6 +353,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       reservationId: 'use_exp',
       orgId: a.orgId,
       keyId: a.keyId,
+      ancestorKeyIds: [],
       day: '2026-11-22',
       priceCents: 5,
       idempotencyKey: null,
