@@ -23,6 +23,7 @@ import type { CounterStore } from '../counters/index.js';
 import { randomDigits, randomString, safeEqual, sha256Hex } from '../crypto.js';
 import { ConflictError, ForbiddenError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
+import { lockOrg } from '../keys/key-admin.service.js';
 import type { KeysService } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -352,7 +353,7 @@ export class IdentityService {
     );
     const token = randomString(43);
     await orm.em.fork().transactional(async (tem) => {
-      await tem.findOneOrFail(Org, principal.orgId, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+      await lockOrg(tem, principal.orgId);
       if (principal.type === 'session' || (await tem.count(User, { org: principal.orgId })) > 0) throw hasOwner();
       const key = await tem.findOne(ApiKey, { id: principal.keyId, revokedAt: null }, { fields: ['id', 'parentKey'] });
       if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
@@ -388,7 +389,8 @@ export class IdentityService {
    */
   private async attachVerified(tem: EntityManager, row: IEmailVerification): Promise<VerifyOutcome> {
     const now = this.deps.clock.now();
-    const org = await tem.findOneOrFail(Org, row.org!.id, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    await lockOrg(tem, row.org!.id);
+    const org = await tem.findOneOrFail(Org, row.org!.id);
     if ((await tem.count(User, { org: org.id })) > 0) throw hasOwner();
     if (await tem.findOne(User, { email: row.email! }, { fields: ['id'] })) throw emailTaken();
     const user = tem.create(User, {
