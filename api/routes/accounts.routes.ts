@@ -1,6 +1,7 @@
-/** Registration, signup, email verification, sign-in and the caller's own org. */
+/** Registration, signup, email verification (and attaching an email to an anonymous org), sign-in, the caller's org. */
 import Router from '@koa/router';
 import {
+  AttachEmailBody,
   EmptyBody,
   LoginRequestBody,
   LoginVerifyBody,
@@ -62,6 +63,16 @@ export function accountsRoutes(services: Services): Router<AppState> {
 
   router.get('/v1/me', auth(services), async (ctx) => {
     ctx.body = ok(await services.accounts.me(principalOf(ctx.state)), ctx.state.requestId);
+  });
+
+  // Agent-first elevation: an anonymous org's root key attaches an email; the mailed link elevates it in place.
+  router.post('/v1/me/email', auth(services), async (ctx) => {
+    const body = parseBody(ctx, AttachEmailBody);
+    noStore(ctx);
+    ctx.body = ok(
+      await services.identity.attachEmail(principalOf(ctx.state), body, clientOf(ctx)),
+      ctx.state.requestId,
+    );
   });
 
   return router;

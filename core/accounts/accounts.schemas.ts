@@ -20,6 +20,10 @@ export type SignupBody = z.infer<typeof SignupBody>;
 export const VerifyEmailBody = z.object({ token: z.string().min(1).max(200) }).strict();
 export type VerifyEmailBody = z.infer<typeof VerifyEmailBody>;
 
+/** POST /v1/me/email: the address an anonymous org's root key asks to attach. */
+export const AttachEmailBody = z.object({ email: Email }).strict();
+export type AttachEmailBody = z.infer<typeof AttachEmailBody>;
+
 export const LoginRequestBody = z.object({ email: Email }).strict();
 export type LoginRequestBody = z.infer<typeof LoginRequestBody>;
 

@@ -5,19 +5,25 @@
  *   the 100-cent trial credit on hold (signupCreditsWorkflow) until the email is verified.
  * - Verifying the email (by token, or by the first successful sign-in code, which proves the same thing) adds
  *   billing:write and provider:write to the signup key in place and releases the held credit, exactly once.
+ * - Agent-first elevation: an anonymous org's root key attaches an email (POST /v1/me/email); the mailed link
+ *   (same mail and token machinery as signup) creates the org's owner with that email and elevates that key in place.
  * - Sign-in codes: 6 digits from the CSPRNG, 10 minutes, single use, void after 5 wrong tries, stored as an HMAC.
  *   Requests for known and unknown addresses do the same work and get the same answer; mail goes out in the background.
+ *   A new request never voids a live code, and the limits are counted per requesting address, so a stranger cannot
+ *   lock a person out by asking for codes (docs/decisions.md, issue 10).
  */
 import { createHmac } from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
-import { EmailVerification, LoginCode, Org, User } from '../../db/entities/index.js';
-import { CONSUMER_SCOPES, VERIFIED_EXTRA_SCOPES } from '../auth/scopes.js';
+import { ApiKey, EmailVerification, LoginCode, Org, User, type IEmailVerification } from '../../db/entities/index.js';
+import { CONSUMER_SCOPES, VERIFIED_EXTRA_SCOPES, type Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CounterStore } from '../counters/index.js';
 import { randomDigits, randomString, safeEqual, sha256Hex } from '../crypto.js';
-import { ConflictError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { ConflictError, ForbiddenError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
+import { lockOrg } from '../keys/key-admin.service.js';
 import type { KeysService } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -26,7 +32,13 @@ import type { SessionsService } from '../sessions/sessions.service.js';
 import { SIGNUP_CREDIT_HOLD, STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { verifyChallenge } from './challenge.js';
-import type { LoginRequestBody, LoginVerifyBody, SignupBody, VerifyEmailBody } from './accounts.schemas.js';
+import type {
+  AttachEmailBody,
+  LoginRequestBody,
+  LoginVerifyBody,
+  SignupBody,
+  VerifyEmailBody,
+} from './accounts.schemas.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -35,10 +47,25 @@ export const VERIFICATION_TOKEN_TTL_MS = 24 * 3_600_000;
 const RELEASE_WAIT_MS = 5_000;
 
 export const RATE_LIMITS = {
-  loginRequestPerEmail: { limit: 5, windowMs: 15 * 60_000 },
+  /** Code requests for one address from one client address (a stranger spends their own quota, not the owner's). */
+  loginRequestPerEmailAndIp: { limit: 5, windowMs: 15 * 60_000 },
+  /** Code requests for one address from everywhere: a ceiling against distributed flooding and guessing, above what
+   * one client address can reach (5 per 15 minutes is at most 25 in any hour). */
+  loginRequestPerEmail: { limit: 30, windowMs: 60 * 60_000 },
   loginRequestPerIp: { limit: 30, windowMs: 15 * 60_000 },
   loginVerifyPerIp: { limit: 60, windowMs: 15 * 60_000 },
+  /** Wrong codes for one address from one client address; past it that client address gets 429 for that email. */
+  loginWrongPerEmailAndIp: { limit: LOGIN_CODE_MAX_ATTEMPTS, windowMs: 15 * 60_000 },
+  /** Email-attach requests per org (each one mails a link). */
+  attachEmailPerOrg: { limit: 5, windowMs: 60 * 60_000 },
 } as const;
+
+/**
+ * Every live code of an address works (a new request never voids the one in the owner's mailbox), so a sign-in
+ * compares the guess with all of them: at most the per-address ceiling, since codes live 10 minutes. A wrong guess
+ * counts against each, so guesses per address stay 5 per batch of codes: at worst 5 x 30 chances in 10^6 per hour.
+ */
+export const LOGIN_LIVE_CODES_CHECKED = RATE_LIMITS.loginRequestPerEmail.limit;
 
 export interface ClientInfo {
   ip: string;
@@ -70,6 +97,12 @@ export interface VerifiedView {
   scopes_added: string[];
   credit_cents: number;
   withheld_credit_cents: number;
+}
+
+export interface AttachEmailView {
+  sent: true;
+  email: string;
+  expires_in_seconds: number;
 }
 
 export interface SessionView {
@@ -147,43 +180,45 @@ export class IdentityService {
     );
 
     const verificationToken = randomString(43);
-    const result = await orm.em.fork().transactional(async (tem) => {
-      if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) {
-        throw new ConflictError('An account with this email already exists. Sign in with a code instead.', {
-          details: { sign_in: '/v1/auth/login/request' },
+    const result = await orm.em
+      .fork()
+      .transactional(async (tem) => {
+        if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) throw emailTaken();
+        const now = clock.now();
+        const org = tem.create(Org, {
+          id: newId('org'),
+          kind: 'standard',
+          name: input.name ?? null,
+          withheldCreditCents: STARTER_CREDIT_CENTS,
         });
-      }
-      const now = clock.now();
-      const org = tem.create(Org, {
-        id: newId('org'),
-        kind: 'standard',
-        name: input.name ?? null,
-        withheldCreditCents: STARTER_CREDIT_CENTS,
+        const user = tem.create(User, {
+          id: newId('user'),
+          org,
+          email: input.email,
+          name: input.name ?? null,
+          role: 'owner',
+        });
+        const { key, plaintext } = this.deps.keys.create(tem, {
+          orgId: org.id,
+          name: 'default',
+          scopes: CONSUMER_SCOPES,
+          source: 'signup',
+        });
+        const session = this.deps.sessions.create(tem, { userId: user.id, orgId: org.id, ...client });
+        tem.create(EmailVerification, {
+          id: newId('emailVerification'),
+          tokenHash: sha256Hex(verificationToken),
+          user,
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
+        });
+        await tem.flush();
+        return { org, user, key, plaintext, session };
+      })
+      .catch((err: unknown) => {
+        // Two signups with one email at once: both pass the check above, the unique index refuses the second.
+        throw err instanceof UniqueConstraintViolationException ? emailTaken() : err;
       });
-      const user = tem.create(User, {
-        id: newId('user'),
-        org,
-        email: input.email,
-        name: input.name ?? null,
-        role: 'owner',
-      });
-      const { key, plaintext } = this.deps.keys.create(tem, {
-        orgId: org.id,
-        name: 'default',
-        scopes: CONSUMER_SCOPES,
-        source: 'signup',
-      });
-      const session = this.deps.sessions.create(tem, { userId: user.id, orgId: org.id, ...client });
-      tem.create(EmailVerification, {
-        id: newId('emailVerification'),
-        tokenHash: sha256Hex(verificationToken),
-        user,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
-      });
-      await tem.flush();
-      return { org, user, key, plaintext, session };
-    });
 
     // After commit: the hold and the mail. Neither failure undoes the signup: verification starts a missing hold
     // (signal-with-start), and a lost mail is recovered by signing in with a code, which also verifies the email.
@@ -216,21 +251,29 @@ export class IdentityService {
 
   async verifyEmail(input: VerifyEmailBody): Promise<VerifiedView> {
     const { orm, clock } = this.deps;
-    const outcome = await orm.em.fork().transactional(async (tem) => {
-      const row = await tem.findOne(
-        EmailVerification,
-        { tokenHash: sha256Hex(input.token) },
-        { populate: ['user'], lockMode: LockMode.PESSIMISTIC_WRITE },
-      );
-      if (!row) throw new ValidationError('This verification token is not valid.');
-      if (row.usedAt) throw new ValidationError('This verification token has already been used.');
-      if (row.expiresAt <= clock.now()) {
-        throw new ValidationError('This verification token has expired; sign in with a code to verify instead.');
-      }
-      row.usedAt = clock.now();
-      await tem.flush();
-      return this.markVerified(tem, row.user.id, row.user.org.id);
-    });
+    const outcome = await orm.em
+      .fork()
+      .transactional(async (tem) => {
+        const row = await tem.findOne(
+          EmailVerification,
+          { tokenHash: sha256Hex(input.token) },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
+        if (!row) throw new ValidationError('This verification token is not valid.');
+        if (row.usedAt) throw new ValidationError('This verification token has already been used.');
+        if (row.expiresAt <= clock.now()) {
+          throw new ValidationError('This verification token has expired; sign in with a code to verify instead.');
+        }
+        row.usedAt = clock.now();
+        await tem.flush();
+        if (!row.user) return this.attachVerified(tem, row);
+        const user = await tem.findOneOrFail(User, row.user.id, { fields: ['id', 'org'] });
+        return this.markVerified(tem, user.id, user.org.id);
+      })
+      .catch((err: unknown) => {
+        // An attach link used while another org takes the same address: the unique index decides.
+        throw err instanceof UniqueConstraintViolationException ? emailTaken() : err;
+      });
     await this.afterVerified(outcome);
     return this.verifiedView(outcome.userId, outcome.orgId, outcome.scopesAdded);
   }
@@ -240,11 +283,7 @@ export class IdentityService {
    * The release is signalled inside the caller's transaction: if Temporal cannot be reached the whole verification
    * rolls back and can be retried with the same token; the signal itself is idempotent.
    */
-  private async markVerified(
-    tem: EntityManager,
-    userId: string,
-    orgId: string,
-  ): Promise<{ userId: string; orgId: string; newlyVerified: boolean; scopesAdded: string[]; keyHashes: string[] }> {
+  private async markVerified(tem: EntityManager, userId: string, orgId: string): Promise<VerifyOutcome> {
     const now = this.deps.clock.now();
     const updated = await tem.execute<{ id: string }[]>(
       'update users set email_verified_at = ?, updated_at = ? where id = ? and email_verified_at is null returning id',
@@ -252,13 +291,7 @@ export class IdentityService {
     );
     if (updated.length === 0) return { userId, orgId, newlyVerified: false, scopesAdded: [], keyHashes: [] };
 
-    const keys = await tem.execute<{ key_hash: string }[]>(
-      `update api_keys
-          set scopes = array(select distinct s from unnest(scopes || ?::text[]) as s order by s), updated_at = ?
-        where org_id = ? and source = 'signup' and revoked_at is null
-        returning key_hash`,
-      [`{${VERIFIED_EXTRA_SCOPES.join(',')}}`, now, orgId],
-    );
+    const keys = await elevateKeys(tem, now, `org_id = ? and source = 'signup'`, orgId);
     await this.deps.temporal.releaseSignupCredits({
       orgId,
       amountCents: STARTER_CREDIT_CENTS,
@@ -269,13 +302,15 @@ export class IdentityService {
       orgId,
       newlyVerified: true,
       scopesAdded: [...VERIFIED_EXTRA_SCOPES],
-      keyHashes: keys.map((k) => k.key_hash),
+      keyHashes: keys,
+      creditsReleased: true,
     };
   }
 
-  private async afterVerified(outcome: { orgId: string; newlyVerified: boolean; keyHashes: string[] }): Promise<void> {
+  private async afterVerified(outcome: VerifyOutcome): Promise<void> {
     if (!outcome.newlyVerified) return;
-    await Promise.all(outcome.keyHashes.map((h) => this.deps.keys.invalidate(h)));
+    await this.deps.keys.invalidateMany(outcome.keyHashes);
+    if (!outcome.creditsReleased) return;
     try {
       await this.deps.temporal.waitForSignupCredits(outcome.orgId, RELEASE_WAIT_MS);
     } catch (err) {
@@ -297,19 +332,102 @@ export class IdentityService {
     };
   }
 
+  // ---- agent-first elevation ----------------------------------------------------------------------------------
+
+  /**
+   * POST /v1/me/email: an anonymous org's root key asks to attach an email. Mails a verification link (the signup
+   * mail and token); nothing changes until the link is used. A newer request replaces a pending one (a typo must not
+   * leave a live link in a stranger's mailbox). Limits: the signup budget per client address, 5 per org per hour.
+   */
+  async attachEmail(principal: Principal, input: AttachEmailBody, client: ClientInfo): Promise<AttachEmailView> {
+    const { config, orm, clock } = this.deps;
+    await this.limit(
+      `signup:ip:${client.ip}`,
+      { limit: config.limits.signupPerHour, windowMs: 3_600_000 },
+      'Too many signups from this address; try later.',
+    );
+    await this.limit(
+      `attach-email:org:${principal.orgId}`,
+      RATE_LIMITS.attachEmailPerOrg,
+      'Too many email requests for this organization; try later.',
+    );
+    const token = randomString(43);
+    await orm.em.fork().transactional(async (tem) => {
+      await lockOrg(tem, principal.orgId);
+      if (principal.type === 'session' || (await tem.count(User, { org: principal.orgId })) > 0) throw hasOwner();
+      const key = await tem.findOne(ApiKey, { id: principal.keyId, revokedAt: null }, { fields: ['id', 'parentKey'] });
+      if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
+      if (key.parentKey) {
+        throw new ForbiddenError(
+          `Only the organization's root key may attach an email; this key was minted by ${key.parentKey.id}.`,
+          { details: { root_key_required: true } },
+        );
+      }
+      if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) throw emailTaken();
+      await tem.nativeDelete(EmailVerification, { org: principal.orgId, user: null, usedAt: null });
+      const now = clock.now();
+      tem.create(EmailVerification, {
+        id: newId('emailVerification'),
+        tokenHash: sha256Hex(token),
+        user: null,
+        email: input.email,
+        org: principal.orgId,
+        key: key.id,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
+      });
+      await tem.flush();
+    });
+    this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, token, 'attach'));
+    return { sent: true, email: input.email, expires_in_seconds: VERIFICATION_TOKEN_TTL_MS / 1000 };
+  }
+
+  /**
+   * An attach link used: the person becomes the org's owner (verified), the key that asked gains billing:write and
+   * provider:write in place, and the org is no longer ephemeral. No trial credit: that belongs to the bot-checked
+   * human signup. The org row lock orders this against a second attach link of the same org.
+   */
+  private async attachVerified(tem: EntityManager, row: IEmailVerification): Promise<VerifyOutcome> {
+    const now = this.deps.clock.now();
+    await lockOrg(tem, row.org!.id);
+    const org = await tem.findOneOrFail(Org, row.org!.id);
+    if ((await tem.count(User, { org: org.id })) > 0) throw hasOwner();
+    if (await tem.findOne(User, { email: row.email! }, { fields: ['id'] })) throw emailTaken();
+    const user = tem.create(User, {
+      id: newId('user'),
+      org,
+      email: row.email!,
+      role: 'owner',
+      emailVerifiedAt: now,
+    });
+    row.user = user;
+    org.kind = 'standard';
+    await tem.flush();
+    const keys = await elevateKeys(tem, now, 'id = ?', row.key!.id);
+    return {
+      userId: user.id,
+      orgId: org.id,
+      newlyVerified: true,
+      scopesAdded: keys.length ? [...VERIFIED_EXTRA_SCOPES] : [],
+      keyHashes: keys,
+    };
+  }
+
   // ---- passwordless sign-in -----------------------------------------------------------------------------------
 
   async requestLoginCode(input: LoginRequestBody, client: ClientInfo): Promise<typeof LOGIN_REQUEST_RESPONSE> {
     const { orm, clock } = this.deps;
     const message = 'Too many sign-in requests; wait a few minutes and try again.';
+    const email = sha256Hex(input.email);
+    // Per client address first: a request refused there never reaches the address-wide ceiling.
     await this.limit(`login:ip:${client.ip}`, RATE_LIMITS.loginRequestPerIp, message);
-    await this.limit(`login:email:${sha256Hex(input.email)}`, RATE_LIMITS.loginRequestPerEmail, message);
+    await this.limit(`login:email-ip:${email}:${client.ip}`, RATE_LIMITS.loginRequestPerEmailAndIp, message);
+    await this.limit(`login:email:${email}`, RATE_LIMITS.loginRequestPerEmail, message);
 
     const code = randomDigits(6);
     const user = await orm.em.fork().transactional(async (tem) => {
       const now = clock.now();
-      // One live code per address: a new request voids the previous ones.
-      await tem.nativeUpdate(LoginCode, { email: input.email, consumedAt: null }, { consumedAt: now });
+      // Earlier codes stay live: voiding them would let anyone who knows the address cancel the owner's code.
       tem.create(LoginCode, {
         id: newId('loginCode'),
         email: input.email,
@@ -326,28 +444,46 @@ export class IdentityService {
   }
 
   async verifyLoginCode(input: LoginVerifyBody, client: ClientInfo): Promise<SessionView> {
-    const { orm, clock } = this.deps;
+    const { orm, clock, counters } = this.deps;
     await this.limit(`login-verify:ip:${client.ip}`, RATE_LIMITS.loginVerifyPerIp, 'Too many attempts; try later.');
+    // Wrong codes are limited per email and client address: one stranger cannot keep burning the owner's codes.
+    const wrongKey = `rl:login-wrong:${sha256Hex(input.email)}:${client.ip}`;
+    const wrong = RATE_LIMITS.loginWrongPerEmailAndIp;
+    if (Number((await counters.get(wrongKey)) ?? 0) >= wrong.limit) {
+      const hit = await counters.hitWindow(wrongKey, wrong.limit, wrong.windowMs); // refused: not counted
+      if (!hit.allowed) throw new RateLimitedError(hit.resetMs / 1000, 'Too many wrong codes; try later.');
+    }
     const invalid = () => new UnauthenticatedError('The code is not valid. Request a new one if it has expired.');
 
-    type Attempt =
-      | { kind: 'wrong' }
-      | { kind: 'ok'; view: SessionView; outcome: Awaited<ReturnType<IdentityService['markVerified']>> };
+    type Attempt = { kind: 'wrong' } | { kind: 'ok'; view: SessionView; outcome: VerifyOutcome };
     const attempt: Attempt | undefined = await orm.em.fork().transactional(async (tem) => {
       const now = clock.now();
-      const [row] = await tem.execute<{ id: string; code_hash: string; attempts: number }[]>(
-        `select id, code_hash, attempts from login_codes
+      const rows = await tem.execute<{ id: string; code_hash: string }[]>(
+        `select id, code_hash from login_codes
           where email = ? and consumed_at is null and expires_at > ? and attempts < ?
-          order by created_at desc limit 1
+          order by created_at desc limit ?
           for update`,
-        [input.email, now, LOGIN_CODE_MAX_ATTEMPTS],
+        [input.email, now, LOGIN_CODE_MAX_ATTEMPTS, LOGIN_LIVE_CODES_CHECKED],
       );
-      if (!row) return undefined;
-      if (!safeEqual(this.codeHash(input.email, input.code), row.code_hash)) {
-        await tem.execute('update login_codes set attempts = attempts + 1 where id = ?', [row.id], 'run');
+      if (rows.length === 0) return undefined;
+      const hash = this.codeHash(input.email, input.code);
+      // Compare with every live code (constant time each), not stopping at the first match.
+      const match = rows.filter((r) => safeEqual(hash, r.code_hash))[0];
+      if (!match) {
+        // A wrong guess counts against every live code: more codes in flight must not mean more guesses.
+        await tem.execute(
+          `update login_codes set attempts = attempts + 1 where id in (${rows.map(() => '?').join(',')})`,
+          rows.map((r) => r.id),
+          'run',
+        );
         return { kind: 'wrong' as const };
       }
-      await tem.execute('update login_codes set consumed_at = ? where id = ?', [now, row.id], 'run');
+      // Signed in: this code is used and every other live code of the address is void.
+      await tem.execute(
+        'update login_codes set consumed_at = ? where email = ? and consumed_at is null',
+        [now, input.email],
+        'run',
+      );
       const user = await tem.findOne(User, { email: input.email });
       if (!user) return undefined;
       const outcome = await this.markVerified(tem, user.id, user.org.id);
@@ -366,6 +502,7 @@ export class IdentityService {
         },
       };
     });
+    if (attempt?.kind === 'wrong') await counters.hitWindow(wrongKey, wrong.limit, wrong.windowMs);
     if (!attempt || attempt.kind === 'wrong') throw invalid();
     await this.afterVerified(attempt.outcome);
     return attempt.view;
@@ -375,4 +512,38 @@ export class IdentityService {
     await this.deps.sessions.revoke(sessionId);
     return { signed_out: true };
   }
+}
+
+interface VerifyOutcome {
+  userId: string;
+  orgId: string;
+  newlyVerified: boolean;
+  scopesAdded: string[];
+  keyHashes: string[];
+  /** The signup credit hold was signalled (human signup only). */
+  creditsReleased?: boolean;
+}
+
+/** Add billing:write and provider:write to the active keys matching `where`; returns their hashes. */
+async function elevateKeys(tem: EntityManager, now: Date, where: string, param: string): Promise<string[]> {
+  const rows = await tem.execute<{ key_hash: string }[]>(
+    `update api_keys
+        set scopes = array(select distinct s from unnest(scopes || ?::text[]) as s order by s), updated_at = ?
+      where ${where} and revoked_at is null
+      returning key_hash`,
+    [`{${VERIFIED_EXTRA_SCOPES.join(',')}}`, now, param],
+  );
+  return rows.map((r) => r.key_hash);
+}
+
+function emailTaken(): ConflictError {
+  return new ConflictError('An account with this email already exists. Sign in with a code instead.', {
+    details: { sign_in: '/v1/auth/login/request' },
+  });
+}
+
+function hasOwner(): ConflictError {
+  return new ConflictError('This organization already has an owner; people sign in with a code instead.', {
+    details: { sign_in: '/v1/auth/login/request' },
+  });
 }

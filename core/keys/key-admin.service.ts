@@ -3,7 +3,7 @@
  * revoke, under the governance rules of key-governance.ts (a key minted by a key is its child; keys tighten, people
  * loosen). Every change drops the key and its descendants from every process's auth cache.
  */
-import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey, Org, type IApiKey } from '../../db/entities/index.js';
 import type { Principal, Scope } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
@@ -127,8 +127,8 @@ export class KeyAdminService {
       });
     }
     return this.orm.em.fork().transactional(async (tem) => {
-      // The org row lock serialises key changes per org: the active-key cap and the key tree hold under concurrency.
-      const org = await tem.findOneOrFail(Org, principal.orgId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      await lockOrg(tem, principal.orgId);
+      const org = await tem.findOneOrFail(Org, principal.orgId, { fields: ['suspended'] });
       if (org.suspended) throw new ForbiddenError('This organization is suspended and cannot create keys.');
       const { rows, gov } = await this.orgKeys(tem, principal.orgId);
       if (rows.size >= MAX_ACTIVE_KEYS_PER_ORG) {
@@ -328,8 +328,14 @@ async function findOwn(em: EntityManager, principal: Principal, id: string): Pro
   return key;
 }
 
-async function lockOrg(em: EntityManager, orgId: string): Promise<void> {
-  await em.findOneOrFail(Org, orgId, { lockMode: LockMode.PESSIMISTIC_WRITE, fields: ['id'] });
+/**
+ * Serialise key changes per org (the active-key cap and the key tree hold under concurrency). `FOR NO KEY UPDATE`:
+ * it excludes other key changes and balance updates of the org, but not the key-share locks that inserting rows
+ * which reference the org (the gateway's usage events) takes, so calls are not held up by it.
+ */
+export async function lockOrg(em: EntityManager, orgId: string): Promise<void> {
+  const rows = await em.execute('select id from orgs where id = ? for no key update', [orgId]);
+  if (rows.length === 0) throw new NotFoundError('Organization not found.');
 }
 
 /** For an already revoked key (no longer in the active tree): is `ancestorId` above it? */

@@ -2,26 +2,49 @@
 import { escapeHtml } from '../html.js';
 import type { MailMessage } from './mailer.js';
 
-export function verificationEmail(to: string, publicBaseUrl: string, token: string): MailMessage {
+/**
+ * The verification link. `signup`: a person signed up (the trial credit waits for it). `attach`: an agent's
+ * anonymous account asked to attach this address (its key gains billing and provider scopes; no trial credit).
+ */
+export function verificationEmail(
+  to: string,
+  publicBaseUrl: string,
+  token: string,
+  kind: 'signup' | 'attach' = 'signup',
+): MailMessage {
   const link = `${publicBaseUrl}/verify-email?token=${encodeURIComponent(token)}`;
+  const intro =
+    kind === 'signup'
+      ? [
+          'Welcome to the API marketplace.',
+          'Verify your email to unlock billing and provider features and your $1.00 starter credit:',
+        ]
+      : [
+          'An API key of an API marketplace account asked to attach this address; verifying makes you its owner.',
+          'Verify your email to become the owner and unlock billing and provider features for that key:',
+        ];
+  const ignore =
+    kind === 'signup'
+      ? 'If you did not sign up, ignore this message.'
+      : 'If you did not expect this, ignore this message.';
   return {
     to,
     subject: 'Verify your email for the API marketplace',
     text: [
-      'Welcome to the API marketplace.',
+      intro[0],
       '',
-      'Verify your email to unlock billing and provider features and your $1.00 starter credit:',
+      intro[1],
       link,
       '',
       `Verification token: ${token}`,
       '',
-      'The link works for 24 hours. If you did not sign up, ignore this message.',
+      `The link works for 24 hours. ${ignore}`,
     ].join('\n'),
-    html: `<p>Welcome to the API marketplace.</p>
-<p>Verify your email to unlock billing and provider features and your $1.00 starter credit:</p>
+    html: `<p>${escapeHtml(intro[0]!)}</p>
+<p>${escapeHtml(intro[1]!)}</p>
 <p><a href="${escapeHtml(link)}">Verify my email</a></p>
 <p>Verification token: <code>${escapeHtml(token)}</code></p>
-<p>The link works for 24 hours. If you did not sign up, ignore this message.</p>`,
+<p>The link works for 24 hours. ${escapeHtml(ignore)}</p>`,
   };
 }
 

@@ -15,7 +15,8 @@ describe('passwordless sign-in', () => {
   const email = (tag: string) => `${tag}-${++n}@example.com`;
 
   beforeAll(async () => {
-    s = await startFullStack({ clock });
+    // TRUST_PROXY: tests speak from several client addresses through X-Forwarded-For.
+    s = await startFullStack({ clock, env: { TRUST_PROXY: 'true' } });
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);
@@ -29,10 +30,14 @@ describe('passwordless sign-in', () => {
     return res.body.data;
   }
 
+  const from = (ip?: string) => (ip ? { 'x-forwarded-for': ip } : undefined);
+  const askCode = (address: string, ip?: string) =>
+    http(s.base, 'POST', '/v1/auth/login/request', { body: { email: address }, headers: from(ip) });
+
   /** Ask for a code and read it from the mail (the newest code mail to that address). */
-  async function requestCode(address: string): Promise<string> {
+  async function requestCode(address: string, ip?: string): Promise<string> {
     const before = s.smtp.messages.length;
-    const res = await http(s.base, 'POST', '/v1/auth/login/request', { body: { email: address } });
+    const res = await askCode(address, ip);
     expect(res.status, show(res)).toBe(200);
     await expect
       .poll(() => s.smtp.messages.slice(before).find((m) => m.to.includes(address) && /sign-in code/.test(m.subject)))
@@ -42,8 +47,8 @@ describe('passwordless sign-in', () => {
     );
   }
 
-  const verify = (address: string, code: string) =>
-    http(s.base, 'POST', '/v1/auth/login/verify', { body: { email: address, code } });
+  const verify = (address: string, code: string, ip?: string) =>
+    http(s.base, 'POST', '/v1/auth/login/verify', { body: { email: address, code }, headers: from(ip) });
 
   it('accepts the code within 10 minutes and returns a session', async () => {
     const address = email('ok');
@@ -90,7 +95,9 @@ describe('passwordless sign-in', () => {
     const code = await requestCode(address);
     const wrong = code === '000000' ? '111111' : '000000';
     for (let i = 0; i < 5; i++) expectFailure(await verify(address, wrong), 401, 'unauthenticated');
-    expectFailure(await verify(address, code), 401, 'unauthenticated');
+    // From another address (this one has spent its wrong guesses for this email: 429), the right code is void.
+    expectFailure(await verify(address, code), 429, 'rate_limited');
+    expectFailure(await verify(address, code, '192.0.2.50'), 401, 'unauthenticated');
   });
 
   it('still accepts the right code after 4 wrong tries', async () => {
@@ -102,13 +109,58 @@ describe('passwordless sign-in', () => {
     expect((await verify(address, code)).status).toBe(200);
   });
 
-  it('voids an earlier code when a new one is requested', async () => {
+  it('a new request does not void the live code; signing in voids the rest', async () => {
     const address = email('newer');
     await signup(address);
     const first = await requestCode(address);
     const second = await requestCode(address);
-    if (first !== second) expectFailure(await verify(address, first), 401, 'unauthenticated');
-    expect((await verify(address, second)).status).toBe(200);
+    const res = await verify(address, first);
+    expect(res.status, show(res)).toBe(200);
+    if (first !== second) expectFailure(await verify(address, second), 401, 'unauthenticated');
+  });
+
+  it('a stranger cannot lock the owner out by requesting codes', async () => {
+    const address = email('victim');
+    await signup(address);
+    const owner = '198.51.100.7';
+    const stranger = '203.0.113.9';
+    const earlier = await requestCode(address, owner);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) statuses.push((await askCode(address, stranger)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    // (The stranger's codes went to the owner's mailbox: let them all arrive before reading the next one.)
+    const codeMails = () => s.smtp.messages.filter((m) => m.to.includes(address) && /sign-in code/.test(m.subject));
+    await expect.poll(() => codeMails().length).toBe(6);
+    // The owner's live code survived the stranger's requests, and the owner can still ask for a new one.
+    const res = await verify(address, earlier, owner);
+    expect(res.status, show(res)).toBe(200);
+    const again = await verify(address, await requestCode(address, owner), owner);
+    expect(again.status, show(again)).toBe(200);
+  });
+
+  it('a stranger’s wrong guesses are limited per address, so the owner’s next code survives them', async () => {
+    const address = email('guessed');
+    await signup(address);
+    const owner = '198.51.100.8';
+    const stranger = '203.0.113.10';
+    const burned = await requestCode(address, owner);
+    const wrong = burned === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) expectFailure(await verify(address, wrong, stranger), 401, 'unauthenticated');
+    // The stranger's address has spent its guesses at this email; the owner's fresh code is out of its reach.
+    expectFailure(await verify(address, wrong, stranger), 429, 'rate_limited');
+    const fresh = await requestCode(address, owner);
+    expectFailure(await verify(address, fresh === '000000' ? '111111' : '000000', stranger), 429, 'rate_limited');
+    const res = await verify(address, fresh, owner);
+    expect(res.status, show(res)).toBe(200);
+  });
+
+  it('caps code requests per email across all addresses (a botnet ceiling a single address cannot reach)', async () => {
+    const address = email('botnet');
+    const statuses: number[] = [];
+    for (let ip = 1; ip <= 7; ip++)
+      for (let i = 0; i < 5; i++) statuses.push((await askCode(address, `203.0.113.${100 + ip}`)).status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(30);
+    expect(statuses.slice(30)).toEqual([429, 429, 429, 429, 429]);
   });
 
   it('answers known and unknown emails byte for byte alike (request id aside), and mails only the known', async () => {
@@ -193,21 +245,24 @@ describe('passwordless sign-in', () => {
     expectFailure(await http(s.base, 'GET', '/v1/me', { token: active.session_token }), 401, 'unauthenticated');
   });
 
-  it('lets the session win when a request carries both a session and a key', async () => {
-    const person = await signup(email('both'));
+  it('the JSON API takes only Authorization: Bearer; the pages’ session cookie is ignored on /v1/*', async () => {
+    const person = await signup(email('cookie'));
     const other = await signup(email('otherorg'));
-    const res = await http(s.base, 'GET', '/v1/me', {
-      token: other.api_key,
-      headers: { cookie: `svc_session=${person.session_token}` },
-    });
-    expect(res.body.data.org_id).toBe(person.account.org_id);
-    expect(res.body.data.credential.type).toBe('session');
-    // A stale session cookie does not hide a valid key.
-    const stale = await http(s.base, 'GET', '/v1/me', {
-      token: other.api_key,
-      headers: { cookie: `svc_session=sess_${'x'.repeat(32)}` },
-    });
-    expect(stale.body.data.org_id).toBe(other.account.org_id);
+    const cookie = { cookie: `svc_session=${person.session_token}` };
+    expectFailure(await http(s.base, 'GET', '/v1/me', { headers: cookie }), 401, 'unauthenticated');
+    // A cross-site form would carry the cookie: it must not act for the person.
+    const forged = await http(s.base, 'POST', '/v1/keys', { headers: cookie, body: { name: 'csrf' } });
+    expectFailure(forged, 401, 'unauthenticated');
+    const [keys] = await sql<{ count: string }>(s.db.url, 'select count(*) from api_keys where org_id = $1', [
+      person.account.org_id,
+    ]);
+    expect(keys?.count).toBe('1');
+    // With a bearer credential, the cookie changes nothing: the bearer is who acts.
+    const res = await http(s.base, 'GET', '/v1/me', { token: other.api_key, headers: cookie });
+    expect(res.body.data.org_id).toBe(other.account.org_id);
+    expect(res.body.data.credential.type).toBe('api_key');
+    const bySession = await http(s.base, 'GET', '/v1/me', { token: person.session_token });
+    expect(bySession.body.data.credential.type).toBe('session');
   });
 });
 

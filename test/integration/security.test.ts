@@ -29,6 +29,7 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/v1/auth/login/verify', need: 'none' },
   { method: 'POST', path: '/v1/auth/logout', need: 'session' },
   { method: 'GET', path: '/v1/me', need: 'auth' },
+  { method: 'POST', path: '/v1/me/email', need: 'auth' },
   { method: 'GET', path: '/v1/me/profile', need: 'auth' },
   { method: 'PATCH', path: '/v1/me/profile', need: 'provider:write', example: { body: { bio: 'hello' } } },
   { method: 'POST', path: '/v1/me/avatar', need: 'provider:write' },

@@ -177,6 +177,20 @@ describe('signup and email verification', () => {
     expect(me.body.data.scopes).toEqual(['catalog:read']);
   });
 
+  it('two concurrent signups with one email: one 201, one 409, never a 500', async () => {
+    for (let round = 0; round < 5; round++) {
+      const address = email('twice');
+      const results = await Promise.all(
+        [address, address.toUpperCase()].map((e) => http(s.base, 'POST', '/v1/signup', { body: { email: e } })),
+      );
+      expect(results.map((r) => r.status).sort(), results.map(show).join('\n')).toEqual([201, 409]);
+      const loser = results.find((r) => r.status === 409)!;
+      expectFailure(loser, 409, 'conflict');
+      const [row] = await sql<{ count: string }>(s.db.url, 'select count(*) from users where email = $1', [address]);
+      expect(row?.count).toBe('1');
+    }
+  });
+
   it('answers an existing email with 409 and bad input with 400, creating nothing', async () => {
     const address = email('dup');
     await signup(address);
