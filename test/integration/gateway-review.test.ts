@@ -4,6 +4,7 @@
 // credit limit, and a blocked upstream is reported without naming the network.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiApp } from '../../api/app.js';
 import { ManualClock } from '../../core/clock.js';
 import type { RedisCounterStore } from '../../core/counters/index.js';
 import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
@@ -367,6 +368,31 @@ describe('gateway review fixes (issue 10)', () => {
     await stack.services.spend.forgetOrg(c.orgId);
     expect((await order()).status).toBe(200);
     expect(await balance(c.orgId)).toBe(-15);
+  });
+
+  it("a child key's spend counts against its parent's budget too (minted by the key, over the real routes)", async () => {
+    const c = await consumer(100);
+    const apiApp = await serve(createApiApp(stack.services).callback());
+    try {
+      const mint = (token: string, body: Record<string, unknown>) =>
+        http(apiApp.url, 'POST', '/v1/keys', { token, body: { name: 'k', ...body } });
+      const parent = await mint(c.session, { scopes: ['proxy:call', 'keys:write'], budget_cents: 12 });
+      expect(parent.status, show(parent)).toBe(201);
+      const child = await mint(parent.body.data.api_key as string, { scopes: ['proxy:call'] });
+      expect(child.status, show(child)).toBe(201);
+      const order = (token: string) => http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token, body: {} });
+      expect((await order(child.body.data.api_key as string)).status).toBe(200);
+      expect((await order(parent.body.data.api_key as string)).status).toBe(200);
+      // 10 of the parent's 12 are spent (5 by the child): neither may spend 5 more.
+      const refused = await order(child.body.data.api_key as string);
+      expectFailure(refused, 402, 'insufficient_budget');
+      expect(refused.body.error.details).toMatchObject({ key_id: parent.body.data.id });
+      expectFailure(await order(parent.body.data.api_key as string), 402, 'insufficient_budget');
+      const [row] = await sql(stack.db.url, 'select spent_cents from api_keys where id = $1', [parent.body.data.id]);
+      expect(row).toEqual({ spent_cents: '10' });
+    } finally {
+      await apiApp.close();
+    }
   });
 
   it('a provider host on a non-public address: 502 upstream_error that does not describe the network', async () => {
