@@ -227,10 +227,12 @@ describe('billing', () => {
     const before = stripe.calls.length;
     const setup = await http(s.base, 'POST', '/v1/billing/setup-intent', { token: person.session });
     expect(setup.status, show(setup)).toBe(200);
-    expect(setup.body.data).toMatchObject({
+    expect(setup.body.data).toEqual({
       setup_intent_id: expect.stringMatching(/^seti_/),
-      client_secret: expect.any(String),
+      client_secret: expect.stringMatching(/^seti_.+_secret_/),
       url: expect.stringMatching(/^https:/),
+      checkout_session_id: expect.stringMatching(/^cs_/),
+      expires_at: expect.any(String),
     });
     const calls = stripe.calls.slice(before);
     const customer = (
@@ -238,12 +240,16 @@ describe('billing', () => {
         person.orgId,
       ])
     )[0]!.stripe_customer_id;
-    expect(calls.find((c) => c.path === '/v1/setup_intents')!.params).toMatchObject({
+    // One SetupIntent only: the hosted page's own (returned expanded with the session), never a second, orphan one.
+    expect(calls.filter((c) => c.path.startsWith('/v1/setup_intents'))).toEqual([]);
+    const sessions = calls.filter((c) => c.path === '/v1/checkout/sessions');
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.params).toMatchObject({
+      mode: 'setup',
       customer,
-      usage: 'off_session',
-      'metadata[org_id]': person.orgId,
+      'expand[0]': 'setup_intent',
+      'setup_intent_data[metadata][org_id]': person.orgId,
     });
-    expect(calls.find((c) => c.path === '/v1/checkout/sessions')!.params).toMatchObject({ mode: 'setup', customer });
     const portal = await http(s.base, 'POST', '/v1/billing/portal', { token: person.session });
     expect(portal.body.data.url).toMatch(/^https:/);
     expect(stripe.calls.at(-1)).toMatchObject({
@@ -387,6 +393,61 @@ describe('billing', () => {
     await deliver(paid.payload, paid.header);
     const [after] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
     expect(after).toEqual({ suspended: false, suspended_reason: null });
+  });
+
+  it('signals a waiting workflow only once the event has committed: never for a rolled-back delivery', async () => {
+    const p = await cardOrg();
+    await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
+    const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
+    const handle = s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId));
+    const event = {
+      id: eventId(),
+      type: 'payment_intent.payment_failed',
+      data: {
+        object: {
+          id: payment.stripe_ref,
+          object: 'payment_intent',
+          amount: 500,
+          metadata: { payment_id: payment.id },
+          last_payment_error: { message: 'Do not honor.' },
+        },
+      },
+    };
+    // A fault planted after the event's effects: recording its outcome fails, so the whole transaction rolls back.
+    await sql(
+      s.db.url,
+      `create or replace function planted_stripe_event_fault() returns trigger language plpgsql as
+         $$ begin raise exception 'planted fault for %', new.id; end $$`,
+    );
+    await sql(
+      s.db.url,
+      `create trigger planted_stripe_event_fault before update on stripe_events for each row
+         when (new.id = '${event.id}') execute function planted_stripe_event_fault()`,
+    );
+    try {
+      const { payload, header } = signed(event);
+      const refused = await deliver(payload, header);
+      expect(refused.status, show(refused)).toBe(500);
+    } finally {
+      await sql(s.db.url, 'drop trigger planted_stripe_event_fault on stripe_events');
+    }
+    const signalsSeen = async () =>
+      (await handle.fetchHistory()).events?.filter(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'paymentSettled',
+      ).length ?? 0;
+    expect(await signalsSeen()).toBe(0);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const [rolledBack] = await sql(s.db.url, 'select status from payments where id = $1', [payment.id]);
+    expect(rolledBack).toEqual({ status: 'pending' });
+    expect(await sql(s.db.url, 'select id from stripe_events where id = $1', [event.id])).toEqual([]);
+
+    // Stripe delivers it again; this time it commits, and then the workflow hears of it.
+    const { payload, header } = signed(event);
+    expect((await deliver(payload, header)).status).toBe(200);
+    expect(await handle.result()).toEqual({ outcome: 'failed', paymentId: payment.id, reason: 'Do not honor.' });
+    expect(await signalsSeen()).toBe(1);
+    const [org] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
+    expect(org).toEqual({ suspended: true, suspended_reason: 'payment_failed' });
   });
 
   it('a retried charge activity never charges twice (same idempotency key, one Stripe call)', async () => {
