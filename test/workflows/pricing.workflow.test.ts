@@ -144,6 +144,32 @@ describe('pricing and scheduled increases', () => {
     expect(res.body.data.endpoints[0]).toMatchObject({ price_cents: 50, price_increase: null });
   });
 
+  it('tags every run that concerns a listing with its slug (ApiSlug) and provider (OrgId) for operators', async () => {
+    const { apiId, a } = await liveApi('attributed');
+    const priced = await call('PATCH', `/v1/provider/apis/${apiId}/pricing`, {
+      endpoints: [{ endpoint_id: a, price_cents: 25 }],
+    });
+    expect(priced.body.data.endpoints[0].price_increase, show(priced)).toBeTruthy();
+    const verified = await call('POST', `/v1/provider/apis/${apiId}/verify`);
+    expect(verified.status, show(verified)).toBe(200);
+    expect((await call('POST', `/v1/provider/apis/${apiId}/unpublish`)).status).toBe(200);
+
+    const runs = async (query: string) => {
+      const found: string[] = [];
+      for await (const wf of s.temporal.client.workflow.list({ query })) found.push(`${wf.type} ${wf.workflowId}`);
+      return found.sort();
+    };
+    const expected = [
+      `priceChangeWorkflow ${workflowIds.priceChange(apiId, a)}`,
+      `verifyAndPublishWorkflow ${workflowIds.publish(apiId)}`,
+      `verifyAndPublishWorkflow ${workflowIds.publish(apiId)}`,
+      `verifyAndPublishWorkflow ${workflowIds.publish(apiId)}`,
+    ];
+    await expect.poll(() => runs('ApiSlug = "attributed"'), { timeout: 10_000 }).toEqual(expected);
+    expect(await runs(`ApiSlug = "${apiId}"`)).toEqual([]);
+    expect(await runs(`OrgId = "${provider.orgId}" AND ApiSlug = "attributed"`)).toEqual(expected);
+  });
+
   it('validates pricing input', async () => {
     const { apiId, a } = await liveApi('validated');
     for (const body of [
