@@ -108,10 +108,8 @@ describe('billing cycles, payouts and chargebacks', () => {
     const small = await owingOrg(700); // under the threshold: waits for the month end
     const before = stripe.calls.length;
     // Two cycles at once (the hourly schedule and an operator's run): one charge per org.
-    const [a, b] = await Promise.all([
-      s.services.temporal.runBillingCycle({ reason: 'threshold' }),
-      s.services.temporal.runBillingCycle({ reason: 'threshold' }),
-    ]);
+    const ids = ['billing-cycle:threshold:first', 'billing-cycle:threshold:second'] as const;
+    const [a, b] = await Promise.all(ids.map((id) => s.services.temporal.runBillingCycle({ reason: 'threshold' }, id)));
     const started = [...a.usageChargesStarted, ...b.usageChargesStarted].filter((o) => o === debtor.orgId);
     const running = [...a.usageChargesAlreadyRunning, ...b.usageChargesAlreadyRunning].filter(
       (o) => o === debtor.orgId,
@@ -119,6 +117,12 @@ describe('billing cycles, payouts and chargebacks', () => {
     expect(started.length).toBeGreaterThanOrEqual(1);
     expect(started.length + running.length).toBe(2);
     expect([...a.usageChargesStarted, ...b.usageChargesStarted]).not.toContain(small.orgId);
+    if (a.usageChargesStarted.includes(debtor.orgId) !== b.usageChargesStarted.includes(debtor.orgId)) {
+      // One cycle started the org's charge, the other found it running: each path's history is replayed.
+      const [starter, latecomer] = a.usageChargesStarted.includes(debtor.orgId) ? ids : [ids[1], ids[0]];
+      await recordHistory(s.temporal.address, starter, 'billing-cycle-threshold-started.json');
+      await recordHistory(s.temporal.address, latecomer, 'billing-cycle-threshold-already-running.json');
+    }
 
     const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
     await waitForCharge(s.db.url, debtor.orgId, 'usage_charge');
@@ -257,8 +261,12 @@ describe('billing cycles, payouts and chargebacks', () => {
       }
     }
     const before = stripe.calls.length;
-    const first = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
+    const first = await s.services.temporal.runBillingCycle(
+      { reason: 'period_end', period: '2026-10' },
+      'billing-cycle:period_end:payouts',
+    );
     expect(first.payouts).toContainEqual({ orgId: provider.orgId, status: 'paid', amountCents: 190 });
+    await recordHistory(s.temporal.address, 'billing-cycle:period_end:payouts', 'billing-cycle-period-close.json');
     const transfers = callsTo('/v1/transfers', before);
     expect(transfers).toHaveLength(1);
     expect(transfers[0]).toMatchObject({

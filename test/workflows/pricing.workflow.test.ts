@@ -1,19 +1,15 @@
 // Pricing: decreases and discounts apply at once; an increase on a live listing waits out the notice period in
-// priceChangeWorkflow and then applies; a cancelled one never does. The recorded histories of priceChangeWorkflow and
-// verifyAndPublishWorkflow replay against the current workflow code.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { Worker } from '@temporalio/worker';
+// priceChangeWorkflow and then applies; a cancelled one never does. The histories recorded here are replayed by
+// replay.workflow.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
-import { recordHistory, workflowBundle } from '../helpers/temporal.js';
+import { recordHistory } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
-const HISTORIES = path.join(import.meta.dirname, 'histories');
 const NOTICE_MS = 1_500;
 
 describe('pricing and scheduled increases', () => {
@@ -203,22 +199,5 @@ describe('pricing and scheduled increases', () => {
       404,
       'not_found',
     );
-  });
-});
-
-describe('recorded histories replay', () => {
-  it.each([
-    'price-change-applied.json',
-    'verify-and-publish-published.json',
-    'auto-reload-credited.json',
-    'auto-reload-failed.json',
-    'usage-charge-charged.json',
-    'usage-charge-failed.json',
-  ])('%s', async (file) => {
-    const history = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as {
-      events: { eventType: string }[];
-    };
-    expect(history.events.map((e) => e.eventType)).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
-    await Worker.runReplayHistory({ workflowBundle }, history, file);
   });
 });
