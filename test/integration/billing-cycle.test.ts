@@ -109,7 +109,10 @@ describe('billing cycles, payouts and chargebacks', () => {
     const before = stripe.calls.length;
     // Two cycles at once (the hourly schedule and an operator's run): one charge per org.
     const ids = ['billing-cycle:threshold:first', 'billing-cycle:threshold:second'] as const;
-    const [a, b] = await Promise.all(ids.map((id) => s.services.temporal.runBillingCycle({ reason: 'threshold' }, id)));
+    const [a, b] = await Promise.all([
+      s.services.temporal.runBillingCycle({ reason: 'threshold' }, ids[0]),
+      s.services.temporal.runBillingCycle({ reason: 'threshold' }, ids[1]),
+    ]);
     const started = [...a.usageChargesStarted, ...b.usageChargesStarted].filter((o) => o === debtor.orgId);
     const running = [...a.usageChargesAlreadyRunning, ...b.usageChargesAlreadyRunning].filter(
       (o) => o === debtor.orgId,
