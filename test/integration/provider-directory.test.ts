@@ -54,6 +54,8 @@ describe('provider directory, analytics and Connect', () => {
     });
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
     await stripe?.stop();
     await upstream?.close();

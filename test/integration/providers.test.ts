@@ -40,6 +40,8 @@ describe('provider lifecycle', () => {
     stranger = await createPerson(s.services);
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
     await upstream?.close();
   });

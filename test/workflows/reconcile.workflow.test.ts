@@ -16,6 +16,8 @@ describe('reconcileBooksWorkflow', () => {
     s = await startFullStack();
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
   });
 
