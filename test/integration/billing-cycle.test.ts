@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callEntries } from '../../core/billing/split.js';
 import { newId } from '../../core/ids.js';
 import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';
+import { GATEWAY_CHANNELS } from '../../core/gateway-events.js';
 import { SCHEDULES, workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -34,6 +35,8 @@ describe('billing cycles, payouts and chargebacks', () => {
   let stripe: StripeRecorder;
   let s: FullStack;
   let n = 0;
+  /** What the gateways were told (core/gateway-events.ts), with the org's committed state when the message landed. */
+  const announced: { orgId: string; suspended: boolean; reason: string | null }[] = [];
 
   beforeAll(async () => {
     mock = await startStripeMock();
@@ -47,6 +50,15 @@ describe('billing cycles, payouts and chargebacks', () => {
         PLATFORM_FEE_PERCENT: '20',
         PAYOUT_MINIMUM_CENTS: '100',
       },
+    });
+    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
+      void sql<{ suspended: boolean; suspended_reason: string | null }>(
+        s.db.url,
+        'select suspended, suspended_reason from orgs where id = $1',
+        [orgId],
+      ).then(([o]) => {
+        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason });
+      });
     });
   });
   afterAll(async () => {
@@ -213,6 +225,9 @@ describe('billing cycles, payouts and chargebacks', () => {
       suspended: true,
       suspended_reason: 'payment_failed',
     });
+    await expect
+      .poll(() => announced.some((a) => a.orgId === debtor.orgId && a.suspended && a.reason === 'payment_failed'))
+      .toBe(true);
     const mail = await s.smtp.waitForMail(debtor.email, { subject: /Payment failed/ });
     expect(mail.text).toContain('$55.00');
     expect(mail.text).toContain('Your card has insufficient funds.');
@@ -229,6 +244,7 @@ describe('billing cycles, payouts and chargebacks', () => {
       debtor.orgId,
     );
     // ...the month end retries the debt, and its success lifts the suspension.
+    const announcedBeforeLift = announced.length;
     const close = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
     expect(close.usageChargesStarted).toContain(debtor.orgId);
     const retry = await waitForCharge(s.db.url, debtor.orgId, 'usage_charge', 'pending');
@@ -239,6 +255,10 @@ describe('billing cycles, payouts and chargebacks', () => {
     });
     expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: retry.id });
     expect(await org(debtor.orgId)).toEqual({ credit_cents: '0', suspended: false, suspended_reason: null });
+    // The automatic lift is announced too (by the webhook that booked the payment, after its commit).
+    await expect
+      .poll(() => announced.slice(announcedBeforeLift).some((a) => a.orgId === debtor.orgId && !a.suspended))
+      .toBe(true);
   });
 
   it('the period close pays each provider its net earnings once, as a Connect transfer', async () => {
@@ -368,6 +388,10 @@ describe('billing cycles, payouts and chargebacks', () => {
     await deliver({ ...dispute, id: eventId() }); // Stripe may also resend under a new event id
     // A prepaid balance cannot go negative: what is left is taken back, once.
     expect(await org(p.orgId)).toEqual({ credit_cents: '0', suspended: true, suspended_reason: 'chargeback' });
+    // The gateways were told after the dispute committed (each answers the org's next call from Postgres).
+    await expect
+      .poll(() => announced.some((a) => a.orgId === p.orgId && a.suspended && a.reason === 'chargeback'))
+      .toBe(true);
     const rows = await sql(
       s.db.url,
       "select amount_cents from ledger_entries where org_id = $1 and kind = 'chargeback'",

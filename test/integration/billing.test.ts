@@ -3,6 +3,7 @@
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
+import { GATEWAY_CHANNELS } from '../../core/gateway-events.js';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -29,6 +30,8 @@ describe('billing', () => {
   let s: FullStack;
   let person: Person;
   let n = 0;
+  /** What the gateways were told (core/gateway-events.ts), with the org's committed state when the message landed. */
+  const announced: { orgId: string; suspended: boolean; reason: string | null; mode: string }[] = [];
 
   beforeAll(async () => {
     mock = await startStripeMock();
@@ -37,6 +40,15 @@ describe('billing', () => {
       env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET },
     });
     person = await createPerson(s.services);
+    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
+      void sql<{ suspended: boolean; suspended_reason: string | null; billing_mode: string }>(
+        s.db.url,
+        'select suspended, suspended_reason, billing_mode from orgs where id = $1',
+        [orgId],
+      ).then(([o]) => {
+        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason, mode: o.billing_mode });
+      });
+    });
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);
@@ -279,6 +291,9 @@ describe('billing', () => {
       },
     });
     expect((await deliver(payload, header)).body.data.outcome).toBe('payment method saved');
+    await expect // the gateways are told, once the card billing is committed
+      .poll(() => announced.some((a) => a.orgId === person.orgId && a.mode === 'card'))
+      .toBe(true);
     const bal = await http(s.base, 'GET', '/v1/billing/balance', { token: person.apiKey });
     expect(bal.body.data).toMatchObject({ has_payment_method: true, billing_mode: 'card' });
     const enabled = await http(s.base, 'POST', '/v1/billing/auto-reload', {
@@ -369,6 +384,11 @@ describe('billing', () => {
       p.orgId,
     ]);
     expect(org).toEqual({ suspended: true, suspended_reason: 'payment_failed', credit_cents: '50' });
+    // Both the suspension and (below) its lift are announced to the gateways once committed.
+    await expect
+      .poll(() => announced.some((a) => a.orgId === p.orgId && a.suspended && a.reason === 'payment_failed'))
+      .toBe(true);
+    const announcedBeforeLift = announced.length;
     const mail = await s.smtp.waitForMail(p.email, { subject: /Auto-reload failed/ });
     expect(mail.text).toContain('Your card was declined.');
     expectFailure(await http(s.base, 'POST', '/v1/keys', { token: p.session, body: { name: 'x' } }), 403, 'forbidden');
@@ -393,6 +413,9 @@ describe('billing', () => {
     await deliver(paid.payload, paid.header);
     const [after] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
     expect(after).toEqual({ suspended: false, suspended_reason: null });
+    await expect
+      .poll(() => announced.slice(announcedBeforeLift).some((a) => a.orgId === p.orgId && !a.suspended))
+      .toBe(true);
   });
 
   it('signals a waiting workflow only once the event has committed: never for a rolled-back delivery', async () => {
