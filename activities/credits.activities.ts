@@ -1,5 +1,6 @@
 /** Credit activities: thin adapters from workflow steps to core services. Idempotent by construction. */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { GatewayEvents } from '../core/gateway-events.js';
 import type { LedgerService } from '../core/ledger/ledger.service.js';
 import { STARTER_CREDIT_IDEMPOTENCY_KEY } from '../core/temporal/contracts.js';
 
@@ -18,14 +19,14 @@ export interface GrantStarterCreditsResult {
   alreadyGranted: boolean;
 }
 
-export function createCreditActivities(deps: { ledger: LedgerService; orm: MikroORM }) {
+export function createCreditActivities(deps: { ledger: LedgerService; orm: MikroORM; events: GatewayEvents }) {
   return {
     /**
      * Grant the starter credit once per org: the ledger's idempotency key makes a retry return the first row, and the
      * withheld amount moves to the spendable balance in the same transaction.
      */
     async grantStarterCredits(input: GrantStarterCreditsInput): Promise<GrantStarterCreditsResult> {
-      return deps.orm.em.fork().transactional(async (tem) => {
+      const granted = await deps.orm.em.fork().transactional(async (tem) => {
         const entry = await deps.ledger.post(
           {
             orgId: input.orgId,
@@ -46,6 +47,9 @@ export function createCreditActivities(deps: { ledger: LedgerService; orm: Mikro
         }
         return { ledgerEntryId: entry.id, balanceAfterCents: entry.balanceAfterCents, alreadyGranted: entry.replayed };
       });
+      // The gateways may hold the org's empty balance: they re-read it on the next call.
+      if (!granted.alreadyGranted) await deps.events.orgChanged(input.orgId);
+      return granted;
     },
 
     /** The hold lapsed: the withheld trial credit is no longer shown as pending. */

@@ -6,12 +6,20 @@ import { createProviderActivities } from './providers.activities.js';
 
 export type ActivityServices = Pick<
   Services,
-  'ledger' | 'orm' | 'providers' | 'connect' | 'charges' | 'reconciliation' | 'billingCycle' | 'payouts'
+  | 'ledger'
+  | 'orm'
+  | 'providers'
+  | 'connect'
+  | 'charges'
+  | 'reconciliation'
+  | 'billingCycle'
+  | 'payouts'
+  | 'gatewayEvents'
 >;
 
 export function createActivities(services: ActivityServices) {
   return {
-    ...createCreditActivities({ ledger: services.ledger, orm: services.orm }),
+    ...createCreditActivities({ ledger: services.ledger, orm: services.orm, events: services.gatewayEvents }),
     ...createProviderActivities({ providers: services.providers, connect: services.connect }),
     ...createBillingActivities({
       charges: services.charges,

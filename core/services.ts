@@ -27,6 +27,7 @@ import { createCounterStore, RedisCounterStore, type CounterStore } from './coun
 import { MemorySpendStore } from './spend/memory-spend-store.js';
 import { RedisSpendStore } from './spend/redis-spend-store.js';
 import type { SpendStore } from './spend/spend-store.js';
+import { GatewayEvents } from './gateway-events.js';
 import { HealthService } from './health/health.service.js';
 import { KeyAdminService } from './keys/key-admin.service.js';
 import { KeysService } from './keys/keys.service.js';
@@ -55,6 +56,8 @@ export interface Services {
   readonly counters: CounterStore;
   /** The gateway's fast money state (reservations, spend, idempotency, rate windows). */
   readonly spend: SpendStore;
+  /** Tells every gateway that an org or a listing it caches changed (core/gateway-events.ts). */
+  readonly gatewayEvents: GatewayEvents;
   readonly temporal: TemporalService;
   readonly mailer: Mailer;
   readonly ledger: LedgerService;
@@ -139,6 +142,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     cleanups.push(() => counters.close());
     const spend: SpendStore =
       counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client) : new MemorySpendStore();
+    const gatewayEvents = new GatewayEvents(counters, logger);
 
     let devServer: DevServer | undefined;
     let temporalAddress: string;
@@ -191,18 +195,37 @@ export async function createServices(config: Config, options: ServiceOptions = {
     }
     const stripe = createStripeClient(stripeSettings);
 
-    const providers = new ProvidersService({ orm, config, clock, guard, secrets, temporal, logger });
+    const providers = new ProvidersService({
+      orm,
+      config,
+      clock,
+      guard,
+      secrets,
+      temporal,
+      events: gatewayEvents,
+      logger,
+    });
     const documents = new DocumentsService(orm, clock, config.urls.publicBase);
     const listings = new ListingsService({ orm, config, clock, providers, documents });
     const directory = new DirectoryService({ orm, clock, profiles });
     const analytics = new AnalyticsService({ orm, usage });
     const connect = new ConnectService({ orm, config, stripe, temporal });
     const billing = new BillingService({ orm, config, stripe });
-    const charges = new ChargesService({ orm, stripe, ledger, mailer, logger });
+    const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
     const earnings = new EarningsService({ orm, logger });
-    const webhooks = new WebhooksService({ orm, config, clock, ledger, connect, temporal, logger, earnings });
+    const webhooks = new WebhooksService({
+      orm,
+      config,
+      clock,
+      ledger,
+      connect,
+      temporal,
+      events: gatewayEvents,
+      logger,
+      earnings,
+    });
     const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
-    const payouts = new PayoutsService({ orm, config, stripe, ledger, logger, earnings });
+    const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
     const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
     const health = new HealthService({
       orm,
@@ -219,6 +242,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       orm,
       counters,
       spend,
+      gatewayEvents,
       temporal,
       mailer,
       ledger,

@@ -1,7 +1,7 @@
 /**
  * The gateway process's request handler: `ALL /v1/proxy/{apiSlug}/{path}` (gateway/proxy.ts) and `GET /health`, on
- * bare node:http to keep the hot path lean. It owns the upstream pools, the group committer and the reservation
- * sweeper, and closes them on shutdown.
+ * bare node:http to keep the hot path lean. It owns the upstream pools, the group committer, the reservation
+ * sweeper and the subscription to gateway events (core/gateway-events.ts), and closes them on shutdown.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -14,6 +14,7 @@ import {
 import { fail, ok } from '../core/envelope.js';
 import { newId } from '../core/ids.js';
 import { checkPath, checkSearch, checkText } from '../core/input.js';
+import { subscribeGatewayEvents } from '../core/gateway-events.js';
 import type { Services } from '../core/services.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
@@ -58,6 +59,19 @@ export function createGatewayHandler(services: Services): GatewayHandler {
   const catalog = new CatalogCache(services);
   const gateway = new GatewayProxy(services, catalog, upstream, committer);
   const sweeper = startSweeper(services);
+  // Writers elsewhere announce suspensions, billing-mode, balance and listing changes (core/gateway-events.ts):
+  // forget the org's fast state and the listing, so the next call reads Postgres instead of waiting for a refresh.
+  const events = subscribeGatewayEvents(services.counters, {
+    orgChanged: (orgId) => {
+      services.spend.forgetOrg(orgId).catch((err: unknown) => {
+        log.warn({ err: (err as Error).message, org_id: orgId }, 'could not forget an org announced as changed');
+      });
+    },
+    listingChanged: (slug) => catalog.invalidate(slug),
+  }).catch((err: unknown) => {
+    log.warn({ err: (err as Error).message }, 'could not subscribe to gateway events; relying on refreshes');
+    return undefined;
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
     const url = req.url ?? '/';
@@ -129,6 +143,9 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     proxy: gateway,
     sweeper,
     async close() {
+      await (
+        await events
+      )?.();
       await sweeper.stop();
       await committer.flush();
       await upstream.close();

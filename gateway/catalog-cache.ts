@@ -3,7 +3,8 @@
  * credential and the required documents in force, loaded once per slug and kept for a few seconds (misses too, so an
  * unknown slug cannot hammer Postgres), and refreshed in the background. Prices are computed per call from the cached endpoint fields
  * (effectivePrice), so a scheduled increase takes effect at its exact instant; other listing edits are seen within
- * the cache lifetime. Terms acceptances are cached once seen (an acceptance is never withdrawn).
+ * the cache lifetime, or at once when a writer announces the change (core/gateway-events.ts: the gateway process
+ * subscribes and calls `invalidate`). Terms acceptances are cached once seen (an acceptance is never withdrawn).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Api, Endpoint } from '../db/entities/index.js';
@@ -40,6 +41,8 @@ export class CatalogCache {
   private readonly entries = new Map<string, { value: CachedApi | null; expiresAt: number }>();
   private readonly loading = new Map<string, Promise<CachedApi | null>>();
   private readonly accepted = new Set<string>();
+  /** Bumped by every invalidation, so a load that started before one does not refill the cache. */
+  private epoch = 0;
 
   constructor(private readonly deps: { orm: MikroORM; providers: ProvidersService; documents: DocumentsService }) {}
 
@@ -56,27 +59,37 @@ export class CatalogCache {
   }
 
   private reload(slug: string): Promise<CachedApi | null> {
-    let pending = this.loading.get(slug);
-    if (!pending) {
-      pending = this.load(slug).then(
-        (value) => {
+    const current = this.loading.get(slug);
+    if (current) return current;
+    const epoch = this.epoch;
+    const pending: Promise<CachedApi | null> = this.load(slug).then(
+      (value) => {
+        if (this.loading.get(slug) === pending) this.loading.delete(slug);
+        // A change announced while this load ran may be missing from it: it answers its own callers, nobody else.
+        if (this.epoch === epoch) {
           this.entries.set(slug, { value, expiresAt: Date.now() + (value ? TTL_MS : MISS_TTL_MS) });
-          this.loading.delete(slug);
-          return value;
-        },
-        (err: unknown) => {
-          this.loading.delete(slug);
-          throw err;
-        },
-      );
-      this.loading.set(slug, pending);
-    }
+        }
+        return value;
+      },
+      (err: unknown) => {
+        if (this.loading.get(slug) === pending) this.loading.delete(slug);
+        throw err;
+      },
+    );
+    this.loading.set(slug, pending);
     return pending;
   }
 
+  /** Forget a listing (or all): the next call waits for Postgres, and loads already running are not kept. */
   invalidate(slug?: string): void {
-    if (slug === undefined) this.entries.clear();
-    else this.entries.delete(slug);
+    this.epoch++;
+    if (slug === undefined) {
+      this.entries.clear();
+      this.loading.clear();
+    } else {
+      this.entries.delete(slug);
+      this.loading.delete(slug);
+    }
   }
 
   /** The required documents `orgId` has not accepted (empty when none are required). */

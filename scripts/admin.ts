@@ -1,7 +1,9 @@
 /**
  * Operator commands (`npm run admin -- <command>`), against DATABASE_URL (or the embedded database when the
  * marketplace is not running). Money moves only as ledger rows, with the operator and reason recorded on the row;
- * every action is also logged as a structured audit line.
+ * every action is also logged as a structured audit line. A change the gateways cache (suspension, balance) is announced
+ * on the counter store's pub/sub once it is committed (REDIS_URL; core/gateway-events.ts), so every gateway applies it
+ * to its next call.
  *
  *   grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
  *   suspend <org_id> --reason <text> [--operator <name>]
@@ -13,6 +15,8 @@ import { parseArgs } from 'node:util';
 import { ReconciliationService } from '../core/billing/reconciliation.service.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, loadConfig } from '../core/config.js';
+import { createCounterStore } from '../core/counters/index.js';
+import { GatewayEvents } from '../core/gateway-events.js';
 import { LedgerService } from '../core/ledger/ledger.service.js';
 import { createLogger } from '../core/logger.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
@@ -59,6 +63,9 @@ async function main(): Promise<number> {
     poolMax: 2,
   });
   const ledger = new LedgerService(orm);
+  // Without REDIS_URL this is an in-process store: nobody hears, and the gateway sees the change at its refresh.
+  const counters = await createCounterStore(config.counters, audit);
+  const events = new GatewayEvents(counters, audit);
   try {
     switch (command) {
       case 'grant-credits': {
@@ -75,6 +82,7 @@ async function main(): Promise<number> {
           reference: `admin:${operator}`,
           memo: values.reason,
         });
+        await events.orgChanged(orgId);
         audit.info(
           { action: 'grant-credits', operator, org_id: orgId, cents, reason: values.reason, ledger_entry: entry.id },
           'admin action',
@@ -100,6 +108,7 @@ async function main(): Promise<number> {
         org.suspended = command === 'suspend';
         org.suspendedReason = command === 'suspend' ? `operator: ${values.reason}` : null;
         await em.flush();
+        await events.orgChanged(orgId);
         audit.info({ action: command, operator, org_id: orgId, reason: values.reason ?? null }, 'admin action');
         console.log(JSON.stringify({ ok: true, org_id: orgId, suspended: org.suspended }));
         return 0;
@@ -116,6 +125,7 @@ async function main(): Promise<number> {
         if (!org) throw new UsageError(`no org ${orgId}`);
         org.creditLimitCents = cents;
         await em.flush();
+        await events.orgChanged(orgId);
         audit.info(
           { action: command, operator, org_id: orgId, credit_limit_cents: cents, reason: values.reason },
           'admin action',
@@ -139,6 +149,7 @@ async function main(): Promise<number> {
         throw new UsageError(`unknown command "${command}"`);
     }
   } finally {
+    await counters.close();
     await orm.close(true);
     await embedded?.stop();
   }

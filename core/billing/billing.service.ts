@@ -7,7 +7,7 @@ import type Stripe from 'stripe';
 import { Org, Payment, type IOrg } from '../../db/entities/index.js';
 import type { Principal } from '../auth/scopes.js';
 import type { Config } from '../config.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, InternalError, NotFoundError } from '../errors.js';
 import { newId } from '../ids.js';
 import { PACKS, type AutoReloadBody, type CheckoutBody } from './billing.schemas.js';
 import { requireStripe } from './stripe.js';
@@ -121,13 +121,16 @@ export class BillingService {
     };
   }
 
-  /** A card-setup intent, plus a hosted page (Checkout in setup mode) where the person confirms the card. */
+  /**
+   * Card setup: a hosted page (Checkout in setup mode) where the person confirms the card, and the SetupIntent that
+   * page created for it (the only one: `setup_intent.succeeded` for it saves the card). The intent comes expanded with
+   * the session, so this is one Stripe call.
+   */
   async setupIntent(principal: Principal) {
     const stripe = requireStripe(this.deps.stripe);
     const customer = await this.ensureCustomer(principal.orgId);
     const base = this.deps.config.urls.publicBase;
     const metadata = { org_id: principal.orgId };
-    const intent = await stripe.setupIntents.create({ customer, usage: 'off_session', metadata });
     const page = await stripe.checkout.sessions.create({
       mode: 'setup',
       customer,
@@ -135,8 +138,19 @@ export class BillingService {
       success_url: `${base}/billing/return?status=card_added`,
       cancel_url: `${base}/billing/return?status=cancel`,
       setup_intent_data: { metadata },
+      metadata,
+      expand: ['setup_intent'],
     });
-    return { setup_intent_id: intent.id, client_secret: intent.client_secret, url: page.url };
+    const intent =
+      typeof page.setup_intent === 'string' ? await stripe.setupIntents.retrieve(page.setup_intent) : page.setup_intent;
+    if (!intent) throw new InternalError('Stripe returned a setup session without its SetupIntent.');
+    return {
+      setup_intent_id: intent.id,
+      client_secret: intent.client_secret,
+      url: page.url,
+      checkout_session_id: page.id,
+      expires_at: page.expires_at ? new Date(page.expires_at * 1000).toISOString() : null,
+    };
   }
 
   async portal(principal: Principal) {

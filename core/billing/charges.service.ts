@@ -7,6 +7,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type Stripe from 'stripe';
 import { Org, Payment, User, type IOrg } from '../../db/entities/index.js';
+import type { GatewayEvents } from '../gateway-events.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -36,6 +37,7 @@ export class ChargesService {
       stripe: Stripe | undefined;
       ledger: LedgerService;
       mailer: Mailer;
+      events: GatewayEvents;
       logger: Logger;
     },
   ) {}
@@ -144,6 +146,8 @@ export class ChargesService {
         await tem.nativeUpdate(Payment, { id: payment.id }, { status: 'succeeded', stripeRef: intent.id });
         await liftPaymentSuspension(tem, org.id);
       });
+      // Committed: the gateways see the new balance (and a lifted suspension) on the next call.
+      await this.deps.events.orgChanged(org.id);
       return { status: 'succeeded', paymentId: payment.id };
     }
     if (intent.status === 'canceled') {
@@ -172,6 +176,7 @@ export class ChargesService {
       org.suspended = true;
       org.suspendedReason = 'payment_failed';
       await em.flush();
+      await this.deps.events.orgChanged(org.id);
     }
     const owner = await em.findOne(User, { org: org.id, role: 'owner' });
     if (newly && owner) {

@@ -10,6 +10,7 @@ import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgres
 import type Stripe from 'stripe';
 import { Org, Payout } from '../../db/entities/index.js';
 import type { Config } from '../config.js';
+import type { GatewayEvents } from '../gateway-events.js';
 import { newId } from '../ids.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';
@@ -30,6 +31,7 @@ export class PayoutsService {
       config: Config;
       stripe: Stripe | undefined;
       ledger: LedgerService;
+      events: GatewayEvents;
       logger: Logger;
       earnings: EarningsService;
     },
@@ -99,6 +101,8 @@ export class PayoutsService {
         return null;
       });
       if (created) return { status: 'skipped', reason: created };
+      // The balance dropped: the gateways re-read it now rather than at their next refresh.
+      await this.deps.events.orgChanged(input.orgId);
       payout = await em.findOneOrFail(Payout, { idempotencyKey: key });
     }
     if (payout.status === 'paid') {
@@ -148,6 +152,7 @@ export class PayoutsService {
         );
         await tem.nativeUpdate(Payout, { id: payout.id }, { status: 'failed', failureReason: reason });
       });
+      await this.deps.events.orgChanged(input.orgId);
       this.deps.logger.warn({ payout_id: payout.id, org_id: input.orgId, reason }, 'payout failed');
       return { status: 'failed', payoutId: payout.id, amountCents: payout.amountCents, reason };
     }

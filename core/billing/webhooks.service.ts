@@ -5,6 +5,11 @@
  * effects, so a duplicate (even a concurrent one) finds the row and does nothing. Handlers converge whatever the order:
  * a payment credits the ledger under `payment:{paymentId}`, whichever event arrives first.
  * Unknown event types are acknowledged and ignored.
+ *
+ * Nothing outside Postgres hears of an event before its transaction commits: the gateways are told the org changed
+ * (core/gateway-events.ts), and Temporal is signalled (a charge settled, a Connect account updated) from the committed
+ * state, after the commit. A signal that cannot be sent answers 503, so Stripe delivers the event again; a repeated
+ * delivery changes nothing in the books but sends the signals again (workflows take them idempotently).
  */
 import type { EarningsService } from './earnings.service.js';
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
@@ -14,6 +19,7 @@ import { Org, Payment, type IPayment } from '../../db/entities/index.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceUnavailableError, ValidationError } from '../errors.js';
+import type { GatewayEvents } from '../gateway-events.js';
 import { newId } from '../ids.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';
@@ -85,6 +91,7 @@ export class WebhooksService {
       ledger: LedgerService;
       connect: ConnectService;
       temporal: TemporalService;
+      events: GatewayEvents;
       logger: Logger;
       earnings: EarningsService;
     },
@@ -108,13 +115,15 @@ export class WebhooksService {
 
   async handle(rawBody: string | Buffer, signature: string | undefined): Promise<WebhookResult> {
     const event = this.verify(rawBody, signature);
-    return this.deps.orm.em.fork().transactional(async (tem) => {
+    const { result, orgId } = await this.deps.orm.em.fork().transactional(async (tem) => {
       const inserted = await tem.execute<{ id: string }[]>(
         `insert into stripe_events (id, type, stripe_created_at, outcome) values (?, ?, ?, 'processing')
          on conflict (id) do nothing returning id`,
         [event.id, event.type, new Date(event.created * 1000)],
       );
-      if (inserted.length === 0) return { received: true, duplicate: true, event_id: event.id, outcome: 'duplicate' };
+      if (inserted.length === 0) {
+        return { result: { received: true, duplicate: true, event_id: event.id, outcome: 'duplicate' } as const };
+      }
       const { outcome, orgId } = await this.dispatch(tem, event);
       await tem.execute(
         'update stripe_events set outcome = ?, org_id = ? where id = ?',
@@ -122,8 +131,49 @@ export class WebhooksService {
         'run',
       );
       this.deps.logger.info({ event_id: event.id, type: event.type, outcome }, 'stripe event');
-      return { received: true, duplicate: false, event_id: event.id, outcome };
+      return { result: { received: true, duplicate: false, event_id: event.id, outcome } as const, orgId };
     });
+    // Committed (or found committed by an earlier delivery): now the gateways and the workflows may hear of it.
+    if (orgId) await this.deps.events.orgChanged(orgId);
+    await this.signalWorkflows(event);
+    return result;
+  }
+
+  /**
+   * Tell the workflows waiting on this event what the committed books say: a charge settled (its payment row's final
+   * status), a Connect account updated. Idempotent, so a repeated delivery may send it again.
+   */
+  private async signalWorkflows(event: Stripe.Event): Promise<void> {
+    const object: unknown = event.data.object;
+    try {
+      switch (event.type) {
+        case 'payment_intent.succeeded':
+        case 'payment_intent.payment_failed': {
+          const intent = parse(PaymentIntent, object);
+          const payment = await this.paymentFor(this.deps.orm.em.fork(), intent);
+          const wanted = event.type === 'payment_intent.succeeded' ? 'succeeded' : 'failed';
+          if (!payment || payment.status !== wanted) return;
+          await this.deps.temporal.signalPaymentSettled(
+            payment,
+            wanted === 'succeeded'
+              ? { succeeded: true }
+              : { succeeded: false, reason: payment.failureReason ?? 'payment failed' },
+          );
+          return;
+        }
+        case 'account.updated': {
+          const { id, charges_enabled, payouts_enabled, details_submitted } = parse(Account, object);
+          await this.deps.connect.accountUpdated(id, { charges_enabled, payouts_enabled, details_submitted });
+          return;
+        }
+        default:
+          return;
+      }
+    } catch (err) {
+      if (err instanceof ValidationError) throw err;
+      this.deps.logger.warn({ err, event_id: event.id, type: event.type }, 'stripe event recorded; signal not sent');
+      throw new ServiceUnavailableError('The event was recorded but its workflow could not be signalled; retry.');
+    }
   }
 
   private async dispatch(tem: EntityManager, event: Stripe.Event): Promise<{ outcome: string; orgId?: string }> {
@@ -141,13 +191,11 @@ export class WebhooksService {
         return this.disputeCreated(tem, parse(Dispute, object));
       case 'account.updated': {
         const account = parse(Account, object);
-        const { charges_enabled, payouts_enabled, details_submitted } = account;
-        const delivered = await this.deps.connect.accountUpdated(account.id, {
-          charges_enabled,
-          payouts_enabled,
-          details_submitted,
-        });
-        return { outcome: delivered ? 'connect onboarding signalled' : 'no onboarding waiting' };
+        const org = await tem.findOne(Org, { stripeAccountId: account.id });
+        // The onboarding workflow is signalled after the commit (signalWorkflows).
+        return org
+          ? { outcome: 'forwarded to connect onboarding', orgId: org.id }
+          : { outcome: 'unknown account; ignored' };
       }
       default:
         return { outcome: 'ignored' };
@@ -207,7 +255,6 @@ export class WebhooksService {
     if (!payment) return { outcome: 'not ours; ignored' };
     payment.stripeRef ??= intent.id;
     await this.credit(tem, payment, payment.kind === 'auto_reload' ? 'auto_reload' : 'purchase', intent.id);
-    await this.deps.temporal.signalPaymentSettled(payment, { succeeded: true });
     return { outcome: `payment ${payment.id} succeeded`, orgId: payment.org.id };
   }
 
@@ -219,7 +266,6 @@ export class WebhooksService {
     payment.status = 'failed';
     payment.failureReason = intent.last_payment_error?.message ?? intent.last_payment_error?.code ?? 'payment failed';
     await tem.flush();
-    await this.deps.temporal.signalPaymentSettled(payment, { succeeded: false, reason: payment.failureReason });
     return { outcome: `payment ${payment.id} failed`, orgId: payment.org.id };
   }
 

@@ -2,7 +2,8 @@
  * Provider listings: create or import, read, change metadata, set the upstream credential, price endpoints
  * (decreases now; increases on live listings after a notice period, by priceChangeWorkflow), and the lifecycle
  * (verify, publish, unpublish) through verifyAndPublishWorkflow. Everything is scoped to the caller's org: another
- * org's listing answers 404.
+ * org's listing answers 404. Every change the gateway caches (status, prices, discounts, upstream) is announced to the
+ * gateways once it commits (core/gateway-events.ts).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
@@ -11,6 +12,7 @@ import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { GatewayEvents } from '../gateway-events.js';
 import { isId, newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { pageInfo, type Page } from '../pagination.js';
@@ -92,6 +94,8 @@ export interface ProvidersDeps {
   guard: UpstreamGuard;
   secrets: SecretBox;
   temporal: TemporalService;
+  /** Tells the gateways a listing changed (after the change commits). */
+  events: GatewayEvents;
   logger: Logger;
 }
 
@@ -344,6 +348,7 @@ export class ProvidersService {
     if (body.tags !== undefined) api.tags = body.tags;
     if (body.category !== undefined) api.category = body.category;
     await em.flush();
+    await this.deps.events.listingChanged(api.slug);
     return this.view(api, await this.endpointsOf(em, api.id));
   }
 
@@ -355,6 +360,7 @@ export class ProvidersService {
     api.injectionName = body.injection === 'header' || body.injection === 'query' ? body.injection_name! : null;
     api.credentialUpdatedAt = this.deps.clock.now();
     await em.flush();
+    await this.deps.events.listingChanged(api.slug);
     return {
       set: true,
       injection: api.injection,
@@ -386,7 +392,11 @@ export class ProvidersService {
     if ((await em.count(Endpoint, { api: api.id })) === 0) {
       throw new ValidationError('Add at least one endpoint before verifying.');
     }
-    return this.runLifecycle(api.id, 'verify', false);
+    const outcome = await this.runLifecycle(api, 'verify', false);
+    if (!outcome.done) return outcome;
+    // Verifying never changes the status: report the listing's own (a live listing stays live).
+    const now = await this.deps.orm.em.fork().findOneOrFail(Api, api.id);
+    return { done: true, result: { ...outcome.result, status: now.status } };
   }
 
   async publish(principal: Principal, apiId: string, body: PublishBody): Promise<LifecycleOutcome> {
@@ -402,7 +412,7 @@ export class ProvidersService {
     }
     if (api.status === 'live')
       return { done: true, result: { action: 'publish', status: 'live', verification: api.verification ?? null } };
-    const outcome = await this.runLifecycle(api.id, 'publish', body.skipVerify);
+    const outcome = await this.runLifecycle(api, 'publish', body.skipVerify);
     if (outcome.done && outcome.result.status !== 'live') {
       throw new AppError('verification_failed', 'The upstream smoke test failed, so the API was not published.', {
         details: { verification: outcome.result.verification },
@@ -416,15 +426,15 @@ export class ProvidersService {
     const api = await this.own(em, principal, apiId);
     if (api.status === 'draft')
       return { done: true, result: { action: 'unpublish', status: 'draft', verification: null } };
-    return this.runLifecycle(api.id, 'unpublish', false);
+    return this.runLifecycle(api, 'unpublish', false);
   }
 
-  private async runLifecycle(apiId: string, action: 'verify' | 'publish' | 'unpublish', skipVerify: boolean) {
-    const run = await this.deps.temporal.runPublish(
-      { apiId, action, skipVerify },
+  private async runLifecycle(api: IApi, action: 'verify' | 'publish' | 'unpublish', skipVerify: boolean) {
+    return this.deps.temporal.runPublish(
+      { apiId: api.id, action, skipVerify },
       this.deps.config.providers.publishWaitMs,
+      { apiSlug: api.slug, orgId: api.org.id },
     );
-    return run;
   }
 
   /** Activity: call the upstream like a consumer would, store the evidence on the listing, and return it. */
@@ -491,13 +501,14 @@ export class ProvidersService {
     api.status = status;
     if (status === 'live') api.publishedAt = this.deps.clock.now();
     await em.flush();
+    await this.deps.events.listingChanged(api.slug);
   }
 
   // ---- pricing ------------------------------------------------------------------------------------------------
 
   async updatePricing(principal: Principal, apiId: string, body: PricingBody): Promise<{ endpoints: EndpointView[] }> {
     const { temporal, clock, config } = this.deps;
-    return this.deps.orm.em.fork().transactional(async (tem) => {
+    const { slug, view } = await this.deps.orm.em.fork().transactional(async (tem) => {
       const api = await this.own(tem, principal, apiId);
       const all = await this.endpointsOf(tem, api.id);
       const byId = new Map(all.map((e) => [e.id, e]));
@@ -540,20 +551,29 @@ export class ProvidersService {
       // Inside the transaction: if Temporal cannot take the schedule, nothing changes and the caller may retry. A run
       // left behind by a rollback finds no matching pending change and applies nothing.
       for (const s of toSchedule) {
-        await temporal.schedulePriceChange({
-          apiId: api.id,
-          endpointId: s.endpoint.id,
-          priceCents: s.priceCents,
-          effectiveAt: s.effectiveAt.toISOString(),
-        });
+        await temporal.schedulePriceChange(
+          {
+            apiId: api.id,
+            endpointId: s.endpoint.id,
+            priceCents: s.priceCents,
+            effectiveAt: s.effectiveAt.toISOString(),
+          },
+          { apiSlug: api.slug, orgId: api.org.id },
+        );
       }
       for (const e of toCancel) await temporal.cancelPriceChange(api.id, e.id);
-      return { endpoints: body.endpoints.map((c) => this.endpointView(byId.get(c.endpoint_id)!, now)) };
+      return {
+        slug: api.slug,
+        view: { endpoints: body.endpoints.map((c) => this.endpointView(byId.get(c.endpoint_id)!, now)) },
+      };
     });
+    // Committed: every gateway drops the listing (a decrease or a discount applies to the next call).
+    await this.deps.events.listingChanged(slug);
+    return view;
   }
 
   async cancelPendingPrice(principal: Principal, apiId: string, endpointId: string): Promise<EndpointView> {
-    return this.deps.orm.em.fork().transactional(async (tem) => {
+    const { slug, view } = await this.deps.orm.em.fork().transactional(async (tem) => {
       const api = await this.own(tem, principal, apiId);
       const endpoint = isId('endpoint', endpointId)
         ? await tem.findOne(Endpoint, { id: endpointId, api: api.id })
@@ -571,19 +591,22 @@ export class ProvidersService {
       endpoint.pendingPriceEffectiveAt = null;
       await tem.flush();
       await this.deps.temporal.cancelPriceChange(api.id, endpoint.id);
-      return this.endpointView(endpoint, now);
+      return { slug: api.slug, view: this.endpointView(endpoint, now) };
     });
+    await this.deps.events.listingChanged(slug);
+    return view;
   }
 
   /** Activity: apply a scheduled price if the endpoint still carries exactly this pending change. */
   async applyScheduledPrice(input: { endpointId: string; priceCents: number; effectiveAt: string }): Promise<boolean> {
-    const rows = await this.deps.orm.em.fork().execute<{ id: string }[]>(
+    const rows = await this.deps.orm.em.fork().execute<{ slug: string }[]>(
       `update endpoints set price_cents = pending_price_cents, pending_price_cents = null,
               pending_price_effective_at = null, updated_at = now()
         where id = ? and pending_price_cents = ? and pending_price_effective_at = ?
-        returning id`,
+        returning (select slug from apis where apis.id = endpoints.api_id) as slug`,
       [input.endpointId, input.priceCents, new Date(input.effectiveAt)],
     );
+    if (rows[0]) await this.deps.events.listingChanged(rows[0].slug);
     return rows.length === 1;
   }
 }

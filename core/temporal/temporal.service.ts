@@ -35,6 +35,20 @@ import {
   type SignupCreditsStatus,
 } from './contracts.js';
 
+/** Which listing a run concerns, for operators' filters (`ApiSlug = "weather"`, `OrgId = "org_…"`). */
+export interface ApiRunAttributes {
+  apiSlug: string;
+  /** The provider's org. */
+  orgId: string;
+}
+
+function apiSearchAttributes(attrs: ApiRunAttributes): TypedSearchAttributes {
+  return new TypedSearchAttributes([
+    { key: SEARCH_ATTRIBUTES.apiSlug, value: attrs.apiSlug },
+    { key: SEARCH_ATTRIBUTES.orgId, value: attrs.orgId },
+  ]);
+}
+
 export interface TemporalTarget {
   address: string;
   namespace: string;
@@ -150,6 +164,7 @@ export class TemporalService {
   async runPublish(
     input: PublishInput,
     waitMs: number,
+    attrs: ApiRunAttributes,
   ): Promise<
     { done: true; result: PublishResult } | { done: false; workflow_id: string; run_id: string; status: 'running' }
   > {
@@ -162,6 +177,7 @@ export class TemporalService {
         args: [input],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         workflowIdConflictPolicy: 'FAIL',
+        typedSearchAttributes: apiSearchAttributes(attrs),
       });
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
@@ -185,7 +201,7 @@ export class TemporalService {
   }
 
   /** Schedule (or reschedule: a running schedule for the same endpoint is replaced) a price increase. */
-  async schedulePriceChange(input: PriceChangeInput): Promise<{ workflowId: string }> {
+  async schedulePriceChange(input: PriceChangeInput, attrs: ApiRunAttributes): Promise<{ workflowId: string }> {
     const workflowId = workflowIds.priceChange(input.apiId, input.endpointId);
     await this.client.workflow.start(WORKFLOW_TYPES.priceChange, {
       workflowId,
@@ -193,7 +209,7 @@ export class TemporalService {
       args: [input],
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-      typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.apiSlug, value: input.apiId }]),
+      typedSearchAttributes: apiSearchAttributes(attrs),
     });
     return { workflowId };
   }
@@ -314,20 +330,23 @@ export class TemporalService {
   }
 
   /** Run the books check now (as the schedule would) and return its report. */
-  async reconcileNow(): Promise<unknown> {
+  async reconcileNow(workflowId = `reconcile:${Date.now()}`): Promise<unknown> {
     return this.client.workflow.execute(WORKFLOW_TYPES.reconcileBooks, {
-      workflowId: `reconcile:${Date.now()}`,
+      workflowId,
       taskQueue: this.target.taskQueue,
       args: [],
     });
   }
 
   /** Run a billing cycle now (operators, tests) and wait for it; its usage charges run on as their own workflows. */
-  async runBillingCycle(input: BillingCycleInput): Promise<BillingCycleResult> {
+  async runBillingCycle(
+    input: BillingCycleInput,
+    workflowId = `billing-cycle:${input.reason}:${randomUUID()}`,
+  ): Promise<BillingCycleResult> {
     return this.client.workflow.execute<(input: BillingCycleInput) => Promise<BillingCycleResult>>(
       WORKFLOW_TYPES.billingCycle,
       {
-        workflowId: `billing-cycle:${input.reason}:${randomUUID()}`,
+        workflowId,
         taskQueue: this.target.taskQueue,
         args: [input],
       },

@@ -17,6 +17,8 @@ describe('npm run admin', () => {
     orgId = (await stack.services.accounts.register({ ip: '10.9.0.1' })).org_id;
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await stack.close();
   });
 

@@ -17,6 +17,8 @@ describe('control plane', () => {
     base = server.url;
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server.close();
     await stack.close();
   });

@@ -8,6 +8,7 @@ import { callEntries } from '../../core/billing/split.js';
 import { UsageCommitter } from '../../core/spend/usage-committer.js';
 import { newId } from '../../core/ids.js';
 import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';
+import { GATEWAY_CHANNELS } from '../../core/gateway-events.js';
 import { SCHEDULES, workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -35,6 +36,8 @@ describe('billing cycles, payouts and chargebacks', () => {
   let stripe: StripeRecorder;
   let s: FullStack;
   let n = 0;
+  /** What the gateways were told (core/gateway-events.ts), with the org's committed state when the message landed. */
+  const announced: { orgId: string; suspended: boolean; reason: string | null }[] = [];
 
   beforeAll(async () => {
     mock = await startStripeMock();
@@ -48,6 +51,15 @@ describe('billing cycles, payouts and chargebacks', () => {
         PLATFORM_FEE_PERCENT: '20',
         PAYOUT_MINIMUM_CENTS: '100',
       },
+    });
+    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
+      void sql<{ suspended: boolean; suspended_reason: string | null }>(
+        s.db.url,
+        'select suspended, suspended_reason from orgs where id = $1',
+        [orgId],
+      ).then(([o]) => {
+        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason });
+      });
     });
   });
   afterAll(async () => {
@@ -109,9 +121,10 @@ describe('billing cycles, payouts and chargebacks', () => {
     const small = await owingOrg(700); // under the threshold: waits for the month end
     const before = stripe.calls.length;
     // Two cycles at once (the hourly schedule and an operator's run): one charge per org.
+    const ids = ['billing-cycle:threshold:first', 'billing-cycle:threshold:second'] as const;
     const [a, b] = await Promise.all([
-      s.services.temporal.runBillingCycle({ reason: 'threshold' }),
-      s.services.temporal.runBillingCycle({ reason: 'threshold' }),
+      s.services.temporal.runBillingCycle({ reason: 'threshold' }, ids[0]),
+      s.services.temporal.runBillingCycle({ reason: 'threshold' }, ids[1]),
     ]);
     const started = [...a.usageChargesStarted, ...b.usageChargesStarted].filter((o) => o === debtor.orgId);
     const running = [...a.usageChargesAlreadyRunning, ...b.usageChargesAlreadyRunning].filter(
@@ -120,6 +133,12 @@ describe('billing cycles, payouts and chargebacks', () => {
     expect(started.length).toBeGreaterThanOrEqual(1);
     expect(started.length + running.length).toBe(2);
     expect([...a.usageChargesStarted, ...b.usageChargesStarted]).not.toContain(small.orgId);
+    if (a.usageChargesStarted.includes(debtor.orgId) !== b.usageChargesStarted.includes(debtor.orgId)) {
+      // One cycle started the org's charge, the other found it running: each path's history is replayed.
+      const [starter, latecomer] = a.usageChargesStarted.includes(debtor.orgId) ? ids : [ids[1], ids[0]];
+      await recordHistory(s.temporal.address, starter, 'billing-cycle-threshold-started.json');
+      await recordHistory(s.temporal.address, latecomer, 'billing-cycle-threshold-already-running.json');
+    }
 
     const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
     await waitForCharge(s.db.url, debtor.orgId, 'usage_charge');
@@ -207,6 +226,9 @@ describe('billing cycles, payouts and chargebacks', () => {
       suspended: true,
       suspended_reason: 'payment_failed',
     });
+    await expect
+      .poll(() => announced.some((a) => a.orgId === debtor.orgId && a.suspended && a.reason === 'payment_failed'))
+      .toBe(true);
     const mail = await s.smtp.waitForMail(debtor.email, { subject: /Payment failed/ });
     expect(mail.text).toContain('$55.00');
     expect(mail.text).toContain('Your card has insufficient funds.');
@@ -223,6 +245,7 @@ describe('billing cycles, payouts and chargebacks', () => {
       debtor.orgId,
     );
     // ...the month end retries the debt, and its success lifts the suspension.
+    const announcedBeforeLift = announced.length;
     const close = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
     expect(close.usageChargesStarted).toContain(debtor.orgId);
     const retry = await waitForCharge(s.db.url, debtor.orgId, 'usage_charge', 'pending');
@@ -233,6 +256,10 @@ describe('billing cycles, payouts and chargebacks', () => {
     });
     expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: retry.id });
     expect(await org(debtor.orgId)).toEqual({ credit_cents: '0', suspended: false, suspended_reason: null });
+    // The automatic lift is announced too (by the webhook that booked the payment, after its commit).
+    await expect
+      .poll(() => announced.slice(announcedBeforeLift).some((a) => a.orgId === debtor.orgId && !a.suspended))
+      .toBe(true);
   });
 
   it('the period close pays each provider its net earnings once, as a Connect transfer', async () => {
@@ -258,8 +285,12 @@ describe('billing cycles, payouts and chargebacks', () => {
       }
     }
     const before = stripe.calls.length;
-    const first = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
+    const first = await s.services.temporal.runBillingCycle(
+      { reason: 'period_end', period: '2026-10' },
+      'billing-cycle:period_end:payouts',
+    );
     expect(first.payouts).toContainEqual({ orgId: provider.orgId, status: 'paid', amountCents: 190 });
+    await recordHistory(s.temporal.address, 'billing-cycle:period_end:payouts', 'billing-cycle-period-close.json');
     const transfers = callsTo('/v1/transfers', before);
     expect(transfers).toHaveLength(1);
     expect(transfers[0]).toMatchObject({
@@ -458,6 +489,10 @@ describe('billing cycles, payouts and chargebacks', () => {
     await deliver({ ...dispute, id: eventId() }); // Stripe may also resend under a new event id
     // A prepaid balance cannot go negative: what is left is taken back, once.
     expect(await org(p.orgId)).toEqual({ credit_cents: '0', suspended: true, suspended_reason: 'chargeback' });
+    // The gateways were told after the dispute committed (each answers the org's next call from Postgres).
+    await expect
+      .poll(() => announced.some((a) => a.orgId === p.orgId && a.suspended && a.reason === 'chargeback'))
+      .toBe(true);
     const rows = await sql(
       s.db.url,
       "select amount_cents from ledger_entries where org_id = $1 and kind = 'chargeback'",

@@ -3,6 +3,7 @@
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
+import { GATEWAY_CHANNELS } from '../../core/gateway-events.js';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -29,6 +30,8 @@ describe('billing', () => {
   let s: FullStack;
   let person: Person;
   let n = 0;
+  /** What the gateways were told (core/gateway-events.ts), with the org's committed state when the message landed. */
+  const announced: { orgId: string; suspended: boolean; reason: string | null; mode: string }[] = [];
 
   beforeAll(async () => {
     mock = await startStripeMock();
@@ -37,6 +40,15 @@ describe('billing', () => {
       env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET },
     });
     person = await createPerson(s.services);
+    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
+      void sql<{ suspended: boolean; suspended_reason: string | null; billing_mode: string }>(
+        s.db.url,
+        'select suspended, suspended_reason, billing_mode from orgs where id = $1',
+        [orgId],
+      ).then(([o]) => {
+        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason, mode: o.billing_mode });
+      });
+    });
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);
@@ -227,10 +239,12 @@ describe('billing', () => {
     const before = stripe.calls.length;
     const setup = await http(s.base, 'POST', '/v1/billing/setup-intent', { token: person.session });
     expect(setup.status, show(setup)).toBe(200);
-    expect(setup.body.data).toMatchObject({
+    expect(setup.body.data).toEqual({
       setup_intent_id: expect.stringMatching(/^seti_/),
-      client_secret: expect.any(String),
+      client_secret: expect.stringMatching(/^seti_.+_secret_/),
       url: expect.stringMatching(/^https:/),
+      checkout_session_id: expect.stringMatching(/^cs_/),
+      expires_at: expect.any(String),
     });
     const calls = stripe.calls.slice(before);
     const customer = (
@@ -238,12 +252,16 @@ describe('billing', () => {
         person.orgId,
       ])
     )[0]!.stripe_customer_id;
-    expect(calls.find((c) => c.path === '/v1/setup_intents')!.params).toMatchObject({
+    // One SetupIntent only: the hosted page's own (returned expanded with the session), never a second, orphan one.
+    expect(calls.filter((c) => c.path.startsWith('/v1/setup_intents'))).toEqual([]);
+    const sessions = calls.filter((c) => c.path === '/v1/checkout/sessions');
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.params).toMatchObject({
+      mode: 'setup',
       customer,
-      usage: 'off_session',
-      'metadata[org_id]': person.orgId,
+      'expand[0]': 'setup_intent',
+      'setup_intent_data[metadata][org_id]': person.orgId,
     });
-    expect(calls.find((c) => c.path === '/v1/checkout/sessions')!.params).toMatchObject({ mode: 'setup', customer });
     const portal = await http(s.base, 'POST', '/v1/billing/portal', { token: person.session });
     expect(portal.body.data.url).toMatch(/^https:/);
     expect(stripe.calls.at(-1)).toMatchObject({
@@ -273,6 +291,9 @@ describe('billing', () => {
       },
     });
     expect((await deliver(payload, header)).body.data.outcome).toBe('payment method saved');
+    await expect // the gateways are told, once the card billing is committed
+      .poll(() => announced.some((a) => a.orgId === person.orgId && a.mode === 'card'))
+      .toBe(true);
     const bal = await http(s.base, 'GET', '/v1/billing/balance', { token: person.apiKey });
     expect(bal.body.data).toMatchObject({ has_payment_method: true, billing_mode: 'card' });
     const enabled = await http(s.base, 'POST', '/v1/billing/auto-reload', {
@@ -363,6 +384,11 @@ describe('billing', () => {
       p.orgId,
     ]);
     expect(org).toEqual({ suspended: true, suspended_reason: 'payment_failed', credit_cents: '50' });
+    // Both the suspension and (below) its lift are announced to the gateways once committed.
+    await expect
+      .poll(() => announced.some((a) => a.orgId === p.orgId && a.suspended && a.reason === 'payment_failed'))
+      .toBe(true);
+    const announcedBeforeLift = announced.length;
     const mail = await s.smtp.waitForMail(p.email, { subject: /Auto-reload failed/ });
     expect(mail.text).toContain('Your card was declined.');
     expectFailure(await http(s.base, 'POST', '/v1/keys', { token: p.session, body: { name: 'x' } }), 403, 'forbidden');
@@ -387,6 +413,64 @@ describe('billing', () => {
     await deliver(paid.payload, paid.header);
     const [after] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
     expect(after).toEqual({ suspended: false, suspended_reason: null });
+    await expect
+      .poll(() => announced.slice(announcedBeforeLift).some((a) => a.orgId === p.orgId && !a.suspended))
+      .toBe(true);
+  });
+
+  it('signals a waiting workflow only once the event has committed: never for a rolled-back delivery', async () => {
+    const p = await cardOrg();
+    await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
+    const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
+    const handle = s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId));
+    const event = {
+      id: eventId(),
+      type: 'payment_intent.payment_failed',
+      data: {
+        object: {
+          id: payment.stripe_ref,
+          object: 'payment_intent',
+          amount: 500,
+          metadata: { payment_id: payment.id },
+          last_payment_error: { message: 'Do not honor.' },
+        },
+      },
+    };
+    // A fault planted after the event's effects: recording its outcome fails, so the whole transaction rolls back.
+    await sql(
+      s.db.url,
+      `create or replace function planted_stripe_event_fault() returns trigger language plpgsql as
+         $$ begin raise exception 'planted fault for %', new.id; end $$`,
+    );
+    await sql(
+      s.db.url,
+      `create trigger planted_stripe_event_fault before update on stripe_events for each row
+         when (new.id = '${event.id}') execute function planted_stripe_event_fault()`,
+    );
+    try {
+      const { payload, header } = signed(event);
+      const refused = await deliver(payload, header);
+      expect(refused.status, show(refused)).toBe(500);
+    } finally {
+      await sql(s.db.url, 'drop trigger planted_stripe_event_fault on stripe_events');
+    }
+    const signalsSeen = async () =>
+      (await handle.fetchHistory()).events?.filter(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'paymentSettled',
+      ).length ?? 0;
+    expect(await signalsSeen()).toBe(0);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const [rolledBack] = await sql(s.db.url, 'select status from payments where id = $1', [payment.id]);
+    expect(rolledBack).toEqual({ status: 'pending' });
+    expect(await sql(s.db.url, 'select id from stripe_events where id = $1', [event.id])).toEqual([]);
+
+    // Stripe delivers it again; this time it commits, and then the workflow hears of it.
+    const { payload, header } = signed(event);
+    expect((await deliver(payload, header)).status).toBe(200);
+    expect(await handle.result()).toEqual({ outcome: 'failed', paymentId: payment.id, reason: 'Do not honor.' });
+    expect(await signalsSeen()).toBe(1);
+    const [org] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
+    expect(org).toEqual({ suspended: true, suspended_reason: 'payment_failed' });
   });
 
   it('a retried charge activity never charges twice (same idempotency key, one Stripe call)', async () => {

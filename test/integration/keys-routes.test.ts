@@ -25,6 +25,8 @@ describe('keys', () => {
     plaintexts.push(owner.api_key);
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server.close();
     await stack.close();
   });

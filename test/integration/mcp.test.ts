@@ -20,6 +20,8 @@ describe('agent-tool server', () => {
     apiKey = (await stack.services.accounts.register({ ip: '10.0.0.2' })).api_key;
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await mcp.closeSessions();
     await server.close();
     await stack.close();

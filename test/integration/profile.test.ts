@@ -46,6 +46,8 @@ describe('profile', () => {
     consumerKey = await keyFor(CONSUMER_SCOPES);
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server.close();
     await stack.close();
   });

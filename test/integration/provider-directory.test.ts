@@ -7,6 +7,7 @@ import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
+import { recordHistory } from '../helpers/temporal.js';
 import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
@@ -53,6 +54,8 @@ describe('provider directory, analytics and Connect', () => {
     });
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
     await stripe?.stop();
     await upstream?.close();
@@ -166,6 +169,7 @@ describe('provider directory, analytics and Connect', () => {
     ).toBe(true);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.connect(provider.orgId)).result();
     expect(result).toEqual({ status: 'enabled' });
+    await recordHistory(s.temporal.address, workflowIds.connect(provider.orgId), 'connect-onboarding-enabled.json');
     const [org] = await sql(s.db.url, 'select stripe_account_id, connect_status from orgs where id = $1', [
       provider.orgId,
     ]);

@@ -40,6 +40,8 @@ describe('provider lifecycle', () => {
     stranger = await createPerson(s.services);
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
     await upstream?.close();
   });
@@ -154,6 +156,17 @@ describe('provider lifecycle', () => {
     }
     expect(runs).toHaveLength(3);
     expect(runs.every((r) => r.status === 'COMPLETED' && r.type === 'verifyAndPublishWorkflow')).toBe(true);
+  });
+
+  it('verifying a live listing reports it live (verifying never changes the status)', async () => {
+    const created = await importWeather('weather-live');
+    const published = await api('POST', `/v1/provider/apis/${created.api_id}/publish`, { accept_terms: true });
+    expect(published.body.data, show(published)).toMatchObject({ status: 'live' });
+    const verified = await api('POST', `/v1/provider/apis/${created.api_id}/verify`);
+    expect(verified.status, show(verified)).toBe(200);
+    expect(verified.body.data).toMatchObject({ action: 'verify', status: 'live', verification: { passed: true } });
+    const detail = await api('GET', `/v1/provider/apis/${created.api_id}`);
+    expect(detail.body.data.status).toBe('live');
   });
 
   it('does not publish when the smoke test fails (422), unless verification is skipped', async () => {

@@ -43,6 +43,8 @@ describe('documents and terms', () => {
     ).toBe('live');
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
     await upstream?.close();
   });

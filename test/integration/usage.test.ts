@@ -46,6 +46,8 @@ describe('usage', () => {
     await seed(theirs, '2026-03-05T12:00:00Z', 99);
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server.close();
     await stack.close();
   });

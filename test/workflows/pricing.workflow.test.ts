@@ -1,19 +1,15 @@
 // Pricing: decreases and discounts apply at once; an increase on a live listing waits out the notice period in
-// priceChangeWorkflow and then applies; a cancelled one never does. The recorded histories of priceChangeWorkflow and
-// verifyAndPublishWorkflow replay against the current workflow code.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { Worker } from '@temporalio/worker';
+// priceChangeWorkflow and then applies; a cancelled one never does. The histories recorded here are replayed by
+// replay.workflow.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
-import { recordHistory, workflowBundle } from '../helpers/temporal.js';
+import { recordHistory } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
-const HISTORIES = path.join(import.meta.dirname, 'histories');
 const NOTICE_MS = 1_500;
 
 describe('pricing and scheduled increases', () => {
@@ -29,6 +25,8 @@ describe('pricing and scheduled increases', () => {
     provider = await createPerson(s.services);
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
     await upstream?.close();
   });
@@ -144,6 +142,32 @@ describe('pricing and scheduled increases', () => {
     expect(res.body.data.endpoints[0]).toMatchObject({ price_cents: 50, price_increase: null });
   });
 
+  it('tags every run that concerns a listing with its slug (ApiSlug) and provider (OrgId) for operators', async () => {
+    const { apiId, a } = await liveApi('attributed');
+    const priced = await call('PATCH', `/v1/provider/apis/${apiId}/pricing`, {
+      endpoints: [{ endpoint_id: a, price_cents: 25 }],
+    });
+    expect(priced.body.data.endpoints[0].price_increase, show(priced)).toBeTruthy();
+    const verified = await call('POST', `/v1/provider/apis/${apiId}/verify`);
+    expect(verified.status, show(verified)).toBe(200);
+    expect((await call('POST', `/v1/provider/apis/${apiId}/unpublish`)).status).toBe(200);
+
+    const runs = async (query: string) => {
+      const found: string[] = [];
+      for await (const wf of s.temporal.client.workflow.list({ query })) found.push(`${wf.type} ${wf.workflowId}`);
+      return found.sort();
+    };
+    const expected = [
+      `priceChangeWorkflow ${workflowIds.priceChange(apiId, a)}`,
+      `verifyAndPublishWorkflow ${workflowIds.publish(apiId)}`,
+      `verifyAndPublishWorkflow ${workflowIds.publish(apiId)}`,
+      `verifyAndPublishWorkflow ${workflowIds.publish(apiId)}`,
+    ];
+    await expect.poll(() => runs('ApiSlug = "attributed"'), { timeout: 10_000 }).toEqual(expected);
+    expect(await runs(`ApiSlug = "${apiId}"`)).toEqual([]);
+    expect(await runs(`OrgId = "${provider.orgId}" AND ApiSlug = "attributed"`)).toEqual(expected);
+  });
+
   it('validates pricing input', async () => {
     const { apiId, a } = await liveApi('validated');
     for (const body of [
@@ -177,22 +201,5 @@ describe('pricing and scheduled increases', () => {
       404,
       'not_found',
     );
-  });
-});
-
-describe('recorded histories replay', () => {
-  it.each([
-    'price-change-applied.json',
-    'verify-and-publish-published.json',
-    'auto-reload-credited.json',
-    'auto-reload-failed.json',
-    'usage-charge-charged.json',
-    'usage-charge-failed.json',
-  ])('%s', async (file) => {
-    const history = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8')) as {
-      events: { eventType: string }[];
-    };
-    expect(history.events.map((e) => e.eventType)).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
-    await Worker.runReplayHistory({ workflowBundle }, history, file);
   });
 });

@@ -7,6 +7,7 @@ import { SCHEDULES } from '../../core/temporal/contracts.js';
 import { createPerson } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
+import { recordHistory } from '../helpers/temporal.js';
 
 describe('reconcileBooksWorkflow', () => {
   let s: FullStack;
@@ -15,6 +16,8 @@ describe('reconcileBooksWorkflow', () => {
     s = await startFullStack();
   });
   afterAll(async () => {
+    // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    expect(await s.services.ledger.findDrift()).toEqual([]);
     await s?.close();
   });
 
@@ -36,9 +39,10 @@ describe('reconcileBooksWorkflow', () => {
       idempotencyKey: 'payment:pay_booked',
     });
 
-    const clean = (await s.services.temporal.reconcileNow()) as ReconciliationReport;
+    const clean = (await s.services.temporal.reconcileNow('reconcile:clean')) as ReconciliationReport;
     expect(clean).toMatchObject({ ok: true, drift: [], unbooked_payments: [] });
     expect(clean.orgs_checked).toBeGreaterThanOrEqual(2);
+    await recordHistory(s.temporal.address, 'reconcile:clean', 'reconcile-books-clean.json');
 
     await sql(s.db.url, 'update orgs set credit_cents = credit_cents + 7 where id = $1', [a.orgId]);
     const paymentId = newId('payment');

@@ -1,0 +1,149 @@
+// Billing and listing changes reach every gateway at once (core/gateway-events.ts): two real gateway processes share
+// Redis and Postgres; each has the org's fast state and the listing cached from a call just before the change. An
+// operator's suspension (the admin CLI, its own process), the unsuspension, a price decrease and an unpublish apply to
+// the very next call on both gateways, well within 1 s, instead of waiting out their 5 s refreshes.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../../core/auth/scopes.js';
+import { createPerson, type Person } from '../helpers/accounts.js';
+import { ROOT, REDIS_URL } from '../helpers/env.js';
+import { expectFailure, http, describe as show } from '../helpers/http.js';
+import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import { startProcess, type RunningProcess } from '../helpers/processes.js';
+import { createTestStack, NO_TEMPORAL, type TestStack } from '../helpers/services.js';
+import { startUpstream, type Upstream } from '../helpers/upstream.js';
+
+const run = promisify(execFile);
+const SECRETS_KEY = '7e'.repeat(32);
+/** Time for a published message to reach the subscribers (Redis pub/sub on loopback takes well under 10 ms). */
+const SETTLE_MS = 150;
+
+describe('billing and listing changes reach every gateway at once', () => {
+  let stack: TestStack;
+  let upstream: Upstream;
+  let provider: Person;
+  let api: LiveApi;
+  let gateways: RunningProcess[] = [];
+
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    stack = await createTestStack();
+    provider = await createPerson(stack.services);
+    api = await createLiveApi(stack.services, {
+      providerOrgId: provider.orgId,
+      baseUrl: upstream.url,
+      endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
+    });
+    const env = {
+      DATABASE_URL: stack.db.url,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
+      TEMPORAL_ADDRESS: NO_TEMPORAL,
+      SECRETS_KEY,
+      UPSTREAM_ALLOW_PRIVATE: 'true',
+    };
+    gateways = await Promise.all([
+      startProcess({ roles: ['gateway'], env }),
+      startProcess({ roles: ['gateway'], env }),
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(gateways.map((g) => g.stop()));
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
+    await stack?.close();
+    await upstream?.close();
+  });
+
+  const paidCall = (gateway: RunningProcess, consumer: Person, slug = api.slug) =>
+    http(gateway.urls.gateway, 'GET', `/v1/proxy/${slug}/paid`, { token: consumer.apiKey });
+
+  /** Both gateways serve the consumer now (so each holds the org's state and the listing in its caches). */
+  async function warm(consumer: Person, cost = 10): Promise<void> {
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta.cost_cents).toBe(cost);
+    }
+  }
+
+  const admin = async (...args: string[]) => {
+    const { stdout } = await run('npx', ['tsx', 'scripts/admin.ts', ...args], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: stack.db.url,
+        REDIS_URL,
+        REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
+        LOG_LEVEL: 'silent',
+      },
+    });
+    return JSON.parse(stdout) as Record<string, unknown>;
+  };
+
+  async function consumerWith(cents: number): Promise<Person> {
+    const consumer = await createPerson(stack.services);
+    await stack.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: cents });
+    return consumer;
+  }
+
+  it('an operator suspension refuses the next paid call on both gateways; the unsuspension serves it', async () => {
+    const consumer = await consumerWith(1_000);
+    await warm(consumer);
+
+    expect(await admin('suspend', consumer.orgId, '--reason', 'abuse report')).toMatchObject({ suspended: true });
+    const suspendedAt = Date.now();
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const gateway of gateways) expectFailure(await paidCall(gateway, consumer), 402, 'payment_required');
+    expect(Date.now() - suspendedAt).toBeLessThan(1_000);
+
+    expect(await admin('unsuspend', consumer.orgId)).toMatchObject({ suspended: false });
+    const liftedAt = Date.now();
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer);
+      expect(res.status, show(res)).toBe(200);
+    }
+    expect(Date.now() - liftedAt).toBeLessThan(1_000);
+    const [org] = await stack.services.orm.em
+      .fork()
+      .execute<{ credit_cents: string }[]>('select credit_cents from orgs where id = ?', [consumer.orgId]);
+    expect(Number(org!.credit_cents)).toBe(1_000 - 4 * 10);
+  }, 60_000);
+
+  it('a price decrease is charged by both gateways on the next call', async () => {
+    const consumer = await consumerWith(1_000);
+    await warm(consumer, 10);
+    const endpointId = api.endpoints['GET /paid']!;
+    // The provider's own PATCH /pricing, as its service call (the route only parses and calls it).
+    const res = await stack.services.providers.updatePricing(
+      { type: 'api_key', orgId: provider.orgId, keyId: provider.keyId, keyPrefix: 'svc_live_', scopes: SCOPES },
+      api.apiId,
+      { endpoints: [{ endpoint_id: endpointId, price_cents: 4 }] },
+    );
+    expect(res.endpoints[0]).toMatchObject({ price_cents: 4, price_increase: null });
+    const changedAt = Date.now();
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta).toMatchObject({ cost_cents: 4, price_cents_effective: 4 });
+    }
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
+  });
+
+  it('an unpublished listing is gone from both gateways on the next call', async () => {
+    const consumer = await consumerWith(1_000);
+    const other = await createLiveApi(stack.services, {
+      providerOrgId: provider.orgId,
+      baseUrl: upstream.url,
+      endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
+    });
+    for (const gateway of gateways) expect((await paidCall(gateway, consumer, other.slug)).status).toBe(200);
+    await stack.services.providers.setStatus(other.apiId, 'draft'); // the unpublish step of verifyAndPublishWorkflow
+    const changedAt = Date.now();
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const gateway of gateways) expectFailure(await paidCall(gateway, consumer, other.slug), 404, 'not_found');
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
+  });
+});
