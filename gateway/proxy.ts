@@ -356,7 +356,7 @@ export class GatewayProxy {
             input.day,
             input.ancestors.map((a) => a.keyId),
           );
-          await spend.hydrate({ ...snapshot, nowMs: input.nowMs });
+          await spend.hydrate({ ...snapshot, generation: admission.generation, nowMs: input.nowMs });
           if (attempt < 3) continue;
         }
       } catch (err) {
@@ -371,7 +371,7 @@ export class GatewayProxy {
       }
       switch (admission.outcome) {
         case 'admitted':
-          if (admission.stale) this.refresh(input.orgId);
+          if (admission.stale) this.refresh(input.orgId, admission.generation);
           return admission;
         case 'replay':
           return admission;
@@ -449,9 +449,10 @@ export class GatewayProxy {
     }
   }
 
-  private refresh(orgId: string): void {
+  /** Re-read a stale balance; flags changed in the meantime (a newer generation) are not overwritten. */
+  private refresh(orgId: string, generation: number | undefined): void {
     loadSnapshot(this.services, orgId)
-      .then((s) => this.services.spend.hydrate({ ...s, nowMs: this.services.clock.now().getTime() }))
+      .then((s) => this.services.spend.hydrate({ ...s, generation, nowMs: this.services.clock.now().getTime() }))
       .catch((err: unknown) => this.log.warn({ err, org_id: orgId }, 'balance refresh failed'));
   }
 

@@ -149,7 +149,15 @@ export class RedisCounterStore implements CounterStore {
       s.delete(onMessage);
       if (s.size === 0) {
         this.handlers.delete(name);
-        await this.subscriber?.unsubscribe(name).catch(() => undefined);
+        // Only a live connection is told; while Redis is down the subscription is gone with the connection anyway,
+        // and an offline-queued UNSUBSCRIBE would hold shutdown until Redis came back.
+        const sub = this.subscriber;
+        if (sub?.status === 'ready') {
+          await Promise.race([
+            sub.unsubscribe(name).catch(() => undefined),
+            new Promise((r) => setTimeout(r, 1_000).unref()),
+          ]);
+        }
       }
     };
   }

@@ -12,6 +12,7 @@ interface OrgState {
   res: number;
   t: number;
   lim: number;
+  gen: number;
 }
 interface SpendState {
   sp?: number;
@@ -28,7 +29,7 @@ export class MemorySpendStore implements SpendStore {
 
   private org(id: string): OrgState {
     let o = this.orgs.get(id);
-    if (!o) this.orgs.set(id, (o = { ver: -1, susp: false, res: 0, t: 0, lim: 0 }));
+    if (!o) this.orgs.set(id, (o = { ver: -1, susp: false, res: 0, t: 0, lim: 0, gen: 0 }));
     return o;
   }
   private spend(map: Map<string, SpendState>, id: string): SpendState {
@@ -64,12 +65,15 @@ export class MemorySpendStore implements SpendStore {
     // Idempotent per reservation, like the script: a second run of one admission changes nothing.
     if (a.priceCents > 0 && this.open.has(a.reservationId)) return { outcome: 'admitted', stale: false };
     const o = this.orgs.get(a.orgId);
-    if (o?.bal === undefined || o.mode === undefined) return { outcome: 'hydrate' };
+    if (o?.bal === undefined || o.mode === undefined) return { outcome: 'hydrate', generation: o?.gen ?? 0 };
     const k = this.keys.get(a.keyId);
     const d = this.days.get(`${a.keyId}:${a.day}`);
-    if (a.priceCents > 0 && (k?.sp === undefined || d?.sp === undefined)) return { outcome: 'hydrate' };
+    if (a.priceCents > 0 && (k?.sp === undefined || d?.sp === undefined))
+      return { outcome: 'hydrate', generation: o.gen };
     const ancestors = a.ancestors.map((x) => ({ ...x, state: this.keys.get(x.keyId) }));
-    if (a.priceCents > 0 && ancestors.some((x) => x.state?.sp === undefined)) return { outcome: 'hydrate' };
+    if (a.priceCents > 0 && ancestors.some((x) => x.state?.sp === undefined)) {
+      return { outcome: 'hydrate', generation: o.gen };
+    }
     if (a.idempotencyKey !== null) {
       const rec = this.idemGet(a.idempotencyKey, a.nowMs);
       if (rec !== null) {
@@ -122,7 +126,9 @@ export class MemorySpendStore implements SpendStore {
         expiresAt: a.nowMs + a.reservationTtlMs,
       });
     }
-    return { outcome: 'admitted', stale: a.nowMs - o.t > a.staleAfterMs };
+    return a.nowMs - o.t > a.staleAfterMs
+      ? { outcome: 'admitted', stale: true, generation: o.gen }
+      : { outcome: 'admitted', stale: false };
   }
 
   private release(ref: ReservationRef): boolean {
@@ -187,10 +193,12 @@ export class MemorySpendStore implements SpendStore {
       o.bal = h.org.creditCents;
       o.ver = h.org.balanceVersion;
     }
-    o.mode = h.org.billingMode;
-    o.susp = h.org.suspended;
-    o.lim = h.org.creditLimitCents;
-    o.t = h.nowMs;
+    if (h.generation === undefined || h.generation === o.gen) {
+      o.mode = h.org.billingMode;
+      o.susp = h.org.suspended;
+      o.lim = h.org.creditLimitCents;
+      o.t = h.nowMs;
+    }
     if (h.key && h.keyId && h.day) {
       const k = this.spend(this.keys, h.keyId);
       if (k.sp === undefined || h.key.spentCents > k.sp) k.sp = h.key.spentCents;
@@ -205,11 +213,10 @@ export class MemorySpendStore implements SpendStore {
   }
 
   forgetOrg(orgId: string): Promise<void> {
-    const o = this.orgs.get(orgId);
-    if (o) {
-      o.mode = undefined;
-      o.t = 0;
-    }
+    const o = this.org(orgId);
+    o.gen += 1;
+    o.mode = undefined;
+    o.t = 0;
     return Promise.resolve();
   }
 

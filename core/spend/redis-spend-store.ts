@@ -49,8 +49,9 @@ function parseMember(member: string): ReservationRef {
 const ADMIT = `
 local price = tonumber(ARGV[1])
 if price > 0 and redis.call('ZSCORE', KEYS[6], ARGV[12]) then return {'admitted', '0'} end
-local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't', 'lim')
-if not o[1] or not o[2] then return {'hydrate'} end
+local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen')
+local gen = o[7] or '0'
+if not o[1] or not o[2] then return {'hydrate', gen} end
 local k
 local d
 local anc = {}
@@ -106,7 +107,7 @@ end
 if ARGV[9] == '1' then
   redis.call('SET', KEYS[5], 'p|' .. ARGV[10] .. '|' .. ARGV[7], 'PX', ARGV[8])
 end
-if tonumber(ARGV[6]) - tonumber(o[5] or '0') > tonumber(ARGV[11]) then return {'admitted', '1'} end
+if tonumber(ARGV[6]) - tonumber(o[5] or '0') > tonumber(ARGV[11]) then return {'admitted', '1', gen} end
 return {'admitted', '0'}
 `;
 
@@ -184,12 +185,14 @@ return open
 `;
 
 // KEYS: org, key, day, then the ancestors. ARGV: bal, ver, mode, susp, now, hasKey, ksp, dsp, dayTtl, creditLimit,
-// then each ancestor's spend.
+// generation ('' = any), then each ancestor's spend.
 const HYDRATE = `
 if tonumber(ARGV[2]) >= tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
   redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'ver', ARGV[2])
 end
-redis.call('HSET', KEYS[1], 'mode', ARGV[3], 'susp', ARGV[4], 't', ARGV[5], 'lim', ARGV[10])
+if ARGV[11] == '' or ARGV[11] == (redis.call('HGET', KEYS[1], 'gen') or '0') then
+  redis.call('HSET', KEYS[1], 'mode', ARGV[3], 'susp', ARGV[4], 't', ARGV[5], 'lim', ARGV[10])
+end
 if ARGV[6] == '1' then
   local sp = redis.call('HGET', KEYS[2], 'sp')
   if not sp or tonumber(ARGV[7]) > tonumber(sp) then redis.call('HSET', KEYS[2], 'sp', ARGV[7]) end
@@ -198,9 +201,16 @@ if ARGV[6] == '1' then
   redis.call('PEXPIRE', KEYS[3], ARGV[9])
   for i = 4, #KEYS do
     local asp = redis.call('HGET', KEYS[i], 'sp')
-    if not asp or tonumber(ARGV[i + 7]) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', ARGV[i + 7]) end
+    if not asp or tonumber(ARGV[i + 8]) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', ARGV[i + 8]) end
   end
 end
+return 1
+`;
+
+// KEYS: org. A new generation, and the flags gone: the next admission reads Postgres.
+const FORGET = `
+redis.call('HINCRBY', KEYS[1], 'gen', 1)
+redis.call('HDEL', KEYS[1], 'mode', 't')
 return 1
 `;
 
@@ -210,6 +220,7 @@ declare module 'ioredis' {
     spSettle(...args: (string | number)[]): Result<number, Context>;
     spVoid(...args: (string | number)[]): Result<number, Context>;
     spHydrate(...args: (string | number)[]): Result<number, Context>;
+    spForget(key: string): Result<number, Context>;
   }
 }
 import type { Result } from 'ioredis';
@@ -221,6 +232,7 @@ export class RedisSpendStore implements SpendStore {
     redis.defineCommand('spSettle', { lua: SETTLE });
     redis.defineCommand('spVoid', { lua: VOID });
     redis.defineCommand('spHydrate', { lua: HYDRATE });
+    redis.defineCommand('spForget', { numberOfKeys: 1, lua: FORGET });
   }
 
   async admit(a: AdmitInput): Promise<Admission> {
@@ -255,7 +267,11 @@ export class RedisSpendStore implements SpendStore {
     );
     switch (reply[0]) {
       case 'admitted':
-        return { outcome: 'admitted', stale: reply[1] === '1' };
+        return reply[1] === '1'
+          ? { outcome: 'admitted', stale: true, generation: Number(reply[2] ?? 0) }
+          : { outcome: 'admitted', stale: false };
+      case 'hydrate':
+        return { outcome: 'hydrate', generation: Number(reply[1] ?? 0) };
       case 'replay':
         return { outcome: 'replay', record: reply[1]! };
       case 'rate_limited':
@@ -265,7 +281,6 @@ export class RedisSpendStore implements SpendStore {
         return reply[1]
           ? { outcome: 'budget', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
           : { outcome: 'budget' };
-      case 'hydrate':
       case 'in_flight':
       case 'mismatch':
       case 'suspended':
@@ -355,12 +370,13 @@ export class RedisSpendStore implements SpendStore {
       h.key?.daySpentCents ?? 0,
       DAY_TTL_MS,
       h.org.creditLimitCents,
+      h.generation ?? '',
       ...ancestors.map((x) => x.spentCents),
     );
   }
 
   async forgetOrg(orgId: string): Promise<void> {
-    await this.redis.hdel(orgKey(orgId), 'mode', 't');
+    await this.redis.spForget(orgKey(orgId));
   }
 
   async expired(nowMs: number, limit: number): Promise<ReservationRef[]> {

@@ -53,8 +53,8 @@ export interface AdmitInput {
 }
 
 export type Admission =
-  | { outcome: 'admitted'; stale: boolean }
-  | { outcome: 'hydrate' }
+  | { outcome: 'admitted'; stale: boolean; generation?: number }
+  | { outcome: 'hydrate'; generation?: number }
   | { outcome: 'replay'; record: string }
   | { outcome: 'in_flight' }
   | { outcome: 'mismatch' }
@@ -98,6 +98,11 @@ export interface HydrateInput {
   key?: KeySnapshot;
   /** Ancestors' lifetime spend (with `key`). */
   ancestors?: readonly { keyId: string; spentCents: number }[];
+  /**
+   * The org's generation when the snapshot was asked for (from the admission). If the org was forgotten since (a
+   * suspension, a billing-mode change), the snapshot may predate the change: its flags are not written.
+   */
+  generation?: number;
   nowMs: number;
 }
 
@@ -110,7 +115,10 @@ export interface SpendStore {
   /** The call failed (or its owner died): release the reservation and the idempotency claim. True if it was open. */
   void(ref: ReservationRef): Promise<boolean>;
   hydrate(input: HydrateInput): Promise<void>;
-  /** Forget an org's snapshot so the next call reads Postgres (suspension, billing mode or balance changed). */
+  /**
+   * Forget an org's snapshot so the next call reads Postgres (suspension, billing mode or balance changed). Bumps the
+   * org's generation, so a snapshot read before the change cannot bring the old flags back.
+   */
   forgetOrg(orgId: string): Promise<void>;
   /** Open reservations past their expiry. */
   expired(nowMs: number, limit: number): Promise<ReservationRef[]>;

@@ -103,7 +103,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
         reservationTtlMs: 1_000,
         staleAfterMs: 5_000,
       }),
-    ).toEqual({ outcome: 'hydrate' });
+    ).toMatchObject({ outcome: 'hydrate' });
   });
 
   it('reserves prepaid credit exactly: 10 cents admit two 5-cent calls and refuse the third', async () => {
@@ -162,7 +162,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       { keyId: root, budgetCents: null },
     ];
     // Unknown ancestors are rebuilt first.
-    expect(await a.admit({ ancestors: [{ keyId: `${a.keyId}_unknown`, budgetCents: null }] })).toEqual({
+    expect(await a.admit({ ancestors: [{ keyId: `${a.keyId}_unknown`, budgetCents: null }] })).toMatchObject({
       outcome: 'hydrate',
     });
     expect((await a.admit({ ancestors, reservationId: 'use_anc1' })).outcome).toBe('admitted');
@@ -360,6 +360,36 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     });
     expect((await store.expired(NOW + 500, 1_000)).map((r) => r.reservationId)).not.toContain('use_exp');
     await store.forgetOrg(a.orgId);
-    expect(await a.admit()).toEqual({ outcome: 'hydrate' });
+    expect(await a.admit()).toMatchObject({ outcome: 'hydrate' });
+  });
+
+  it('a snapshot read before a suspension cannot bring the old flags back (generations)', async () => {
+    const a = await account(100);
+    const org = (suspended: boolean) => ({
+      creditCents: 100,
+      balanceVersion: 1,
+      billingMode: 'prepaid' as const,
+      suspended,
+      creditLimitCents: 0,
+    });
+    // A stale admission starts a refresh (generation g) …
+    const stale = await a.admit({ nowMs: NOW + 60_000 });
+    expect(stale).toMatchObject({ outcome: 'admitted', stale: true });
+    const generation = (stale as { generation?: number }).generation;
+    expect(generation).toEqual(expect.any(Number));
+    // … the org is suspended and forgotten while the refresh reads Postgres …
+    await store.forgetOrg(a.orgId);
+    const forced = await a.admit();
+    expect(forced).toMatchObject({ outcome: 'hydrate' });
+    // … and the refresh's old, unsuspended snapshot lands late: it must not win.
+    await store.hydrate({ orgId: a.orgId, org: org(false), generation, nowMs: NOW });
+    expect(await a.admit()).toMatchObject({ outcome: 'hydrate' });
+    await store.hydrate({
+      orgId: a.orgId,
+      org: org(true),
+      generation: (forced as { generation?: number }).generation,
+      nowMs: NOW,
+    });
+    expect(await a.admit()).toEqual({ outcome: 'suspended' });
   });
 });
