@@ -205,7 +205,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       events: gatewayEvents,
       logger,
     });
-    const documents = new DocumentsService(orm, clock, config.urls.publicBase);
+    const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
     const listings = new ListingsService({ orm, config, clock, providers, documents });
     const directory = new DirectoryService({ orm, clock, profiles });
     const analytics = new AnalyticsService({ orm, usage });

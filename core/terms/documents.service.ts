@@ -13,6 +13,7 @@ import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import { sha256Hex } from '../crypto.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import type { GatewayEvents } from '../gateway-events.js';
 import { isId, newId } from '../ids.js';
 import type { AcceptTermsBody, CreateDocumentBody } from '../providers/providers.schemas.js';
 
@@ -50,6 +51,7 @@ export class DocumentsService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly publicBaseUrl: string,
+    private readonly events?: Pick<GatewayEvents, 'listingChanged'>,
   ) {}
 
   snapshotUrl(id: string): string {
@@ -107,12 +109,12 @@ export class DocumentsService {
   }
 
   async activate(principal: Principal, documentId: string): Promise<DocumentView> {
-    return this.orm.em.fork().transactional(async (tem) => {
+    const { view, slugs } = await this.orm.em.fork().transactional(async (tem) => {
       const doc = isId('document', documentId)
         ? await tem.findOne(Document, { id: documentId, org: principal.orgId })
         : null;
       if (!doc) throw new NotFoundError(`No document ${documentId}.`);
-      if (doc.status === 'active') return this.view(doc);
+      if (doc.status === 'active') return { view: this.view(doc), slugs: [] as string[] };
       if (doc.status === 'superseded')
         throw new ConflictError('This version was superseded; create a new version instead.');
       const now = this.clock.now();
@@ -124,8 +126,16 @@ export class DocumentsService {
       doc.status = 'active';
       doc.activatedAt = now;
       await tem.flush();
-      return this.view(doc);
+      // The gateways cache each live listing's required documents: the listings this one applies to must reload.
+      const apis = await tem.find(
+        Api,
+        doc.api ? { id: doc.api.id, status: 'live' } : { org: principal.orgId, status: 'live' },
+        { fields: ['slug'] },
+      );
+      return { view: this.view(doc), slugs: apis.map((a) => a.slug) };
     });
+    for (const slug of slugs) await this.events?.listingChanged(slug);
+    return view;
   }
 
   /** The exact text behind a content hash (active or superseded versions; drafts are private). */

@@ -395,6 +395,35 @@ describe('gateway review fixes (issue 10)', () => {
     }
   });
 
+  it('activating a required document reaches the gateway at once: the next call gets 428', async () => {
+    const c = await consumer(10);
+    const seller = await createPerson(stack.services);
+    const listing = await createLiveApi(stack.services, {
+      providerOrgId: seller.orgId,
+      baseUrl: `${upstream.url}/api/v2`,
+      endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 0 }],
+    });
+    const get = () => http(server.url, 'GET', `/v1/proxy/${listing.slug}/items/1`, { token: c.apiKey });
+    expect((await get()).status).toBe(200); // the listing is now cached by the gateway
+    const apiApp = await serve(createApiApp(stack.services).callback());
+    try {
+      const doc = await http(apiApp.url, 'POST', '/v1/provider/documents', {
+        token: seller.session,
+        body: { kind: 'terms', version: '1', body: '# Terms', api_id: listing.apiId, acceptance_mode: 'required' },
+      });
+      expect(doc.status, show(doc)).toBe(201);
+      const activated = await http(apiApp.url, 'POST', `/v1/provider/documents/${doc.body.data.document_id}/activate`, {
+        token: seller.session,
+      });
+      expect(activated.status, show(activated)).toBe(200);
+    } finally {
+      await apiApp.close();
+    }
+    const started = Date.now();
+    await expect.poll(async () => (await get()).status, { timeout: 1_000, interval: 50 }).toBe(428);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
   it('a provider host on a non-public address: 502 upstream_error that does not describe the network', async () => {
     const c = await consumer(10);
     const hidden = await createLiveApi(stack.services, {
