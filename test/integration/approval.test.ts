@@ -46,6 +46,9 @@ describe('approval mode', () => {
   });
   afterAll(async () => {
     await gw?.close();
+    await stack?.services.earnings.foldAll();
+    const report = await stack?.services.reconciliation.run();
+    expect(report?.ok, JSON.stringify(report)).toBe(true);
     await apiServer?.close();
     await gateway?.close();
     await stack?.close();

@@ -39,6 +39,10 @@ describe('gateway faults', () => {
     });
   });
   afterAll(async () => {
+    // The books balance after every fault: usage debits match earnings, balances match ledgers.
+    await stack?.services.earnings.foldAll();
+    const report = await stack?.services.reconciliation.run();
+    expect(report?.ok, JSON.stringify(report)).toBe(true);
     await stack?.close();
     await upstream?.close();
   });

@@ -30,6 +30,7 @@ describe('gateway', () => {
     await em.flush();
   });
   afterAll(async () => {
+    expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server.close();
     await gateway.close();
     await stack.close();
