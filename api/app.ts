@@ -7,6 +7,7 @@ import type { Services } from '../core/services.js';
 import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { requestContext } from './middleware/request-context.js';
+import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
 import { termsPages } from './pages/terms.page.js';
@@ -57,6 +58,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     providerRoutes(services),
     billingRoutes(services),
     catalogRoutes(services),
+    homePages(services),
     pagesRoutes(services),
     termsPages(services),
     approvalPages(services),

@@ -51,6 +51,7 @@ const EnvSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().min(1).default('.tools/bin/temporal'),
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_URL: httpUrl.optional(),
 
   SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().min(3).default('Marketplace <no-reply@localhost>'),
@@ -125,7 +126,13 @@ export interface Config {
   readonly migrateOnStart?: boolean;
   readonly shutdownGraceMs: number;
   readonly ports: { readonly api: number; readonly gateway: number; readonly mcp: number };
-  readonly urls: { readonly publicBase: string; readonly gateway: string; readonly mcp: string };
+  readonly urls: {
+    readonly publicBase: string;
+    readonly gateway: string;
+    readonly mcp: string;
+    /** The Temporal Web UI, for links (TEMPORAL_UI_URL; the embedded dev server's UI by default). */
+    readonly temporalUi?: string;
+  };
   readonly database: DatabaseConfig;
   readonly counters: CounterConfig;
   readonly temporal: TemporalConfig;
@@ -217,6 +224,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? localUrl(e.API_PORT)),
       gateway: stripTrailingSlash(e.GATEWAY_URL ?? localUrl(e.GATEWAY_PORT)),
       mcp: stripTrailingSlash(e.MCP_URL ?? localUrl(e.MCP_PORT)),
+      temporalUi: e.TEMPORAL_UI_URL
+        ? stripTrailingSlash(e.TEMPORAL_UI_URL)
+        : e.TEMPORAL_ADDRESS
+          ? undefined
+          : localUrl(e.TEMPORAL_UI_PORT),
     },
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
