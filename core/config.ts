@@ -33,6 +33,13 @@ const EnvSchema = z.object({
   PUBLIC_BASE_URL: httpUrl.optional(),
   GATEWAY_URL: httpUrl.optional(),
   MCP_URL: httpUrl.optional(),
+  MCP_SESSIONS_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(20),
+  MCP_SESSION_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(86_400_000)
+    .default(30 * 60_000),
 
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
@@ -133,6 +140,12 @@ export interface Config {
     /** The Temporal Web UI, for links (TEMPORAL_UI_URL; the embedded dev server's UI by default). */
     readonly temporalUi?: string;
   };
+  readonly mcp: {
+    /** Open MCP sessions an org may hold; opening one more closes the org's least recently used idle session. */
+    readonly sessionsPerOrg: number;
+    /** An MCP session with no request for this long is closed. */
+    readonly sessionIdleMs: number;
+  };
   readonly database: DatabaseConfig;
   readonly counters: CounterConfig;
   readonly temporal: TemporalConfig;
@@ -230,6 +243,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           ? undefined
           : localUrl(e.TEMPORAL_UI_PORT),
     },
+    mcp: { sessionsPerOrg: e.MCP_SESSIONS_PER_ORG, sessionIdleMs: e.MCP_SESSION_IDLE_MS },
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
       : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       mcp: 'http://localhost:3002',
       temporalUi: 'http://localhost:8233', // the embedded dev server's UI
     });
+    expect(c.mcp).toEqual({ sessionsPerOrg: 20, sessionIdleMs: 1_800_000 });
     expect(c.limits.gatewayRatePerMin).toBe(300);
     expect(c.upstreamAllowPrivate).toBe(false);
   });
