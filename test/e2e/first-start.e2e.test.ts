@@ -80,4 +80,9 @@ describe('npm start on a fresh clone', () => {
     expect(html).toContain('href="/docs/spec.md"');
     expect(html).toContain(`href="http://localhost:${new URL(proc.urls.temporalUi!).port}/`);
   });
+
+  it('stops gracefully on SIGTERM (one Node process behind npm, no tsx CLI in between)', async () => {
+    await proc.stop('SIGTERM');
+    expect(proc.output()).toContain('"msg":"stopped"');
+  });
 });
