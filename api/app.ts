@@ -8,6 +8,7 @@ import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { inputRules } from './middleware/input.js';
 import { requestContext } from './middleware/request-context.js';
+import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
 import { termsPages } from './pages/terms.page.js';
@@ -59,6 +60,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     providerRoutes(services),
     billingRoutes(services),
     catalogRoutes(services),
+    homePages(services),
     pagesRoutes(services),
     termsPages(services),
     approvalPages(services),

@@ -33,6 +33,13 @@ const EnvSchema = z.object({
   PUBLIC_BASE_URL: httpUrl.optional(),
   GATEWAY_URL: httpUrl.optional(),
   MCP_URL: httpUrl.optional(),
+  MCP_SESSIONS_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(20),
+  MCP_SESSION_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(86_400_000)
+    .default(30 * 60_000),
 
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
@@ -51,6 +58,7 @@ const EnvSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().min(1).default('.tools/bin/temporal'),
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_URL: httpUrl.optional(),
 
   SMTP_URL: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' }).optional(),
   MAIL_FROM: z.string().min(3).default('Marketplace <no-reply@localhost>'),
@@ -126,7 +134,19 @@ export interface Config {
   readonly migrateOnStart?: boolean;
   readonly shutdownGraceMs: number;
   readonly ports: { readonly api: number; readonly gateway: number; readonly mcp: number };
-  readonly urls: { readonly publicBase: string; readonly gateway: string; readonly mcp: string };
+  readonly urls: {
+    readonly publicBase: string;
+    readonly gateway: string;
+    readonly mcp: string;
+    /** The Temporal Web UI, for links (TEMPORAL_UI_URL; the embedded dev server's UI by default). */
+    readonly temporalUi?: string;
+  };
+  readonly mcp: {
+    /** Open MCP sessions an org may hold; opening one more closes the org's least recently used idle session. */
+    readonly sessionsPerOrg: number;
+    /** An MCP session with no request for this long is closed. */
+    readonly sessionIdleMs: number;
+  };
   readonly database: DatabaseConfig;
   readonly counters: CounterConfig;
   readonly temporal: TemporalConfig;
@@ -220,7 +240,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? localUrl(e.API_PORT)),
       gateway: stripTrailingSlash(e.GATEWAY_URL ?? localUrl(e.GATEWAY_PORT)),
       mcp: stripTrailingSlash(e.MCP_URL ?? localUrl(e.MCP_PORT)),
+      temporalUi: e.TEMPORAL_UI_URL
+        ? stripTrailingSlash(e.TEMPORAL_UI_URL)
+        : e.TEMPORAL_ADDRESS
+          ? undefined
+          : localUrl(e.TEMPORAL_UI_PORT),
     },
+    mcp: { sessionsPerOrg: e.MCP_SESSIONS_PER_ORG, sessionIdleMs: e.MCP_SESSION_IDLE_MS },
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
       : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },

@@ -2,7 +2,9 @@
  * The agent-tool server: MCP Streamable HTTP at /mcp (stateful sessions, one McpServer per session), protected
  * resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request needs a bearer API
  * key; a 401 carries WWW-Authenticate with `resource_metadata` so clients can discover how to authorise.
- * Sessions are bound to the org that opened them and live in this process's memory for now.
+ * A session belongs to the key that opened it: every request re-authenticates its key (the keys service's cache is
+ * invalidated over pub/sub, so a revoked key answers 401 at once and its sessions close), and a session id presented
+ * with any other key is unknown (404). Sessions are bounded per org and expire when idle (mcp/sessions.ts).
  */
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
@@ -17,24 +19,31 @@ import { healthRoutes } from '../api/routes/health.routes.js';
 import { parseBearer } from '../core/auth/bearer.js';
 import { SCOPES } from '../core/auth/scopes.js';
 import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
+import { hashKey } from '../core/keys/key-material.js';
 import type { Services } from '../core/services.js';
+import { McpSessions, type McpSession } from './sessions.js';
+import type { ToolContext } from './tool-context.js';
 import { registerAccountTools } from './tools/accounts.tools.js';
 
 export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
 
-interface Session {
-  transport: StreamableHTTPServerTransport;
-  orgId: string;
-}
+const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
 
 export interface McpSurface {
   app: Koa<AppState>;
-  /** Close every open MCP session (on shutdown). */
+  /** How many sessions are open (for tests and operators). */
+  openSessions(): number;
+  /** Close every open MCP session and stop the idle sweep (on shutdown). */
   closeSessions(): Promise<void>;
 }
 
 export function createMcpApp(services: Services): McpSurface {
-  const sessions = new Map<string, Session>();
+  const sessions = new McpSessions({
+    perOrg: services.config.mcp.sessionsPerOrg,
+    idleMs: services.config.mcp.sessionIdleMs,
+    logger: services.logger,
+  });
+  sessions.start();
   const mcpUrl = services.config.urls.mcp;
   const metadataUrl = `${mcpUrl}/.well-known/oauth-protected-resource`;
 
@@ -51,62 +60,94 @@ export function createMcpApp(services: Services): McpSurface {
   });
 
   router.all('/mcp', async (ctx) => {
+    const sessionId = ctx.get('mcp-session-id');
+    let token: string | undefined;
     let principal;
     try {
       const credential = parseBearer(ctx.get('authorization') || undefined);
       if (credential.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
-      principal = (await services.keys.authenticate(credential.token)).principal;
+      token = credential.token;
+      principal = (await services.keys.authenticate(token)).principal;
     } catch (err) {
       if (err instanceof AppError && err.status === 401) {
+        if (sessionId && token) closeIfKeyRevoked(sessionId, token);
         throw new UnauthenticatedError(err.message, {
           headers: { 'WWW-Authenticate': `Bearer error="invalid_token", resource_metadata="${metadataUrl}"` },
         });
       }
       throw err;
     }
+    if (principal.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
 
-    const sessionId = ctx.get('mcp-session-id');
-    let session = sessionId ? sessions.get(sessionId) : undefined;
-    if (sessionId && (!session || session.orgId !== principal.orgId)) {
-      throw new NotFoundError('Unknown or expired MCP session; start a new one with initialize.');
-    }
-    if (!session) {
+    let session: McpSession | undefined;
+    if (sessionId) {
+      session = sessions.get(sessionId);
+      // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
+      if (!session || session.keyId !== principal.keyId) throw new NotFoundError(UNKNOWN_SESSION);
+    } else {
       if (ctx.method !== 'POST' || !isInitializeRequest(ctx.request.body)) {
         throw new ValidationError('No MCP session: send an initialize request first (without Mcp-Session-Id).');
       }
-      const orgId = principal.orgId;
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, { transport, orgId });
-        },
-        onsessionclosed: (id) => {
-          sessions.delete(id);
-        },
-      });
-      const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-      registerAccountTools(server, services, { principal, ip: ctx.ip, log: ctx.state.log });
-      await server.connect(transport);
-      session = { transport, orgId };
+      session = await openSession(principal, hashKey(token), { ip: ctx.ip, log: ctx.state.log });
     }
+    session.context.principal = principal;
+    session.context.ip = ctx.ip;
+    session.context.log = ctx.state.log;
 
     const authInfo: AuthInfo = {
       token: 'redacted',
-      clientId: principal.type === 'api_key' ? principal.keyId : principal.sessionId,
+      clientId: principal.keyId,
       scopes: [...principal.scopes],
       extra: { orgId: principal.orgId },
     };
     (ctx.req as typeof ctx.req & { auth?: AuthInfo }).auth = authInfo;
     ctx.respond = false; // the transport writes the response
-    await session.transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
+    const open = session;
+    await sessions.use(open, ctx.method, () => open.transport.handleRequest(ctx.req, ctx.res, ctx.request.body));
+    // An initialize the transport refused (bad params) leaves a session nobody can use.
+    if (!sessionId && open.transport.sessionId === undefined) sessions.close(open, 'not_initialized');
   });
+
+  /** A session whose own key stopped authenticating (revoked) is closed: the key never comes back. */
+  function closeIfKeyRevoked(sessionId: string, token: string): void {
+    const session = sessions.get(sessionId);
+    if (session && hashKey(token) === session.keyHash) sessions.close(session, 'key_revoked');
+  }
+
+  async function openSession(
+    principal: Extract<ToolContext['principal'], { type: 'api_key' }>,
+    keyHash: string,
+    request: Omit<ToolContext, 'principal'>,
+  ): Promise<McpSession> {
+    const id = randomUUID();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessionclosed: () => {
+        const s = sessions.get(id);
+        if (s) sessions.close(s, 'terminated');
+      },
+    });
+    const session: McpSession = {
+      id,
+      transport,
+      orgId: principal.orgId,
+      keyId: principal.keyId,
+      keyHash,
+      context: { principal, ...request },
+      lastSeen: Date.now(),
+      busy: 0,
+    };
+    sessions.add(session); // may evict the org's least recently used idle session, or refuse (429)
+    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+    registerAccountTools(server, services, session.context);
+    await server.connect(transport);
+    return session;
+  }
 
   const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router]);
   return {
     app,
-    async closeSessions() {
-      await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
-      sessions.clear();
-    },
+    openSessions: () => sessions.size,
+    closeSessions: () => sessions.closeAll(),
   };
 }

@@ -1,11 +1,13 @@
 /**
- * Process launcher. `tsx scripts/start.ts all` runs the control plane, gateway, agent-tool server and Temporal
- * worker in one process on embedded defaults (what `npm start` does); `api`, `gateway`, `mcp` or `worker` runs one
- * role alone, for production. SIGINT/SIGTERM shut down gracefully: in-flight requests finish, then everything closes.
+ * Process launcher. `all` runs the control plane, gateway, agent-tool server and Temporal worker in one process on
+ * embedded defaults (`npm start` ends with `node --import tsx scripts/start.ts all`, after scripts/start.sh installed
+ * what a fresh clone lacks); `api`, `gateway`, `mcp` or `worker` runs one role alone, for production. SIGINT/SIGTERM
+ * shut down gracefully: in-flight requests finish, then everything closes.
  */
 import { createApiApp } from '../api/app.js';
 import { startWorker, type RunningWorker } from '../activities/worker.js';
 import { ConfigError, loadConfig } from '../core/config.js';
+import { DevServerError } from '../core/temporal/dev-server.js';
 import { startHttpServer, type RunningHttpServer } from '../core/runtime/http-server.js';
 import { createServices } from '../core/services.js';
 import { migrateUp } from '../db/mikro-orm.config.js';
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
   }
   if (roles.has('worker')) worker = await startWorker(services);
 
-  // A terminal's Ctrl-C reaches the whole process group and tsx relays it too, so one keypress can arrive twice:
+  // A terminal's Ctrl-C reaches the whole process group and npm relays it too, so one keypress can arrive twice:
   // only a repeat more than a second later means "stop waiting".
   let stoppingSince: number | undefined;
   const shutdown = async (signal: string) => {
@@ -119,6 +121,7 @@ process.on('unhandledRejection', (reason) => {
 });
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
+  // Problems the person starting us must fix print as their message alone; anything else with its stack.
+  console.error(err instanceof ConfigError || err instanceof DevServerError ? err.message : err);
   process.exit(1);
 });

@@ -6,13 +6,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "dependencies"
-lock_sum=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [ ! -f node_modules/.ci-stamp ] || [ "$(cat node_modules/.ci-stamp)" != "$lock_sum" ]; then
-  npm ci --no-audit --no-fund
-  echo "$lock_sum" > node_modules/.ci-stamp
-else
-  echo "node_modules matches package-lock.json"
-fi
+bash scripts/ensure-deps.sh
 
 step "Go tools (.tools/bin)"
 bash scripts/ensure-tools.sh

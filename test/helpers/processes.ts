@@ -15,6 +15,8 @@ export interface StartOptions {
   /** Give the embedded Temporal dev server its own ports (needed when TEMPORAL_ADDRESS is not set). */
   embeddedTemporal?: boolean;
   readyTimeoutMs?: number;
+  /** Where to run (default: this checkout), e.g. a fresh copy of the repository. */
+  cwd?: string;
 }
 
 export interface RunningProcess {
@@ -50,7 +52,12 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
 
   const command = options.npmStart ? 'npm' : process.execPath;
   const args = options.npmStart ? ['start'] : ['--import', 'tsx', 'scripts/start.ts', ...(options.roles ?? ['all'])];
-  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: options.cwd ?? ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -102,21 +109,24 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
     return code;
   };
 
+  // waitFor retries through errors, so an early exit is raced separately: it must fail at once, not at the timeout.
+  const exitedEarly = exited.then((code) => Promise.reject(new Error(`process exited with ${code}`)));
+  exitedEarly.catch(() => undefined); // also settles (harmlessly) when the process is stopped later
   try {
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          throw new Error(`process exited with ${child.exitCode ?? child.signalCode}`);
-        }
-        for (const url of healthUrls) {
-          const res = await fetch(url).catch(() => undefined);
-          if (!res) return false;
-          await res.arrayBuffer();
-        }
-        return out.includes('"msg":"ready"');
-      },
-      { timeoutMs: options.readyTimeoutMs ?? 90_000, intervalMs: 200, what: 'the marketplace processes' },
-    );
+    await Promise.race([
+      exitedEarly,
+      waitFor(
+        async () => {
+          for (const url of healthUrls) {
+            const res = await fetch(url).catch(() => undefined);
+            if (!res) return false;
+            await res.arrayBuffer();
+          }
+          return out.includes('"msg":"ready"');
+        },
+        { timeoutMs: options.readyTimeoutMs ?? 90_000, intervalMs: 200, what: 'the marketplace processes' },
+      ),
+    ]);
   } catch (err) {
     await stop('SIGKILL');
     throw new Error(`${(err as Error).message}\n--- process output ---\n${out.slice(-6_000)}`, { cause: err });

@@ -20,6 +20,8 @@ interface RouteCase {
 }
 
 const ROUTES: RouteCase[] = [
+  { method: 'GET', path: '/', need: 'none' },
+  { method: 'GET', path: '/docs/:file', need: 'none' },
   { method: 'GET', path: '/health', need: 'none' },
   { method: 'POST', path: '/v1/register', need: 'none' },
   { method: 'POST', path: '/v1/signup', need: 'none' },

@@ -20,7 +20,9 @@ describe('loadConfig', () => {
       publicBase: 'http://localhost:3000',
       gateway: 'http://localhost:3001',
       mcp: 'http://localhost:3002',
+      temporalUi: 'http://localhost:8233', // the embedded dev server's UI
     });
+    expect(c.mcp).toEqual({ sessionsPerOrg: 20, sessionIdleMs: 1_800_000 });
     expect(c.limits.gatewayRatePerMin).toBe(300);
     expect(c.upstreamAllowPrivate).toBe(false);
   });
@@ -47,7 +49,11 @@ describe('loadConfig', () => {
     expect(c.mail).toEqual({ kind: 'smtp', url: 'smtp://mail:25', from: 'Marketplace <no-reply@localhost>' });
     expect(c.limits.gatewayRatePerMin).toBe(120);
     expect(c.urls.publicBase).toBe('https://market.example.com');
+    expect(c.urls.temporalUi).toBeUndefined(); // a remote Temporal's UI is known only when TEMPORAL_UI_URL says so
     expect(c.upstreamAllowPrivate).toBe(true);
+    expect(loadConfig({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_UI_URL: 'https://ui.example.com/' }).urls.temporalUi).toBe(
+      'https://ui.example.com',
+    );
   });
 
   it('treats empty strings as unset', () => {

@@ -1,0 +1,98 @@
+/**
+ * `/`: what a person who opens the control plane in a browser sees: what this is, where to sign in, the docs and
+ * the Temporal UI. JSON clients (`Accept: application/json`) still get the 404 envelope: the API has no root.
+ * `/docs/{file}`: the Markdown docs shipped with the source (`README.md`, `docs/*.md`), as plain text, so the page's
+ * links work without leaving this deployment. An image built without `docs/` lists none and says where they are.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import Router from '@koa/router';
+import { NotFoundError } from '../../core/errors.js';
+import type { Services } from '../../core/services.js';
+import type { AppState } from '../context.js';
+import { escapeHtml } from './layout.js';
+import { paramOf, render } from './pages.routes.js';
+
+const SOURCE_ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+interface Doc {
+  file: string;
+  title: string;
+  path: string;
+}
+
+/** The shipped docs, read once: README first, then the contract, then the rest by name. */
+function shippedDocs(): Doc[] {
+  const candidates = [path.join(SOURCE_ROOT, 'README.md')];
+  try {
+    const dir = path.join(SOURCE_ROOT, 'docs');
+    for (const name of readdirSync(dir).sort()) if (name.endsWith('.md')) candidates.push(path.join(dir, name));
+  } catch {
+    // not shipped (the production image leaves docs/ out)
+  }
+  const docs: Doc[] = [];
+  for (const file of candidates) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    const title = (/^# (.+)$/m.exec(text)?.[1] ?? path.basename(file)).replace(/`/g, '');
+    docs.push({ file: path.basename(file), title, path: file });
+  }
+  const rank = (d: Doc) => (d.file === 'README.md' ? 0 : d.file === 'spec.md' ? 1 : 2);
+  return docs.sort((a, b) => rank(a) - rank(b));
+}
+
+export function homePages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+  const docs = shippedDocs();
+  const byFile = new Map(docs.map((d) => [d.file, d]));
+  const { urls, temporal } = services.config;
+
+  const link = (href: string, text: string) => `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`;
+  const code = (text: string) => `<code>${escapeHtml(text)}</code>`;
+  const temporalUi = urls.temporalUi
+    ? `${urls.temporalUi}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows`
+    : undefined;
+  const docsList = docs.length
+    ? `<ul>\n${docs.map((d) => `<li>${link(`/docs/${d.file}`, d.title)}</li>`).join('\n')}\n</ul>`
+    : '<p class="muted">This build does not ship the docs: read <code>README.md</code> and <code>docs/</code> in the source repository.</p>';
+  const body = `<p>This is the control plane of a self-hosted <strong>API marketplace</strong>. Providers list APIs with a
+price per endpoint; people and AI agents hold scoped API keys with money caps and call those APIs through a metered
+gateway, or as MCP tools.</p>
+<h2>People</h2>
+<p>${link('/login', 'Sign in')} with a one-time code sent to your email.</p>
+<h2>Programs and agents</h2>
+<ul>
+<li>REST API: ${code(`${urls.publicBase}/v1/`)}; start with ${code(`curl -X POST ${urls.publicBase}/v1/register`)}</li>
+<li>Gateway: ${code(`${urls.gateway}/v1/proxy/{apiSlug}/{path}`)}</li>
+<li>MCP tools (Streamable HTTP): ${code(`${urls.mcp}/mcp`)}</li>
+</ul>
+<h2>Operators</h2>
+<ul>
+${temporalUi ? `<li>${link(temporalUi, 'Temporal UI')}: every durable flow (credits, publishing, billing) as a workflow</li>\n` : ''}<li>${link('/health', 'Health')}: database, counters and Temporal</li>
+</ul>
+<h2>Docs</h2>
+${docsList}`;
+
+  router.get('/', (ctx) => {
+    if (ctx.accepts('html', 'json') !== 'html') throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`);
+    render(ctx, 200, 'Welcome', body);
+  });
+
+  router.get('/docs/:file', async (ctx) => {
+    const doc = byFile.get(paramOf(ctx, 'file'));
+    if (!doc) throw new NotFoundError(`No document ${paramOf(ctx, 'file')}; the list is on /.`);
+    const text = await readFile(doc.path);
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = text;
+  });
+
+  return router;
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `npm start`: everything a fresh clone needs before the first start (npm dependencies, the Go tools), then the whole
+# marketplace in one process on embedded defaults. Plain bash, because on a fresh clone nothing in node_modules exists
+# yet; `exec` leaves one Node process, which receives Ctrl-C and SIGTERM itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/ensure-deps.sh
+bash scripts/ensure-tools.sh
+exec node --import tsx scripts/start.ts all

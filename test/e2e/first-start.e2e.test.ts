@@ -1,0 +1,88 @@
+// The first command on a fresh clone: `npm start` with no node_modules installs what it needs itself (the shared
+// ensure-deps step), then runs the whole marketplace on embedded defaults; a browser opening the control plane's
+// `/` gets a page saying what this is. The copy gets this checkout's files as git sees them (tracked and new, not
+// ignored) and the already built Go tools (their build has its own test in tools-script.test.ts).
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/env.js';
+import { startProcess, type RunningProcess } from '../helpers/processes.js';
+
+const run = promisify(execFile);
+
+async function freshCopy(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'mp-clone-'));
+  const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    const from = path.join(ROOT, file);
+    if (!(await stat(from).catch(() => undefined))?.isFile()) continue; // deleted in the working tree
+    await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await copyFile(from, path.join(dir, file));
+  }
+  await symlink(path.join(ROOT, '.tools'), path.join(dir, '.tools'));
+  return dir;
+}
+
+describe('npm start on a fresh clone', () => {
+  let dir: string;
+  let proc: RunningProcess;
+
+  beforeAll(async () => {
+    dir = await freshCopy();
+    await expect(stat(path.join(dir, 'node_modules'))).rejects.toThrow();
+    proc = await startProcess({
+      npmStart: true,
+      cwd: dir,
+      embeddedTemporal: true,
+      env: {
+        // A user's PATH: without the node_modules/.bin of the checkout running this test (npx put it there).
+        PATH: (process.env.PATH ?? '')
+          .split(path.delimiter)
+          .filter((p) => !p.includes('node_modules'))
+          .join(path.delimiter),
+        // The npm cache `npm test` filled serves the packages; the network is used only for what it lacks.
+        npm_config_prefer_offline: 'true',
+      },
+      readyTimeoutMs: 300_000,
+    });
+  }, 360_000);
+  afterAll(async () => {
+    await proc?.stop('SIGTERM');
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('installs the npm dependencies itself, saying so, then starts everything', async () => {
+    const out = proc.output();
+    expect(out).toContain('Installing npm dependencies with npm ci (first run: no node_modules yet;');
+    expect(out.indexOf('Installing npm dependencies')).toBeLessThan(out.indexOf('Marketplace is running'));
+    expect(out).not.toMatch(/not found/);
+    const lock = await readFile(path.join(dir, 'package-lock.json'));
+    expect((await readFile(path.join(dir, 'node_modules', '.ci-stamp'), 'utf8')).trim()).toBe(
+      createHash('sha256').update(lock).digest('hex'),
+    );
+    const health = await fetch(`${proc.urls.api}/health`);
+    expect(health.status).toBe(200);
+  });
+
+  it('answers a browser on the control plane root with a page that links to sign-in, the docs and the Temporal UI', async () => {
+    const res = await fetch(`${proc.urls.api}/`, { headers: { accept: 'text/html,*/*;q=0.8' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await res.text();
+    expect(html).toContain('href="/login"');
+    expect(html).toContain('href="/docs/spec.md"');
+    expect(html).toContain(`href="http://localhost:${new URL(proc.urls.temporalUi!).port}/`);
+  });
+
+  it('stops gracefully on SIGTERM (one Node process behind npm, no tsx CLI in between)', async () => {
+    await proc.stop('SIGTERM');
+    expect(proc.output()).toContain('"msg":"stopped"');
+  });
+});
