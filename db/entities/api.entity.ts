@@ -10,6 +10,8 @@ export const API_STATUSES = ['draft', 'live'] as const;
 export type ApiStatus = (typeof API_STATUSES)[number];
 export const INJECTIONS = ['bearer', 'header', 'query', 'basic'] as const;
 export type Injection = (typeof INJECTIONS)[number];
+export const API_SOURCES = ['provider', 'directory'] as const;
+export type ApiSource = (typeof API_SOURCES)[number];
 export const VERIFICATION_STATUSES = ['never', 'passed', 'failed'] as const;
 export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
 
@@ -47,7 +49,12 @@ export const Api = defineEntity({
     summary: p.string().length(300),
     description: p.text().nullable(),
     tags: p.array().default([]),
+    /** A slug of the category taxonomy (categories table). */
     category: p.string().length(64).nullable(),
+    /** `directory`: imported from a public directory, listed and searchable but not callable until claimed. */
+    source: p.enum([...API_SOURCES]).default('provider'),
+    /** Natural-language questions this API answers (set by the provider; search weighs them highly). */
+    examples: p.array().default([]),
     baseUrl: p.string().length(2000),
     docsUrl: p.string().length(2000).nullable(),
     importSource: p.json<ImportSource>().nullable(),
@@ -62,6 +69,7 @@ export const Api = defineEntity({
     publishedAt: p.datetime().nullable(),
     ...timestamps(),
   },
+  indexes: [{ name: 'apis_status_category_idx', properties: ['status', 'category'] }],
   checks: [
     { name: 'apis_slug_format', expression: "slug ~ '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$'" },
     {

@@ -2,6 +2,7 @@
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Avatar } from './avatar.entity.js';
+import { Category } from './category.entity.js';
 import { Document } from './document.entity.js';
 import { EarningAccrual } from './earning-accrual.entity.js';
 import { EmailVerification } from './email-verification.entity.js';
@@ -24,6 +25,7 @@ export {
   Api,
   ApiKey,
   Avatar,
+  Category,
   Document,
   EarningAccrual,
   EmailVerification,
@@ -45,6 +47,7 @@ export {
 export * from './api.entity.js';
 export * from './api-key.entity.js';
 export * from './avatar.entity.js';
+export * from './category.entity.js';
 export * from './document.entity.js';
 export * from './email-verification.entity.js';
 export * from './earning-accrual.entity.js';
@@ -84,4 +87,5 @@ export const ENTITIES = [
   KeyDaySpend,
   IdempotencyRecord,
   EarningAccrual,
+  Category,
 ];

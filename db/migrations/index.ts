@@ -9,6 +9,7 @@ import { Migration20261122060127_approvals } from './Migration20261122060127_app
 import { Migration20261123100000_key_governance } from './Migration20261123100000_key_governance.js';
 import { Migration20261123100100_public_read_indexes } from './Migration20261123100100_public_read_indexes.js';
 import { Migration20261123100300_gateway_money } from './Migration20261123100300_gateway_money.js';
+import { Migration20261123110000_catalog_base } from './Migration20261123110000_catalog_base.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261123100000_key_governance', class: Migration20261123100000_key_governance },
   { name: 'Migration20261123100100_public_read_indexes', class: Migration20261123100100_public_read_indexes },
   { name: 'Migration20261123100300_gateway_money', class: Migration20261123100300_gateway_money },
+  { name: 'Migration20261123110000_catalog_base', class: Migration20261123110000_catalog_base },
 ];
