@@ -433,27 +433,7 @@ export class UsageCommitter {
           daySpend.set(dk, d);
         }
       }
-      usage.push(
-        call.usageId,
-        call.orgId,
-        call.keyId,
-        call.apiSlug,
-        call.apiId,
-        call.endpointId,
-        call.method,
-        call.path.slice(0, 2000),
-        call.status,
-        call.outcome,
-        call.priceCents,
-        call.priceCentsEffective,
-        creditApplied,
-        billable,
-        Math.round(call.latencyMs),
-        call.idempotencyKey,
-        call.requestId,
-        call.clientRequestId ?? null,
-        call.at,
-      );
+      usage.push(...usageValues(call, { outcome: call.outcome, cost: call.priceCents, creditApplied, billable }));
       results.set(call.usageId, {
         ancestorSpentCents: null,
         duplicate: false,
@@ -466,9 +446,7 @@ export class UsageCommitter {
 
     if (batch.length > 0) {
       await tem.execute(
-        `insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
-           cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key,
-           request_id, client_request_id, created_at)
+        `insert into usage_events ${USAGE_COLUMNS}
          values ${rows(batch.length, 19)}`,
         usage,
         'run',
@@ -554,28 +532,8 @@ export class UsageCommitter {
   async fence(call: CallRecord): Promise<{ committed: false } | { committed: true; call: CommittedCall }> {
     const em = this.deps.orm.em.fork();
     const inserted = await em.execute<{ id: string }[]>(
-      `insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
-         cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key,
-         request_id, client_request_id, created_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', 0, ?, 0, 0, ?, ?, ?, ?, ?)
-       on conflict (id) do nothing returning id`,
-      [
-        call.usageId,
-        call.orgId,
-        call.keyId,
-        call.apiSlug,
-        call.apiId,
-        call.endpointId,
-        call.method,
-        call.path.slice(0, 2000),
-        call.status,
-        call.priceCentsEffective,
-        Math.round(call.latencyMs),
-        call.idempotencyKey,
-        call.requestId,
-        call.clientRequestId ?? null,
-        call.at,
-      ],
+      `insert into usage_events ${USAGE_COLUMNS} values ${rows(1, 19)} on conflict (id) do nothing returning id`,
+      usageValues(call, { outcome: 'failed', cost: 0, creditApplied: 0, billable: 0 }),
     );
     if (inserted.length > 0) return { committed: false };
     const [row] = await em.execute<{ outcome: string; credit: string; billable: string }[]>(
@@ -595,6 +553,38 @@ export class UsageCommitter {
       },
     };
   }
+}
+
+/** The usage_events columns the careful path and the fence write, in the order `usageValues` gives them. */
+const USAGE_COLUMNS = `(id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome, cost_cents,
+  price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id, client_request_id,
+  created_at)`;
+
+function usageValues(
+  call: CallRecord,
+  o: { outcome: CallRecord['outcome']; cost: number; creditApplied: number; billable: number },
+): unknown[] {
+  return [
+    call.usageId,
+    call.orgId,
+    call.keyId,
+    call.apiSlug,
+    call.apiId,
+    call.endpointId,
+    call.method,
+    call.path.slice(0, 2000),
+    call.status,
+    o.outcome,
+    o.cost,
+    call.priceCentsEffective,
+    o.creditApplied,
+    o.billable,
+    Math.round(call.latencyMs),
+    call.idempotencyKey,
+    call.requestId,
+    call.clientRequestId ?? null,
+    call.at,
+  ];
 }
 
 function rows(count: number, width: number): string {
