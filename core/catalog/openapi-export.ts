@@ -5,7 +5,7 @@
  * gateway's envelope with the endpoint's output schema as `data`.
  *
  * Stored schemas are untrusted JSON (a provider's inline schemas, or JSON Schema 2020-12 from a 3.1 import), so
- * every schema goes through `toSchema30`, which keeps only OpenAPI 3.0 Schema Object keywords with values of the
+ * every schema goes through SchemaConverter, which keeps only OpenAPI 3.0 Schema Object keywords with values of the
  * right type, converts 2020-12 forms (type arrays with null, const, examples, numeric exclusive bounds, boolean
  * schemas) and rewrites the importer's `#/$defs/<name>` references to `#/components/schemas/…` (dropping any other
  * reference, which could not resolve). The result always validates as OpenAPI 3.0 (tested with swagger-parser).

@@ -21,6 +21,7 @@ import { loadSnapshot } from '../admission/snapshot.js';
 import { requireScope, type Principal } from '../auth/scopes.js';
 import type { Config } from '../config.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
+import { checkPath } from '../input.js';
 import type { KeyAuth } from '../keys/keys.service.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { effectivePrice, type EffectivePrice } from '../pricing/effective-price.js';
@@ -83,6 +84,7 @@ export async function resolveEndpoint(
   rawPath: string,
 ): Promise<{ endpoint: IEndpoint; path: string }> {
   const path = rawPath.split('?')[0]!;
+  checkPath(path); // the gateway's input rule: no NUL or lone surrogate behind percent-encoding
   assertSafePath(path);
   const endpoints = await em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
   const hit = matchTemplate(

@@ -156,7 +156,7 @@ describe('quote', () => {
         expectFailure(await call('quoted', method, path, rich.apiKey), 404, 'not_found');
       }
       expectFailure(await quote('no-such-api', 'GET', '/paid'), 404, 'not_found');
-      for (const path of ['/items/..%2fpaid', '/items/%2e%2e', '/items/a\\b']) {
+      for (const path of ['/items/..%2fpaid', '/items/%2e%2e', '/items/a\\b', '/items/a%00']) {
         expectFailure(await quote('quoted', 'GET', path), 400, 'validation_failed');
       }
       expectFailure(await call('quoted', 'GET', '/items/..%2fpaid', rich.apiKey), 400, 'validation_failed');
