@@ -13,7 +13,7 @@
  * (they live in the fast state, not in Postgres), so a quote can say "allowed" a moment before a concurrent call uses
  * the last of a budget.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ENDPOINT_METHODS, Endpoint, type IApi, type IEndpoint } from '../../db/entities/index.js';
 import { refusalError, spendLimit, termsRequiredError } from '../admission/refusals.js';
@@ -23,7 +23,6 @@ import type { Config } from '../config.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { checkPath } from '../input.js';
 import type { KeyAuth } from '../keys/keys.service.js';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { effectivePrice, type EffectivePrice } from '../pricing/effective-price.js';
 import { MemorySpendStore } from '../spend/memory-spend-store.js';
 import type { AdmitInput } from '../spend/spend-store.js';
