@@ -302,4 +302,53 @@ describe('quote', () => {
       expectFailure(await quote('quoted', 'GET', '/paid', 'garbage'), 401, 'unauthenticated');
     });
   });
+  describe('stats after gateway calls', () => {
+    it('paid, free and failed calls through the gateway show in /stats (computed live before any rollup)', async () => {
+      const listing = await createLiveApi(stack.services, {
+        providerOrgId: provider.orgId,
+        baseUrl: upstream.url,
+        slug: 'stats-live',
+        endpoints: [
+          { method: 'GET', path: '/ok', priceCents: 3 },
+          { method: 'GET', path: '/boom', priceCents: 2 },
+        ],
+      });
+      upstream.handle((req, res) => {
+        const failing = req.url?.startsWith('/boom') ?? false;
+        res.writeHead(failing ? 500 : 200, { 'content-type': 'application/json' });
+        res.end(failing ? '{"error":"down"}' : '{"ok":true}');
+      });
+      const a = await consumer(100);
+      const b = await consumer(100);
+      for (const [who, path, status] of [
+        [a, '/ok', 200],
+        [a, '/ok', 200],
+        [b, '/ok', 200],
+        [b, '/boom', 502],
+      ] as const) {
+        const res = await call(listing.slug, 'GET', path, who.apiKey);
+        expect(res.status, show(res)).toBe(status);
+      }
+      // Usage reaches Postgres shortly after the answer (the gateway's group commit; failed calls asynchronously).
+      let stats: { body: { data: Record<string, unknown> } } | undefined;
+      for (let i = 0; i < 50; i++) {
+        stats = await http(base, 'GET', `/v1/apis/${listing.slug}/stats?window=24h`);
+        if (stats.body.data.calls === 4) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(stats!.body.data).toMatchObject({
+        calls: 4,
+        successes: 3,
+        success_rate: 0.75,
+        gmv_cents: 9,
+        unique_consumers: 2,
+        errors: { upstream_5xx: 1 },
+        source: 'live',
+      });
+      upstream.handle((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      });
+    });
+  });
 });
