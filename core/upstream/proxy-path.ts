@@ -1,8 +1,9 @@
 /**
  * The rule for proxied paths, shared by the gateway (gateway/upstream-path.ts) and the quote
- * (GET /v1/apis/{slug}/quote). The proxied path is an attack surface: a template parameter matches any one segment, and `new URL()` resolves dot
- * segments and backslashes (and treats `%2e` as a dot), so `/items/..%2f..%2fadmin` on an `/items/{id}` endpoint
- * would reach `/admin` upstream with the provider's secret attached, billed at the cheap endpoint's price.
+ * (GET /v1/apis/{slug}/quote). The proxied path is an attack surface: a template parameter matches any one segment,
+ * and `new URL()` resolves dot segments and backslashes (and treats `%2e` as a dot), so `/items/..%2f..%2fadmin` on
+ * an `/items/{id}` endpoint would reach `/admin` upstream with the provider's secret attached, billed at the cheap
+ * endpoint's price.
  *
  * The rule (docs/decisions.md, "Proxied paths"): a segment that is, or decodes (once or more) to, `.` or `..`, and a
  * path that holds a backslash or a segment decoding to `/` or `\`, is refused with 400 before anything is spent; the
