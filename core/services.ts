@@ -206,7 +206,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       logger,
     });
     const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
-    const listings = new ListingsService({ orm, config, clock, providers, documents });
+    const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator });
     const directory = new DirectoryService({ orm, clock, profiles });
     const analytics = new AnalyticsService({ orm, usage });
     const connect = new ConnectService({ orm, config, stripe, temporal });

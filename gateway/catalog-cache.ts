@@ -8,6 +8,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Api, Endpoint } from '../db/entities/index.js';
+import { compileTemplate, matchTemplate } from '../core/catalog/endpoint-match.js';
 import type { PricedEndpoint } from '../core/pricing/effective-price.js';
 import type { ProvidersService } from '../core/providers/providers.service.js';
 import type { DocumentsService } from '../core/terms/documents.service.js';
@@ -126,7 +127,7 @@ export class CatalogCache {
         id: e.id,
         method: e.method,
         template: e.path,
-        matcher: e.path.includes('{') ? compileTemplate(e.path) : null,
+        matcher: compileTemplate(e.path),
         priced: {
           priceCents: e.priceCents,
           pendingPriceCents: e.pendingPriceCents ?? null,
@@ -139,22 +140,7 @@ export class CatalogCache {
   }
 }
 
-/** `/users/{id}/posts` → a regex where each `{param}` is one non-empty path segment. */
-function compileTemplate(template: string): RegExp {
-  const parts = template.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${parts.join('[^/]+')}$`);
-}
-
-/** The endpoint for a method and path: literal templates first, then parameterised ones in listing order. */
+/** The endpoint for a method and path (core/catalog/endpoint-match.ts: the rule the quote shares). */
 export function matchEndpoint(api: CachedApi, method: string, path: string): CachedEndpoint | undefined {
-  let templated: CachedEndpoint | undefined;
-  for (const e of api.endpoints) {
-    if (e.method !== method) continue;
-    if (e.matcher === null) {
-      if (e.template === path) return e;
-    } else if (templated === undefined && e.matcher.test(path)) {
-      templated = e;
-    }
-  }
-  return templated;
+  return matchTemplate(api.endpoints, method, path);
 }

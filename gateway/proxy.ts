@@ -14,7 +14,6 @@ import {
   ForbiddenError,
   NotFoundError,
   PayloadTooLargeError,
-  PaymentRequiredError,
   RateLimitedError,
   ServiceUnavailableError,
   UnauthenticatedError,
@@ -37,6 +36,7 @@ import { sendJson } from './respond.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
 import { ExpiringMemo } from './local-memo.js';
 import { loadSnapshot } from './snapshot.js';
+import { refusalError, spendLimit, termsRequiredError } from '../core/admission/refusals.js';
 
 /** Idempotency records outlive the 24 hours the contract promises. */
 export const IDEMPOTENCY_TTL_MS = 25 * 3_600_000;
@@ -394,57 +394,12 @@ export class GatewayProxy {
           );
           throw new RateLimitedError(admission.retryAfterMs / 1000, 'Rate limit for this key exceeded.');
         case 'suspended':
-          throw new PaymentRequiredError('This organization is suspended; paid calls are refused.', {
-            details: { reason: 'suspended' },
-          });
         case 'per_call':
-          throw new AppError('per_call_limit_exceeded', 'The call costs more than this key may spend per call.', {
-            details: { price_cents: input.priceCents, per_call_max_cents: input.perCallMaxCents },
-          });
         case 'budget':
-          if (approval && approvalBinds(approval)) {
-            throw new PaymentRequiredError(
-              'This key is in approval mode: a person must approve more spend before this paid call.',
-              {
-                details: {
-                  reason: 'approval_required',
-                  approval_url: `${this.services.config.urls.publicBase}/approve/${input.keyId}`,
-                  approved_cents: approval.approvedCents,
-                  price_cents: input.priceCents,
-                },
-              },
-            );
-          }
-          if (admission.ancestorKeyId !== undefined) {
-            const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
-            throw new AppError(
-              'insufficient_budget',
-              "The call would exceed the budget of a key above this one (a child's spend counts against its parents).",
-              {
-                details: {
-                  price_cents: input.priceCents,
-                  budget_cents: parent?.budgetCents ?? null,
-                  key_id: admission.ancestorKeyId,
-                },
-              },
-            );
-          }
-          throw new AppError('insufficient_budget', "The call would exceed this key's budget.", {
-            details: { price_cents: input.priceCents, budget_cents: input.budgetCents },
-          });
         case 'daily_cap':
-          throw new AppError('daily_cap_exceeded', "The call would exceed this key's daily cap (UTC day).", {
-            details: { price_cents: input.priceCents, daily_cap_cents: input.dailyCapCents },
-          });
         case 'funds':
-          throw new PaymentRequiredError('Prepaid credits are exhausted; buy credits or add a card.', {
-            details: { price_cents: input.priceCents, reason: 'insufficient_credits' },
-          });
         case 'credit_limit':
-          throw new PaymentRequiredError(
-            "This organization's card credit limit is reached: paid calls resume once the unpaid usage is charged to the card (or an operator raises the limit).",
-            { details: { price_cents: input.priceCents, reason: 'credit_limit_reached' } },
-          );
+          throw refusalError(admission, input, approval, this.services.config.urls.publicBase);
       }
     }
   }
@@ -466,13 +421,11 @@ export class GatewayProxy {
     const missing = await this.catalog.unaccepted(api, orgId);
     if (missing.length === 0) return;
     const doc = missing[0]!;
-    throw new AppError('terms_acceptance_required', `Accept the provider's terms for ${api.slug} before calling it.`, {
-      details: {
-        approval_url: `${this.services.config.urls.publicBase}/terms/${api.slug}`,
-        snapshot_url: this.services.documents.snapshotUrl(doc.id),
-        document_id: doc.id,
-        content_hash: doc.contentHash,
-      },
+    throw termsRequiredError(api.slug, {
+      approval_url: `${this.services.config.urls.publicBase}/terms/${api.slug}`,
+      snapshot_url: this.services.documents.snapshotUrl(doc.id),
+      document_id: doc.id,
+      content_hash: doc.contentHash,
     });
   }
 
@@ -529,20 +482,6 @@ export class GatewayProxy {
       })
       .catch((e: unknown) => this.log.warn({ err: e }, 'failed call not recorded'));
   }
-}
-
-/**
- * What a key may spend in total: its budget, and for an approval-mode key no more than people have approved (the
- * lower of the two).
- */
-function spendLimit(key: KeyAuth): number | null {
-  if (!key.approvalMode) return key.budgetCents;
-  return key.budgetCents === null ? key.approvedCents : Math.min(key.budgetCents, key.approvedCents);
-}
-
-/** The approval, not the budget, is what stopped the call. */
-function approvalBinds(key: KeyAuth): boolean {
-  return key.budgetCents === null || key.approvedCents < key.budgetCents;
 }
 
 /** What a replay reports beyond the usage row: a scheduled increase or an active discount at the time of the call. */

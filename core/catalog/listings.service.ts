@@ -1,31 +1,97 @@
 /**
- * What consumers see of a live listing: GET /v1/apis/{slug} (detail with pricing) and GET /v1/apis/{slug}/terms.
- * Drafts and unknown slugs are the same 404.
+ * What consumers see of a live listing: the detail (GET /v1/apis/{slug}) and its sub-resources (endpoints, schema,
+ * OpenAPI export, stats, score history, ranks, quote), the terms in force, and the category taxonomy. Drafts and
+ * unknown slugs are the same 404. Directory listings (`source: 'directory'`) have no endpoints: their sub-resources
+ * answer empty lists and an OpenAPI document without paths. Rollup reads (merit, stats, history, ranks) each go
+ * through one small reader beside this file (merit.ts, stats.ts, rollup-reads.ts), which documents its table.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { Api, Endpoint, Profile, type IApi } from '../../db/entities/index.js';
+import { z } from 'zod';
+import { Api, Category, Endpoint, Profile, type IApi, type IEndpoint } from '../../db/entities/index.js';
+import { parseBearer } from '../auth/bearer.js';
+import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { NotFoundError } from '../errors.js';
-import type { ProvidersService, EndpointView } from '../providers/providers.service.js';
+import type { KeysService } from '../keys/keys.service.js';
+import { effectivePrice, type EffectivePrice } from '../pricing/effective-price.js';
 import type { DocumentsService, DocumentView } from '../terms/documents.service.js';
+import { meritFor, type Merit } from './merit.js';
+import { exportOpenApi } from './openapi-export.js';
+import { quote, type QuoteCaller, type QuoteQuery, type QuoteView } from './quote.js';
+import { HISTORY_LIMIT, historyFor, ranksFor, type HistoryPoint, type RankRow } from './rollup-reads.js';
+import { STATS_WINDOWS, statsFor, type ListingStats, type StatsWindow } from './stats.js';
+
+export const StatsQuery = z
+  .object({
+    window: z
+      .enum(Object.keys(STATS_WINDOWS) as [StatsWindow, ...StatsWindow[]], {
+        error: `must be one of ${Object.keys(STATS_WINDOWS).join(', ')}`,
+      })
+      .default('24h'),
+  })
+  .strict();
+export const HistoryQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(HISTORY_LIMIT.max).default(HISTORY_LIMIT.default),
+  })
+  .strict();
+
+export interface EndpointPriceRow {
+  endpoint_id: string;
+  method: string;
+  path: string;
+  summary: string | null;
+  /** Before discount (the scheduled price once its time has come). */
+  price_cents: number;
+  price_cents_effective: number;
+  free: boolean;
+  /** A scheduled increase: the new price and when it applies. */
+  price_increase: EffectivePrice['price_increase'];
+  /** The discount active now, with the cents it takes off. */
+  discount: EffectivePrice['discount'];
+}
+
+export interface EndpointSchemaRow {
+  endpoint_id: string;
+  method: string;
+  path: string;
+  summary: string | null;
+  /** Where to call it: `{gateway_url}/v1/proxy/{slug}{path}` with the same method. */
+  gateway_url: string;
+  input_schema: Record<string, unknown> | null;
+  output_schema: Record<string, unknown> | null;
+}
 
 export interface ListingDetail {
   slug: string;
   name: string;
   summary: string;
   description: string | null;
+  status: 'live';
+  source: IApi['source'];
+  category: { slug: string; name: string } | null;
   tags: string[];
-  category: string | null;
-  provider: { slug: string | null; display_name: string | null };
+  examples: string[];
+  provider: { slug: string | null; name: string | null };
   docs_url: string | null;
   gateway_url: string;
   published_at: string | null;
   verification: { status: string; checked_at: string | null };
-  pricing: { endpoints: number; free_endpoints: number; min_price_cents: number; max_price_cents: number };
+  svc_score: number;
+  merit: Omit<Merit, 'svc_score'>;
+  pricing: {
+    endpoints: number;
+    free_endpoints: number;
+    min_price_cents: number;
+    max_price_cents: number;
+    /** Every endpoint free (false without endpoints). */
+    free: boolean;
+  };
+  /** Pricing per endpoint (schemas: GET /v1/apis/{slug}/schema). */
+  endpoints: EndpointPriceRow[];
   terms: { required: boolean; documents: DocumentView[] };
-  endpoints: EndpointView[];
 }
 
 export interface TermsView {
@@ -36,14 +102,21 @@ export interface TermsView {
   approval_url: string;
 }
 
+export interface CategoryView {
+  slug: string;
+  name: string;
+  api_count: number;
+}
+
 export class ListingsService {
   constructor(
     private readonly deps: {
       orm: MikroORM;
       config: Config;
       clock: Clock;
-      providers: ProvidersService;
       documents: DocumentsService;
+      keys: KeysService;
+      authenticator: Authenticator;
     },
   ) {}
 
@@ -53,42 +126,163 @@ export class ListingsService {
     return api;
   }
 
+  private endpointsOf(em: EntityManager, api: IApi): Promise<IEndpoint[]> {
+    return em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
+  }
+
+  private priceRow(e: IEndpoint, now: Date): EndpointPriceRow {
+    const price = effectivePrice(e, now);
+    return {
+      endpoint_id: e.id,
+      method: e.method,
+      path: e.path,
+      summary: e.summary ?? null,
+      price_cents: price.price_cents,
+      price_cents_effective: price.price_cents_effective,
+      free: price.price_cents_effective === 0,
+      price_increase: price.price_increase,
+      discount: price.discount,
+    };
+  }
+
+  private gatewayBase(api: IApi): string {
+    return `${this.deps.config.urls.gateway}/v1/proxy/${api.slug}`;
+  }
+
   async detail(slug: string): Promise<ListingDetail> {
-    const { orm, config, clock, providers, documents } = this.deps;
+    const { orm, clock, documents } = this.deps;
     const em = orm.em.fork();
     const api = await this.live(em, slug);
-    const [endpoints, profile, docs] = await Promise.all([
-      em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } }),
+    const [endpoints, profile, docs, category, merits] = await Promise.all([
+      this.endpointsOf(em, api),
       em.findOne(Profile, { org: api.org.id }),
       documents.effectiveFor(em, api),
+      api.category ? em.findOne(Category, { slug: api.category }) : null,
+      meritFor(em, [api.id]),
     ]);
     const now = clock.now();
-    const views = endpoints.map((e) => providers.endpointView(e, now));
-    const prices = views.map((v) => v.price_cents_effective);
+    const rows = endpoints.map((e) => this.priceRow(e, now));
+    const prices = rows.map((r) => r.price_cents_effective);
+    const { svc_score, ...merit } = merits.get(api.id)!;
     return {
       slug: api.slug,
       name: api.name,
       summary: api.summary,
       description: api.description ?? null,
+      status: 'live',
+      source: api.source,
+      category: category ? { slug: category.slug, name: category.name } : null,
       tags: [...api.tags],
-      category: api.category ?? null,
-      provider: { slug: profile?.slug ?? null, display_name: profile?.displayName ?? null },
+      examples: [...api.examples],
+      provider: { slug: profile?.slug ?? null, name: profile?.displayName ?? null },
       docs_url: api.docsUrl ?? null,
-      gateway_url: `${config.urls.gateway}/v1/proxy/${api.slug}`,
+      gateway_url: this.gatewayBase(api),
       published_at: api.publishedAt?.toISOString() ?? null,
       verification: { status: api.verificationStatus, checked_at: api.verification?.checked_at ?? null },
+      svc_score,
+      merit,
       pricing: {
-        endpoints: views.length,
+        endpoints: rows.length,
         free_endpoints: prices.filter((p) => p === 0).length,
         min_price_cents: prices.length ? Math.min(...prices) : 0,
         max_price_cents: prices.length ? Math.max(...prices) : 0,
+        free: prices.length > 0 && prices.every((p) => p === 0),
       },
+      endpoints: rows,
       terms: {
         required: docs.some((d) => d.acceptanceMode === 'required'),
         documents: docs.map((d) => documents.view(d)),
       },
-      endpoints: views,
     };
+  }
+
+  async endpoints(slug: string): Promise<EndpointPriceRow[]> {
+    const em = this.deps.orm.em.fork();
+    const api = await this.live(em, slug);
+    const now = this.deps.clock.now();
+    return (await this.endpointsOf(em, api)).map((e) => this.priceRow(e, now));
+  }
+
+  async schema(slug: string): Promise<{ api: string; gateway_url: string; endpoints: EndpointSchemaRow[] }> {
+    const em = this.deps.orm.em.fork();
+    const api = await this.live(em, slug);
+    const base = this.gatewayBase(api);
+    return {
+      api: api.slug,
+      gateway_url: base,
+      endpoints: (await this.endpointsOf(em, api)).map((e) => ({
+        endpoint_id: e.id,
+        method: e.method,
+        path: e.path,
+        summary: e.summary ?? null,
+        gateway_url: `${base}${e.path}`,
+        input_schema: e.inputSchema ?? null,
+        output_schema: e.outputSchema ?? null,
+      })),
+    };
+  }
+
+  /** The raw OpenAPI 3.0.3 document (no envelope). */
+  async openapi(slug: string): Promise<Record<string, unknown>> {
+    const em = this.deps.orm.em.fork();
+    const api = await this.live(em, slug);
+    const endpoints = await this.endpointsOf(em, api);
+    const now = this.deps.clock.now();
+    return exportOpenApi({
+      api,
+      endpoints,
+      gatewayUrl: this.deps.config.urls.gateway,
+      prices: new Map(endpoints.map((e) => [e.id, effectivePrice(e, now).price_cents_effective])),
+    });
+  }
+
+  async stats(slug: string, query: z.output<typeof StatsQuery>): Promise<ListingStats> {
+    const em = this.deps.orm.em.fork();
+    const api = await this.live(em, slug);
+    return statsFor(em, api.id, query.window, this.deps.clock.now());
+  }
+
+  async history(slug: string, query: z.output<typeof HistoryQuery>): Promise<HistoryPoint[]> {
+    const em = this.deps.orm.em.fork();
+    const api = await this.live(em, slug);
+    return historyFor(em, api.id, query.limit);
+  }
+
+  async ranks(slug: string): Promise<RankRow[]> {
+    const em = this.deps.orm.em.fork();
+    const api = await this.live(em, slug);
+    return ranksFor(em, api.id);
+  }
+
+  /**
+   * The quote; `authorization` is the caller's header, if any. A bad credential is 401 (as on every route); a valid
+   * session gets the gateway's answer to a session (401 in `admission`).
+   */
+  async quote(slug: string, query: QuoteQuery, authorization?: string): Promise<QuoteView> {
+    const { orm, clock, keys, authenticator } = this.deps;
+    let caller: QuoteCaller = { type: 'anonymous' };
+    if (authorization !== undefined) {
+      const credential = parseBearer(authorization);
+      if (credential.type === 'session') {
+        await authenticator.authenticate({ authorization });
+        caller = { type: 'session' };
+      } else {
+        caller = { type: 'api_key', ...(await keys.authenticate(credential.token)) };
+      }
+    }
+    const em = orm.em.fork();
+    const api = await this.live(em, slug);
+    return quote(this.deps, em, api, query, caller, clock.now());
+  }
+
+  /** The taxonomy with the number of live listings in each category. */
+  async categories(): Promise<CategoryView[]> {
+    const rows = await this.deps.orm.em.fork().execute<{ slug: string; name: string; api_count: string }[]>(
+      `select c.slug, c.name, count(a.id) as api_count
+         from categories c left join apis a on a.category = c.slug and a.status = 'live'
+        group by c.slug, c.name order by c.name, c.slug`,
+    );
+    return rows.map((r) => ({ slug: r.slug, name: r.name, api_count: Number(r.api_count) }));
   }
 
   async terms(slug: string, principal?: Principal): Promise<TermsView> {

@@ -36,7 +36,18 @@ export const EndpointInput = z
   .strict();
 export type EndpointInput = z.infer<typeof EndpointInput>;
 
-const Tags = z.array(z.string().trim().toLowerCase().min(1).max(32)).max(10);
+export const LISTING_LIMITS = { tags: 20, tagChars: 40, examples: 20, exampleChars: 300 } as const;
+
+/** Free-form labels: lower-cased and de-duplicated (first spelling kept), at most 20 of at most 40 characters. */
+const Tags = z
+  .array(z.string().trim().toLowerCase().min(1).max(LISTING_LIMITS.tagChars))
+  .max(LISTING_LIMITS.tags)
+  .transform((tags) => [...new Set(tags)]);
+/** Natural-language questions the API answers (search weighs them highly); de-duplicated. */
+const Examples = z
+  .array(z.string().trim().min(1).max(LISTING_LIMITS.exampleChars))
+  .max(LISTING_LIMITS.examples)
+  .transform((examples) => [...new Set(examples)]);
 const UrlString = z.string().trim().min(1).max(2000);
 
 export const CreateApiBody = z
@@ -47,7 +58,10 @@ export const CreateApiBody = z
     base_url: UrlString,
     description: z.string().trim().max(5000).nullable().optional(),
     tags: Tags.optional(),
+    /** A slug of the category taxonomy (GET /v1/categories); checked against it by the service. */
     category: Slug.nullable().optional(),
+    examples: Examples.optional(),
+    docs_url: UrlString.nullable().optional(),
     endpoints: z.array(EndpointInput).max(500).optional(),
     import_from: z
       .object({ type: z.enum(['openapi_url', 'external_url']), url: UrlString })
@@ -71,6 +85,7 @@ export const UpdateApiBody = z
     description: z.string().trim().max(5000).nullable(),
     tags: Tags,
     category: Slug.nullable(),
+    examples: Examples,
     base_url: UrlString,
     docs_url: UrlString.nullable(),
   })

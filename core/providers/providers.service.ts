@@ -7,7 +7,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Api, Endpoint, Org, type Discount, type IApi, type IEndpoint } from '../../db/entities/index.js';
+import { Api, Category, Endpoint, Org, type Discount, type IApi, type IEndpoint } from '../../db/entities/index.js';
 import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -73,6 +73,8 @@ export interface ProviderApiView extends Omit<ProviderApiSummary, 'endpoint_coun
   description: string | null;
   tags: string[];
   category: string | null;
+  examples: string[];
+  source: IApi['source'];
   base_url: string;
   docs_url: string | null;
   import_source: IApi['importSource'];
@@ -183,6 +185,8 @@ export class ProvidersService {
       description: api.description ?? null,
       tags: [...api.tags],
       category: api.category ?? null,
+      examples: [...api.examples],
+      source: api.source,
       base_url: api.baseUrl,
       docs_url: api.docsUrl ?? null,
       import_source: api.importSource ?? null,
@@ -279,6 +283,8 @@ export class ProvidersService {
       }
     }
 
+    if (body.category != null) await assertCategory(this.deps.orm.em.fork(), body.category);
+    if (body.docs_url != null) docsUrl = checkDocsUrl(body.docs_url);
     const endpoints = mergeEndpoints(imported, body.endpoints ?? []);
     if (endpoints.length > 500) throw new ValidationError('A listing can have at most 500 endpoints.');
     try {
@@ -292,6 +298,7 @@ export class ProvidersService {
           description: body.description ?? null,
           tags: body.tags ?? [],
           category: body.category ?? null,
+          examples: body.examples ?? [],
           baseUrl: baseUrl.toString().replace(/\/$/, baseUrl.pathname === '/' ? '' : '/'),
           docsUrl,
           importSource,
@@ -334,19 +341,14 @@ export class ProvidersService {
         api.verification = null;
       }
     }
-    if (body.docs_url !== undefined) {
-      api.docsUrl =
-        body.docs_url === null
-          ? null
-          : (
-              await this.deps.guard.checkUrl(body.docs_url).catch((err: unknown) => forField('docs_url', err))
-            ).toString();
-    }
+    if (body.docs_url !== undefined) api.docsUrl = body.docs_url === null ? null : checkDocsUrl(body.docs_url);
     if (body.name !== undefined) api.name = body.name;
     if (body.summary !== undefined) api.summary = body.summary;
     if (body.description !== undefined) api.description = body.description;
     if (body.tags !== undefined) api.tags = body.tags;
+    if (body.category != null) await assertCategory(em, body.category);
     if (body.category !== undefined) api.category = body.category;
+    if (body.examples !== undefined) api.examples = body.examples;
     await em.flush();
     await this.deps.events.listingChanged(api.slug);
     return this.view(api, await this.endpointsOf(em, api.id));
@@ -609,6 +611,34 @@ export class ProvidersService {
     if (rows[0]) await this.deps.events.listingChanged(rows[0].slug);
     return rows.length === 1;
   }
+}
+
+/**
+ * A documentation link is shown to people and agents, never fetched by the service, so it needs no SSRF check (and
+ * no DNS lookup): an absolute http(s) URL without credentials.
+ */
+function checkDocsUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ValidationError('docs_url: must be an absolute http or https URL.', { details: { field: 'docs_url' } });
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) {
+    throw new ValidationError('docs_url: must be an http or https URL without credentials.', {
+      details: { field: 'docs_url' },
+    });
+  }
+  return url.toString();
+}
+
+/** A listing's category must be a slug of the taxonomy (400 otherwise, saying where the valid ones are). */
+async function assertCategory(em: EntityManager, slug: string): Promise<void> {
+  if ((await em.count(Category, { slug })) > 0) return;
+  throw new ValidationError(
+    `category: "${slug}" is not a category slug; GET /v1/categories lists the valid ones (send null for none).`,
+    { details: { field: 'category', categories_url: '/v1/categories' } },
+  );
 }
 
 function toDiscount(d: DiscountInput): Discount {

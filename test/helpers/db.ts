@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
 import { PG_ADMIN_URL, pgUrl, TEMPLATE_DB } from './env.js';
+import { ensureRollupTables } from './rollups.js';
 
 async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
@@ -33,6 +34,8 @@ export async function prepareTemplateDatabase(): Promise<void> {
   } finally {
     await orm.close(true);
   }
+  // Until the rollups' migration lands beside the readers (test/helpers/rollups.ts).
+  await ensureRollupTables(pgUrl(TEMPLATE_DB));
 }
 
 export interface TestDatabase {
