@@ -17,6 +17,7 @@ import { billingRoutes } from './routes/billing.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
+import { marketRoutes } from './routes/market.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { providerRoutes } from './routes/provider.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
@@ -60,6 +61,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     providerRoutes(services),
     billingRoutes(services),
     catalogRoutes(services),
+    marketRoutes(services),
     homePages(services),
     pagesRoutes(services),
     termsPages(services),
