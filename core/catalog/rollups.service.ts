@@ -57,19 +57,24 @@ export interface MarketEventsReport {
   price_changes: number;
 }
 
+/** Raw query results carry timestamps as strings (MikroORM leaves type conversion to entities). */
+export const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
+/** A Postgres array literal (knex would expand a JS array into a list of values). */
+export const pgArray = (values: readonly string[]): string =>
+  `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 const floorHour = (d: Date) => new Date(Math.floor(d.getTime() / HOUR) * HOUR);
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
 interface HourRow {
   api_id: string;
-  hour: Date;
+  hour: Date | string;
   calls: string;
   successes: string;
   gmv_cents: string;
   errors_4xx: string;
   errors_5xx: string;
   errors_timeout: string;
-  latency_hist: number[];
+  latency_hist: number[] | string;
 }
 
 export class RollupsService {
@@ -86,11 +91,12 @@ export class RollupsService {
   async rollupUsage(): Promise<UsageRollupReport> {
     return this.locked(async (em) => {
       const now = this.deps.clock.now();
-      const [state] = await em.execute<{ watermark: Date; full_hour: Date | null }[]>(
+      const [state] = await em.execute<{ watermark: Date | string; full_hour: Date | string | null }[]>(
         `select watermark, full_hour from rollup_state where name = 'usage'`,
       );
+      // A watermark ahead of the clock (the clock was set back) must not hide the calls in between.
       const since = state
-        ? new Date(state.watermark.getTime() - LATE_ALLOWANCE_MS)
+        ? new Date(Math.min(toDate(state.watermark).getTime(), now.getTime()) - LATE_ALLOWANCE_MS)
         : new Date(now.getTime() - RETAIN_MS);
       const from = floorHour(since);
       const buckets = await em.execute<
@@ -122,12 +128,12 @@ export class RollupsService {
       );
       const hours = new Map<string, HourRow & { hist: number[] }>();
       for (const b of buckets) {
-        const key = `${b.api_id}|${b.hour.toISOString()}`;
+        const key = `${b.api_id}|${toDate(b.hour).toISOString()}`;
         let row = hours.get(key);
         if (!row) {
           row = {
             api_id: b.api_id,
-            hour: b.hour,
+            hour: toDate(b.hour),
             calls: '0',
             successes: '0',
             gmv_cents: '0',
@@ -169,7 +175,7 @@ export class RollupsService {
         );
       }
       const currentHour = floorHour(now);
-      const full = !state?.full_hour || state.full_hour.getTime() !== currentHour.getTime();
+      const full = !state?.full_hour || toDate(state.full_hour).getTime() !== currentHour.getTime();
       let ids: string[];
       if (full) {
         await em.execute(`delete from api_usage_hourly where hour < ?`, [new Date(now.getTime() - RETAIN_MS)]);
@@ -203,15 +209,15 @@ export class RollupsService {
   private async writeStats(em: EntityManager, ids: string[], currentHour: Date, now: Date): Promise<void> {
     if (ids.length === 0) return;
     const startOf = (w: StatsWindow) => currentHour.getTime() - (WINDOW_HOURS[w] - 1) * HOUR;
-    const hours = await em.execute<HourRow[]>(`select * from api_usage_hourly where api_id = any(?) and hour >= ?`, [
-      ids,
-      new Date(startOf('30d')),
-    ]);
+    const hours = await em.execute<HourRow[]>(
+      `select * from api_usage_hourly where api_id = any(?::varchar[]) and hour >= ?`,
+      [pgArray(ids), new Date(startOf('30d'))],
+    );
     const consumers = await em.execute<{ api_id: string; d1: string; d7: string; d30: string }[]>(
       `select api_id, count(distinct org_id) filter (where hour >= ?) as d1,
               count(distinct org_id) filter (where hour >= ?) as d7, count(distinct org_id) as d30
-         from api_consumer_hours where api_id = any(?) and hour >= ? group by api_id`,
-      [new Date(startOf('24h')), new Date(startOf('7d')), ids, new Date(startOf('30d'))],
+         from api_consumer_hours where api_id = any(?::varchar[]) and hour >= ? group by api_id`,
+      [new Date(startOf('24h')), new Date(startOf('7d')), pgArray(ids), new Date(startOf('30d'))],
     );
     const uniq = new Map(consumers.map((c) => [c.api_id, { '24h': +c.d1, '7d': +c.d7, '30d': +c.d30 }]));
     const byApi = new Map<string, HourRow[]>();
@@ -219,7 +225,7 @@ export class RollupsService {
     const out: Record<string, unknown>[] = [];
     for (const id of ids) {
       for (const w of ['24h', '7d', '30d'] as const) {
-        const inWindow = (byApi.get(id) ?? []).filter((h) => h.hour.getTime() >= startOf(w));
+        const inWindow = (byApi.get(id) ?? []).filter((h) => toDate(h.hour).getTime() >= startOf(w));
         const hist = emptyHistogram();
         const errors: ErrorCounts = { '4xx': 0, '5xx': 0, timeout: 0 };
         let calls = 0;
@@ -232,7 +238,7 @@ export class RollupsService {
           errors['4xx'] += Number(h.errors_4xx);
           errors['5xx'] += Number(h.errors_5xx);
           errors.timeout += Number(h.errors_timeout);
-          mergeHistograms(hist, h.latency_hist);
+          mergeHistograms(hist, typeof h.latency_hist === 'string' ? JSON.parse(h.latency_hist) : h.latency_hist);
         }
         out.push({
           api_id: id,
@@ -270,15 +276,15 @@ export class RollupsService {
         source: 'provider' | 'directory';
         category: string | null;
         slug: string;
-        published_at: Date | null;
-        changed_at: Date;
+        published_at: Date | string | null;
+        changed_at: Date | string;
         gmv_30d: string | null;
         successes_30d: string | null;
         judged_30d: string | null;
         p95_30d: number | null;
         min_price: string | null;
         endpoints: string;
-        last_success: Date | null;
+        last_success: Date | string | null;
         calls_7d: string | null;
         calls_prev_7d: string | null;
       }[]
@@ -316,7 +322,10 @@ export class RollupsService {
       const facts = await this.listingFacts(em, now);
       const marketMax = Math.max(0, ...facts.map((f) => Number(f.successes_30d ?? 0)));
       const rows = facts.map((f) => {
-        const lastTouch = Math.max(f.changed_at.getTime(), f.last_success ? f.last_success.getTime() + HOUR : 0);
+        const lastTouch = Math.max(
+          toDate(f.changed_at).getTime(),
+          f.last_success ? toDate(f.last_success).getTime() + HOUR : 0,
+        );
         const parts = computeScore({
           successes: Number(f.successes_30d ?? 0),
           judged: Number(f.judged_30d ?? 0),
@@ -372,7 +381,7 @@ export class RollupsService {
               calls7d: Number(f.calls_7d ?? 0),
               callsPrev7d: Number(f.calls_prev_7d ?? 0),
               minPriceCents: Number(f.endpoints) === 0 ? null : Number(f.min_price ?? 0),
-              publishedDaysAgo: f.published_at ? (now.getTime() - f.published_at.getTime()) / DAY : null,
+              publishedDaysAgo: f.published_at ? (now.getTime() - toDate(f.published_at).getTime()) / DAY : null,
             };
             return { f, metric: boardMetric(board, input) };
           })
@@ -381,7 +390,10 @@ export class RollupsService {
           .sort(
             (a, b) =>
               b.metric - a.metric ||
-              (board === 'new_rising' ? (b.f.published_at?.getTime() ?? 0) - (a.f.published_at?.getTime() ?? 0) : 0) ||
+              (board === 'new_rising'
+                ? (b.f.published_at ? toDate(b.f.published_at).getTime() : 0) -
+                  (a.f.published_at ? toDate(a.f.published_at).getTime() : 0)
+                : 0) ||
               a.f.slug.localeCompare(b.f.slug),
           );
         const perScope = new Map<string, number>();
@@ -450,7 +462,7 @@ export class RollupsService {
           path: string;
           price_cents: string;
           seen_cents: string;
-          seen_at: Date;
+          seen_at: Date | string;
         }[]
       >(
         `select e.id as endpoint_id, e.api_id, e.method, e.path, e.price_cents, s.price_cents as seen_cents,
@@ -463,7 +475,7 @@ export class RollupsService {
         await this.insertEvents(
           em,
           changes.map((c) => ({
-            id: `price:${c.endpoint_id}:${c.seen_at.getTime()}`,
+            id: `price:${c.endpoint_id}:${toDate(c.seen_at).getTime()}`,
             kind: 'price_change',
             api_id: c.api_id,
             data: {
@@ -492,7 +504,7 @@ export class RollupsService {
   async watermark(): Promise<Date | null> {
     const [row] = await this.deps.orm.em
       .fork()
-      .execute<{ watermark: Date }[]>(`select watermark from rollup_state where name = 'usage'`);
-    return row?.watermark ?? null;
+      .execute<{ watermark: Date | string }[]>(`select watermark from rollup_state where name = 'usage'`);
+    return row ? toDate(row.watermark) : null;
   }
 }

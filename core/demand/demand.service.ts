@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js';
 import { ValidationError } from '../errors.js';
 import { escapeHtml } from '../html.js';
 import { newId } from '../ids.js';
+import { pgArray, toDate } from '../catalog/rollups.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer, MailMessage } from '../mail/mailer.js';
 import {
@@ -54,8 +55,8 @@ interface RequestRow {
   query: string;
   votes: number;
   status: 'open' | 'fulfilled';
-  created_at: Date;
-  updated_at: Date;
+  created_at: Date | string;
+  updated_at: Date | string;
   fulfilled_slug: string | null;
   fulfilled_name: string | null;
 }
@@ -66,8 +67,8 @@ const view = (r: RequestRow): ApiRequestView => ({
   votes: Number(r.votes),
   status: r.status,
   fulfilled_by: r.fulfilled_slug ? { slug: r.fulfilled_slug, name: r.fulfilled_name ?? r.fulfilled_slug } : null,
-  created_at: r.created_at.toISOString(),
-  last_requested_at: r.updated_at.toISOString(),
+  created_at: toDate(r.created_at).toISOString(),
+  last_requested_at: toDate(r.updated_at).toISOString(),
 });
 
 const SELECT = `select r.id, r.query, r.votes, r.status, r.created_at, r.updated_at, a.slug as fulfilled_slug,
@@ -112,7 +113,7 @@ export class DemandService {
       const candidates = await em.execute<{ id: string; normalized: string }[]>(
         `select id, normalized from api_requests where status = 'open' and tokens && ?::text[]
           order by votes desc limit 200`,
-        [tokens],
+        [pgArray(tokens)],
       );
       let best: { id: string; score: number } | undefined;
       for (const c of candidates) {
@@ -124,7 +125,7 @@ export class DemandService {
         await em.execute(
           `insert into api_requests (id, query, normalized, tokens, votes, status, created_at, updated_at)
            values (?, ?, ?, ?::text[], 1, 'open', ?, ?)`,
-          [requestId, body.query, normalized, tokens, now, now],
+          [requestId, body.query, normalized, pgArray(tokens), now, now],
         );
       }
       await em.execute(
@@ -186,7 +187,7 @@ export class DemandService {
     const listingTokens = new Set(tokenize(api.text));
     const open = await em.execute<{ id: string; query: string; tokens: string[] }[]>(
       `select id, query, tokens from api_requests where status = 'open' and tokens && ?::text[]`,
-      [[...listingTokens]],
+      [pgArray([...listingTokens])],
     );
     const matched = open.filter((r) => coverage(r.tokens, listingTokens) >= MATCH_THRESHOLD);
     if (matched.length === 0) return [];
@@ -195,13 +196,13 @@ export class DemandService {
     const toTell = await em.transactional(async (tem) => {
       await tem.execute(
         `update api_requests set status = 'fulfilled', fulfilled_api_id = ?, updated_at = ?
-          where id = any(?) and status = 'open'`,
-        [apiId, now, ids],
+          where id = any(?::varchar[]) and status = 'open'`,
+        [apiId, now, pgArray(ids)],
       );
       return tem.execute<{ id: string; email: string; request_id: string }[]>(
-        `update api_request_votes set notified_at = ? where request_id = any(?) and email is not null
+        `update api_request_votes set notified_at = ? where request_id = any(?::varchar[]) and email is not null
            and notified_at is null returning id, email, request_id`,
-        [now, ids],
+        [now, pgArray(ids)],
       );
     });
     const queries = new Map(matched.map((r) => [r.id, r.query]));

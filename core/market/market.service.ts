@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import type { Clock } from '../clock.js';
 import { BOARD_METRICS, BOARDS, type Board } from '../catalog/rollups.scoring.js';
+import { toDate } from '../catalog/rollups.service.js';
 
 export const LeaderboardQuery = z
   .object({
@@ -147,7 +148,9 @@ export class MarketService {
       `select percentile_disc(0.5) within group (order by e.price_cents) as median
          from endpoints e join apis a on a.id = e.api_id and a.status = 'live'`,
     );
-    const [state] = await em.execute<{ watermark: Date }[]>(`select watermark from rollup_state where name = 'usage'`);
+    const [state] = await em.execute<{ watermark: Date | string }[]>(
+      `select watermark from rollup_state where name = 'usage'`,
+    );
     return {
       live_apis: Number(listings?.live ?? 0),
       providers: Number(listings?.providers ?? 0),
@@ -159,7 +162,7 @@ export class MarketService {
       active_consumers_24h: Number(consumers?.a24 ?? 0),
       active_consumers_7d: Number(consumers?.a7 ?? 0),
       median_price_cents: price?.median == null ? null : Number(price.median),
-      updated_at: state?.watermark.toISOString() ?? null,
+      updated_at: state ? toDate(state.watermark).toISOString() : null,
     };
   }
 
@@ -170,7 +173,7 @@ export class MarketService {
   async activity(query: ActivityQuery): Promise<ActivityItem[]> {
     const em = this.deps.orm.em.fork();
     const limit = query.limit;
-    const publishes = await em.execute<(SummaryRow & { at: Date })[]>(
+    const publishes = await em.execute<(SummaryRow & { at: Date | string })[]>(
       `select a.published_at as at, ${SUMMARY_COLUMNS} from apis a ${SUMMARY_JOINS}
         where a.status = 'live' and a.source = 'provider' and a.published_at is not null
         order by a.published_at desc limit ?`,
@@ -178,7 +181,7 @@ export class MarketService {
     );
     const providers = await em.execute<
       {
-        at: Date;
+        at: Date | string;
         org_id: string;
         slug: string;
         name: string;
@@ -195,7 +198,7 @@ export class MarketService {
       [limit],
     );
     const events = await em.execute<
-      (SummaryRow & { at: Date; kind: 'price_change' | 'mover'; data: Record<string, unknown> })[]
+      (SummaryRow & { at: Date | string; kind: 'price_change' | 'mover'; data: Record<string, unknown> })[]
     >(
       `select m.created_at as at, m.kind, m.data, ${SUMMARY_COLUMNS}
          from market_events m join apis a on a.id = m.api_id and a.status = 'live' ${SUMMARY_JOINS}
@@ -205,20 +208,20 @@ export class MarketService {
     const items: ActivityItem[] = [
       ...publishes.map((r) => ({
         kind: 'publish' as const,
-        at: r.at.toISOString(),
+        at: toDate(r.at).toISOString(),
         api: { slug: r.slug, name: r.name },
         provider: { slug: r.provider_slug, name: r.provider_name },
         category: r.category_slug,
       })),
       ...providers.map((r) => ({
         kind: 'new_provider' as const,
-        at: r.at.toISOString(),
+        at: toDate(r.at).toISOString(),
         api: { slug: r.slug, name: r.name },
         provider: { slug: r.provider_slug, name: r.provider_name },
       })),
       ...events.map((r) => ({
         kind: r.kind,
-        at: r.at.toISOString(),
+        at: toDate(r.at).toISOString(),
         api: { slug: r.slug, name: r.name },
         provider: { slug: r.provider_slug, name: r.provider_name },
         ...r.data,
