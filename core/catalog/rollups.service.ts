@@ -238,7 +238,10 @@ export class RollupsService {
           errors['4xx'] += Number(h.errors_4xx);
           errors['5xx'] += Number(h.errors_5xx);
           errors.timeout += Number(h.errors_timeout);
-          mergeHistograms(hist, typeof h.latency_hist === 'string' ? JSON.parse(h.latency_hist) : h.latency_hist);
+          mergeHistograms(
+            hist,
+            typeof h.latency_hist === 'string' ? (JSON.parse(h.latency_hist) as number[]) : h.latency_hist,
+          );
         }
         out.push({
           api_id: id,

@@ -200,7 +200,7 @@ describe('catalogRollupsWorkflow', () => {
 
   it('is idempotent and incremental from its watermark, and records its history for replay', async () => {
     const before = await stats(paid.apiId, '30d');
-    const rerun = await s.services.temporal.runRollupsNow('catalog-rollups:test-rerun');
+    await s.services.temporal.runRollupsNow('catalog-rollups:test-rerun');
     expect(await stats(paid.apiId, '30d')).toEqual(before);
     await recordHistory(s.temporal.address, 'catalog-rollups:test-rerun', 'catalog-rollups-run.json');
 
