@@ -262,6 +262,24 @@ describe('catalogRollupsWorkflow', () => {
     await s.services.temporal.runRollupsNow();
     const again = await get('/v1/market/activity', consumer.apiKey);
     expect(again.body.data.filter((i: { kind: string }) => i.kind === 'price_change')).toHaveLength(1);
+
+    // The free listing overtakes the paid one on most_used (33 successful calls against 28): a mover.
+    for (let i = 0; i < 30; i++) await call(free, '/ping', 200);
+    await s.services.temporal.runRollupsNow();
+    const moved = await get('/v1/market/activity', consumer.apiKey);
+    expect(moved.body.data, show(moved)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          kind: 'mover',
+          api: { slug: free.slug, name: free.slug },
+          board: 'most_used',
+          from_rank: 2,
+          to_rank: 1,
+        }),
+      ]),
+    );
+    const used = await get('/v1/leaderboards/most_used');
+    expect(used.body.data.map((i: { slug: string }) => i.slug)).toEqual([free.slug, paid.slug]);
     expectFailure(await get('/v1/market/activity?limit=0', consumer.apiKey), 400, 'validation_failed');
     expectFailure(await get('/v1/market/activity?limit=201', consumer.apiKey), 400, 'validation_failed');
   });
