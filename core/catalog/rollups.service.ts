@@ -30,6 +30,8 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** How far before the watermark each run looks again, for calls committed late (the gateway drains within ~1 s). */
 export const LATE_ALLOWANCE_MS = 5 * 60_000;
+/** The same, on the hourly full refresh: calls committed up to two hours late still land in their hour. */
+export const HOURLY_LATE_ALLOWANCE_MS = 2 * HOUR;
 /** Hourly buckets and consumer sets older than this are pruned (the longest window is 30 days). */
 const RETAIN_MS = 35 * DAY;
 const WINDOW_HOURS: Record<StatsWindow, number> = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 };
@@ -94,9 +96,13 @@ export class RollupsService {
       const [state] = await em.execute<{ watermark: Date | string; full_hour: Date | string | null }[]>(
         `select watermark, full_hour from rollup_state where name = 'usage'`,
       );
+      const currentHour = floorHour(now);
+      // Once an hour (the windows slide) every listing's stats are rebuilt, and the scan reaches further back.
+      const full = !state?.full_hour || toDate(state.full_hour).getTime() !== currentHour.getTime();
       // A watermark ahead of the clock (the clock was set back) must not hide the calls in between.
+      const allowance = full ? HOURLY_LATE_ALLOWANCE_MS : LATE_ALLOWANCE_MS;
       const since = state
-        ? new Date(Math.min(toDate(state.watermark).getTime(), now.getTime()) - LATE_ALLOWANCE_MS)
+        ? new Date(Math.min(toDate(state.watermark).getTime(), now.getTime()) - allowance)
         : new Date(now.getTime() - RETAIN_MS);
       const from = floorHour(since);
       const buckets = await em.execute<
@@ -174,8 +180,6 @@ export class RollupsService {
           [from, now],
         );
       }
-      const currentHour = floorHour(now);
-      const full = !state?.full_hour || toDate(state.full_hour).getTime() !== currentHour.getTime();
       let ids: string[];
       if (full) {
         await em.execute(`delete from api_usage_hourly where hour < ?`, [new Date(now.getTime() - RETAIN_MS)]);
