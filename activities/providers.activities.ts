@@ -20,7 +20,7 @@ export type {
 export function createProviderActivities(deps: {
   providers: ProvidersService;
   connect: ConnectService;
-  demand?: DemandService;
+  demand: DemandService;
 }) {
   return {
     async smokeTestApi(input: { apiId: string }): Promise<VerificationResult> {
@@ -29,7 +29,7 @@ export function createProviderActivities(deps: {
     async publishApi(input: { apiId: string }): Promise<void> {
       await deps.providers.setStatus(input.apiId, 'live');
       // Tell people who asked for such an API (at most once each); a failure here never fails the publish.
-      await deps.demand?.onPublished(input.apiId);
+      await deps.demand.onPublished(input.apiId);
     },
     async unpublishApi(input: { apiId: string }): Promise<void> {
       await deps.providers.setStatus(input.apiId, 'draft');
