@@ -3,6 +3,7 @@ import type { Services } from '../core/services.js';
 import { createBillingActivities } from './billing.activities.js';
 import { createCreditActivities } from './credits.activities.js';
 import { createProviderActivities } from './providers.activities.js';
+import { createRollupActivities } from './rollups.activities.js';
 
 export type ActivityServices = Pick<
   Services,
@@ -15,12 +16,19 @@ export type ActivityServices = Pick<
   | 'billingCycle'
   | 'payouts'
   | 'gatewayEvents'
+  | 'rollups'
+  | 'demand'
 >;
 
 export function createActivities(services: ActivityServices) {
   return {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm, events: services.gatewayEvents }),
-    ...createProviderActivities({ providers: services.providers, connect: services.connect }),
+    ...createProviderActivities({
+      providers: services.providers,
+      connect: services.connect,
+      demand: services.demand,
+    }),
+    ...createRollupActivities({ rollups: services.rollups }),
     ...createBillingActivities({
       charges: services.charges,
       reconciliation: services.reconciliation,

@@ -1,5 +1,6 @@
 /** Provider activities: listing lifecycle, scheduled prices and Connect status. Each is idempotent. */
 import type { ConnectService } from '../core/billing/connect.service.js';
+import type { DemandService } from '../core/demand/demand.service.js';
 import type { ProvidersService } from '../core/providers/providers.service.js';
 import type { VerificationResult } from '../core/temporal/contracts.js';
 
@@ -16,13 +17,19 @@ export type {
   VerificationResult,
 } from '../core/temporal/contracts.js';
 
-export function createProviderActivities(deps: { providers: ProvidersService; connect: ConnectService }) {
+export function createProviderActivities(deps: {
+  providers: ProvidersService;
+  connect: ConnectService;
+  demand: DemandService;
+}) {
   return {
     async smokeTestApi(input: { apiId: string }): Promise<VerificationResult> {
       return deps.providers.smokeTest(input.apiId);
     },
     async publishApi(input: { apiId: string }): Promise<void> {
       await deps.providers.setStatus(input.apiId, 'live');
+      // Tell people who asked for such an API (at most once each); a failure here never fails the publish.
+      await deps.demand.onPublished(input.apiId);
     },
     async unpublishApi(input: { apiId: string }): Promise<void> {
       await deps.providers.setStatus(input.apiId, 'draft');

@@ -18,6 +18,7 @@ import { catalogRoutes } from './routes/catalog.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
 import { keysRoutes } from './routes/keys.routes.js';
 import { listingsRoutes } from './routes/listings.routes.js';
+import { marketRoutes } from './routes/market.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { providerRoutes } from './routes/provider.routes.js';
 import { usageRoutes } from './routes/usage.routes.js';
@@ -62,6 +63,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     billingRoutes(services),
     catalogRoutes(services),
     listingsRoutes(services),
+    marketRoutes(services),
     homePages(services),
     pagesRoutes(services),
     termsPages(services),

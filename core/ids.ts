@@ -23,6 +23,8 @@ export const ID_PREFIXES = {
   termsAcceptance: 'tac',
   payment: 'pay',
   payout: 'po',
+  apiRequest: 'areq',
+  apiRequestVote: 'avote',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -21,6 +21,9 @@ import { WebhooksService } from './billing/webhooks.service.js';
 import { createStripeClient, type StripeClient } from './billing/stripe.js';
 import { startEmbeddedStripe } from './billing/stripe-mock.js';
 import { ListingsService } from './catalog/listings.service.js';
+import { RollupsService } from './catalog/rollups.service.js';
+import { DemandService } from './demand/demand.service.js';
+import { MarketService } from './market/market.service.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createCounterStore, RedisCounterStore, type CounterStore } from './counters/index.js';
@@ -87,6 +90,12 @@ export interface Services {
   readonly earnings: EarningsService;
   readonly billingCycle: BillingCycleService;
   readonly health: HealthService;
+  /** Catalog rollups (stats, scores, ranks, history), run by the `catalog-rollups` schedule. */
+  readonly rollups: RollupsService;
+  /** Boards, market overview and activity, over the rollups. */
+  readonly market: MarketService;
+  /** Requests for missing APIs. */
+  readonly demand: DemandService;
   /** What actually runs, for the boot banner and /health. */
   readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
   close(): Promise<void>;
@@ -208,7 +217,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
     const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator });
     const directory = new DirectoryService({ orm, clock, profiles });
-    const analytics = new AnalyticsService({ orm, usage });
+    const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
+    const rollups = new RollupsService({ orm, clock, logger });
+    const market = new MarketService({ orm, clock });
+    const analytics = new AnalyticsService({ orm, usage, demand });
     const connect = new ConnectService({ orm, config, stripe, temporal });
     const billing = new BillingService({ orm, config, stripe });
     const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
@@ -271,6 +283,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       earnings,
       billingCycle,
       health,
+      rollups,
+      market,
+      demand,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
         temporalUiUrl: devServer?.uiUrl,

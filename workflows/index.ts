@@ -1,6 +1,7 @@
 /** Every workflow the worker registers (the bundle's entry point). */
 export { autoReloadWorkflow } from './auto-reload.workflow.js';
 export { billingCycleWorkflow } from './billing-cycle.workflow.js';
+export { catalogRollupsWorkflow } from './catalog-rollups.workflow.js';
 export { connectOnboardingWorkflow } from './connect-onboarding.workflow.js';
 export { priceChangeWorkflow } from './price-change.workflow.js';
 export { reconcileBooksWorkflow } from './reconcile-books.workflow.js';

@@ -6,6 +6,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Principal } from '../auth/scopes.js';
+import type { DemandService } from '../demand/demand.service.js';
 import type { UsageService } from '../usage/usage.service.js';
 
 export interface AnalyticsView {
@@ -20,10 +21,12 @@ export interface AnalyticsView {
     payouts_cents: number;
   };
   by_api: { api_id: string; slug: string; calls: number; successful_calls: number; gmv_cents: number }[];
+  /** What consumers ask for and the catalog lacks: the most requested open API requests (no requester shown). */
+  open_api_requests: { query: string; votes: number; last_requested_at: string }[];
 }
 
 export class AnalyticsService {
-  constructor(private readonly deps: { orm: MikroORM; usage: UsageService }) {}
+  constructor(private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService }) {}
 
   async provider(principal: Principal, query: { from?: string; to?: string }): Promise<AnalyticsView> {
     const { from, to } = this.deps.usage.resolveRange(query);
@@ -66,6 +69,7 @@ export class AnalyticsService {
         payouts_cents: Number(ledger?.payouts ?? 0),
       },
       by_api: rows,
+      open_api_requests: await this.deps.demand.topOpen(10),
     };
   }
 }

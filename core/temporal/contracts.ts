@@ -15,6 +15,7 @@ export const WORKFLOW_TYPES = {
   reconcileBooks: 'reconcileBooksWorkflow',
   billingCycle: 'billingCycleWorkflow',
   usageCharge: 'usageChargeWorkflow',
+  catalogRollups: 'catalogRollupsWorkflow',
 } as const;
 
 /** Temporal Schedules the worker makes sure exist at start. */
@@ -24,6 +25,8 @@ export const SCHEDULES = {
   billingThreshold: { id: 'billing-threshold', every: '1 hour' },
   /** 00:05 UTC on the 1st: every card-on-file balance owed is charged, and providers are paid out. */
   billingPeriodClose: { id: 'billing-period-close', calendar: { dayOfMonth: 1, hour: 0, minute: 5 } },
+  /** Stats, merit scores, ranks, score history and market events: fresh within 60 s of a call (one run each 30 s). */
+  catalogRollups: { id: 'catalog-rollups', every: '30 seconds' },
 } as const;
 
 export const SIGNALS = {
@@ -168,3 +171,11 @@ export type UsageChargeResult =
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'charged'; paymentId: string }
   | { outcome: 'failed'; paymentId: string | null; reason: string };
+
+/** What one run of catalogRollupsWorkflow did, step by step (core/catalog/rollups.service.ts). */
+export interface CatalogRollupsResult {
+  usage: { from: string; watermark: string; listings_touched: number; full_refresh: boolean };
+  scores: { listings_scored: number; day: string };
+  ranks: { ranks_written: number; movers: number };
+  market: { price_changes: number };
+}

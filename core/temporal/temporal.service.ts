@@ -25,6 +25,7 @@ import {
   type AccountUpdate,
   type BillingCycleInput,
   type BillingCycleResult,
+  type CatalogRollupsResult,
   type ConnectOnboardingInput,
   type PaymentSettled,
   type PriceChangeInput,
@@ -291,7 +292,14 @@ export class TemporalService {
   /** Create the recurring schedules if they do not exist yet (idempotent; called at worker start). */
   async ensureSchedules(): Promise<string[]> {
     const taskQueue = this.target.taskQueue;
-    const wanted: { id: string; spec: ScheduleSpec; workflowType: string; args: unknown[] }[] = [
+    const wanted: {
+      id: string;
+      spec: ScheduleSpec;
+      workflowType: string;
+      args: unknown[];
+      catchupWindow?: string;
+      workflowId?: string;
+    }[] = [
       {
         id: SCHEDULES.reconcileBooks.id,
         spec: { intervals: [{ every: SCHEDULES.reconcileBooks.every }] },
@@ -310,6 +318,15 @@ export class TemporalService {
         workflowType: WORKFLOW_TYPES.billingCycle,
         args: [{ reason: 'period_end' } satisfies BillingCycleInput],
       },
+      {
+        id: SCHEDULES.catalogRollups.id,
+        spec: { intervals: [{ every: SCHEDULES.catalogRollups.every }] },
+        workflowType: WORKFLOW_TYPES.catalogRollups,
+        args: [],
+        // Each run starts from the watermark: a run missed while the cluster was down needs no catching up.
+        catchupWindow: '1 minute',
+        workflowId: SCHEDULES.catalogRollups.id,
+      },
     ];
     const created: string[] = [];
     for (const schedule of wanted) {
@@ -318,8 +335,14 @@ export class TemporalService {
           scheduleId: schedule.id,
           spec: schedule.spec,
           // A run missed while the cluster was down still happens (a month-end charge must not be skipped).
-          policies: { catchupWindow: '7 days', overlap: 'SKIP' },
-          action: { type: 'startWorkflow', workflowType: schedule.workflowType, taskQueue, args: schedule.args },
+          policies: { catchupWindow: schedule.catchupWindow ?? '7 days', overlap: 'SKIP' },
+          action: {
+            type: 'startWorkflow',
+            workflowType: schedule.workflowType,
+            taskQueue,
+            args: schedule.args,
+            ...(schedule.workflowId ? { workflowId: schedule.workflowId } : {}),
+          },
         });
         created.push(schedule.id);
       } catch (err) {
@@ -332,6 +355,15 @@ export class TemporalService {
   /** Run the books check now (as the schedule would) and return its report. */
   async reconcileNow(workflowId = `reconcile:${Date.now()}`): Promise<unknown> {
     return this.client.workflow.execute(WORKFLOW_TYPES.reconcileBooks, {
+      workflowId,
+      taskQueue: this.target.taskQueue,
+      args: [],
+    });
+  }
+
+  /** Run the catalog rollups now (as the schedule would: tests, operators) and wait for the report. */
+  async runRollupsNow(workflowId = `catalog-rollups:manual:${randomUUID()}`): Promise<CatalogRollupsResult> {
+    return this.client.workflow.execute<() => Promise<CatalogRollupsResult>>(WORKFLOW_TYPES.catalogRollups, {
       workflowId,
       taskQueue: this.target.taskQueue,
       args: [],

@@ -2,6 +2,18 @@
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Avatar } from './avatar.entity.js';
+import { ApiRequest, ApiRequestVote } from './api-request.entity.js';
+import {
+  ApiConsumerHour,
+  ApiRank,
+  ApiScore,
+  ApiScoreHistory,
+  ApiStats,
+  ApiUsageHourly,
+  EndpointPriceSeen,
+  MarketEvent,
+  RollupState,
+} from './catalog-rollups.entity.js';
 import { Category } from './category.entity.js';
 import { Document } from './document.entity.js';
 import { EarningAccrual } from './earning-accrual.entity.js';
@@ -23,6 +35,17 @@ import { User } from './user.entity.js';
 
 export {
   Api,
+  ApiConsumerHour,
+  ApiRank,
+  ApiRequest,
+  ApiRequestVote,
+  ApiScore,
+  ApiScoreHistory,
+  ApiStats,
+  ApiUsageHourly,
+  EndpointPriceSeen,
+  MarketEvent,
+  RollupState,
   ApiKey,
   Avatar,
   Category,
@@ -47,6 +70,8 @@ export {
 export * from './api.entity.js';
 export * from './api-key.entity.js';
 export * from './avatar.entity.js';
+export * from './api-request.entity.js';
+export * from './catalog-rollups.entity.js';
 export * from './category.entity.js';
 export * from './document.entity.js';
 export * from './email-verification.entity.js';
@@ -88,4 +113,15 @@ export const ENTITIES = [
   IdempotencyRecord,
   EarningAccrual,
   Category,
+  ApiUsageHourly,
+  ApiConsumerHour,
+  ApiStats,
+  ApiScore,
+  ApiScoreHistory,
+  ApiRank,
+  RollupState,
+  EndpointPriceSeen,
+  MarketEvent,
+  ApiRequest,
+  ApiRequestVote,
 ];

@@ -1,0 +1,46 @@
+/**
+ * Demand (issue 11): requests for APIs the catalog lacks. Near-duplicate queries merge into one request whose
+ * `votes` counts distinct requesters; each requester's vote keeps the email (never shown) to tell them once a
+ * matching listing is published.
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { timestamps } from './common.js';
+
+export const API_REQUEST_STATUSES = ['open', 'fulfilled'] as const;
+export type ApiRequestStatus = (typeof API_REQUEST_STATUSES)[number];
+
+export const ApiRequest = defineEntity({
+  name: 'ApiRequest',
+  tableName: 'api_requests',
+  properties: {
+    id: p.string().length(40).primary(),
+    query: p.string().length(500),
+    /** The query normalised (core/demand/similarity.ts): what near-duplicates are matched on. */
+    normalized: p.string().length(500),
+    tokens: p.array().default([]),
+    votes: p.integer().default(1),
+    status: p.enum([...API_REQUEST_STATUSES]).default('open'),
+    fulfilledApiId: p.string().length(40).nullable(),
+    ...timestamps(),
+  },
+  indexes: [{ name: 'api_requests_status_votes_idx', properties: ['status', 'votes'] }],
+  checks: [{ name: 'api_requests_votes_positive', expression: 'votes >= 1' }],
+});
+export type IApiRequest = InferEntity<typeof ApiRequest>;
+
+export const ApiRequestVote = defineEntity({
+  name: 'ApiRequestVote',
+  tableName: 'api_request_votes',
+  properties: {
+    id: p.string().length(40).primary(),
+    request: p.manyToOne(ApiRequest).index(),
+    /** The requesting org: one vote per org and request. */
+    orgId: p.string().length(40),
+    email: p.string().length(254).nullable(),
+    notes: p.string().length(2000).nullable(),
+    notifiedAt: p.datetime().nullable(),
+    ...timestamps(),
+  },
+  uniques: [{ name: 'api_request_votes_request_org_uniq', properties: ['request', 'orgId'] }],
+});
+export type IApiRequestVote = InferEntity<typeof ApiRequestVote>;
