@@ -84,6 +84,19 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/logout', need: 'none' },
   { method: 'GET', path: '/verify-email', need: 'none' },
   { method: 'POST', path: '/verify-email', need: 'none' },
+  { method: 'GET', path: '/.well-known/openid-configuration', need: 'none' },
+  { method: 'GET', path: '/.well-known/oauth-authorization-server', need: 'none' },
+  { method: 'GET', path: '/oauth/authorize', need: 'none' },
+  { method: 'POST', path: '/oauth/authorize', need: 'none' },
+  { method: 'GET', path: '/oauth/authorize/:uid', need: 'none' },
+  { method: 'POST', path: '/oauth/token', need: 'none' },
+  { method: 'POST', path: '/oauth/register', need: 'none' },
+  { method: 'POST', path: '/oauth/revoke', need: 'none' },
+  { method: 'GET', path: '/oauth/jwks', need: 'none' },
+  { method: 'GET', path: '/oauth/interaction/:uid', need: 'none' },
+  { method: 'POST', path: '/oauth/interaction/:uid/email', need: 'none' },
+  { method: 'POST', path: '/oauth/interaction/:uid/code', need: 'none' },
+  { method: 'POST', path: '/oauth/interaction/:uid/consent', need: 'none' },
 ];
 
 const concrete = (path: string, keyId: string) =>
