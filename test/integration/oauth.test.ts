@@ -17,6 +17,7 @@ import { createOAuthAdapter } from '../../core/oauth/oauth-adapter.js';
 import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { codeFromMail } from '../helpers/full-stack.js';
+import { sql } from '../helpers/db.js';
 import { http, describe as show } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
@@ -299,6 +300,15 @@ describe('OAuth 2.1 for agents', () => {
     await transport.terminateSession();
     await mcpClient.close();
 
+    // The account was created on first use, its email verified by the code.
+    const [user] = await sql<{ email_verified_at: Date | null; kind: string }>(
+      stack.db.url,
+      'select u.email_verified_at, o.kind from users u join orgs o on o.id = u.org_id where u.email = $1',
+      [email],
+    );
+    expect(user?.email_verified_at).toBeTruthy();
+    expect(user?.kind).toBe('standard');
+
     // The person sees the key, named after the client, with the caps they chose.
     const session = await sessionFor(email);
     const keys = await http(issuer, 'GET', '/v1/keys', { token: session });
@@ -345,6 +355,12 @@ describe('OAuth 2.1 for agents', () => {
     const keyId = (list.body.data as { id: string; name: string }[]).find((k) => k.name === 'OAuth: Manual Agent')!.id;
     expect((await http(issuer, 'DELETE', `/v1/keys/${keyId}`, { token: person })).status).toBe(200);
     expect(await mcpStatus(again.access_token)).toBe(401);
+    const refreshed = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: again.refresh_token,
+      client_id: clientId,
+    });
+    expect(refreshed.body.error).toBe('invalid_grant');
   });
 
   async function approveAndExchange(email: string) {
@@ -434,6 +450,22 @@ describe('OAuth 2.1 for agents', () => {
     expect(reused.body.error).toBe('invalid_grant');
     // Reusing the code revokes what it issued.
     expect(await mcpStatus(ok.body.access_token!)).toBe(401);
+  });
+
+  it('fetches a Client ID Metadata Document through the SSRF guard, and refuses one it cannot fetch', async () => {
+    const res = await fetch(
+      authorizeUrl({
+        client_id: 'https://cimd.invalid/agent.json',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(await res.text()).toContain('invalid_client');
+    // The SSRF guard's own refusal (its DNS step), not the library's fetch.
+    expect(stack.logs.text()).toContain('Host cimd.invalid could not be resolved.');
   });
 
   it('sends access_denied to the client when the person denies', async () => {
