@@ -81,6 +81,21 @@ export function oauthRoutes(services: Services): Router<AppState> {
   router.post(OAUTH_PATHS.registration, delegate);
   router.post(OAUTH_PATHS.revocation, delegate);
   router.get(OAUTH_PATHS.jwks, delegate);
+  // CORS preflights (browser-based clients): the library answers them for its endpoints.
+  router.options(
+    [
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
+      OAUTH_PATHS.token,
+      OAUTH_PATHS.registration,
+      OAUTH_PATHS.revocation,
+      OAUTH_PATHS.jwks,
+    ],
+    async (ctx) => {
+      if (ctx.path === '/.well-known/oauth-authorization-server') ctx.req.url = '/.well-known/openid-configuration';
+      await delegate(ctx);
+    },
+  );
 
   // ---- the person's step --------------------------------------------------------------------------------------
 

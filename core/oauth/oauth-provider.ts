@@ -157,6 +157,9 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
       url: (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}`,
       policy,
     },
+    // A browser-based client may call the token and revocation endpoints from its own redirect URIs' origins.
+    clientBasedCORS: (_ctx, origin, client) =>
+      origin !== 'null' && (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
     issueRefreshToken: (_ctx, client) => Promise.resolve(client.grantTypeAllowed('refresh_token')),
     rotateRefreshToken: true,
     expiresWithSession: () => Promise.resolve(false),

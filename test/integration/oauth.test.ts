@@ -19,7 +19,8 @@ import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { codeFromMail } from '../helpers/full-stack.js';
 import { sql } from '../helpers/db.js';
 import { http, describe as show } from '../helpers/http.js';
-import { freePort } from '../helpers/ports.js';
+import { launchBrowser } from '../helpers/browser.js';
+import { freePort, waitFor } from '../helpers/ports.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 
@@ -262,6 +263,29 @@ describe('OAuth 2.1 for agents', () => {
         authorization_response_iss_parameter_supported: true,
       });
     }
+    // A browser-based client's preflight to the token endpoint.
+    const preflight = await fetch(`${issuer}/oauth/token`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://inspector.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://inspector.example');
+    // The request itself: allowed from the client's redirect origin only.
+    for (const [origin, allowed] of [
+      ['http://127.0.0.1:47999', 'http://127.0.0.1:47999'],
+      ['https://evil.example', null],
+    ] as const) {
+      const res = await fetch(`${issuer}/oauth/token`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId }).toString(),
+      });
+      expect(res.headers.get('access-control-allow-origin'), origin).toBe(allowed);
+    }
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const res = await http(mcpServer.url, 'GET', path);
       expect(res.body).toMatchObject({ resource, authorization_servers: [issuer] });
@@ -466,6 +490,63 @@ describe('OAuth 2.1 for agents', () => {
     expect(await res.text()).toContain('invalid_client');
     // The SSRF guard's own refusal (its DNS step), not the library's fetch.
     expect(stack.logs.text()).toContain('Host cimd.invalid could not be resolved.');
+  });
+
+  it('the pages work in a browser without JavaScript, under their CSP, back to the client', async () => {
+    const callbacks: string[] = [];
+    const receiver = await startHttpServer({
+      name: 'client',
+      host: '127.0.0.1',
+      port: 0,
+      handler: (req, res) => {
+        callbacks.push(req.url ?? '');
+        res.end('ok');
+      },
+      logger: createLogger({ level: 'silent' }),
+      graceMs: 500,
+    });
+    const redirect = `${receiver.url}/cb`;
+    const reg = await http(issuer, 'POST', '/oauth/register', {
+      body: {
+        client_name: 'Browser Agent',
+        redirect_uris: [redirect],
+        token_endpoint_auth_method: 'none',
+        application_type: 'native',
+      },
+    });
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext({ javaScriptEnabled: false });
+      const page = await context.newPage();
+      const violations: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      const email = newEmail();
+      await page.goto(
+        authorizeUrl({
+          client_id: reg.body.client_id,
+          redirect_uri: redirect,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
+      expect(await page.textContent('body')).toContain('Browser Agent');
+      await page.fill('#email', email);
+      await page.click('text=Email me a code');
+      await page.fill('#code', codeFromMail((await smtp.waitForMail(email)).text));
+      await page.click('text=Continue');
+      await page.fill('#budget_cents', '1234');
+      await page.click('button[value=approve]');
+      await waitFor(() => Promise.resolve(callbacks.length > 0), { what: 'the redirect to the client' });
+      const back = new URL(callbacks[0]!, receiver.url);
+      expect(back.searchParams.get('code')).toBeTruthy();
+      expect(back.searchParams.get('iss')).toBe(issuer);
+      expect(violations).toEqual([]);
+    } finally {
+      await browser.close();
+      await receiver.close();
+    }
   });
 
   it('sends access_denied to the client when the person denies', async () => {
