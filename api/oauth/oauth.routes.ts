@@ -185,8 +185,12 @@ ${errorLine(message)}
       } catch (err) {
         if (err instanceof AppError && err.status < 500 && onError) {
           for (const [k, v] of Object.entries(err.headers ?? {})) ctx.set(k, v);
-          await onError(ctx, err);
-          return;
+          try {
+            await onError(ctx, err);
+            return;
+          } catch {
+            // the interaction itself is gone: the plain error page below
+          }
         }
         const status = (err as { statusCode?: number; status?: number }).statusCode ?? (err as AppError).status;
         if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -275,6 +279,18 @@ ${errorLine(message)}
           return;
         }
         const proof = JSON.parse(stored) as Proof;
+        // One approval per interaction, even when the form is sent twice at once.
+        if (
+          !(await services.counters.setIfAbsent(`${proofKey(details.uid)}:approved`, '1', INTERACTION_TTL_S * 1000))
+        ) {
+          render(
+            ctx,
+            409,
+            'Approve the agent',
+            errorLine('This request was already approved; go back to the application.'),
+          );
+          return;
+        }
         const caps = parseCaps(form);
         if (!caps.success) {
           render(ctx, 400, 'Approve the agent', consentForm(ctx, client, proof, caps.message));

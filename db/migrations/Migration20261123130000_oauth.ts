@@ -1,5 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
+/**
+ * OAuth 2.1 for agents (issue 12): what the authorization server stores (codes, tokens, grants, clients,
+ * interactions), keyed by the SHA-256 of the model and id, never by a code or token itself (core/oauth/).
+ */
 export class Migration20261123130000_oauth extends Migration {
   override async up(): Promise<void> {
     this.addSql(
