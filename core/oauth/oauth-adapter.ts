@@ -10,6 +10,8 @@ import { sha256Hex } from '../crypto.js';
 
 /** Marks a stored payload whose `jti` (its own id, the secret) was removed before storing. */
 const ID_REMOVED = '_jti_removed';
+const PURGE_INTERVAL_MS = 10 * 60_000;
+const PURGE_BATCH = 1_000;
 
 export function payloadRowId(model: string, id: string): string {
   return sha256Hex(`${model}:${id}`);
@@ -24,6 +26,19 @@ interface Row {
 export function createOAuthAdapter(orm: MikroORM): new (model: string) => Adapter {
   const execute = <T extends object[] = object[]>(sql: string, params: unknown[], mode?: 'run') =>
     orm.em.fork().execute<T>(sql, params, mode);
+
+  // Expired rows are deleted in bounded batches, at most every PURGE_INTERVAL_MS per process, after a write.
+  let lastPurge = 0;
+  const purgeExpired = async () => {
+    if (Date.now() - lastPurge < PURGE_INTERVAL_MS) return;
+    lastPurge = Date.now();
+    await execute(
+      `delete from oauth_payloads where id in (
+         select id from oauth_payloads where expires_at < now() - interval '1 day' limit ${PURGE_BATCH})`,
+      [],
+      'run',
+    );
+  };
 
   return class PostgresOAuthAdapter implements Adapter {
     constructor(private readonly model: string) {}
@@ -57,6 +72,7 @@ export function createOAuthAdapter(orm: MikroORM): new (model: string) => Adapte
         ],
         'run',
       );
+      await purgeExpired();
     }
 
     private async findWhere(column: 'id' | 'uid_hash', value: string): Promise<Row | undefined> {

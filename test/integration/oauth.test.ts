@@ -591,6 +591,16 @@ describe('OAuth 2.1 for agents', () => {
       600,
     );
     expect(await mcpStatus(other)).toBe(401);
+
+    // Rows expired for more than a day are purged after a write (a fresh adapter purges on its first write).
+    const expired = randomBytes(32).toString('base64url');
+    await new (createOAuthAdapter(stack.services.orm))('AccessToken').upsert(
+      expired,
+      { jti: expired, kind: 'AccessToken', accountId: 'k', clientId, grantId: 'g-old', iat: now, exp: now },
+      -2 * 86_400,
+    );
+    const left = await sql(stack.db.url, "select 1 from oauth_payloads where grant_id in ('g-old', 'grant-other')");
+    expect(left).toHaveLength(1); // the live one stays
     const res = await http(mcpServer.url, 'POST', '/mcp', { token: other, body: {} });
     expect(res.headers.get('www-authenticate')).toMatch(/resource_metadata="[^"]+", scope="[^"]+"/);
 
