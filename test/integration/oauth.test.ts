@@ -321,8 +321,7 @@ describe('OAuth 2.1 for agents', () => {
     const result = await mcpClient.callTool({ name: 'svc_register', arguments: {} });
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ api_key: expect.stringMatching(/^svc_live_/) });
-    await transport.terminateSession();
-    await mcpClient.close();
+    const sessionId = transport.sessionId!;
 
     // The account was created on first use, its email verified by the code.
     const [user] = await sql<{ email_verified_at: Date | null; kind: string }>(
@@ -356,6 +355,24 @@ describe('OAuth 2.1 for agents', () => {
     expect(first.headers.get('cache-control')).toBe('no-store');
     expect(first.body.refresh_token).not.toBe(tokens.refresh_token);
     expect(await mcpStatus(first.body.access_token!)).toBe(200);
+    // The session belongs to the minted key: the refreshed token (same key) continues it; another key cannot.
+    const inSession = (token: string) =>
+      http(mcpServer.url, 'POST', '/mcp', {
+        token,
+        headers: {
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionId,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: { jsonrpc: '2.0', id: 7, method: 'tools/list' },
+      });
+    const continued = await inSession(first.body.access_token!);
+    expect(continued.status, show(continued)).toBe(200);
+    expect(continued.text).toContain('svc_register');
+    const stranger = (await stack.services.accounts.register({ ip: '10.9.9.9' })).api_key;
+    expect((await inSession(stranger)).status).toBe(404);
+    await transport.terminateSession();
+    await mcpClient.close();
     const reused = await tokenRequest({
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token!,
