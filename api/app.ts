@@ -7,6 +7,7 @@ import type { Services } from '../core/services.js';
 import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { inputRules } from './middleware/input.js';
+import { oauthRoutes } from './oauth/oauth.routes.js';
 import { requestContext } from './middleware/request-context.js';
 import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
@@ -68,6 +69,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     pagesRoutes(services),
     termsPages(services),
     approvalPages(services),
+    oauthRoutes(services),
   ];
 }
 

@@ -1,7 +1,9 @@
 /**
  * The agent-tool server: MCP Streamable HTTP at /mcp (stateful sessions, one McpServer per session), protected
  * resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request needs a bearer API
- * key; a 401 carries WWW-Authenticate with `resource_metadata` so clients can discover how to authorise.
+ * key or an OAuth access token our authorization server issued for this resource (it acts as the key a person
+ * minted when approving the client); a 401 carries WWW-Authenticate with `resource_metadata` and `scope` so
+ * clients can discover how to authorise.
  * A session belongs to the key that opened it: every request re-authenticates its key (the keys service's cache is
  * invalidated over pub/sub, so a revoked key answers 401 at once and its sessions close), and a session id presented
  * with any other key is unknown (404). Sessions are bounded per org and expire when idle (mcp/sessions.ts).
@@ -16,16 +18,20 @@ import type Koa from 'koa';
 import { createKoaApp } from '../api/app.js';
 import type { AppState } from '../api/context.js';
 import { healthRoutes } from '../api/routes/health.routes.js';
-import { parseBearer } from '../core/auth/bearer.js';
+import { isApiKeyFormat, parseBearer } from '../core/auth/bearer.js';
 import { SCOPES } from '../core/auth/scopes.js';
 import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
 import { hashKey } from '../core/keys/key-material.js';
+import { OAuthAccessTokens } from '../core/oauth/access-tokens.js';
 import type { Services } from '../core/services.js';
 import { McpSessions, type McpSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
 import { registerAccountTools } from './tools/accounts.tools.js';
 
 export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
+
+/** An opaque OAuth access token (oidc-provider's: base64url), as opposed to an API key or a session token. */
+const OAUTH_TOKEN_RE = /^Bearer[ ]+([A-Za-z0-9_-]{32,512})\s*$/i;
 
 const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
 
@@ -59,21 +65,32 @@ export function createMcpApp(services: Services): McpSurface {
     ctx.body = metadata; // RFC 9728 document: plain JSON, not the envelope
   });
 
+  // OAuth access tokens from our authorization server (core/oauth/), for this resource only.
+  const oauthTokens = new OAuthAccessTokens(services.orm, metadata.resource);
+  const challenge = `Bearer error="invalid_token", resource_metadata="${metadataUrl}", scope="${SCOPES.join(' ')}"`;
+
   router.all('/mcp', async (ctx) => {
     const sessionId = ctx.get('mcp-session-id');
     let token: string | undefined;
     let principal;
     try {
-      const credential = parseBearer(ctx.get('authorization') || undefined);
-      if (credential.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
-      token = credential.token;
-      principal = (await services.keys.authenticate(token)).principal;
+      const header = ctx.get('authorization') || undefined;
+      const oauthToken = OAUTH_TOKEN_RE.exec(header ?? '')?.[1];
+      if (oauthToken && !isApiKeyFormat(oauthToken)) {
+        token = oauthToken;
+        principal = (await oauthTokens.verify(oauthToken)).principal;
+      } else {
+        const credential = parseBearer(header);
+        if (credential.type !== 'api_key') {
+          throw new UnauthenticatedError('The agent-tool server accepts API keys and OAuth access tokens.');
+        }
+        token = credential.token;
+        principal = (await services.keys.authenticate(token)).principal;
+      }
     } catch (err) {
       if (err instanceof AppError && err.status === 401) {
         if (sessionId && token) closeIfKeyRevoked(sessionId, token);
-        throw new UnauthenticatedError(err.message, {
-          headers: { 'WWW-Authenticate': `Bearer error="invalid_token", resource_metadata="${metadataUrl}"` },
-        });
+        throw new UnauthenticatedError(err.message, { headers: { 'WWW-Authenticate': challenge } });
       }
       throw err;
     }

@@ -415,7 +415,15 @@ export class IdentityService {
 
   // ---- passwordless sign-in -----------------------------------------------------------------------------------
 
-  async requestLoginCode(input: LoginRequestBody, client: ClientInfo): Promise<typeof LOGIN_REQUEST_RESPONSE> {
+  /**
+   * `mailUnknown`: also mail an address no account has yet (the OAuth authorize page, where proving the address
+   * creates the account). The answer is the same either way.
+   */
+  async requestLoginCode(
+    input: LoginRequestBody,
+    client: ClientInfo,
+    options: { mailUnknown?: boolean } = {},
+  ): Promise<typeof LOGIN_REQUEST_RESPONSE> {
     const { orm, clock } = this.deps;
     const message = 'Too many sign-in requests; wait a few minutes and try again.';
     const email = sha256Hex(input.email);
@@ -439,11 +447,80 @@ export class IdentityService {
       await tem.flush();
       return found;
     });
-    if (user) this.deps.mailer.sendInBackground(loginCodeEmail(input.email, code));
+    if (user || options.mailUnknown) this.deps.mailer.sendInBackground(loginCodeEmail(input.email, code));
     return LOGIN_REQUEST_RESPONSE;
   }
 
   async verifyLoginCode(input: LoginVerifyBody, client: ClientInfo): Promise<SessionView> {
+    const outcome = await this.consumeCode(input, client, async (tem, now) => {
+      const user = await tem.findOne(User, { email: input.email });
+      if (!user) return undefined;
+      const verified = await this.markVerified(tem, user.id, user.org.id);
+      const session = this.deps.sessions.create(tem, { userId: user.id, orgId: user.org.id, ...client });
+      await tem.flush();
+      if (verified.newlyVerified) user.emailVerifiedAt = now;
+      return {
+        outcome: verified,
+        view: {
+          session_token: session.token,
+          session_id: session.sessionId,
+          expires_at: session.expiresAt.toISOString(),
+          org_id: user.org.id,
+          user: userView(user),
+        },
+      };
+    });
+    return outcome.view;
+  }
+
+  /**
+   * The OAuth authorize page's proof of email (spec, Authentication rule 7): the same code rules as sign-in, but
+   * no session; an address without an account gets one on first use (a standard org whose verified owner it is).
+   * Returns the person's org and user.
+   */
+  async verifyCodeForOAuth(
+    input: LoginVerifyBody,
+    client: ClientInfo,
+  ): Promise<{ orgId: string; userId: string; email: string; created: boolean }> {
+    const result = await this.consumeCode(input, client, async (tem, now) => {
+      const user = await tem.findOne(User, { email: input.email }, { fields: ['id', 'org'] });
+      if (user) {
+        const outcome = await this.markVerified(tem, user.id, user.org.id);
+        return { outcome, view: { orgId: user.org.id, userId: user.id, email: input.email, created: false } };
+      }
+      const org = tem.create(Org, { id: newId('org'), kind: 'standard', name: null });
+      const created = tem.create(User, {
+        id: newId('user'),
+        org,
+        email: input.email,
+        role: 'owner',
+        emailVerifiedAt: now,
+      });
+      await tem.flush();
+      const outcome: VerifyOutcome = {
+        userId: created.id,
+        orgId: org.id,
+        newlyVerified: false,
+        scopesAdded: [],
+        keyHashes: [],
+      };
+      return { outcome, view: { orgId: org.id, userId: created.id, email: input.email, created: true } };
+    }).catch((err: unknown) => {
+      // The same new address proven twice at once: the unique index refuses the second account.
+      throw err instanceof UniqueConstraintViolationException ? emailTaken() : err;
+    });
+    return result.view;
+  }
+
+  /**
+   * Check a code against the address's live codes (limits, constant-time compare, attempts) and, on a match, consume
+   * every live code of the address and run `onMatch` in the same transaction. Any failure is the same 401.
+   */
+  private async consumeCode<T>(
+    input: LoginVerifyBody,
+    client: ClientInfo,
+    onMatch: (tem: EntityManager, now: Date) => Promise<{ outcome: VerifyOutcome; view: T } | undefined>,
+  ): Promise<{ outcome: VerifyOutcome; view: T }> {
     const { orm, clock, counters } = this.deps;
     await this.limit(`login-verify:ip:${client.ip}`, RATE_LIMITS.loginVerifyPerIp, 'Too many attempts; try later.');
     // Wrong codes are limited per email and client address: one stranger cannot keep burning the owner's codes.
@@ -455,7 +532,7 @@ export class IdentityService {
     }
     const invalid = () => new UnauthenticatedError('The code is not valid. Request a new one if it has expired.');
 
-    type Attempt = { kind: 'wrong' } | { kind: 'ok'; view: SessionView; outcome: VerifyOutcome };
+    type Attempt = { kind: 'wrong' } | { kind: 'ok'; view: T; outcome: VerifyOutcome };
     const attempt: Attempt | undefined = await orm.em.fork().transactional(async (tem) => {
       const now = clock.now();
       const rows = await tem.execute<{ id: string; code_hash: string }[]>(
@@ -484,28 +561,13 @@ export class IdentityService {
         [now, input.email],
         'run',
       );
-      const user = await tem.findOne(User, { email: input.email });
-      if (!user) return undefined;
-      const outcome = await this.markVerified(tem, user.id, user.org.id);
-      const session = this.deps.sessions.create(tem, { userId: user.id, orgId: user.org.id, ...client });
-      await tem.flush();
-      if (outcome.newlyVerified) user.emailVerifiedAt = now;
-      return {
-        kind: 'ok' as const,
-        outcome,
-        view: {
-          session_token: session.token,
-          session_id: session.sessionId,
-          expires_at: session.expiresAt.toISOString(),
-          org_id: user.org.id,
-          user: userView(user),
-        },
-      };
+      const matched = await onMatch(tem, now);
+      return matched ? { kind: 'ok' as const, ...matched } : undefined;
     });
     if (attempt?.kind === 'wrong') await counters.hitWindow(wrongKey, wrong.limit, wrong.windowMs);
     if (!attempt || attempt.kind === 'wrong') throw invalid();
     await this.afterVerified(attempt.outcome);
-    return attempt.view;
+    return { outcome: attempt.outcome, view: attempt.view };
   }
 
   async logout(sessionId: string): Promise<{ signed_out: true }> {

@@ -23,6 +23,7 @@ import { Endpoint } from './endpoint.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
+import { OAuthPayload } from './oauth-payload.entity.js';
 import { Org } from './org.entity.js';
 import { Payment } from './payment.entity.js';
 import { Payout } from './payout.entity.js';
@@ -81,6 +82,7 @@ export * from './idempotency-record.entity.js';
 export * from './key-day-spend.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
+export * from './oauth-payload.entity.js';
 export * from './org.entity.js';
 export * from './payment.entity.js';
 export * from './payout.entity.js';
@@ -124,4 +126,5 @@ export const ENTITIES = [
   MarketEvent,
   ApiRequest,
   ApiRequestVote,
+  OAuthPayload,
 ];

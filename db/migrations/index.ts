@@ -11,6 +11,7 @@ import { Migration20261123100100_public_read_indexes } from './Migration20261123
 import { Migration20261123100300_gateway_money } from './Migration20261123100300_gateway_money.js';
 import { Migration20261123110000_catalog_base } from './Migration20261123110000_catalog_base.js';
 import { Migration20261123120200_rollups } from './Migration20261123120200_rollups.js';
+import { Migration20261123130000_oauth } from './Migration20261123130000_oauth.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261123100300_gateway_money', class: Migration20261123100300_gateway_money },
   { name: 'Migration20261123110000_catalog_base', class: Migration20261123110000_catalog_base },
   { name: 'Migration20261123120200_rollups', class: Migration20261123120200_rollups },
+  { name: 'Migration20261123130000_oauth', class: Migration20261123130000_oauth },
 ];

@@ -2,6 +2,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../../core/auth/scopes.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { http, serve } from '../helpers/http.js';
@@ -43,7 +44,7 @@ describe('agent-tool server', () => {
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('unauthenticated');
     expect(res.headers.get('www-authenticate')).toBe(
-      `Bearer error="invalid_token", resource_metadata="${stack.config.urls.mcp}/.well-known/oauth-protected-resource"`,
+      `Bearer error="invalid_token", resource_metadata="${stack.config.urls.mcp}/.well-known/oauth-protected-resource", scope="${SCOPES.join(' ')}"`,
     );
   });
 
