@@ -1,6 +1,7 @@
 /** Every entity, listed explicitly (no folder discovery). */
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
+import { ApiSearch } from './api-search.entity.js';
 import { Avatar } from './avatar.entity.js';
 import { Category } from './category.entity.js';
 import { Document } from './document.entity.js';
@@ -24,6 +25,7 @@ import { User } from './user.entity.js';
 export {
   Api,
   ApiKey,
+  ApiSearch,
   Avatar,
   Category,
   Document,
@@ -46,6 +48,7 @@ export {
 };
 export * from './api.entity.js';
 export * from './api-key.entity.js';
+export * from './api-search.entity.js';
 export * from './avatar.entity.js';
 export * from './category.entity.js';
 export * from './document.entity.js';
@@ -88,4 +91,5 @@ export const ENTITIES = [
   IdempotencyRecord,
   EarningAccrual,
   Category,
+  ApiSearch,
 ];
