@@ -21,6 +21,11 @@ import { WebhooksService } from './billing/webhooks.service.js';
 import { createStripeClient, type StripeClient } from './billing/stripe.js';
 import { startEmbeddedStripe } from './billing/stripe-mock.js';
 import { ListingsService } from './catalog/listings.service.js';
+import { DirectoryImporter } from './catalog/directory-import.js';
+import { createEmbedder } from './catalog/embedder.js';
+import { ScoresReader } from './catalog/scores.js';
+import { SearchIndex } from './catalog/search-index.js';
+import { SearchService } from './catalog/search.service.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createCounterStore, RedisCounterStore, type CounterStore } from './counters/index.js';
@@ -75,6 +80,10 @@ export interface Services {
   readonly providers: ProvidersService;
   readonly documents: DocumentsService;
   readonly listings: ListingsService;
+  /** Catalog search (GET /v1/search), its index and the directory import. */
+  readonly search: SearchService;
+  readonly searchIndex: SearchIndex;
+  readonly directoryImport: DirectoryImporter;
   readonly directory: DirectoryService;
   readonly analytics: AnalyticsService;
   readonly connect: ConnectService;
@@ -195,6 +204,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     }
     const stripe = createStripeClient(stripeSettings);
 
+    const embedder = createEmbedder(config.search);
+    const searchIndex = new SearchIndex({ orm, embedder });
+    const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
+    const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
     const providers = new ProvidersService({
       orm,
       config,
@@ -204,6 +217,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       temporal,
       events: gatewayEvents,
       logger,
+      searchIndex,
     });
     const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
     const listings = new ListingsService({ orm, config, clock, providers, documents });
@@ -260,6 +274,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       providers,
       documents,
       listings,
+      search,
+      searchIndex,
+      directoryImport,
       directory,
       analytics,
       connect,
