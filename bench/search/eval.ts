@@ -6,6 +6,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ranker } from '../../core/catalog/search.service.js';
+import { ndcgAt } from './ndcg.js';
 import { scratchCatalog } from './scratch.js';
 
 interface Query {
@@ -15,22 +16,17 @@ interface Query {
   relevant: Record<string, number>;
 }
 
-export function ndcgAt(ranked: string[], relevant: Record<string, number>, k = 10): number {
-  const gain = (g: number) => 2 ** g - 1;
-  const dcg = ranked.slice(0, k).reduce((s, slug, i) => s + gain(relevant[slug] ?? 0) / Math.log2(i + 2), 0);
-  const ideal = Object.values(relevant)
-    .sort((a, b) => b - a)
-    .slice(0, k)
-    .reduce((s, g, i) => s + gain(g) / Math.log2(i + 2), 0);
-  return ideal > 0 ? dcg / ideal : 0;
-}
-
 const ROOT = path.join(import.meta.dirname, '..', '..');
 
 async function main(): Promise<void> {
-  const setFile = path.resolve(process.argv[2] ?? path.join(ROOT, 'test', 'fixtures', 'search', 'dev-set.json'));
+  // npm run eval:search -- [SET.json] [--directory FILE] (a directory file with its own enrichment/ beside it)
+  const args = process.argv.slice(2);
+  const dirAt = args.indexOf('--directory');
+  const directory = dirAt >= 0 ? path.resolve(args[dirAt + 1]!) : undefined;
+  const positional = args.filter((_a, i) => dirAt < 0 || (i !== dirAt && i !== dirAt + 1));
+  const setFile = path.resolve(positional[0] ?? path.join(ROOT, 'test', 'fixtures', 'search', 'dev-set.json'));
   const set = JSON.parse(await readFile(setFile, 'utf8')) as { queries: Query[] };
-  const scratch = await scratchCatalog();
+  const scratch = await scratchCatalog({ file: directory });
   try {
     const slugOf = new Map(
       (await scratch.orm.em.fork().execute<{ id: string; slug: string }[]>('select id, slug from apis')).map((r) => [

@@ -124,7 +124,7 @@ function wordTable(): Promise<WordTable> {
 }
 
 export class WordVectorEmbedder implements Embedder {
-  readonly id = 'wink-sg-100d:sif-1';
+  readonly id = 'wink-sg-100d:sif-2';
   readonly dims = 100;
   private static readonly A = 1e-3;
   private static readonly ZIPF = Math.log(400_000) + 0.5772;

@@ -38,7 +38,7 @@ export interface IndexedDocument {
   c: string;
   d: string;
   title: string;
-  semantic: { main: string; category: string; intents: string };
+  semantic: { main: string; category: string; intents: string; each: string[] };
 }
 
 export function documentOf(r: ListingRow): IndexedDocument {
@@ -57,9 +57,14 @@ export function documentOf(r: ListingRow): IndexedDocument {
       main: `${splitName(r.name)}. ${r.summary}. ${(r.description ?? '').slice(0, 500)}`,
       category,
       intents: [examples, synonyms, tags.join(' ')].filter(Boolean).join('. '),
+      // Each example on its own (searched by best match), so one precise intent is not diluted by the others.
+      each: r.examples.slice(0, MAX_INTENT_VECTORS),
     },
   };
 }
+
+/** Vectors kept per listing besides the combined one. */
+export const MAX_INTENT_VECTORS = 12;
 
 /** Field mix of a listing's vector (measured with npm run eval:search, docs/decisions.md). */
 const SEMANTIC_WEIGHTS = { main: 1, category: 0.35, intents: 1 } as const;
@@ -71,17 +76,25 @@ export class SearchIndex {
     return this.deps.embedder.id;
   }
 
-  /** The vector of a listing's texts: a weighted sum of its fields' unit vectors, normalised. */
+  /**
+   * A listing's vectors, concatenated: first the combined one (a weighted sum of its fields' unit vectors,
+   * normalised), then one per example question (at most MAX_INTENT_VECTORS).
+   */
   async vectorOf(doc: IndexedDocument): Promise<Float32Array> {
     const { embedder } = this.deps;
     const parts = (['main', 'category', 'intents'] as const).filter((k) => doc.semantic[k].trim());
-    const vecs = await embedder.embed(parts.map((k) => doc.semantic[k]));
-    const out = new Float32Array(embedder.dims);
+    const each = doc.semantic.each.filter((t) => t.trim());
+    const vecs = await embedder.embed([...parts.map((k) => doc.semantic[k]), ...each]);
+    const dims = embedder.dims;
+    const out = new Float32Array(dims * (1 + each.length));
+    const combined = out.subarray(0, dims);
     parts.forEach((k, i) => {
       const v = vecs[i]!;
-      for (let j = 0; j < out.length; j++) out[j]! += SEMANTIC_WEIGHTS[k] * v[j]!;
+      for (let j = 0; j < dims; j++) combined[j]! += SEMANTIC_WEIGHTS[k] * v[j]!;
     });
-    return normalize(out);
+    normalize(combined);
+    each.forEach((_t, i) => out.set(vecs[parts.length + i]!, dims * (1 + i)));
+    return out;
   }
 
   /** (Re)index these listings; returns how many rows changed. */

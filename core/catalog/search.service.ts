@@ -55,12 +55,14 @@ interface Entry {
 
 /** Tuned on test/fixtures/search/dev-set.json with npm run eval:search (figures in docs/decisions.md). */
 export const RANKING = {
-  rrfK: 60,
-  weights: { fts: 1, trigram: 0.35, semantic: 1.1 },
+  rrfK: 10,
+  weights: { fts: 1, trigram: 0.25, semantic: 1.5 },
   /** Candidates each list contributes. */
   depth: 200,
   /** Semantic matches below this cosine are not results on their own. */
-  semanticFloor: 0.45,
+  semanticFloor: 0.3,
+  /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
+  intentLift: 0.75,
   /** Prior: at most this share of a top-ranked fusion score, from svc_score. */
   prior: 0.02,
 };
@@ -157,9 +159,15 @@ export class SearchService {
     const [qv] = await this.deps.embedder.embed([q]);
     if (!qv || !qv.some((x) => x !== 0)) return [];
     const scored: { id: string; score: number }[] = [];
+    const dims = qv.length;
     for (const e of pool) {
       if (!e.vec) continue;
-      const s = dot(qv, e.vec);
+      // The combined vector, raised toward the best-matching example question when one fits better.
+      const s0 = dot(qv, e.vec.subarray(0, dims));
+      let best = s0;
+      for (let off = dims; off < e.vec.length; off += dims)
+        best = Math.max(best, dot(qv, e.vec.subarray(off, off + dims)));
+      const s = s0 + RANKING.intentLift * (best - s0);
       if (s >= RANKING.semanticFloor) scored.push({ id: e.id, score: s });
     }
     scored.sort((a, b) => b.score - a.score);
