@@ -209,10 +209,12 @@ export class SearchService {
       : [];
     const words = unknown.filter((w) => w.length >= 4).slice(0, 4);
     const [fts, trigram] = await Promise.all([
+      // Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold):
+      // joining apis cost a scan of every listing per query.
       em.execute<{ id: string }[]>(
         `with q as (select nullif(replace(plainto_tsquery('english', ?)::text, ' & ', ' | '), '')::tsquery as tq)
-         select s.api_id as id from api_search s join apis a on a.id = s.api_id, q
-          where q.tq is not null and s.document @@ q.tq and a.status = 'live'${where}
+         select s.api_id as id from api_search s${where ? ' join apis a on a.id = s.api_id' : ''}, q
+          where q.tq is not null and s.document @@ q.tq${where ? ` and a.status = 'live'${where}` : ''}
           order by ts_rank(s.document, q.tq) desc, s.api_id limit ${RANKING.depth}`,
         [q, ...fparams],
       ),
