@@ -193,21 +193,29 @@ export class SearchService {
       fparams.push(f.source);
     }
     const where = filters.map((x) => ` and ${x}`).join('');
-    const tokens = [...new Set(tokenize(q).filter((t) => t.length >= 3))].slice(0, 12);
+    const tokens = [...new Set(tokenize(q).filter((t) => t.length >= 4))].slice(0, 12);
     // Trigram similarity is for words the full-text index does not know (typos, partial words): asking it for every
     // word made it the slowest part of a query (140 ms at 10k listings) for no gain on correctly spelled words.
-    const unknown = tokens.length
-      ? (
-          await em.execute<{ w: string; known: boolean }[]>(
-            `select w, (q::text = '' or exists (select 1 from api_search s where s.document @@ q)) as known
-               from (select w, plainto_tsquery('english', w) as q from jsonb_array_elements_text(?::jsonb) as w) t`,
-            [JSON.stringify(tokens)],
-          )
-        )
-          .filter((r) => !r.known)
-          .map((r) => r.w)
-      : [];
-    const words = unknown.filter((w) => w.length >= 4).slice(0, 4);
+    const trigramList = async (): Promise<{ id: string }[]> => {
+      if (!tokens.length) return [];
+      const known = await em.execute<{ w: string; known: boolean }[]>(
+        `select w, (q::text = '' or exists (select 1 from api_search s where s.document @@ q)) as known
+           from (select w, plainto_tsquery('english', w) as q from jsonb_array_elements_text(?::jsonb) as w) t`,
+        [JSON.stringify(tokens)],
+      );
+      const words = known
+        .filter((r) => !r.known)
+        .map((r) => r.w)
+        .slice(0, 4);
+      if (!words.length) return [];
+      return em.execute<{ id: string }[]>(
+        `select s.api_id as id from api_search s join apis a on a.id = s.api_id
+          where (${words.map(() => 's.title %> ?').join(' or ')}) and a.status = 'live'${where}
+          order by (${words.map(() => 'word_similarity(?, s.title)').join(' + ')}) desc, s.api_id
+          limit ${RANKING.depth}`,
+        [...words, ...fparams, ...words],
+      );
+    };
     const [fts, trigram] = await Promise.all([
       // Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold):
       // joining apis cost a scan of every listing per query.
@@ -218,15 +226,7 @@ export class SearchService {
           order by ts_rank(s.document, q.tq) desc, s.api_id limit ${RANKING.depth}`,
         [q, ...fparams],
       ),
-      words.length
-        ? em.execute<{ id: string }[]>(
-            `select s.api_id as id from api_search s join apis a on a.id = s.api_id
-              where (${words.map(() => 's.title %> ?').join(' or ')}) and a.status = 'live'${where}
-              order by (${words.map(() => 'word_similarity(?, s.title)').join(' + ')}) desc, s.api_id
-              limit ${RANKING.depth}`,
-            [...words, ...fparams, ...words],
-          )
-        : [],
+      trigramList(),
     ]);
     return { fts: fts.map((r) => r.id), trigram: trigram.map((r) => r.id) };
   }
@@ -240,13 +240,16 @@ export class SearchService {
     await this.sync();
     const { rrfK, weights } = RANKING;
     const lists: [string[], number][] = [];
-    if (ranker !== 'semantic') {
-      const kw = await this.keyword(q, f);
-      lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
-    }
+    // The database works on the keyword lists while this process scores vectors.
+    const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
+    keyword?.catch(() => undefined);
     if (ranker !== 'keyword') {
       const sem = await this.semantic(q, this.filtered(f));
       lists.push([sem.map((s) => s.id), weights.semantic]);
+    }
+    if (keyword) {
+      const kw = await keyword;
+      lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
     }
     const fused = new Map<string, number>();
     const max = lists.reduce((s, [, w]) => s + w / (rrfK + 1), 0);
