@@ -66,6 +66,8 @@ interface WordTable {
   index: Map<string, number>;
   vectors: Float32Array;
   dims: number;
+  /** Unit vector of the frequency-weighted mean of the 20k most frequent words: the direction every text shares. */
+  common: Float32Array;
 }
 
 async function loadWordTable(): Promise<WordTable> {
@@ -110,7 +112,14 @@ async function loadWordTable(): Promise<WordTable> {
   }
   const index = new Map<string, number>();
   words.forEach((w, i) => index.set(w, i));
-  return { index, vectors, dims: 100 };
+  // SIF's common-component removal, with the component taken from the vocabulary itself (Zipf frequencies) rather
+  // than from the catalog, so a listing's vector does not depend on the other listings.
+  const common = new Float32Array(100);
+  for (let r = 0; r < Math.min(20_000, words.length); r++) {
+    const w = 1 / (r + 1);
+    for (let i = 0; i < 100; i++) common[i]! += w * vectors[r * 100 + i]!;
+  }
+  return { index, vectors, dims: 100, common: normalize(common) };
 }
 
 let tablePromise: Promise<WordTable> | undefined;
@@ -124,8 +133,12 @@ function wordTable(): Promise<WordTable> {
 }
 
 export class WordVectorEmbedder implements Embedder {
-  readonly id = 'wink-sg-100d:sif-2';
+  readonly id: string;
   readonly dims = 100;
+
+  constructor(private readonly removeCommon = true) {
+    this.id = removeCommon ? 'wink-sg-100d:sif-3' : 'wink-sg-100d:sif-2';
+  }
   private static readonly A = 1e-3;
   private static readonly ZIPF = Math.log(400_000) + 0.5772;
 
@@ -163,7 +176,15 @@ export class WordVectorEmbedder implements Embedder {
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     const table = await wordTable();
-    return texts.map((t) => normalize(this.sumWith(table, t) ?? new Float32Array(this.dims)));
+    return texts.map((t) => {
+      const v = this.sumWith(table, t);
+      if (!v) return new Float32Array(this.dims);
+      if (this.removeCommon) {
+        const p = dot(v, table.common);
+        for (let i = 0; i < v.length; i++) v[i]! -= p * table.common[i]!;
+      }
+      return normalize(v);
+    });
   }
 }
 

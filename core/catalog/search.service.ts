@@ -63,6 +63,8 @@ export const RANKING = {
   semanticFloor: 0.3,
   /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
   intentLift: 0.75,
+  /** A lexeme in more than this share of documents is left out of the full-text query. */
+  commonShare: 0.08,
   /** Prior: at most this share of a top-ranked fusion score, from svc_score. */
   prior: 0.02,
 };
@@ -75,6 +77,8 @@ export class SearchService {
   private watermark: Date | null = null;
   private lastSync = 0;
   private syncing: Promise<void> | null = null;
+  private common: { at: number; words: string[] } | null = null;
+  private commonLoading: Promise<void> | null = null;
 
   constructor(
     private readonly deps: {
@@ -149,6 +153,26 @@ export class SearchService {
     }
   }
 
+  /** Lexemes in more than RANKING.commonShare of indexed documents (recomputed every 10 minutes; ~100 ms at 10k). */
+  private async commonLexemes(): Promise<string[]> {
+    const now = Date.now();
+    if (this.common && now - this.common.at < 600_000) return this.common.words;
+    this.commonLoading ??= (async () => {
+      try {
+        const rows = await this.deps.orm.em.fork().execute<{ word: string }[]>(
+          `select word from ts_stat('select document from api_search')
+              where ndoc > greatest(20, ? * (select count(*) from api_search))`,
+          [RANKING.commonShare],
+        );
+        this.common = { at: Date.now(), words: rows.map((r) => r.word) };
+      } finally {
+        this.commonLoading = null;
+      }
+    })();
+    await this.commonLoading;
+    return this.common?.words ?? [];
+  }
+
   private filtered(q: Pick<SearchQuery, 'category' | 'source'>): Entry[] {
     const out: Entry[] = [];
     for (const e of this.entries.values()) {
@@ -182,6 +206,7 @@ export class SearchService {
     f: Pick<SearchQuery, 'category' | 'source'>,
   ): Promise<{ fts: string[]; trigram: string[] }> {
     const em = this.deps.orm.em.fork();
+    const common = await this.commonLexemes();
     const filters: string[] = [];
     const fparams: unknown[] = [];
     if (f.category) {
@@ -220,11 +245,17 @@ export class SearchService {
       // Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold):
       // joining apis cost a scan of every listing per query.
       em.execute<{ id: string }[]>(
-        `with q as (select nullif(replace(plainto_tsquery('english', ?)::text, ' & ', ' | '), '')::tsquery as tq)
+        // The query's lexemes OR-ed, without those in more than RANKING.commonShare of the documents ("get",
+        // "data", "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When
+        // every lexeme is that common, all are kept.
+        `with l as (select lex from unnest(tsvector_to_array(to_tsvector('english', ?))) lex),
+              k as (select lex from l where lex not in (select jsonb_array_elements_text(?::jsonb))),
+              q as (select nullif(coalesce((select string_agg(quote_literal(lex), ' | ') from k),
+                                           (select string_agg(quote_literal(lex), ' | ') from l)), '')::tsquery as tq)
          select s.api_id as id from api_search s${where ? ' join apis a on a.id = s.api_id' : ''}, q
           where q.tq is not null and s.document @@ q.tq${where ? ` and a.status = 'live'${where}` : ''}
           order by ts_rank(s.document, q.tq) desc, s.api_id limit ${RANKING.depth}`,
-        [q, ...fparams],
+        [q, JSON.stringify(common), ...fparams],
       ),
       trigramList(),
     ]);
