@@ -32,7 +32,7 @@ async function run(ranker: Ranker) {
 }
 const grid = JSON.parse(process.argv[3] ?? '[{}]') as Record<string, unknown>[];
 for (const g of grid) {
-  Object.assign(RANKING, g, g.weights ? { weights: { ...RANKING.weights, ...(g.weights) } } : {});
+  Object.assign(RANKING, g, g.weights ? { weights: { ...RANKING.weights, ...g.weights } } : {});
   console.log(JSON.stringify(g), 'sem:', await run('semantic'), '| hyb:', await run('hybrid'));
 }
 await scratch.close();
