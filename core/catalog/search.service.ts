@@ -15,7 +15,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
-import { fromBytes, tokenize, type Embedder } from './embedder.js';
+import { fromBytes, normalize, tokenize, type Embedder } from './embedder.js';
 import type { SearchIndex } from './search-index.js';
 import type { SearchQuery, SearchSort } from './search.schemas.js';
 import type { ScoresReader, Scores } from './scores.js';
@@ -63,6 +63,8 @@ export const RANKING = {
   semanticFloor: 0.3,
   /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
   intentLift: 0.75,
+  /** Pseudo-relevance feedback: the first `top` results' vectors added to the query's with this total weight. */
+  feedback: { top: 5, weight: 0.5 },
   /** A lexeme in more than this share of documents is left out of the full-text query. */
   commonShare: 0.08,
   /** Prior: at most this share of a top-ranked fusion score, from svc_score. */
@@ -183,8 +185,8 @@ export class SearchService {
     return out;
   }
 
-  private async semantic(q: string, pool: Entry[]): Promise<{ id: string; score: number }[]> {
-    const [qv] = await this.deps.embedder.embed([q]);
+  private async semantic(q: string | Float32Array, pool: Entry[]): Promise<{ id: string; score: number }[]> {
+    const qv = typeof q === 'string' ? (await this.deps.embedder.embed([q]))[0] : q;
     if (!qv || !qv.some((x) => x !== 0)) return [];
     const scored: { id: string; score: number }[] = [];
     const dims = qv.length;
@@ -269,19 +271,41 @@ export class SearchService {
     ranker: Ranker = 'hybrid',
   ): Promise<Map<string, number>> {
     await this.sync();
-    const { rrfK, weights } = RANKING;
+    const { weights } = RANKING;
     const lists: [string[], number][] = [];
     // The database works on the keyword lists while this process scores vectors.
     const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
     keyword?.catch(() => undefined);
+    const pool = ranker !== 'keyword' ? this.filtered(f) : [];
     if (ranker !== 'keyword') {
-      const sem = await this.semantic(q, this.filtered(f));
+      const sem = await this.semantic(q, pool);
       lists.push([sem.map((s) => s.id), weights.semantic]);
     }
     if (keyword) {
       const kw = await keyword;
       lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
     }
+    let fused = this.fuse(lists);
+    if (ranker === 'hybrid' && RANKING.feedback.top > 0 && fused.size) {
+      // Pseudo-relevance feedback in vector space: the query moved toward its first results' vectors, so a listing
+      // found through one precise intent brings its kind along (one more pass over the vectors, ~5 ms at 10k).
+      const [qv] = await this.deps.embedder.embed([q]);
+      const top = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, RANKING.feedback.top);
+      const moved = Float32Array.from(qv ?? []);
+      for (const [id] of top) {
+        const v = this.entries.get(id)?.vec;
+        if (!v) continue;
+        for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
+      }
+      const sem = await this.semantic(normalize(moved), pool);
+      lists[0] = [sem.map((s) => s.id), weights.semantic];
+      fused = this.fuse(lists);
+    }
+    return fused;
+  }
+
+  private fuse(lists: [string[], number][]): Map<string, number> {
+    const { rrfK } = RANKING;
     const fused = new Map<string, number>();
     const max = lists.reduce((s, [, w]) => s + w / (rrfK + 1), 0);
     for (const [ids, w] of lists) {
