@@ -49,6 +49,12 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9:_-]{1,64}$/, 'letters, digits, ":", "_" or "-" only')
     .default('svc:'),
 
+  /** Catalog search's semantic ranker: `words` (word vectors, the default) or `sentence` (a local model directory). */
+  SEARCH_EMBEDDER: z.enum(['words', 'sentence']).default('words'),
+  SEARCH_MODEL_DIR: optionalString,
+  /** Import the public directory into an empty catalog at start (also `npm start -- --demo`). */
+  DEMO_CATALOG: boolFromEnv.default(false),
+
   TEMPORAL_ADDRESS: z
     .string()
     .regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port')
@@ -133,6 +139,8 @@ export interface Config {
   /** Apply pending migrations at boot; undefined lets the launcher decide (the all-in-one mode does). */
   readonly migrateOnStart?: boolean;
   readonly shutdownGraceMs: number;
+  readonly search: { readonly embedder: 'words' | 'sentence'; readonly modelDir?: string };
+  readonly demoCatalog: boolean;
   readonly ports: { readonly api: number; readonly gateway: number; readonly mcp: number };
   readonly urls: {
     readonly publicBase: string;
@@ -223,6 +231,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (issues.length) throw new ConfigError(issues);
   }
 
+  if (e.SEARCH_EMBEDDER === 'sentence' && !e.SEARCH_MODEL_DIR) {
+    throw new ConfigError([
+      'SEARCH_MODEL_DIR: required when SEARCH_EMBEDDER=sentence (a local sentence-transformer model)',
+    ]);
+  }
+
   const dataDir = path.resolve(cwd, e.DATA_DIR);
   const localUrl = (p: number) => `http://localhost:${p}`;
   const stripTrailingSlash = (u: string) => u.replace(/\/+$/, '');
@@ -235,6 +249,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     migrateOnStart: e.MIGRATE_ON_START,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    search: {
+      embedder: e.SEARCH_EMBEDDER,
+      modelDir: e.SEARCH_MODEL_DIR ? path.resolve(cwd, e.SEARCH_MODEL_DIR) : undefined,
+    },
+    demoCatalog: e.DEMO_CATALOG,
     ports: { api: e.API_PORT, gateway: e.GATEWAY_PORT, mcp: e.MCP_PORT },
     urls: {
       publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? localUrl(e.API_PORT)),

@@ -24,6 +24,11 @@ import { ListingsService } from './catalog/listings.service.js';
 import { RollupsService } from './catalog/rollups.service.js';
 import { DemandService } from './demand/demand.service.js';
 import { MarketService } from './market/market.service.js';
+import { DirectoryImporter } from './catalog/directory-import.js';
+import { createEmbedder } from './catalog/embedder.js';
+import { ScoresReader } from './catalog/scores.js';
+import { SearchIndex } from './catalog/search-index.js';
+import { SearchService } from './catalog/search.service.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { createCounterStore, RedisCounterStore, type CounterStore } from './counters/index.js';
@@ -78,6 +83,10 @@ export interface Services {
   readonly providers: ProvidersService;
   readonly documents: DocumentsService;
   readonly listings: ListingsService;
+  /** Catalog search (GET /v1/search), its index and the directory import. */
+  readonly search: SearchService;
+  readonly searchIndex: SearchIndex;
+  readonly directoryImport: DirectoryImporter;
   readonly directory: DirectoryService;
   readonly analytics: AnalyticsService;
   readonly connect: ConnectService;
@@ -204,6 +213,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
     }
     const stripe = createStripeClient(stripeSettings);
 
+    const embedder = createEmbedder(config.search);
+    const searchIndex = new SearchIndex({ orm, embedder });
+    const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
+    const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
     const providers = new ProvidersService({
       orm,
       config,
@@ -213,6 +226,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       temporal,
       events: gatewayEvents,
       logger,
+      searchIndex,
     });
     const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
     const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator });
@@ -272,6 +286,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       providers,
       documents,
       listings,
+      search,
+      searchIndex,
+      directoryImport,
       directory,
       analytics,
       connect,

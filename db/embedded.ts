@@ -6,6 +6,7 @@
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 export interface EmbeddedDatabase {
@@ -38,7 +39,8 @@ export async function startEmbeddedDatabase(dataDir: string, port = 0): Promise<
   await mkdir(dataDir, { recursive: true });
   const lockFile = `${dataDir}.lock`;
   await takeLock(lockFile);
-  const db = await PGlite.create(dataDir);
+  // pg_trgm: catalog search's typo matching (Migration20261123120000_search creates the extension).
+  const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
   await server.start();
   const conn = server.getServerConn(); // "127.0.0.1:PORT"

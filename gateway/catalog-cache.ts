@@ -24,6 +24,8 @@ export interface CachedEndpoint {
 }
 
 export interface CachedApi {
+  /** `directory`: listed from a public directory, not callable until its provider claims it. */
+  source: 'provider' | 'directory';
   id: string;
   slug: string;
   orgId: string;
@@ -119,6 +121,7 @@ export class CatalogCache {
     return {
       id: api.id,
       slug: api.slug,
+      source: api.source,
       orgId: api.org.id,
       baseOrigin: base.origin,
       basePath: base.pathname.replace(/\/+$/, ''),

@@ -96,6 +96,11 @@ export class GatewayProxy {
     const cached = this.catalog.get(slug);
     const api = cached instanceof Promise ? await cached : cached;
     if (!api) throw new NotFoundError(`No live API with slug "${slug}".`);
+    if (api.source === 'directory') {
+      throw new NotFoundError(
+        `${api.slug} is listed from a public directory and is not callable until its provider claims it.`,
+      );
+    }
     const method = req.method ?? 'GET';
     const endpoint = matchEndpoint(api, method, rest);
     if (!endpoint) throw new NotFoundError(`${api.slug} has no endpoint ${method} ${rest}.`);

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh
 bash scripts/ensure-tools.sh
-exec node --import tsx scripts/start.ts all
+exec node --import tsx scripts/start.ts all "$@"

@@ -26,7 +26,10 @@ function parseRoles(args: string[]): { roles: Set<Role>; allInOne: boolean } {
 }
 
 async function main(): Promise<void> {
-  const { roles, allInOne } = parseRoles(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  // `npm start -- --demo` (or DEMO_CATALOG=1): import the public directory into an empty catalog at start.
+  const demo = args.includes('--demo');
+  const { roles, allInOne } = parseRoles(args.filter((a) => a !== '--demo'));
   const config = loadConfig();
   const services = await createServices(config);
   const log = services.logger;
@@ -34,6 +37,11 @@ async function main(): Promise<void> {
   if (config.migrateOnStart ?? allInOne) {
     const applied = await migrateUp(services.orm);
     if (applied.length) log.info({ applied }, 'migrations applied');
+  }
+  if ((demo || config.demoCatalog) && (await services.directoryImport.catalogEmpty())) {
+    log.info('demo catalog: importing the public APIs directory (first start only)');
+    const report = await services.directoryImport.importFile();
+    log.info({ inserted: report.inserted, indexed: report.indexed }, 'demo catalog imported');
   }
 
   const servers: RunningHttpServer[] = [];

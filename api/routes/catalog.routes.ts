@@ -1,8 +1,9 @@
-/** Public catalog routes of this stage: listing detail, terms (and accepting them), providers, document snapshots. */
+/** Public catalog routes of this stage: search, listing detail, terms (and accepting them), providers, document snapshots. */
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ok } from '../../core/envelope.js';
 import { Pagination } from '../../core/pagination.js';
+import { SearchQuery } from '../../core/catalog/search.schemas.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../core/services.js';
 import type { AppState } from '../context.js';
@@ -13,6 +14,12 @@ const ProvidersQuery = Pagination.extend({ q: z.string().trim().max(100).optiona
 
 export function catalogRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();
+
+  // Public: hybrid search over live listings (core/catalog/search.service.ts); meta carries total, limit, offset.
+  router.get('/v1/search', async (ctx) => {
+    const { items, total, limit, offset, sort } = await services.search.search(parseQuery(ctx, SearchQuery));
+    ctx.body = ok(items, ctx.state.requestId, { total, limit, offset, sort });
+  });
 
   router.get('/v1/apis/:slug', async (ctx) => {
     ctx.body = ok(await services.listings.detail(ctx.params.slug!), ctx.state.requestId);

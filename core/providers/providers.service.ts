@@ -99,6 +99,8 @@ export interface ProvidersDeps {
   /** Tells the gateways a listing changed (after the change commits). */
   events: GatewayEvents;
   logger: Logger;
+  /** Catalog search's index (core/catalog/search-index.ts): refreshed on publish and on edits. */
+  searchIndex?: { index(apiIds: readonly string[]): Promise<number> };
 }
 
 /** `https://host/base` + `/forecast/{city}` with values for the parameters. */
@@ -351,6 +353,10 @@ export class ProvidersService {
     if (body.examples !== undefined) api.examples = body.examples;
     await em.flush();
     await this.deps.events.listingChanged(api.slug);
+    await this.deps.searchIndex?.index([api.id]).catch((err: unknown) => {
+      // The edit is saved; the listing keeps its previous index row until the next edit or publish.
+      this.deps.logger.warn({ api_id: api.id, err }, 'search index refresh failed');
+    });
     return this.view(api, await this.endpointsOf(em, api.id));
   }
 
@@ -499,6 +505,8 @@ export class ProvidersService {
     const em = this.deps.orm.em.fork();
     const api = await em.findOne(Api, { id: apiId });
     if (!api) throw new NotFoundError(`No API ${apiId}.`);
+    // Index before going live (idempotent): a retried activity cannot leave a live listing unsearchable.
+    if (status === 'live') await this.deps.searchIndex?.index([api.id]);
     if (api.status === status) return;
     api.status = status;
     if (status === 'live') api.publishedAt = this.deps.clock.now();

@@ -55,6 +55,8 @@ export const Api = defineEntity({
     source: p.enum([...API_SOURCES]).default('provider'),
     /** Natural-language questions this API answers (set by the provider; search weighs them highly). */
     examples: p.array().default([]),
+    /** Other words people use for what this API does (directory enrichment); searched, never shown. */
+    searchTerms: p.array().default([]),
     baseUrl: p.string().length(2000),
     docsUrl: p.string().length(2000).nullable(),
     importSource: p.json<ImportSource>().nullable(),

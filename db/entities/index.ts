@@ -1,6 +1,7 @@
 /** Every entity, listed explicitly (no folder discovery). */
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
+import { ApiSearch } from './api-search.entity.js';
 import { Avatar } from './avatar.entity.js';
 import { ApiRequest, ApiRequestVote } from './api-request.entity.js';
 import {
@@ -48,6 +49,7 @@ export {
   MarketEvent,
   RollupState,
   ApiKey,
+  ApiSearch,
   Avatar,
   Category,
   Document,
@@ -70,6 +72,7 @@ export {
 };
 export * from './api.entity.js';
 export * from './api-key.entity.js';
+export * from './api-search.entity.js';
 export * from './avatar.entity.js';
 export * from './api-request.entity.js';
 export * from './catalog-rollups.entity.js';
@@ -127,4 +130,5 @@ export const ENTITIES = [
   ApiRequest,
   ApiRequestVote,
   OAuthPayload,
+  ApiSearch,
 ];

@@ -10,6 +10,7 @@ import { Migration20261123100000_key_governance } from './Migration2026112310000
 import { Migration20261123100100_public_read_indexes } from './Migration20261123100100_public_read_indexes.js';
 import { Migration20261123100300_gateway_money } from './Migration20261123100300_gateway_money.js';
 import { Migration20261123110000_catalog_base } from './Migration20261123110000_catalog_base.js';
+import { Migration20261123120000_search } from './Migration20261123120000_search.js';
 import { Migration20261123120200_rollups } from './Migration20261123120200_rollups.js';
 import { Migration20261123130000_oauth } from './Migration20261123130000_oauth.js';
 
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   { name: 'Migration20261123100100_public_read_indexes', class: Migration20261123100100_public_read_indexes },
   { name: 'Migration20261123100300_gateway_money', class: Migration20261123100300_gateway_money },
   { name: 'Migration20261123110000_catalog_base', class: Migration20261123110000_catalog_base },
+  { name: 'Migration20261123120000_search', class: Migration20261123120000_search },
   { name: 'Migration20261123120200_rollups', class: Migration20261123120200_rollups },
   { name: 'Migration20261123130000_oauth', class: Migration20261123130000_oauth },
 ];

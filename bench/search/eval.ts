@@ -1,0 +1,108 @@
+/**
+ * `npm run eval:search`: nDCG@10 of each ranker (keyword only, semantic only, hybrid) on the graded development set
+ * (test/fixtures/search/dev-set.json, or the file given), per kind of query and overall, over the directory loaded
+ * into a scratch database. Prints a table and records bench/results/search-eval-<date>.json.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Ranker } from '../../core/catalog/search.service.js';
+import { ndcgAt } from './ndcg.js';
+import { scratchCatalog } from './scratch.js';
+
+interface Query {
+  id: string;
+  kind: string;
+  q: string;
+  relevant: Record<string, number>;
+}
+
+const ROOT = path.join(import.meta.dirname, '..', '..');
+
+async function main(): Promise<void> {
+  // npm run eval:search -- [SET.json] [--directory FILE] (a directory file with its own enrichment/ beside it)
+  const args = process.argv.slice(2);
+  const dirAt = args.indexOf('--directory');
+  const directory = dirAt >= 0 ? path.resolve(args[dirAt + 1]!) : undefined;
+  const positional = args.filter((_a, i) => dirAt < 0 || (i !== dirAt && i !== dirAt + 1));
+  const setFile = path.resolve(positional[0] ?? path.join(ROOT, 'test', 'fixtures', 'search', 'dev-set.json'));
+  const set = JSON.parse(await readFile(setFile, 'utf8')) as { queries: Query[] };
+  const scratch = await scratchCatalog({ file: directory });
+  try {
+    const slugOf = new Map(
+      (await scratch.orm.em.fork().execute<{ id: string; slug: string }[]>('select id, slug from apis')).map((r) => [
+        r.id,
+        r.slug,
+      ]),
+    );
+    const rankers: Ranker[] = ['keyword', 'semantic', 'hybrid'];
+    const perQuery: Record<string, Record<string, { ndcg: number; top: string[] }>> = {};
+    const timings: number[] = [];
+    for (const ranker of rankers) {
+      perQuery[ranker] = {};
+      for (const q of set.queries) {
+        const t = performance.now();
+        const scores = await scratch.search.rank(q.q, {}, ranker);
+        timings.push(performance.now() - t);
+        const ranked = [...scores.entries()]
+          .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+          .map(([id]) => slugOf.get(id)!);
+        perQuery[ranker][q.id] = { ndcg: ndcgAt(ranked, q.relevant), top: ranked.slice(0, 5) };
+      }
+    }
+    const kinds = [...new Set(set.queries.map((q) => q.kind))];
+    const summary: Record<string, Record<string, number>> = {};
+    for (const ranker of rankers) {
+      summary[ranker] = {};
+      for (const kind of [...kinds, 'overall']) {
+        const qs = set.queries.filter((q) => kind === 'overall' || q.kind === kind);
+        const mean = qs.reduce((s, q) => s + perQuery[ranker]![q.id]!.ndcg, 0) / qs.length;
+        summary[ranker][kind] = Math.round(mean * 1000) / 1000;
+      }
+    }
+    const header = ['ranker', ...kinds, 'overall'];
+    console.log(`nDCG@10 on ${path.relative(ROOT, setFile)} (${set.queries.length} queries; ${scratch.backend})`);
+    console.log(header.map((h) => h.padEnd(12)).join(''));
+    for (const ranker of rankers) {
+      console.log(
+        [ranker, ...[...kinds, 'overall'].map((k) => summary[ranker]![k]!.toFixed(3))]
+          .map((c) => c.padEnd(12))
+          .join(''),
+      );
+    }
+    const worst = set.queries
+      .map((q) => ({ id: q.id, q: q.q, ndcg: perQuery.hybrid![q.id]!.ndcg, top: perQuery.hybrid![q.id]!.top }))
+      .sort((a, b) => a.ndcg - b.ndcg)
+      .slice(0, 8);
+    console.log('\nweakest hybrid queries:');
+    for (const w of worst) console.log(`  ${w.id} ${w.ndcg.toFixed(2)}  "${w.q}" → ${w.top.join(', ')}`);
+    const date = new Date().toISOString().slice(0, 10);
+    const out = path.join(ROOT, 'bench', 'results', `search-eval-${date}.json`);
+    await mkdir(path.dirname(out), { recursive: true });
+    await writeFile(
+      out,
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          set: path.relative(ROOT, setFile),
+          queries: set.queries.length,
+          backend: scratch.backend,
+          embedder: scratch.embedder.id,
+          enrichment: scratch.report.enrichment,
+          ndcg_at_10: summary,
+          rank_ms_mean: Math.round((timings.reduce((a, b) => a + b, 0) / timings.length) * 10) / 10,
+          per_query: perQuery,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    console.log(`\nrecorded ${path.relative(ROOT, out)}`);
+  } finally {
+    await scratch.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

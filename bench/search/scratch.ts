@@ -1,0 +1,96 @@
+/**
+ * A scratch catalog for the search evaluation and benchmark: a throwaway database (a new database on the server of
+ * DATABASE_URL, dropped afterwards; or embedded PGlite in a temporary directory when DATABASE_URL is unset), migrated,
+ * with the directory imported and a SearchService over it.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { DirectoryImporter, type ImportReport } from '../../core/catalog/directory-import.js';
+import { createEmbedder, type Embedder } from '../../core/catalog/embedder.js';
+import { ScoresReader } from '../../core/catalog/scores.js';
+import { SearchIndex } from '../../core/catalog/search-index.js';
+import { SearchService } from '../../core/catalog/search.service.js';
+import { loadConfig } from '../../core/config.js';
+import { createLogger, type Logger } from '../../core/logger.js';
+import { startEmbeddedDatabase } from '../../db/embedded.js';
+import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
+
+export interface Scratch {
+  backend: 'postgres' | 'pglite';
+  url: string;
+  orm: MikroORM;
+  embedder: Embedder;
+  index: SearchIndex;
+  search: SearchService;
+  importer: DirectoryImporter;
+  logger: Logger;
+  report: ImportReport;
+  close(): Promise<void>;
+}
+
+export async function scratchCatalog(opts: { file?: string; poolMax?: number } = {}): Promise<Scratch> {
+  const config = loadConfig();
+  const logger = createLogger({ level: 'warn', name: 'search-bench' });
+  let url: string;
+  let drop: () => Promise<void>;
+  if (config.database.kind === 'postgres') {
+    const server = new URL(config.database.url);
+    const name = `mp_search_scratch_${randomBytes(4).toString('hex')}`;
+    const admin = new URL(server);
+    admin.pathname = '/postgres';
+    const run = async (sql: string) => {
+      const c = new pg.Client({ connectionString: admin.toString() });
+      await c.connect();
+      try {
+        await c.query(sql);
+      } finally {
+        await c.end();
+      }
+    };
+    await run(`create database "${name}"`);
+    const target = new URL(server);
+    target.pathname = `/${name}`;
+    url = target.toString();
+    drop = () => run(`drop database if exists "${name}" with (force)`);
+  } else {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svc-search-'));
+    const db = await startEmbeddedDatabase(path.join(dir, 'pglite'));
+    url = db.url;
+    drop = async () => {
+      await db.stop();
+      await rm(dir, { recursive: true, force: true });
+    };
+  }
+  const orm = await initOrm({ url, poolMax: config.database.kind === 'postgres' ? (opts.poolMax ?? 4) : 1 });
+  try {
+    await migrateUp(orm);
+    const embedder = createEmbedder(config.search);
+    const index = new SearchIndex({ orm, embedder });
+    const importer = new DirectoryImporter({ orm, index, logger });
+    const report = await (opts.file ? importer.importFile(opts.file) : importer.importFile());
+    const search = new SearchService({ orm, embedder, index, scores: new ScoresReader(orm), logger });
+    return {
+      backend: config.database.kind,
+      url,
+      orm,
+      embedder,
+      index,
+      search,
+      importer,
+      logger,
+      report,
+      async close() {
+        await orm.close(true);
+        await drop();
+      },
+    };
+  } catch (err) {
+    await orm.close(true);
+    await drop();
+    throw err;
+  }
+}

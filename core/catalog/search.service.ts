@@ -1,0 +1,458 @@
+/**
+ * GET /v1/search: hybrid ranking of live listings.
+ *
+ * - Keyword (Postgres): full-text search over api_search.document (weights A name/tags/category/examples, B summary
+ *   and synonyms, C description, D endpoints), the query's words OR-ed, ranked by ts_rank; plus pg_trgm word
+ *   similarity of each query word against the short title, for typos and partial words.
+ * - Semantic (in process): cosine of the query's vector with every live listing's stored vector (brute force over a
+ *   per-process copy; 10k listings × 100 dimensions is about 1 ms).
+ * - Fusion: weighted reciprocal rank fusion of the three lists, then a small svc_score prior as tie breaker.
+ *
+ * The per-process copy (id, category, source, published_at, vector) is refreshed incrementally from the rows'
+ * updated_at at most every SYNC_MS, so a listing published or unpublished in another process (the worker) is
+ * searchable, or gone, within about half a second. Browsing (no q) and the non-relevance sorts run over the same
+ * copy; display fields are read for the page only.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from '../logger.js';
+import { fromBytes, normalize, tokenize, type Embedder } from './embedder.js';
+import type { SearchIndex } from './search-index.js';
+import type { SearchQuery, SearchSort } from './search.schemas.js';
+import type { ScoresReader, Scores } from './scores.js';
+
+export type Ranker = 'keyword' | 'semantic' | 'hybrid';
+
+export interface SearchItem {
+  slug: string;
+  name: string;
+  summary: string;
+  category: { slug: string; name: string } | null;
+  tags: string[];
+  source: 'provider' | 'directory';
+  docs_url: string | null;
+  price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
+  svc_score: number;
+  merit: { reliability: number; latency: number; usage: number; value: number; freshness: number };
+  relevance?: number;
+  provider: { slug: string | null; name: string | null };
+}
+
+export interface SearchResult {
+  items: SearchItem[];
+  total: number;
+  limit: number;
+  offset: number;
+  sort: SearchSort;
+}
+
+interface Entry {
+  id: string;
+  category: string | null;
+  source: string;
+  publishedAt: number;
+  vec: Float32Array | null;
+}
+
+/** Tuned on test/fixtures/search/dev-set.json with npm run eval:search (figures in docs/decisions.md). */
+export const RANKING = {
+  rrfK: 10,
+  weights: { fts: 1, trigram: 0.25, semantic: 1.5 },
+  /** Candidates each list contributes. */
+  depth: 200,
+  /** Semantic matches below this cosine are not results on their own. */
+  semanticFloor: 0.3,
+  /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
+  intentLift: 0.75,
+  /** Pseudo-relevance feedback: the first `top` results' vectors added to the query's with this total weight. */
+  feedback: { top: 5, weight: 0.5 },
+  /** A lexeme in more than this share of documents is left out of the full-text query. */
+  commonShare: 0.08,
+  /** Prior: at most this share of a top-ranked fusion score, from svc_score. */
+  prior: 0.02,
+};
+
+const SYNC_MS = 400;
+const OVERLAP_MS = 5_000;
+
+export class SearchService {
+  private entries = new Map<string, Entry>();
+  private watermark: Date | null = null;
+  private lastSync = 0;
+  private syncing: Promise<void> | null = null;
+  private common: { at: number; words: string[] } | null = null;
+  private commonLoading: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: {
+      orm: MikroORM;
+      embedder: Embedder;
+      index: SearchIndex;
+      scores: ScoresReader;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Bring the per-process copy up to date (at most every SYNC_MS unless forced). */
+  async sync(force = false): Promise<void> {
+    if (!force && this.watermark && Date.now() - this.lastSync < SYNC_MS) return;
+    this.syncing ??= this.doSync().finally(() => {
+      this.syncing = null;
+    });
+    await this.syncing;
+  }
+
+  private async doSync(): Promise<void> {
+    const started = Date.now();
+    const em = this.deps.orm.em.fork();
+    const first = this.watermark === null;
+    const rows = await em.execute<
+      {
+        id: string;
+        status: string;
+        category: string | null;
+        source: string;
+        published_at: Date | null;
+        updated_at: Date;
+        embedding: Buffer | null;
+        embedder: string | null;
+        s_updated: Date | null;
+      }[]
+    >(
+      `select a.id, a.status, a.category, a.source, a.published_at, a.updated_at,
+              s.embedding, s.embedder, s.updated_at as s_updated
+         from apis a left join api_search s on s.api_id = a.id
+        where ${
+          first
+            ? `a.status = 'live'`
+            : 'a.id in (select id from apis where updated_at > ? union select api_id from api_search where updated_at > ?)'
+        }`,
+      first ? [] : [new Date(this.watermark!.getTime() - OVERLAP_MS), new Date(this.watermark!.getTime() - OVERLAP_MS)],
+    );
+    let mark = this.watermark?.getTime() ?? 0;
+    const stale: string[] = [];
+    for (const r of rows) {
+      mark = Math.max(mark, new Date(r.updated_at).getTime(), r.s_updated ? new Date(r.s_updated).getTime() : 0);
+      if (r.status !== 'live') {
+        this.entries.delete(r.id);
+        continue;
+      }
+      const current = r.embedding && r.embedder === this.deps.embedder.id;
+      if (!current) stale.push(r.id);
+      this.entries.set(r.id, {
+        id: r.id,
+        category: r.category,
+        source: r.source,
+        publishedAt: r.published_at ? new Date(r.published_at).getTime() : 0,
+        vec: current ? fromBytes(r.embedding!) : null,
+      });
+    }
+    this.watermark = new Date(mark || started);
+    this.lastSync = Date.now();
+    // Live listings with no vector, or one from another embedder: index them in the background.
+    if (first && stale.length) {
+      this.deps.logger.info({ count: stale.length }, 'search: indexing listings without a current vector');
+      this.deps.index.index(stale).catch((err: unknown) => this.deps.logger.warn({ err }, 'search: indexing failed'));
+    }
+  }
+
+  /** Lexemes in more than RANKING.commonShare of indexed documents (recomputed every 10 minutes; ~100 ms at 10k). */
+  private async commonLexemes(): Promise<string[]> {
+    const now = Date.now();
+    if (this.common && now - this.common.at < 600_000) return this.common.words;
+    this.commonLoading ??= (async () => {
+      try {
+        const rows = await this.deps.orm.em.fork().execute<{ word: string }[]>(
+          `select word from ts_stat('select document from api_search')
+              where ndoc > greatest(20, ? * (select count(*) from api_search))`,
+          [RANKING.commonShare],
+        );
+        this.common = { at: Date.now(), words: rows.map((r) => r.word) };
+      } finally {
+        this.commonLoading = null;
+      }
+    })();
+    await this.commonLoading;
+    return this.common?.words ?? [];
+  }
+
+  private filtered(q: Pick<SearchQuery, 'category' | 'source'>): Entry[] {
+    const out: Entry[] = [];
+    for (const e of this.entries.values()) {
+      if (q.category && e.category !== q.category) continue;
+      if (q.source && e.source !== q.source) continue;
+      out.push(e);
+    }
+    return out;
+  }
+
+  private async semantic(q: string | Float32Array, pool: Entry[]): Promise<{ id: string; score: number }[]> {
+    const qv = typeof q === 'string' ? (await this.deps.embedder.embed([q]))[0] : q;
+    if (!qv || !qv.some((x) => x !== 0)) return [];
+    const scored: { id: string; score: number }[] = [];
+    const dims = qv.length;
+    for (const e of pool) {
+      if (!e.vec) continue;
+      // The combined vector, raised toward the best-matching example question when one fits better.
+      const s0 = dotAt(qv, e.vec, 0);
+      let best = s0;
+      for (let off = dims; off < e.vec.length; off += dims) best = Math.max(best, dotAt(qv, e.vec, off));
+      const s = s0 + RANKING.intentLift * (best - s0);
+      if (s >= RANKING.semanticFloor) scored.push({ id: e.id, score: s });
+    }
+    scored.sort((a, b) => b.score - a.score);
+    return scored.slice(0, RANKING.depth);
+  }
+
+  private async keyword(
+    q: string,
+    f: Pick<SearchQuery, 'category' | 'source'>,
+  ): Promise<{ fts: string[]; trigram: string[] }> {
+    const em = this.deps.orm.em.fork();
+    const common = await this.commonLexemes();
+    const filters: string[] = [];
+    const fparams: unknown[] = [];
+    if (f.category) {
+      filters.push('a.category = ?');
+      fparams.push(f.category);
+    }
+    if (f.source) {
+      filters.push('a.source = ?');
+      fparams.push(f.source);
+    }
+    const where = filters.map((x) => ` and ${x}`).join('');
+    const tokens = [...new Set(tokenize(q).filter((t) => t.length >= 4))].slice(0, 12);
+    // Trigram similarity is for words the full-text index does not know (typos, partial words): asking it for every
+    // word made it the slowest part of a query (140 ms at 10k listings) for no gain on correctly spelled words.
+    const trigramList = async (): Promise<{ id: string }[]> => {
+      if (!tokens.length) return [];
+      const known = await em.execute<{ w: string; known: boolean }[]>(
+        `select w, (q::text = '' or exists (select 1 from api_search s where s.document @@ q)) as known
+           from (select w, plainto_tsquery('english', w) as q from jsonb_array_elements_text(?::jsonb) as w) t`,
+        [JSON.stringify(tokens)],
+      );
+      const words = known
+        .filter((r) => !r.known)
+        .map((r) => r.w)
+        .slice(0, 4);
+      if (!words.length) return [];
+      return em.execute<{ id: string }[]>(
+        `select s.api_id as id from api_search s join apis a on a.id = s.api_id
+          where (${words.map(() => 's.title %> ?').join(' or ')}) and a.status = 'live'${where}
+          order by (${words.map(() => 'word_similarity(?, s.title)').join(' + ')}) desc, s.api_id
+          limit ${RANKING.depth}`,
+        [...words, ...fparams, ...words],
+      );
+    };
+    const [fts, trigram] = await Promise.all([
+      // Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold):
+      // joining apis cost a scan of every listing per query.
+      em.execute<{ id: string }[]>(
+        // The query's lexemes OR-ed, without those in more than RANKING.commonShare of the documents ("get",
+        // "data", "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When
+        // every lexeme is that common, all are kept.
+        `with l as (select lex from unnest(tsvector_to_array(to_tsvector('english', ?))) lex),
+              k as (select lex from l where lex not in (select jsonb_array_elements_text(?::jsonb))),
+              q as (select nullif(coalesce((select string_agg(quote_literal(lex), ' | ') from k),
+                                           (select string_agg(quote_literal(lex), ' | ') from l)), '')::tsquery as tq)
+         select s.api_id as id from api_search s${where ? ' join apis a on a.id = s.api_id' : ''}, q
+          where q.tq is not null and s.document @@ q.tq${where ? ` and a.status = 'live'${where}` : ''}
+          order by ts_rank(s.document, q.tq) desc, s.api_id limit ${RANKING.depth}`,
+        [q, JSON.stringify(common), ...fparams],
+      ),
+      trigramList(),
+    ]);
+    return { fts: fts.map((r) => r.id), trigram: trigram.map((r) => r.id) };
+  }
+
+  /** Relevance-ordered ids with their fused score (0..1), for one ranker. Used by search and by the evaluation. */
+  async rank(
+    q: string,
+    f: Pick<SearchQuery, 'category' | 'source'> = {},
+    ranker: Ranker = 'hybrid',
+  ): Promise<Map<string, number>> {
+    await this.sync();
+    const { weights } = RANKING;
+    const lists: [string[], number][] = [];
+    // The database works on the keyword lists while this process scores vectors.
+    const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
+    keyword?.catch(() => undefined);
+    const pool = ranker !== 'keyword' ? this.filtered(f) : [];
+    if (ranker !== 'keyword') {
+      const sem = await this.semantic(q, pool);
+      lists.push([sem.map((s) => s.id), weights.semantic]);
+    }
+    if (keyword) {
+      const kw = await keyword;
+      lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
+    }
+    let fused = this.fuse(lists);
+    if (ranker === 'hybrid' && RANKING.feedback.top > 0 && fused.size) {
+      // Pseudo-relevance feedback in vector space: the query moved toward its first results' vectors, so a listing
+      // found through one precise intent brings its kind along (one more pass over the vectors, ~5 ms at 10k).
+      const [qv] = await this.deps.embedder.embed([q]);
+      const top = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, RANKING.feedback.top);
+      const moved = Float32Array.from(qv ?? []);
+      for (const [id] of top) {
+        const v = this.entries.get(id)?.vec;
+        if (!v) continue;
+        for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
+      }
+      const sem = await this.semantic(normalize(moved), pool);
+      lists[0] = [sem.map((s) => s.id), weights.semantic];
+      fused = this.fuse(lists);
+    }
+    return fused;
+  }
+
+  private fuse(lists: [string[], number][]): Map<string, number> {
+    const { rrfK } = RANKING;
+    const fused = new Map<string, number>();
+    const max = lists.reduce((s, [, w]) => s + w / (rrfK + 1), 0);
+    for (const [ids, w] of lists) {
+      ids.forEach((id, i) => {
+        if (this.entries.has(id)) fused.set(id, (fused.get(id) ?? 0) + w / (rrfK + 1 + i) / max);
+      });
+    }
+    return fused;
+  }
+
+  async search(query: SearchQuery): Promise<SearchResult> {
+    await this.sync();
+    const sort: SearchSort = query.sort ?? (query.q ? 'relevance' : 'svc_score');
+    let relevance: Map<string, number> | null = null;
+    let ids: string[];
+    if (query.q) {
+      relevance = await this.rank(query.q, query);
+      ids = [...relevance.keys()];
+    } else {
+      ids = this.filtered(query).map((e) => e.id);
+    }
+    const em = this.deps.orm.em.fork();
+    let prices: Map<string, { min: number; max: number; free: boolean }> | null = null;
+    if (query.max_price_cents !== undefined || sort === 'price') {
+      const rows = await em.execute<{ api_id: string; min: string; max: string }[]>(
+        `select e.api_id, min(e.price_cents) as min, max(e.price_cents) as max
+           from endpoints e join apis a on a.id = e.api_id and a.status = 'live' group by e.api_id`,
+      );
+      prices = new Map(
+        rows.map((r) => [r.api_id, { min: Number(r.min), max: Number(r.max), free: Number(r.min) === 0 }]),
+      );
+      if (query.max_price_cents !== undefined) {
+        const cap = query.max_price_cents;
+        ids = ids.filter((id) => (prices!.get(id)?.min ?? Infinity) <= cap);
+      }
+    }
+    const scores = await this.deps.scores.scoresFor(ids);
+    const prior = (id: string) => (scores.get(id)?.svc_score ?? 50) / 100;
+    const rel = (id: string) => (relevance ? (relevance.get(id) ?? 0) + RANKING.prior * prior(id) : 0);
+    const key = sortKey(sort, scores, this.entries, prices);
+    // Keys computed once per listing, not once per comparison (browsing 10k listings sorted in ~3 ms, not ~12).
+    const rows = ids.map((id) => ({ id, k: key(id), r: rel(id), p: prior(id) }));
+    rows.sort((a, b) => b.k - a.k || b.r - a.r || b.p - a.p || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const page = rows.slice(query.offset, query.offset + query.limit).map((r) => r.id);
+    const items = await this.items(page, scores, relevance ? rel : null);
+    return { items, total: ids.length, limit: query.limit, offset: query.offset, sort };
+  }
+
+  private async items(
+    ids: string[],
+    scores: Map<string, Scores>,
+    rel: ((id: string) => number) | null,
+  ): Promise<SearchItem[]> {
+    if (!ids.length) return [];
+    const rows = await this.deps.orm.em.fork().execute<
+      {
+        id: string;
+        slug: string;
+        name: string;
+        summary: string;
+        tags: string[];
+        source: 'provider' | 'directory';
+        docs_url: string | null;
+        category: string | null;
+        category_name: string | null;
+        provider_slug: string | null;
+        provider_name: string | null;
+        min: string | null;
+        max: string | null;
+      }[]
+    >(
+      `select a.id, a.slug, a.name, a.summary, a.tags, a.source, a.docs_url, a.category, c.name as category_name,
+              p.slug as provider_slug, p.display_name as provider_name, e.min, e.max
+         from apis a
+         left join categories c on c.slug = a.category
+         left join profiles p on p.org_id = a.org_id
+         left join lateral (select min(price_cents) as min, max(price_cents) as max from endpoints
+                             where api_id = a.id) e on true
+        where a.id in (select jsonb_array_elements_text(?::jsonb)) and a.status = 'live'`,
+      [JSON.stringify(ids)],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const out: SearchItem[] = [];
+    for (const id of ids) {
+      const r = byId.get(id);
+      if (!r) continue; // unpublished since the copy was refreshed
+      const s = scores.get(id)!;
+      const min = r.min === null ? null : Number(r.min);
+      out.push({
+        slug: r.slug,
+        name: r.name,
+        summary: r.summary,
+        category: r.category ? { slug: r.category, name: r.category_name ?? r.category } : null,
+        tags: r.tags,
+        source: r.source,
+        docs_url: r.docs_url,
+        price: { min_price_cents: min, max_price_cents: r.max === null ? null : Number(r.max), free: min === 0 },
+        svc_score: s.svc_score,
+        merit: {
+          reliability: s.reliability,
+          latency: s.latency,
+          usage: s.usage,
+          value: s.value,
+          freshness: s.freshness,
+        },
+        ...(rel ? { relevance: Math.round(Math.min(1, rel(id)) * 1e4) / 1e4 } : {}),
+        provider: { slug: r.provider_slug, name: r.provider_name },
+      });
+    }
+    return out;
+  }
+}
+
+/** Dot product of `q` with the vector stored at `off` in `v` (no subarray allocation on the hot loop). */
+function dotAt(q: Float32Array, v: Float32Array, off: number): number {
+  let s = 0;
+  for (let i = 0; i < q.length; i++) s += q[i]! * v[off + i]!;
+  return s;
+}
+
+/** Descending sort key of a sort; `relevance` sorts only by the fused score (0 here). */
+function sortKey(
+  sort: SearchSort,
+  scores: Map<string, Scores>,
+  entries: Map<string, Entry>,
+  prices: Map<string, { min: number }> | null,
+): (id: string) => number {
+  const s = (id: string) => scores.get(id)!;
+  switch (sort) {
+    case 'relevance':
+      return () => 0;
+    case 'svc_score':
+      return (id) => s(id).svc_score;
+    case 'price':
+      // Cheapest first; listings without endpoints (no price) last.
+      return (id) => -(prices?.get(id)?.min ?? Number.MAX_SAFE_INTEGER);
+    case 'new':
+      return (id) => entries.get(id)?.publishedAt ?? 0;
+    case 'calls':
+      return (id) => s(id).calls;
+    case 'gmv':
+      return (id) => s(id).gmv_cents;
+    case 'reliability':
+      return (id) => s(id).reliability;
+    case 'value':
+      return (id) => s(id).value;
+    case 'momentum':
+      return (id) => s(id).momentum;
+  }
+}
