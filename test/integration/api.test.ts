@@ -119,7 +119,9 @@ describe('control plane', () => {
   describe('envelope and routing', () => {
     it('answers unknown routes with a 404 envelope', async () => {
       expectFailure(await http(base, 'GET', '/v1/nope'), 404, 'not_found');
-      expectFailure(await http(base, 'POST', '/'), 404, 'not_found');
+      expectFailure(await http(base, 'POST', '/nothing/here'), 404, 'not_found');
+      // `/` is the home page: another method is 405, not 404.
+      expectFailure(await http(base, 'POST', '/'), 405, 'method_not_allowed');
     });
 
     it('answers a wrong method with 405 and Allow', async () => {

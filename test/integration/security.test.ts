@@ -68,6 +68,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/v1/apis/:slug/ranks', need: 'none' },
   { method: 'GET', path: '/v1/apis/:slug/quote', need: 'none' },
   { method: 'GET', path: '/v1/categories', need: 'none' },
+  { method: 'GET', path: '/v1/search', need: 'none' },
   { method: 'POST', path: '/v1/apis/:slug/terms/accept', need: 'session' },
   { method: 'GET', path: '/v1/providers', need: 'none' },
   { method: 'GET', path: '/v1/providers/:slug', need: 'none' },
