@@ -48,7 +48,8 @@ const MODES: Mode[] = [
       const proc = await startProcess({
         npmStart: true,
         embeddedTemporal: true,
-        env: { DATA_DIR: dataDir, ...loopEnv() },
+        // A newcomer's first start with the demo catalog: the public directory is imported into PGlite.
+        env: { DATA_DIR: dataDir, DEMO_CATALOG: '1', ...loopEnv() },
       });
       return { proc, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
     },
@@ -117,6 +118,24 @@ describe.each(MODES)('$name', (mode) => {
       expect(ui.status).toBe(200);
       expect(await ui.text()).toMatch(/<html/i);
     }
+  });
+
+  it('with the demo catalog (embedded first start), the directory is listed, searchable and not callable', async () => {
+    if (mode.backends.db !== 'pglite') return; // the demo flag is only set for the embedded start
+    const categories = await http(proc.urls.api, 'GET', '/v1/categories');
+    expect(categories.status, show(categories)).toBe(200);
+    const counts = (categories.body.data as { api_count: number }[]).map((c) => c.api_count);
+    expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1_706);
+    const found = await http(proc.urls.api, 'GET', `/v1/search?q=${encodeURIComponent('weather forecast')}&limit=5`);
+    expect(found.status, show(found)).toBe(200);
+    expect(found.body.data.length).toBe(5);
+    expect(found.body.data[0]).toMatchObject({ source: 'directory' });
+    const reg = await http(proc.urls.api, 'POST', '/v1/register');
+    const gw = await http(proc.urls.gateway, 'GET', `/v1/proxy/${found.body.data[0].slug as string}/x`, {
+      token: reg.body.data.api_key,
+    });
+    expect(gw.status, show(gw)).toBe(404);
+    expect(gw.body.error.message).toMatch(/directory/i);
   });
 
   it('registers, then /v1/me answers with the org and 0 credits', async () => {
