@@ -89,6 +89,11 @@ function percentiles(ms: number[]) {
 }
 
 async function main(): Promise<void> {
+  if (loadConfig().database.kind !== 'postgres') {
+    // The control plane under test and the loader both connect, and the embedded database serves one connection.
+    console.error('bench:search needs a Postgres server: set DATABASE_URL (a scratch database is created on it).');
+    process.exit(2);
+  }
   const entries = DirectoryFile.parse(JSON.parse(await readFile(DEFAULT_DIRECTORY_FILE, 'utf8')));
   const all = corpus(entries);
   const t0 = Date.now();
