@@ -103,10 +103,14 @@ describe('catalog search and the directory', () => {
     expect(item).toMatchObject({
       source: 'directory',
       price: { min_price_cents: null, max_price_cents: null, free: false },
+      // A listing with no traffic scores 50, whether the rollup schedule has rated it yet or not.
       svc_score: 50,
-      merit: { reliability: 0.5, latency: 0.5, usage: 0.5, value: 0.5, freshness: 0.5 },
       provider: { slug: 'public-apis', name: 'Public APIs directory' },
     });
+    for (const part of ['reliability', 'latency', 'usage', 'value', 'freshness']) {
+      expect(item.merit[part], part).toBeGreaterThanOrEqual(0);
+      expect(item.merit[part], part).toBeLessThanOrEqual(1);
+    }
     expect(item.relevance).toBeGreaterThan(0);
     expect(item.relevance).toBeLessThanOrEqual(1);
     const relevances = res.body.data.map((i: { relevance: number }) => i.relevance);
