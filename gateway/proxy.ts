@@ -36,7 +36,7 @@ import { sendJson } from './respond.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
 import { ExpiringMemo } from './local-memo.js';
 import { loadSnapshot } from './snapshot.js';
-import { refusalError, spendLimit, termsRequiredError } from '../core/admission/refusals.js';
+import { keyGovernance, refusalError, termsRequiredError } from '../core/admission/refusals.js';
 
 /** Idempotency records outlive the 24 hours the contract promises. */
 export const IDEMPOTENCY_TTL_MS = 25 * 3_600_000;
@@ -153,15 +153,10 @@ export class GatewayProxy {
     const admitted = await this.admit(
       {
         orgId: principal.orgId,
-        keyId: key.keyId,
-        rateKey: key.keyPrefix,
+        ...keyGovernance(key),
         ratePerMin: services.config.limits.gatewayRatePerMin,
         day,
         priceCents,
-        perCallMaxCents: key.perCallMaxCents,
-        budgetCents: spendLimit(key),
-        dailyCapCents: key.dailyCapCents,
-        ancestors: key.ancestors,
         idempotencyKey: scopedKey,
         requestHash,
         reservationId: usageId,

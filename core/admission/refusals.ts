@@ -15,6 +15,23 @@ export function spendLimit(key: KeyAuth): number | null {
   return key.budgetCents === null ? key.approvedCents : Math.min(key.budgetCents, key.approvedCents);
 }
 
+/**
+ * The part of an admission a key decides: its caps and its ancestors' budgets. The gateway and the quote build their
+ * admissions from this one rule.
+ */
+export function keyGovernance(
+  key: KeyAuth,
+): Pick<AdmitInput, 'keyId' | 'rateKey' | 'perCallMaxCents' | 'budgetCents' | 'dailyCapCents' | 'ancestors'> {
+  return {
+    keyId: key.keyId,
+    rateKey: key.keyPrefix,
+    perCallMaxCents: key.perCallMaxCents,
+    budgetCents: spendLimit(key),
+    dailyCapCents: key.dailyCapCents,
+    ancestors: key.ancestors,
+  };
+}
+
 /** The approval, not the budget, is what stopped the call. */
 export function approvalBinds(key: KeyAuth): boolean {
   return key.budgetCents === null || key.approvedCents < key.budgetCents;

@@ -16,7 +16,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ENDPOINT_METHODS, Endpoint, type IApi, type IEndpoint } from '../../db/entities/index.js';
-import { refusalError, spendLimit, termsRequiredError } from '../admission/refusals.js';
+import { keyGovernance, refusalError, termsRequiredError } from '../admission/refusals.js';
 import { loadSnapshot } from '../admission/snapshot.js';
 import { requireScope, type Principal } from '../auth/scopes.js';
 import type { Config } from '../config.js';
@@ -182,15 +182,10 @@ async function admit(
   await store.hydrate({ ...snapshot, nowMs });
   const input: AdmitInput = {
     orgId: principal.orgId,
-    keyId: key.keyId,
-    rateKey: key.keyPrefix,
+    ...keyGovernance(key),
     ratePerMin: Number.MAX_SAFE_INTEGER,
     day,
     priceCents,
-    perCallMaxCents: key.perCallMaxCents,
-    budgetCents: spendLimit(key),
-    dailyCapCents: key.dailyCapCents,
-    ancestors: key.ancestors,
     idempotencyKey: null,
     requestHash: '',
     reservationId: 'quote',

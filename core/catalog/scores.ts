@@ -1,20 +1,12 @@
 /**
- * What search sorts by, besides relevance: merit scores and market figures of listings, read from the rollup tables
- * the scheduled catalog workflows maintain (issue 11 item 6, built elsewhere). This is search's one reader of them;
- * it never writes them.
- *
- * Contract expected (any table may be missing; a missing table or row gives the neutral defaults):
- *
- *   api_scores(api_id varchar(40) pk, svc_score int 0..100,
- *              reliability, latency, usage, value, freshness  real 0..1 (higher is better), updated_at timestamptz)
- *   api_stats(api_id, "window" '24h'|'7d'|'30d', calls bigint, gmv_cents bigint, ...)   -- calls and gmv: 30d row
- *   api_ranks(api_id, board, scope, rank, metric double)  -- momentum: metric of board 'trending', scope 'overall'
- *
- * Neutral defaults: svc_score 50, every part 0.5, calls/gmv/momentum 0: a listing with no evidence ranks mid-table
- * by score and last by volume. Values are clamped to their ranges. Results are cached for CACHE_MS per process (the
- * rollups refresh about once a minute); table presence is re-checked on the same clock.
+ * What search sorts by, besides relevance: merit scores and market figures of listings, from the rollup tables the
+ * `catalog-rollups` schedule maintains (core/catalog/rollups.service.ts). Merit comes through `meritFor`
+ * (core/catalog/merit.ts), the one reader of `api_scores` and its neutral defaults; this adds 30-day calls and GMV
+ * (`api_stats`) and momentum (the `trending` board's metric in `api_ranks`), 0 when a listing has no row yet.
+ * Results are cached for CACHE_MS per process (the rollups refresh every 30 s).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { meritFor, neutralMerit } from './merit.js';
 
 export interface Scores {
   svc_score: number;
@@ -28,13 +20,14 @@ export interface Scores {
   momentum: number;
 }
 
+const neutral = neutralMerit();
 export const NEUTRAL_SCORES: Readonly<Scores> = Object.freeze({
-  svc_score: 50,
-  reliability: 0.5,
-  latency: 0.5,
-  usage: 0.5,
-  value: 0.5,
-  freshness: 0.5,
+  svc_score: neutral.svc_score,
+  reliability: neutral.reliability,
+  latency: neutral.latency,
+  usage: neutral.usage,
+  value: neutral.value,
+  freshness: neutral.freshness,
   calls: 0,
   gmv_cents: 0,
   momentum: 0,
@@ -47,22 +40,9 @@ const clamp = (v: unknown, lo: number, hi: number, dflt: number) => {
 };
 
 export class ScoresReader {
-  private tables?: { at: number; scores: boolean; stats: boolean; ranks: boolean };
   private cache = new Map<string, { at: number; scores: Scores }>();
 
   constructor(private readonly orm: MikroORM) {}
-
-  private async present(now: number) {
-    if (this.tables && now - this.tables.at < CACHE_MS) return this.tables;
-    const [row] = await this.orm.em
-      .fork()
-      .execute<{ scores: string | null; stats: string | null; ranks: string | null }[]>(
-        `select to_regclass('api_scores')::text as scores, to_regclass('api_stats')::text as stats,
-              to_regclass('api_ranks')::text as ranks`,
-      );
-    this.tables = { at: now, scores: !!row?.scores, stats: !!row?.stats, ranks: !!row?.ranks };
-    return this.tables;
-  }
 
   /** Scores of each listing id (neutral defaults where there is no rollup row yet). */
   async scoresFor(apiIds: readonly string[]): Promise<Map<string, Scores>> {
@@ -75,56 +55,39 @@ export class ScoresReader {
       else missing.push(id);
     }
     if (!missing.length) return out;
-    const tables = await this.present(now);
-    const found = new Map<string, Scores>();
-    if (tables.scores || tables.stats || tables.ranks) {
-      const em = this.orm.em.fork();
-      const ids = JSON.stringify(missing);
-      const [scores, stats, ranks] = await Promise.all([
-        tables.scores
-          ? em.execute<Record<string, unknown>[]>(
-              `select api_id, svc_score, reliability, latency, usage, value, freshness from api_scores
-               where api_id in (select jsonb_array_elements_text(?::jsonb))`,
-              [ids],
-            )
-          : [],
-        tables.stats
-          ? em.execute<Record<string, unknown>[]>(
-              `select api_id, calls, gmv_cents from api_stats
-               where "window" = '30d' and api_id in (select jsonb_array_elements_text(?::jsonb))`,
-              [ids],
-            )
-          : [],
-        tables.ranks
-          ? em.execute<Record<string, unknown>[]>(
-              `select api_id, metric from api_ranks where board = 'trending' and scope = 'overall'
-               and api_id in (select jsonb_array_elements_text(?::jsonb))`,
-              [ids],
-            )
-          : [],
-      ]);
-      const get = (id: string) => {
-        let s = found.get(id);
-        if (!s) found.set(id, (s = { ...NEUTRAL_SCORES }));
-        return s;
-      };
-      for (const r of scores) {
-        const s = get(String(r.api_id));
-        s.svc_score = Math.round(clamp(r.svc_score, 0, 100, 50));
-        for (const k of ['reliability', 'latency', 'usage', 'value', 'freshness'] as const)
-          s[k] = clamp(r[k], 0, 1, 0.5);
-      }
-      for (const r of stats) {
-        const s = get(String(r.api_id));
-        s.calls = clamp(r.calls, 0, Number.MAX_SAFE_INTEGER, 0);
-        s.gmv_cents = clamp(r.gmv_cents, 0, Number.MAX_SAFE_INTEGER, 0);
-      }
-      for (const r of ranks) get(String(r.api_id)).momentum = clamp(r.metric, -1e9, 1e9, 0);
-    }
+    const em = this.orm.em.fork();
+    const ids = JSON.stringify(missing);
+    const [merit, stats, ranks] = await Promise.all([
+      meritFor(em, missing),
+      em.execute<Record<string, unknown>[]>(
+        `select api_id, calls, gmv_cents from api_stats
+          where "window" = '30d' and api_id in (select jsonb_array_elements_text(?::jsonb))`,
+        [ids],
+      ),
+      em.execute<Record<string, unknown>[]>(
+        `select api_id, metric from api_ranks where board = 'trending' and scope = 'overall'
+            and api_id in (select jsonb_array_elements_text(?::jsonb))`,
+        [ids],
+      ),
+    ]);
+    const volume = new Map(stats.map((r) => [String(r.api_id), r]));
+    const momentum = new Map(ranks.map((r) => [String(r.api_id), r.metric]));
     for (const id of missing) {
-      const s = found.get(id) ?? NEUTRAL_SCORES;
-      this.cache.set(id, { at: now, scores: s });
-      out.set(id, s);
+      const m = merit.get(id)!;
+      const v = volume.get(id);
+      const scores: Scores = {
+        svc_score: m.svc_score,
+        reliability: m.reliability,
+        latency: m.latency,
+        usage: m.usage,
+        value: m.value,
+        freshness: m.freshness,
+        calls: clamp(v?.calls, 0, Number.MAX_SAFE_INTEGER, 0),
+        gmv_cents: clamp(v?.gmv_cents, 0, Number.MAX_SAFE_INTEGER, 0),
+        momentum: clamp(momentum.get(id), -1e9, 1e9, 0),
+      };
+      this.cache.set(id, { at: now, scores });
+      out.set(id, scores);
     }
     if (this.cache.size > 200_000) this.cache.clear();
     return out;
