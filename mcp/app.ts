@@ -26,7 +26,7 @@ import { OAuthAccessTokens } from '../core/oauth/access-tokens.js';
 import type { Services } from '../core/services.js';
 import { McpSessions, type McpSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
-import { registerAccountTools } from './tools/accounts.tools.js';
+import { registerAllTools } from './tools/index.js';
 
 export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
 
@@ -156,7 +156,7 @@ export function createMcpApp(services: Services): McpSurface {
     };
     sessions.add(session); // may evict the org's least recently used idle session, or refuse (429)
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
-    registerAccountTools(server, services, session.context);
+    registerAllTools(server, services, session.context);
     await server.connect(transport);
     return session;
   }

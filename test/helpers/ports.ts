@@ -1,14 +1,32 @@
 import net from 'node:net';
 
-/** A port that was free a moment ago (for processes that must be told their port up front). */
+/**
+ * A port that was free a moment ago (for processes that must be told their port up front).
+ *
+ * Chosen below the kernel's ephemeral range (32768+ here), in a band of its own per vitest worker: a port the
+ * kernel handed out with listen(0) can be handed out again to any other process (a Temporal test server's metrics
+ * listener, say) in the seconds before our child binds it, which once made a started process find "its" port taken.
+ */
+const BAND = 1_500;
+const FIRST = 15_000;
+let next = 0;
+
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 0) % 10;
+  const base = FIRST + worker * BAND;
+  if (next === 0) next = Math.floor(Math.random() * BAND);
+  for (let tries = 0; tries < BAND; tries++) {
+    const port = base + (next++ % BAND);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${base}..${base + BAND - 1}`);
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
