@@ -1,7 +1,7 @@
 /**
  * Keeps api_search in step with listings: called when a listing is published or edited (providers.service), and by
- * the directory import. Builds the weighted full-text document, the trigram title and the semantic vector of each
- * listing and upserts them; a row whose inputs did not change is left untouched. Rows of drafts stay (search filters
+ * the directory import. Builds the weighted full-text document and the semantic vector of each listing and upserts
+ * them (and adds the document's lexemes to `search_lexicon`, which corrects unknown query words); a row whose inputs did not change is left untouched. Rows of drafts stay (search filters
  * on the listing's status), so publishing again is instant.
  *
  * Field weights (Postgres A > B > C > D): name, tags, category and examples A; summary and synonyms B; description C;
@@ -37,7 +37,6 @@ export interface IndexedDocument {
   b: string;
   c: string;
   d: string;
-  title: string;
   semantic: { main: string; category: string; intents: string; each: string[] };
 }
 
@@ -52,7 +51,6 @@ export function documentOf(r: ListingRow): IndexedDocument {
     b: [r.summary, synonyms].filter(Boolean).join('. '),
     c: (r.description ?? '').slice(0, 5000),
     d: (r.endpoints ?? '').slice(0, 20_000),
-    title: [r.name, category, tags.join(' '), synonyms].filter(Boolean).join(' ').slice(0, 1000),
     semantic: {
       main: `${splitName(r.name)}. ${r.summary}. ${(r.description ?? '').slice(0, 500)}`,
       category,
@@ -122,18 +120,24 @@ export class SearchIndex {
       payload.push({ ...doc, semantic: undefined, emb: toBytes(vec).toString('hex') });
     }
     const res = await em.execute<{ api_id: string }[]>(
-      `insert into api_search (api_id, document, title, embedding, embedder, updated_at)
-       select t.id,
-              setweight(to_tsvector('english', t.a), 'A') || setweight(to_tsvector('english', t.b), 'B') ||
-              setweight(to_tsvector('english', t.c), 'C') || setweight(to_tsvector('english', t.d), 'D'),
-              t.title, decode(t.emb, 'hex'), ?, now()
-         from jsonb_to_recordset(?::jsonb) as t(id text, a text, b text, c text, d text, title text, emb text)
-       on conflict (api_id) do update
-          set document = excluded.document, title = excluded.title, embedding = excluded.embedding,
-              embedder = excluded.embedder, updated_at = now()
-        where api_search.document is distinct from excluded.document or api_search.title is distinct from excluded.title
-           or api_search.embedding is distinct from excluded.embedding or api_search.embedder is distinct from excluded.embedder
-       returning api_id`,
+      `with up as (
+         insert into api_search (api_id, document, embedding, embedder, updated_at)
+         select t.id,
+                setweight(to_tsvector('english', t.a), 'A') || setweight(to_tsvector('english', t.b), 'B') ||
+                setweight(to_tsvector('english', t.c), 'C') || setweight(to_tsvector('english', t.d), 'D'),
+                decode(t.emb, 'hex'), ?, now()
+           from jsonb_to_recordset(?::jsonb) as t(id text, a text, b text, c text, d text, emb text)
+         on conflict (api_id) do update
+            set document = excluded.document, embedding = excluded.embedding,
+                embedder = excluded.embedder, updated_at = now()
+          where api_search.document is distinct from excluded.document
+             or api_search.embedding is distinct from excluded.embedding or api_search.embedder is distinct from excluded.embedder
+         returning api_id, document),
+       lexicon as (
+         insert into search_lexicon (word)
+         select distinct w from up, unnest(tsvector_to_array(up.document)) w
+         on conflict do nothing)
+       select api_id from up`,
       [this.deps.embedder.id, JSON.stringify(payload)],
     );
     return res.length;

@@ -2,8 +2,8 @@
  * GET /v1/search: hybrid ranking of live listings.
  *
  * - Keyword (Postgres): full-text search over api_search.document (weights A name/tags/category/examples, B summary
- *   and synonyms, C description, D endpoints), the query's words OR-ed, ranked by ts_rank; plus pg_trgm word
- *   similarity of each query word against the short title, for typos and partial words.
+ *   and synonyms, C description, D endpoints), the query's words OR-ed, ranked by ts_rank; plus a typo list: query
+ *   words the index does not know (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
  * - Semantic (in process): cosine of the query's vector with every live listing's stored vector (brute force over a
  *   per-process copy; 10k listings × 100 dimensions is about 1 ms).
  * - Fusion: weighted reciprocal rank fusion of the three lists, then a small svc_score prior as tie breaker.
@@ -15,7 +15,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
-import { fromBytes, normalize, tokenize, type Embedder } from './embedder.js';
+import { fromBytes, normalize, type Embedder } from './embedder.js';
 import type { SearchIndex } from './search-index.js';
 import type { SearchQuery, SearchSort } from './search.schemas.js';
 import type { ScoresReader, Scores } from './scores.js';
@@ -59,8 +59,11 @@ export const RANKING = {
   weights: { fts: 1, trigram: 0.25, semantic: 1.5 },
   /** Candidates each list contributes. */
   depth: 200,
-  /** The trigram list is asked for only when full-text search found fewer candidates than this. */
+  /** The typo list (corrected words) counts only when full-text search found fewer candidates than this. */
   trigramWhenFewer: 20,
+  /** Query lexemes at least this long and unknown to the index are corrected, at most maxWords of them, each to its
+   * fixesPerWord nearest indexed words (pg_trgm similarity above its threshold, 0.3 by default). */
+  typo: { minLength: 4, maxWords: 4, fixesPerWord: 3 },
   /** Semantic matches below this cosine are not results on their own. */
   semanticFloor: 0.3,
   /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
@@ -206,9 +209,8 @@ export class SearchService {
     return out;
   }
 
-  private async semantic(q: string | Float32Array, pool: Entry[]): Promise<{ id: string; score: number }[]> {
-    const qv = typeof q === 'string' ? (await this.deps.embedder.embed([q]))[0] : q;
-    if (!qv || !qv.some((x) => x !== 0)) return [];
+  private semantic(qv: Float32Array, pool: Entry[]): { id: string; score: number }[] {
+    if (!qv.some((x) => x !== 0)) return [];
     const scored: { id: string; score: number }[] = [];
     const dims = qv.length;
     for (const e of pool) {
@@ -241,32 +243,11 @@ export class SearchService {
       fparams.push(f.source);
     }
     const where = filters.map((x) => ` and ${x}`).join('');
-    const tokens = [...new Set(tokenize(q).filter((t) => t.length >= 4))].slice(0, 12);
-    // Trigram similarity is for words the full-text index does not know (typos, partial words): asking it for every
-    // word made it the slowest part of a query (140 ms at 10k listings) for no gain on correctly spelled words.
-    const trigramList = async (): Promise<{ id: string }[]> => {
-      if (!tokens.length) return [];
-      const known = await em.execute<{ w: string; known: boolean }[]>(
-        `select w, (q::text = '' or exists (select 1 from api_search s where s.document @@ q)) as known
-           from (select w, plainto_tsquery('english', w) as q from jsonb_array_elements_text(?::jsonb) as w) t`,
-        [JSON.stringify(tokens)],
-      );
-      const words = known
-        .filter((r) => !r.known)
-        .map((r) => r.w)
-        .slice(0, 4);
-      if (!words.length) return [];
-      return em.execute<{ id: string }[]>(
-        `select s.api_id as id from api_search s join apis a on a.id = s.api_id
-          where (${words.map(() => 's.title %> ?').join(' or ')}) and a.status = 'live'${where}
-          order by (${words.map(() => 'word_similarity(?, s.title)').join(' + ')}) desc, s.api_id
-          limit ${RANKING.depth}`,
-        [...words, ...fparams, ...words],
-      );
-    };
+    const join = where ? ' join apis a on a.id = s.api_id' : '';
+    const live = where ? ` and a.status = 'live'${where}` : '';
     // Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold): joining
     // apis cost a scan of every listing per query.
-    const fts = await em.execute<{ id: string }[]>(
+    const ftsList = em.execute<{ id: string }[]>(
       // The query's lexemes OR-ed, without those in more than RANKING.commonShare of the documents ("get",
       // "data", "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When
       // every lexeme is that common, all are kept.
@@ -274,14 +255,31 @@ export class SearchService {
               k as (select lex from l where lex not in (select jsonb_array_elements_text(?::jsonb))),
               q as (select nullif(coalesce((select string_agg(quote_literal(lex), ' | ') from k),
                                            (select string_agg(quote_literal(lex), ' | ') from l)), '')::tsquery as tq)
-         select s.api_id as id from api_search s${where ? ' join apis a on a.id = s.api_id' : ''}, q
-          where q.tq is not null and s.document @@ q.tq${where ? ` and a.status = 'live'${where}` : ''}
+         select s.api_id as id from api_search s${join}, q
+          where q.tq is not null and s.document @@ q.tq${live}
           order by ts_rank(s.document, q.tq) desc, s.api_id limit ${RANKING.depth}`,
       [q, JSON.stringify(common), ...fparams],
     );
-    // Typos and partial words are what the trigram list is for: when the full-text list already holds plenty, it adds
-    // little (a quarter weight) and cost most of a query's time (40-80 ms at 10k listings for unknown words).
-    const trigram = fts.length < RANKING.trigramWhenFewer ? await trigramList() : [];
+    // Typos and partial words: each query lexeme the index does not know (not in search_lexicon) is replaced by its
+    // nearest indexed words by pg_trgm similarity, and those are searched with full-text search. Correctly spelled
+    // queries skip it at the cost of one primary-key probe per word; it runs beside the full-text list.
+    const typoList = em.execute<{ id: string }[]>(
+      `with t as (select distinct lx from unnest(tsvector_to_array(to_tsvector('english', ?))) lx
+                   where length(lx) >= ${RANKING.typo.minLength}
+                     and not exists (select 1 from search_lexicon l where l.word = lx)
+                   limit ${RANKING.typo.maxWords}),
+            c as (select distinct f.word from t cross join lateral
+                    (select word from search_lexicon where word % t.lx
+                      order by similarity(word, t.lx) desc, word limit ${RANKING.typo.fixesPerWord}) f),
+            q as (select string_agg(quote_literal(word), ' | ')::tsquery as tq from c)
+       select s.api_id as id from api_search s${join}, q
+        where q.tq is not null and s.document @@ q.tq${live}
+        order by ts_rank(s.document, q.tq) desc, s.api_id limit ${RANKING.depth}`,
+      [q, ...fparams],
+    );
+    const [fts, typos] = await Promise.all([ftsList, typoList]);
+    // When the full-text list already holds plenty, corrections add little (a quarter weight) and mostly noise.
+    const trigram = fts.length < RANKING.trigramWhenFewer ? typos : [];
     return { fts: fts.map((r) => r.id), trigram: trigram.map((r) => r.id) };
   }
 
@@ -298,8 +296,10 @@ export class SearchService {
     const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
     keyword?.catch(() => undefined);
     const pool = ranker !== 'keyword' ? this.filtered(f) : [];
+    // The query's vector, once: the feedback pass below moves it.
+    const qv = ranker !== 'keyword' ? (await this.deps.embedder.embed([q]))[0] : undefined;
     if (ranker !== 'keyword') {
-      const sem = await this.semantic(q, pool);
+      const sem = qv ? this.semantic(qv, pool) : [];
       lists.push([sem.map((s) => s.id), weights.semantic]);
     }
     if (keyword) {
@@ -310,7 +310,6 @@ export class SearchService {
     if (ranker === 'hybrid' && RANKING.feedback.top > 0 && fused.size) {
       // Pseudo-relevance feedback in vector space: the query moved toward its first results' vectors, so a listing
       // found through one precise intent brings its kind along (one more pass over the vectors, ~5 ms at 10k).
-      const [qv] = await this.deps.embedder.embed([q]);
       const top = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, RANKING.feedback.top);
       const moved = Float32Array.from(qv ?? []);
       for (const [id] of top) {
@@ -318,7 +317,7 @@ export class SearchService {
         if (!v) continue;
         for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
       }
-      const sem = await this.semantic(normalize(moved), pool);
+      const sem = this.semantic(normalize(moved), pool);
       lists[0] = [sem.map((s) => s.id), weights.semantic];
       fused = this.fuse(lists);
     }

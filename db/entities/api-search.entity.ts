@@ -1,8 +1,7 @@
 /**
  * The search index row of a listing (core/catalog/search-index.ts): derived from the listing and its endpoints when
  * it is published, edited or imported, never edited by hand. `document` is the weighted full-text document (name,
- * tags, category and examples A; summary and synonyms B; description C; endpoint paths and summaries D), `title` the
- * short text trigram similarity runs on (typos, partial words), `embedding` the semantic vector (Float32, little
+ * tags, category and examples A; summary and synonyms B; description C; endpoint paths and summaries D), `embedding` the semantic vector (Float32, little
  * endian) of `embedder`.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
@@ -15,7 +14,6 @@ export const ApiSearch = defineEntity({
   properties: {
     api: p.oneToOne(Api).primary().deleteRule('cascade').fieldName('api_id'),
     document: p.type(FullTextType),
-    title: p.text(),
     embedding: p.blob(),
     embedder: p.string().length(100),
     updatedAt: p.datetime().defaultRaw('now()').index('api_search_updated_at_idx'),
@@ -24,10 +22,6 @@ export const ApiSearch = defineEntity({
     {
       name: 'api_search_document_idx',
       expression: 'create index "api_search_document_idx" on "api_search" using gin ("document")',
-    },
-    {
-      name: 'api_search_title_trgm_idx',
-      expression: 'create index "api_search_title_trgm_idx" on "api_search" using gin ("title" gin_trgm_ops)',
     },
   ],
 });

@@ -2,6 +2,7 @@
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { ApiSearch } from './api-search.entity.js';
+import { SearchLexicon } from './search-lexicon.entity.js';
 import { Avatar } from './avatar.entity.js';
 import { ApiRequest, ApiRequestVote } from './api-request.entity.js';
 import {
@@ -64,6 +65,7 @@ export {
   Payment,
   Payout,
   Profile,
+  SearchLexicon,
   Session,
   StripeEvent,
   TermsAcceptance,
@@ -90,6 +92,7 @@ export * from './org.entity.js';
 export * from './payment.entity.js';
 export * from './payout.entity.js';
 export * from './profile.entity.js';
+export * from './search-lexicon.entity.js';
 export * from './session.entity.js';
 export * from './stripe-event.entity.js';
 export * from './terms-acceptance.entity.js';
@@ -131,4 +134,5 @@ export const ENTITIES = [
   ApiRequestVote,
   OAuthPayload,
   ApiSearch,
+  SearchLexicon,
 ];

@@ -124,6 +124,28 @@ describe('catalog search and the directory', () => {
       typo.body.data.filter((i: { category: { slug: string } }) => i.category.slug === 'weather').length,
       show(typo),
     ).toBeGreaterThanOrEqual(3);
+    // The keyword half alone finds them: the misspelt words are corrected against the index's lexicon (pg_trgm), and a
+    // partial word too; a correctly spelled query has no corrections to make.
+    const keywordOnly = async (q: string) => {
+      const ranked = await s.services.search.rank(q, {}, 'keyword');
+      const ids = [...ranked.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 10)
+        .map(([id]) => id);
+      const rows = await sql<{ category: string }>(
+        s.db.url,
+        `select category from apis where id in (select jsonb_array_elements_text($1::jsonb))`,
+        [JSON.stringify(ids)],
+      );
+      return rows.filter((r) => r.category === 'weather').length;
+    };
+    expect(await keywordOnly('wether forcast')).toBeGreaterThanOrEqual(3);
+    expect(await keywordOnly('weathe')).toBeGreaterThanOrEqual(3);
+    const [known] = await sql<{ n: string }>(
+      s.db.url,
+      `select count(*) as n from search_lexicon where word in ('weather', 'forecast')`,
+    );
+    expect(Number(known!.n)).toBe(2);
     const shortLink = await get(`/v1/search?q=${encodeURIComponent('make a long link shorter')}&limit=10`);
     // The first answer shortens links (a URL shortener, or a file host that also shortens links).
     const first = shortLink.body.data[0] as { category: { slug: string }; summary: string } | undefined;
