@@ -17,6 +17,9 @@ bash scripts/ensure-services.sh
 step "Chromium (browser tests)"
 bash scripts/ensure-browser.sh
 
+step "MCP conformance runner and Node 22 (.tools/conformance)"
+bash scripts/ensure-conformance.sh
+
 step "lint"
 npm run lint
 

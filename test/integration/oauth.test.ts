@@ -20,47 +20,12 @@ import { codeFromMail } from '../helpers/full-stack.js';
 import { sql } from '../helpers/db.js';
 import { http, describe as show } from '../helpers/http.js';
 import { launchBrowser } from '../helpers/browser.js';
+import { csrfOf, FormBrowser } from '../helpers/form-browser.js';
 import { freePort, waitFor } from '../helpers/ports.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 
 const REDIRECT = 'http://127.0.0.1:47999/callback';
-
-/** A minimal cookie jar: the browser of the person approving. */
-class Browser {
-  private readonly cookies = new Map<string, string>();
-
-  constructor(private readonly base: string) {}
-
-  async request(method: string, url: string, form?: Record<string, string>) {
-    const target = url.startsWith('http') ? url : this.base + url;
-    const headers: Record<string, string> = {};
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (form) {
-      body = new URLSearchParams(form).toString();
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-    }
-    const res = await fetch(target, { method, headers, body, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair!.indexOf('=');
-      this.cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
-    return { status: res.status, location: res.headers.get('location'), headers: res.headers, text: await res.text() };
-  }
-
-  /** Follow redirects on our own site; stop at the first one that leaves it (the client's redirect URI). */
-  async follow(url: string) {
-    let res = await this.request('GET', url);
-    while (res.status >= 300 && res.status < 400 && res.location && !res.location.startsWith(REDIRECT)) {
-      res = await this.request('GET', res.location);
-    }
-    return res;
-  }
-}
-
-const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
 class TestClientProvider implements OAuthClientProvider {
   info?: OAuthClientInformationMixed;
@@ -173,7 +138,7 @@ describe('OAuth 2.1 for agents', () => {
     email: string,
     decision: { approve: true; caps?: Record<string, string> } | { approve: false },
   ): Promise<URL> {
-    const browser = new Browser(issuer);
+    const browser = new FormBrowser(issuer, REDIRECT);
     const start = await browser.follow(authorizationUrl);
     expect(start.status, start.text).toBe(200);
     expect(start.headers.get('content-security-policy')).toContain("default-src 'none'");
