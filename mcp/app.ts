@@ -155,7 +155,8 @@ export function createMcpApp(services: Services): McpSurface {
       busy: 0,
     };
     sessions.add(session); // may evict the org's least recently used idle session, or refuse (429)
-    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} } });
+    // logging: clients may set a level (logging/setLevel); tools only otherwise (no prompts or resources).
+    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
     registerAllTools(server, services, session.context);
     await server.connect(transport);
     return session;
