@@ -483,6 +483,52 @@ describe('agent-tool server: consumer tools', () => {
     expect(access.api.endpoints_checked.map((e: Data) => e.price_cents_effective)).toEqual([0, 5]);
   });
 
+  it('spend refusals name what a person must do: approval mode gives the approval page, caps need a person', async () => {
+    const person = await creditedPerson(50);
+    await sql(stack.db.url, 'update api_keys set approval_mode = true where id = $1', [person.keyId]);
+    const client = await connect(person.apiKey);
+    const before = upstream.seen.length;
+    const approval = await refused(client, 'call_api', { slug: market.slug, endpoint: '/paid/A' }, 'payment_required');
+    const approvalUrl = `${stack.config.urls.publicBase}/approve/${person.keyId}`;
+    expect(approval.details).toMatchObject({ reason: 'approval_required', approval_url: approvalUrl, status: 402 });
+    expect(approval.text).toContain(`approval_url: ${approvalUrl}`);
+    expect(approval.details.next_step).toContain(approvalUrl);
+
+    const capped = await creditedPerson(50);
+    const cappedClient = await connect(capped.apiKey);
+    await ok(cappedClient, 'set_budget', { per_call_max_cents: 4 });
+    const perCall = await refused(
+      cappedClient,
+      'call_api',
+      { slug: market.slug, endpoint: '/paid/A' },
+      'per_call_limit_exceeded',
+    );
+    expect(perCall.details).toMatchObject({ price_cents: 5, per_call_max_cents: 4, status: 402 });
+    expect(perCall.details.next_step).toContain('person');
+    expect(upstream.seen.length).toBe(before);
+    expect(await creditOf(person.orgId)).toBe(50);
+    expect(await creditOf(capped.orgId)).toBe(50);
+  });
+
+  it('provision_access reports the calling key, its balance and the scopes it lacks', async () => {
+    const key = await anonymousKey();
+    const client = await connect(key);
+    const access = await ok(client, 'provision_access');
+    const keys = await http(api.url, 'GET', '/v1/keys', { token: key });
+    expect(access).toEqual({
+      key: keys.body.data[0],
+      balance: expect.objectContaining({ credit_cents: 0 }),
+      missing_scopes: ['billing:write', 'provider:write'],
+    });
+    const paid = await ok(client, 'provision_access', { slug: market.slug });
+    expect(paid.api).toMatchObject({ ready: false, terms: { required: false, all_required_accepted: true } });
+    expect(paid.api.endpoints_checked).toEqual([
+      expect.objectContaining({ price_cents_effective: 0, admission: { allowed: true } }),
+      expect.objectContaining({ price_cents_effective: 5, admission: expect.objectContaining({ allowed: false }) }),
+    ]);
+    expect(paid.api.next_steps.join(' ')).toContain('create_checkout');
+  });
+
   it('an OAuth access token acting as its key calls through the same gateway path', async () => {
     const person = await creditedPerson(10);
     const token = randomBytes(32).toString('base64url');
