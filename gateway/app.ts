@@ -1,7 +1,8 @@
 /**
  * The gateway process's request handler: `ALL /v1/proxy/{apiSlug}/{path}` (gateway/proxy.ts) and `GET /health`, on
  * bare node:http to keep the hot path lean. It owns the upstream pools, the group committer, the reservation
- * sweeper and the subscription to gateway events (core/gateway-events.ts), and closes them on shutdown.
+ * sweeper and the subscription to gateway events (core/gateway-events.ts), and closes them on shutdown. `dispatch`
+ * serves a request for a caller already authenticated as a key (the agent-tool server's calls, gateway/in-process.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -18,8 +19,8 @@ import { subscribeGatewayEvents } from '../core/gateway-events.js';
 import type { Services } from '../core/services.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
-import { GatewayProxy } from './proxy.js';
-import { sendError, sendJson } from './respond.js';
+import { GatewayProxy, type GatewayCaller } from './proxy.js';
+import { sendError, sendJson, type ResponseSink } from './respond.js';
 import { startSweeper, type Sweeper } from './sweeper.js';
 import { UpstreamClient } from './upstream-client.js';
 
@@ -33,6 +34,12 @@ function checkInput(slug: string, rest: string | undefined, search: string): voi
 }
 
 export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  /**
+   * Serve one request as a caller already authenticated as a key (the agent-tool server's call_api and run_probe,
+   * through gateway/in-process.ts): the same routing, input rule, checks, metering and envelope as over HTTP, minus
+   * the bearer step. Settles once the response is written.
+   */
+  dispatch(req: IncomingMessage, res: ResponseSink, caller: GatewayCaller): Promise<void>;
   /** Stop the sweeper, commit what is queued, close upstream pools. */
   close(): Promise<void>;
   readonly proxy: GatewayProxy;
@@ -73,7 +80,12 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     return undefined;
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ResponseSink,
+    requestId: string,
+    caller: GatewayCaller | undefined,
+  ): Promise<void> {
     const url = req.url ?? '/';
     const pathname = url.split('?', 1)[0]!;
     if (pathname === '/health') {
@@ -102,14 +114,15 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       }
       const search = url.length > pathname.length ? url.slice(pathname.length) : '';
       checkInput(slug, match[2], search);
-      await gateway.handle(req, res, requestId, slug, match[2] ?? '/', search);
+      if (caller) await gateway.handleAuthenticated(req, res, requestId, slug, match[2] ?? '/', search, caller);
+      else await gateway.handle(req, res, requestId, slug, match[2] ?? '/', search);
       return;
     }
     throw new NotFoundError(`No route for ${req.method ?? 'GET'} ${pathname}.`);
   }
 
   const logRequests = log.isLevelEnabled('info');
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+  const serve = (req: IncomingMessage, res: ResponseSink, caller?: GatewayCaller): Promise<void> => {
     // Always our own id: it names the usage row and the replay's original_request_id. A caller's X-Request-Id is
     // stored beside it (usage_events.client_request_id), never in its place.
     const requestId = newId('request');
@@ -127,7 +140,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
         'request',
       );
     };
-    handle(req, res, requestId).then(done, (err: unknown) => {
+    return handle(req, res, requestId, caller).then(done, (err: unknown) => {
       const appError = toAppError(err);
       if (appError instanceof InternalError || appError.status === 500 || appError.status === 503) {
         log.error({ request_id: requestId, err: appError.cause ?? appError }, 'gateway request failed');
@@ -139,7 +152,9 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       done();
     });
   };
+  const handler = (req: IncomingMessage, res: ServerResponse): void => void serve(req, res);
   return Object.assign(handler, {
+    dispatch: (req: IncomingMessage, res: ResponseSink, caller: GatewayCaller) => serve(req, res, caller),
     proxy: gateway,
     sweeper,
     async close() {

@@ -3,12 +3,13 @@
  * spend or upstream call: bearer (401) → key (401) and `proxy:call` (403) → listing and endpoint (404) → own API (403)
  * → required terms (428) → body size (413) → one SpendStore.admit (idempotent replay, rate limit 429, spend
  * governance 402, reservation) → upstream (502 / 429 upstream) → group commit to Postgres, then settle the fast state
- * (or void the reservation on failure) → the envelope with billing meta.
+ * (or void the reservation on failure) → the envelope with billing meta. `handle` is the bearer step for HTTP;
+ * `handleAuthenticated` is the rest, also driven in process by the agent-tool server (gateway/in-process.ts).
  */
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { parseBearer } from '../core/auth/bearer.js';
-import { requireScope } from '../core/auth/scopes.js';
+import { requireScope, type Principal } from '../core/auth/scopes.js';
 import {
   AppError,
   ForbiddenError,
@@ -32,7 +33,7 @@ import { findIdempotencyRecord } from '../core/spend/idempotency-records.js';
 import { assertSafePath, upstreamUrl } from './upstream-path.js';
 import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
 import { forwardRequestHeaders } from './forward-headers.js';
-import { sendJson } from './respond.js';
+import { sendJson, type ResponseSink } from './respond.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
 import { ExpiringMemo } from './local-memo.js';
 import { loadSnapshot } from './snapshot.js';
@@ -57,6 +58,12 @@ export interface BillingMeta {
   discount?: Record<string, unknown>;
 }
 
+/** Who makes a call: the key's principal and what the hot path needs about the key (caps, ancestors). */
+export interface GatewayCaller {
+  principal: Principal;
+  key: KeyAuth;
+}
+
 export class GatewayProxy {
   private readonly log;
   /** Stored replays by scoped idempotency key (immutable once written, so safe to keep in process). */
@@ -75,21 +82,32 @@ export class GatewayProxy {
     this.log = services.logger.child({ surface: 'gateway' });
   }
 
-  async handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    requestId: string,
-    slug: string,
-    rest: string,
-    search: string,
-  ) {
-    const { services } = this;
+  /** A call over HTTP: the caller is the request's bearer API key. */
+  async handle(req: IncomingMessage, res: ResponseSink, requestId: string, slug: string, rest: string, search: string) {
     const started = performance.now();
     const credential = parseBearer(req.headers.authorization);
     if (credential.type === 'session') {
       throw new UnauthenticatedError('The gateway accepts API keys only; session tokens are refused.');
     }
-    const { principal, key } = await services.keys.authenticate(credential.token);
+    const caller = await this.services.keys.authenticate(credential.token);
+    return this.handleAuthenticated(req, res, requestId, slug, rest, search, caller, started);
+  }
+
+  /**
+   * A call by a caller already authenticated as a key: the HTTP path above, or the agent-tool server, whose caller
+   * may hold an OAuth access token acting as its key (gateway/in-process.ts). Every check from the scope on.
+   */
+  async handleAuthenticated(
+    req: IncomingMessage,
+    res: ResponseSink,
+    requestId: string,
+    slug: string,
+    rest: string,
+    search: string,
+    { principal, key }: GatewayCaller,
+    started = performance.now(),
+  ) {
+    const { services } = this;
     requireScope(principal, 'proxy:call');
     assertSafePath(rest);
 
@@ -411,7 +429,7 @@ export class GatewayProxy {
       .catch((err: unknown) => this.log.warn({ err, org_id: orgId }, 'balance refresh failed'));
   }
 
-  private replay(res: ServerResponse, requestId: string, record: string, requestHash: string): void {
+  private replay(res: ResponseSink, requestId: string, record: string, requestHash: string): void {
     const original = JSON.parse(record.slice(3 + requestHash.length)) as BillingMeta;
     const meta = { ...original, request_id: requestId, replayed: true, original_request_id: original.request_id };
     sendJson(res, 200, { ok: true, data: null, meta }, { 'X-Request-Id': requestId });

@@ -24,6 +24,7 @@ import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from '
 import { hashKey } from '../core/keys/key-material.js';
 import { OAuthAccessTokens } from '../core/oauth/access-tokens.js';
 import type { Services } from '../core/services.js';
+import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { McpSessions, type McpSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
 import { registerAllTools } from './tools/index.js';
@@ -41,9 +42,21 @@ export interface McpSurface {
   openSessions(): number;
   /** Close every open MCP session and stop the idle sweep (on shutdown). */
   closeSessions(): Promise<void>;
+  /** closeSessions, then close the gateway machinery this app started (its sweeper, committer, upstream pools). */
+  close(): Promise<void>;
 }
 
-export function createMcpApp(services: Services): McpSurface {
+export interface McpAppOptions {
+  /**
+   * The gateway call_api and run_probe go through (gateway/in-process.ts). In the all-in-one process this is the
+   * gateway role's own handler; alone, the agent-tool server starts one, with its committer, reservation sweeper and
+   * event subscription, exactly as a gateway process does, and closes it in close().
+   */
+  gateway?: GatewayHandler;
+}
+
+export function createMcpApp(services: Services, options: McpAppOptions = {}): McpSurface {
+  const gateway = options.gateway ?? createGatewayHandler(services);
   const sessions = new McpSessions({
     perOrg: services.config.mcp.sessionsPerOrg,
     idleMs: services.config.mcp.sessionIdleMs,
@@ -157,7 +170,7 @@ export function createMcpApp(services: Services): McpSurface {
     sessions.add(session); // may evict the org's least recently used idle session, or refuse (429)
     // logging: clients may set a level (logging/setLevel); tools only otherwise (no prompts or resources).
     const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
-    registerAllTools(server, services, session.context);
+    registerAllTools(server, services, session.context, { gateway });
     await server.connect(transport);
     return session;
   }
@@ -167,5 +180,9 @@ export function createMcpApp(services: Services): McpSurface {
     app,
     openSessions: () => sessions.size,
     closeSessions: () => sessions.closeAll(),
+    async close() {
+      await sessions.closeAll();
+      if (!options.gateway) await gateway.close();
+    },
   };
 }

@@ -11,7 +11,7 @@ import { DevServerError } from '../core/temporal/dev-server.js';
 import { startHttpServer, type RunningHttpServer } from '../core/runtime/http-server.js';
 import { createServices } from '../core/services.js';
 import { migrateUp } from '../db/mikro-orm.config.js';
-import { createGatewayHandler } from '../gateway/app.js';
+import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { createMcpApp } from '../mcp/app.js';
 
 const ROLES = ['api', 'gateway', 'mcp', 'worker'] as const;
@@ -46,8 +46,9 @@ async function main(): Promise<void> {
 
   const servers: RunningHttpServer[] = [];
   let worker: RunningWorker | undefined;
-  let closeMcpSessions: (() => Promise<void>) | undefined;
+  let closeMcp: (() => Promise<void>) | undefined;
   let closeGateway: (() => Promise<void>) | undefined;
+  let gateway: GatewayHandler | undefined;
   const common = { host: config.host, logger: log, graceMs: config.shutdownGraceMs };
 
   if (roles.has('api')) {
@@ -55,20 +56,22 @@ async function main(): Promise<void> {
     servers.push(await startHttpServer({ ...common, name: 'api', port: config.ports.api, handler: app.callback() }));
   }
   if (roles.has('gateway')) {
-    const gateway = createGatewayHandler(services);
-    closeGateway = () => gateway.close();
+    const handler = createGatewayHandler(services);
+    gateway = handler;
+    closeGateway = () => handler.close();
     servers.push(
       await startHttpServer({
         ...common,
         name: 'gateway',
         port: config.ports.gateway,
-        handler: gateway,
+        handler,
       }),
     );
   }
   if (roles.has('mcp')) {
-    const mcp = createMcpApp(services);
-    closeMcpSessions = () => mcp.closeSessions();
+    // call_api and run_probe use the gateway in process: the gateway role's handler when this process has one.
+    const mcp = createMcpApp(services, { gateway });
+    closeMcp = () => mcp.close();
     servers.push(
       await startHttpServer({ ...common, name: 'mcp', port: config.ports.mcp, handler: mcp.app.callback() }),
     );
@@ -94,7 +97,7 @@ async function main(): Promise<void> {
       log.debug({ step: name, ms: Math.round(performance.now() - t) }, 'shutdown step done');
     };
     await step('http servers', () => Promise.allSettled(servers.map((s) => s.close())));
-    await step('mcp sessions', async () => closeMcpSessions?.());
+    await step('mcp sessions', async () => closeMcp?.());
     await step('gateway', async () => closeGateway?.());
     await step('worker', async () => worker?.shutdown());
     await step('services', () => services.close());

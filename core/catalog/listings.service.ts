@@ -259,7 +259,7 @@ export class ListingsService {
    * session gets the gateway's answer to a session (401 in `admission`).
    */
   async quote(slug: string, query: QuoteQuery, authorization?: string): Promise<QuoteView> {
-    const { orm, clock, keys, authenticator } = this.deps;
+    const { keys, authenticator } = this.deps;
     let caller: QuoteCaller = { type: 'anonymous' };
     if (authorization !== undefined) {
       const credential = parseBearer(authorization);
@@ -270,9 +270,14 @@ export class ListingsService {
         caller = { type: 'api_key', ...(await keys.authenticate(credential.token)) };
       }
     }
-    const em = orm.em.fork();
+    return this.quoteAs(slug, query, caller);
+  }
+
+  /** The quote for a caller already resolved (the agent-tool server's key, which may have come as an OAuth token). */
+  async quoteAs(slug: string, query: QuoteQuery, caller: QuoteCaller): Promise<QuoteView> {
+    const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
-    return quote(this.deps, em, api, query, caller, clock.now());
+    return quote(this.deps, em, api, query, caller, this.deps.clock.now());
   }
 
   /** The taxonomy with the number of live listings in each category. */

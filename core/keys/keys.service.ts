@@ -62,6 +62,14 @@ export interface KeysServiceOptions {
   maxEntries?: number;
 }
 
+function keyCaller(key: KeyAuth | null): { principal: Principal; key: KeyAuth } {
+  if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
+  return {
+    key,
+    principal: { type: 'api_key', orgId: key.orgId, keyId: key.keyId, keyPrefix: key.keyPrefix, scopes: key.scopes },
+  };
+}
+
 export class KeysService {
   private readonly cache = new Map<string, CacheEntry>();
   private unsubscribe: Unsubscribe | undefined;
@@ -116,12 +124,18 @@ export class KeysService {
 
   /** Resolve a plaintext API key to its principal, or throw 401. Served from cache when warm. */
   async authenticate(plaintext: string): Promise<{ principal: Principal; key: KeyAuth }> {
-    const key = await this.lookup(hashKey(plaintext));
-    if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
-    return {
-      key,
-      principal: { type: 'api_key', orgId: key.orgId, keyId: key.keyId, keyPrefix: key.keyPrefix, scopes: key.scopes },
-    };
+    return keyCaller(await this.lookup(hashKey(plaintext)));
+  }
+
+  /**
+   * The same answer as `authenticate` for a caller already known by key id (an OAuth access token acting as its key,
+   * on the agent-tool server, where no plaintext key is at hand): the key's hash is read by id, then the cached lookup.
+   */
+  async authenticateKeyId(keyId: string): Promise<{ principal: Principal; key: KeyAuth }> {
+    const [row] = await this.orm.em
+      .fork()
+      .execute<{ key_hash: string }[]>(`select key_hash from api_keys where id = ? and revoked_at is null`, [keyId]);
+    return keyCaller(row ? await this.lookup(row.key_hash) : null);
   }
 
   private async lookup(hash: string): Promise<KeyAuth | null> {

@@ -9,11 +9,14 @@ export function registerAccountTools(server: McpServer, services: Services, ctx:
   server.registerTool(
     'svc_register',
     {
+      title: 'Register a new organization',
       description:
         'Create a new anonymous organization and API key (consumer scopes, 0 credits). Free endpoints work at once; ' +
         'the key is shown only in this result, so store it.',
       inputSchema: {},
       outputSchema: { org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() },
+      // Creates an org and a key each time; nothing is overwritten.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     () => runTool(ctx.log, async () => ({ ...(await services.accounts.register({ ip: ctx.ip })) })),
   );

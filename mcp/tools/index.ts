@@ -1,9 +1,17 @@
 /** Every tool the agent-tool server offers, registered on one McpServer per session. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Services } from '../../core/services.js';
-import type { ToolContext } from '../tool-context.js';
+import type { ToolContext, ToolRuntime } from '../tool-context.js';
 import { registerAccountTools } from './accounts.tools.js';
+import { registerBillingTools } from './billing.tools.js';
+import { registerCallTools } from './calls.tools.js';
+import { registerCatalogTools } from './catalog.tools.js';
+import { registerKeyTools } from './keys.tools.js';
 
-export function registerAllTools(server: McpServer, services: Services, ctx: ToolContext): void {
+export function registerAllTools(server: McpServer, services: Services, ctx: ToolContext, runtime: ToolRuntime): void {
   registerAccountTools(server, services, ctx);
+  registerCatalogTools(server, services, ctx);
+  registerBillingTools(server, services, ctx);
+  registerKeyTools(server, services, ctx);
+  registerCallTools(server, services, ctx, runtime);
 }

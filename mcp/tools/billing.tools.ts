@@ -1,0 +1,149 @@
+/**
+ * Billing tools: get_balance (GET /v1/billing/balance), and the three steps a person finishes in a browser, which
+ * need `billing:write` like their REST routes: create_checkout (POST /v1/billing/checkout: a hosted checkout URL),
+ * billing_setup (POST /v1/billing/setup-intent: the hosted card-setup page's URL and its SetupIntent) and
+ * billing_portal (POST /v1/billing/portal: the customer portal URL). The tool hands the URL to the agent, which
+ * gives it to its person; nothing is charged until that person completes the page.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { requireScope, type Principal } from '../../core/auth/scopes.js';
+import { CHECKOUT_MAX_CENTS, CHECKOUT_MIN_CENTS, CheckoutBody, PACKS } from '../../core/billing/billing.schemas.js';
+import { AppError } from '../../core/errors.js';
+import type { Services } from '../../core/services.js';
+import type { ToolContext } from '../tool-context.js';
+import { BalanceOut } from './consumer-schemas.js';
+import { checkArgs, parseArgs, runTool } from './tool-result.js';
+
+/** Creates a Stripe session each call (a URL for a person); our books change only when the person completes it. */
+const PERSON_STEP = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
+
+const NEEDS_PERSON =
+  'A person must open the returned URL in a browser; give it to them. Needs the billing:write scope, which an ' +
+  'anonymous key lacks until its email is verified (or use a key from the OAuth sign-in, where a person approves).';
+
+/**
+ * `billing:write`, with how to get it: the spec's 403 `forbidden` naming the scope, plus the step that adds it (a
+ * verified email elevates the key in place; docs/decisions.md "Agent-first elevation").
+ */
+function needBillingWrite(principal: Principal, publicBase: string): void {
+  try {
+    requireScope(principal, 'billing:write');
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    throw new AppError(err.kind, err.message, {
+      details: {
+        ...err.details,
+        how_to_get_scope:
+          `Verify an email for this key: POST ${publicBase}/v1/me/email {"email": ...} with the key, then a person ` +
+          'opens the link mailed to them; billing:write is then added to the same key.',
+      },
+    });
+  }
+}
+
+export function registerBillingTools(server: McpServer, services: Services, ctx: ToolContext): void {
+  const publicBase = services.config.urls.publicBase;
+
+  server.registerTool(
+    'get_balance',
+    {
+      title: 'Credit balance',
+      description:
+        "Your organization's balance (GET /v1/billing/balance): prepaid credit in cents, billing mode (prepaid or " +
+        'card), whether a card is on file, auto-reload, suspension, and card usage owed. Check it before paid calls. Free.',
+      inputSchema: z.object({}).strict(),
+      outputSchema: BalanceOut,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    () => runTool(ctx.log, async () => ({ ...(await services.billing.balance(ctx.principal)) })),
+  );
+
+  server.registerTool(
+    'create_checkout',
+    {
+      title: 'Buy credits (checkout link)',
+      description:
+        'Start buying prepaid credits (POST /v1/billing/checkout): returns `checkout_url`, a hosted payment page. ' +
+        `Give exactly one of \`pack\` (${PACKS.map((p) => `${p.name}: $${p.price_cents / 100} for ${p.credit_cents} credits`).join('; ')}) ` +
+        `or \`amount_cents\` (${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS}). Credits arrive when the person pays. ${NEEDS_PERSON}`,
+      inputSchema: z
+        .object({
+          pack: z
+            .enum(PACKS.map((p) => p.name) as [string, ...string[]])
+            .optional()
+            .describe('A named credit pack.'),
+          amount_cents: z
+            .number()
+            .int()
+            .min(CHECKOUT_MIN_CENTS)
+            .max(CHECKOUT_MAX_CENTS)
+            .optional()
+            .describe('A custom amount in cents (credits = amount).'),
+        })
+        .strict(),
+      outputSchema: z.looseObject({
+        checkout_url: z.string(),
+        checkout_session_id: z.string(),
+        amount_cents: z.number().int(),
+        credit_cents: z.number().int(),
+        expires_at: z.string().nullable(),
+      }),
+      annotations: PERSON_STEP,
+    },
+    (args) =>
+      runTool(ctx.log, async () => {
+        checkArgs(args);
+        needBillingWrite(ctx.principal, publicBase);
+        return { ...(await services.billing.checkout(ctx.principal, parseArgs(CheckoutBody, args))) };
+      }),
+  );
+
+  server.registerTool(
+    'billing_setup',
+    {
+      title: 'Add a card (setup page)',
+      description:
+        'Add a payment method (POST /v1/billing/setup-intent): returns `url`, the hosted card-setup page, and the ' +
+        'SetupIntent it confirms. Once the person saves a card the organization is billed by card (paid calls no ' +
+        `longer need prepaid credit). ${NEEDS_PERSON}`,
+      inputSchema: z.object({}).strict(),
+      outputSchema: z.looseObject({
+        url: z.string().describe('The card-setup page a person opens.'),
+        setup_intent_id: z.string(),
+        client_secret: z.string().nullable(),
+        checkout_session_id: z.string(),
+        expires_at: z.string().nullable(),
+      }),
+      annotations: PERSON_STEP,
+    },
+    () =>
+      runTool(ctx.log, async () => {
+        needBillingWrite(ctx.principal, publicBase);
+        return { ...(await services.billing.setupIntent(ctx.principal)) };
+      }),
+  );
+
+  server.registerTool(
+    'billing_portal',
+    {
+      title: 'Billing portal link',
+      description:
+        'The customer billing portal (POST /v1/billing/portal): returns `url`, where a person manages cards and ' +
+        `sees invoices and receipts. ${NEEDS_PERSON}`,
+      inputSchema: z.object({}).strict(),
+      outputSchema: z.looseObject({ url: z.string() }),
+      annotations: PERSON_STEP,
+    },
+    () =>
+      runTool(ctx.log, async () => {
+        needBillingWrite(ctx.principal, publicBase);
+        return { ...(await services.billing.portal(ctx.principal)) };
+      }),
+  );
+}

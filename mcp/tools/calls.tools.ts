@@ -1,0 +1,252 @@
+/**
+ * Calling APIs: call_api and run_probe go through the gateway's one enforcement path (its request handler, in
+ * process: gateway/in-process.ts), so scope, terms, idempotency, rate limit, spend governance, metering and refunds
+ * are the HTTP gateway's to the letter; quote_call is GET /v1/apis/{slug}/quote for the calling key.
+ *
+ * Requests: `endpoint` is the path after `/v1/proxy/{slug}` and may carry a query string; characters outside visible
+ * ASCII are percent-encoded as an HTTP client would. `input` is the JSON body for POST, PUT, PATCH, DELETE and
+ * OPTIONS, and for GET and HEAD (no body) a flat object of query parameters appended to the endpoint's query.
+ * Results: `{ status, body, billing, request_id }` (body = the gateway's `data`, billing = its `meta`); a refusal or an
+ * upstream failure is an isError result with the gateway's code and details (plus `next_step` for a person's step).
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { QuoteQuery } from '../../core/catalog/quote.js';
+import { InternalError, ValidationError } from '../../core/errors.js';
+import type { Services } from '../../core/services.js';
+import { ENDPOINT_METHODS } from '../../db/entities/index.js';
+import { dispatchInProcess } from '../../gateway/in-process.js';
+import type { ToolContext, ToolRuntime } from '../tool-context.js';
+import { SlugArg } from './catalog.tools.js';
+import { BillingMetaOut, QuoteOut } from './consumer-schemas.js';
+import { keyPrincipal } from './keys.tools.js';
+import { nextStep } from './next-steps.js';
+import { checkArgs, needScope, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
+
+type Method = (typeof ENDPOINT_METHODS)[number];
+const QUERY_METHODS: ReadonlySet<Method> = new Set(['GET', 'HEAD']);
+
+const EndpointArg = z
+  .string()
+  .min(1)
+  .max(2000)
+  .regex(/^\//, 'must start with /')
+  .refine((e) => !e.includes('#'), 'must not contain # (a fragment is never sent)')
+  .describe(
+    "The endpoint path after the API's base, with parameters filled in and an optional query string, e.g. " +
+      '"/forecast/paris?days=3" (templates and methods: get_schema).',
+  );
+
+const InputArg = z
+  .unknown()
+  .optional()
+  .describe(
+    'For POST/PUT/PATCH/DELETE: the JSON request body. For GET: an object of query parameters ' +
+      '({"city": "Paris", "days": 3}), added to the endpoint\'s query string.',
+  );
+
+const CallOut = z.object({
+  status: z.number().int().describe("The gateway's HTTP status (200 when the upstream answered 2xx)."),
+  body: z.unknown().describe('The upstream response: parsed JSON, else text; null on an idempotent replay.'),
+  billing: BillingMetaOut.describe("What the call cost: the gateway's billing meta."),
+  request_id: z.string(),
+});
+
+/** Spends credits at the endpoint's price and reaches a third-party API; a DELETE/PUT may change data there. */
+const CALL = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;
+
+interface CallArgs {
+  slug: string;
+  endpoint: string;
+  method: Method;
+  input?: unknown;
+  idempotency_key?: string;
+}
+
+type Scalar = string | number | boolean | null;
+
+function queryOf(input: unknown): URLSearchParams {
+  const params = new URLSearchParams();
+  if (input === undefined || input === null) return params;
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw new ValidationError('For GET, `input` must be an object of query parameters (or omitted).', {
+      details: { field: 'input' },
+    });
+  }
+  const isScalar = (v: unknown): v is Scalar => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    const values = Array.isArray(value) ? (value as unknown[]) : [value];
+    for (const v of values) {
+      if (!isScalar(v)) {
+        throw new ValidationError(`Query parameter "${name}" must be a string, number, boolean or a list of them.`, {
+          details: { field: `input.${name}` },
+        });
+      }
+      params.append(name, v === null ? '' : String(v));
+    }
+  }
+  return params;
+}
+
+/** The request line's target and body for a call (see the file header for the `input` rule). */
+export function gatewayRequest(args: CallArgs): { target: string; headers: Record<string, string>; body?: Buffer } {
+  // As an HTTP client would: anything that may not appear raw on a request line is percent-encoded. (The input rule
+  // already refused lone surrogates, which have no encoding.)
+  const endpoint = args.endpoint.replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
+  let target = `/v1/proxy/${encodeURIComponent(args.slug)}${endpoint}`;
+  const headers: Record<string, string> = {};
+  if (args.idempotency_key !== undefined) headers['idempotency-key'] = args.idempotency_key;
+  if (QUERY_METHODS.has(args.method)) {
+    const query = queryOf(args.input).toString();
+    const separator = !target.includes('?') ? '?' : /[?&]$/.test(target) ? '' : '&';
+    if (query) target += `${separator}${query}`;
+    return { target, headers };
+  }
+  if (args.input === undefined) return { target, headers };
+  headers['content-type'] = 'application/json';
+  return { target, headers, body: Buffer.from(JSON.stringify(args.input), 'utf8') };
+}
+
+interface Envelope {
+  ok: boolean;
+  data?: unknown;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  meta: { request_id: string } & Record<string, unknown>;
+}
+
+async function callThroughGateway(
+  services: Services,
+  runtime: ToolRuntime,
+  ctx: ToolContext,
+  args: CallArgs,
+): Promise<CallToolResult> {
+  try {
+    checkArgs(args);
+    const principal = keyPrincipal(ctx);
+    // The key as the gateway knows it (caps, ancestors), fresh: the session may hold an OAuth token, not a key.
+    const caller = await services.keys.authenticateKeyId(principal.keyId);
+    const request = gatewayRequest(args);
+    const res = await dispatchInProcess(runtime.gateway, caller, { method: args.method, ...request });
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(res.body) as Envelope;
+    } catch (err) {
+      throw new InternalError('The gateway answered something other than its envelope.', { cause: err });
+    }
+    if (envelope.ok) {
+      return toolOk({
+        status: res.status,
+        body: envelope.data ?? null,
+        billing: envelope.meta,
+        request_id: envelope.meta.request_id,
+      });
+    }
+    const error = envelope.error ?? { code: 'internal_error', message: 'The gateway refused the call.' };
+    const step = nextStep(error.code, error.details, caller.principal, services.config.urls.publicBase);
+    if (res.status >= 500) ctx.log.warn({ request_id: envelope.meta.request_id, code: error.code }, 'call_api failed');
+    return toolFailure({
+      code: error.code,
+      message: error.message,
+      details: {
+        ...error.details,
+        status: res.status,
+        request_id: envelope.meta.request_id,
+        ...(step ? { next_step: step } : {}),
+      },
+    });
+  } catch (err) {
+    return toolError(err, ctx.log);
+  }
+}
+
+export function registerCallTools(server: McpServer, services: Services, ctx: ToolContext, runtime: ToolRuntime): void {
+  server.registerTool(
+    'call_api',
+    {
+      title: 'Call an API',
+      description:
+        'Call a catalog API endpoint through the metered gateway (ALL /v1/proxy/{slug}/{endpoint}). Costs credits ' +
+        "at the endpoint's price (free endpoints cost nothing; failed upstream calls are refunded): use quote_call " +
+        'first to see the price and whether the call would be admitted. Your key never reaches the upstream; the ' +
+        "provider's credential is added by the gateway. Pass `idempotency_key` to make a retry safe: a repeat of a " +
+        'successful call is not sent or charged again (it answers `billing.replayed: true`, body null). Refusals ' +
+        'come back as errors with the gateway code (payment_required, terms_acceptance_required with the approval ' +
+        'page, insufficient_budget, ...). Needs proxy:call.',
+      inputSchema: z
+        .object({
+          slug: SlugArg,
+          endpoint: EndpointArg,
+          method: z.enum(ENDPOINT_METHODS).default('GET').describe('HTTP method (upper case), default GET.'),
+          input: InputArg,
+          idempotency_key: z
+            .string()
+            .min(1)
+            .max(200)
+            .optional()
+            .describe(
+              '1-200 visible ASCII characters; the same key with the same request is executed and billed once.',
+            ),
+        })
+        .strict(),
+      outputSchema: CallOut,
+      annotations: CALL,
+    },
+    (args) => callThroughGateway(services, runtime, ctx, args),
+  );
+
+  server.registerTool(
+    'run_probe',
+    {
+      title: 'Probe an endpoint (GET)',
+      description:
+        'Make one GET test call to an endpoint through the gateway to see a real response (the same path and ' +
+        "rules as call_api). It is a real call: billed at the endpoint's price, so probe free endpoints or quote " +
+        'first. `input` becomes query parameters. Needs proxy:call.',
+      inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
+      outputSchema: CallOut,
+      // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    (args) => callThroughGateway(services, runtime, ctx, { ...args, method: 'GET' }),
+  );
+
+  server.registerTool(
+    'quote_call',
+    {
+      title: 'Quote a call',
+      description:
+        'What a call would cost now and whether the gateway would admit it for your key (GET /v1/apis/{slug}/quote): ' +
+        'the endpoint it resolves to, price, discount, scheduled increase, and `admission` ({allowed} or the exact ' +
+        'error the gateway would answer: terms, budget, credits...). Free; nothing is spent, reserved or rate-counted.',
+      inputSchema: z
+        .object({
+          slug: SlugArg,
+          method: z.enum(ENDPOINT_METHODS).default('GET').describe('HTTP method (upper case), default GET.'),
+          path: QuoteQuery.shape.path.describe('The endpoint path as call_api would send it, e.g. "/forecast/paris".'),
+        })
+        .strict(),
+      outputSchema: QuoteOut,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args) =>
+      runTool(ctx.log, async () => {
+        checkArgs(args);
+        const principal = keyPrincipal(ctx);
+        needScope(principal, 'catalog:read');
+        const caller = await services.keys.authenticateKeyId(principal.keyId);
+        const query = parseArgs(QuoteQuery, { method: args.method, path: args.path });
+        const quote = await services.listings.quoteAs(args.slug, query, { type: 'api_key', ...caller });
+        if (quote.admission && !quote.admission.allowed && quote.admission.error_code) {
+          const step = nextStep(
+            quote.admission.error_code,
+            quote.admission.details,
+            principal,
+            services.config.urls.publicBase,
+          );
+          if (step) quote.admission.details = { ...quote.admission.details, next_step: step };
+        }
+        return { ...quote };
+      }),
+  );
+}

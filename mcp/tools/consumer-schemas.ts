@@ -1,0 +1,146 @@
+/**
+ * Output schemas of the consumer tools: the REST routes' `data` shapes (core/*), exact at the top level and loose
+ * below it (z.looseObject), so a field a core view gains later does not turn a good result into an output-validation
+ * error. A REST `data` that is an array is `{ items: [...] }` here (structured content must be an object), beside
+ * the route's `meta` fields that carry information (totals, the board's metric).
+ */
+import { z } from 'zod';
+
+const Cents = z.number().int();
+const NullableCents = Cents.nullable();
+const Named = z.looseObject({ slug: z.string().nullable(), name: z.string().nullable() });
+const Stamp = z.string().nullable();
+
+export const PriceView = z.looseObject({
+  price_cents: Cents,
+  price_cents_effective: Cents,
+  price_increase: z.looseObject({ price_cents: Cents, effective_at: z.string() }).nullable(),
+  discount: z.looseObject({}).nullable(),
+});
+
+export const SearchItemOut = z.looseObject({
+  slug: z.string(),
+  name: z.string(),
+  summary: z.string(),
+  category: Named.nullable(),
+  tags: z.array(z.string()),
+  source: z.string(),
+  docs_url: z.string().nullable(),
+  price: z.looseObject({ min_price_cents: NullableCents, max_price_cents: NullableCents, free: z.boolean() }),
+  svc_score: z.number(),
+  merit: z.looseObject({}),
+  provider: Named,
+});
+
+export const CompactListingOut = z.object({
+  slug: z.string(),
+  name: z.string(),
+  summary: z.string(),
+  category: z.string().nullable(),
+  has_free_endpoint: z.boolean(),
+  min_price_cents: NullableCents,
+  max_price_cents: NullableCents,
+  svc_score: z.number(),
+  callable: z.boolean(),
+});
+
+export const ListingDetailOut = z.looseObject({
+  slug: z.string(),
+  name: z.string(),
+  summary: z.string(),
+  description: z.string().nullable(),
+  status: z.string(),
+  source: z.string(),
+  category: Named.nullable(),
+  tags: z.array(z.string()),
+  provider: Named,
+  gateway_url: z.string(),
+  svc_score: z.number(),
+  merit: z.looseObject({}),
+  pricing: z.looseObject({
+    endpoints: z.number().int(),
+    free_endpoints: z.number().int(),
+    min_price_cents: Cents,
+    max_price_cents: Cents,
+    free: z.boolean(),
+  }),
+  endpoints: z.array(
+    PriceView.extend({ endpoint_id: z.string(), method: z.string(), path: z.string(), free: z.boolean() }),
+  ),
+  terms: z.looseObject({ required: z.boolean(), documents: z.array(z.looseObject({})) }),
+});
+
+export const SchemaOut = z.looseObject({
+  api: z.string(),
+  gateway_url: z.string(),
+  endpoints: z.array(
+    z.looseObject({
+      endpoint_id: z.string(),
+      method: z.string(),
+      path: z.string(),
+      summary: z.string().nullable(),
+      gateway_url: z.string(),
+      input_schema: z.record(z.string(), z.unknown()).nullable(),
+      output_schema: z.record(z.string(), z.unknown()).nullable(),
+    }),
+  ),
+});
+
+export const AdmissionOut = z.looseObject({
+  allowed: z.boolean(),
+  error_code: z.string().optional(),
+  status: z.number().int().optional(),
+  message: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const QuoteOut = PriceView.extend({
+  api: z.string(),
+  endpoint: z.looseObject({ endpoint_id: z.string(), method: z.string(), path: z.string() }),
+  gateway_url: z.string(),
+  admission: AdmissionOut.optional(),
+});
+
+export const BalanceOut = z.looseObject({
+  credit_cents: Cents,
+  billing_mode: z.string(),
+  auto_reload_enabled: z.boolean(),
+  has_payment_method: z.boolean(),
+  suspended: z.boolean(),
+  billable_cents: Cents,
+});
+
+export const KeySummaryOut = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  keyPrefix: z.string(),
+  scopes: z.array(z.string()),
+  parent_key_id: z.string().nullable(),
+  budget_cents: NullableCents,
+  per_call_max_cents: NullableCents,
+  daily_cap_cents: NullableCents,
+  approval_mode: z.boolean(),
+  spent_cents: Cents,
+  spent_today_cents: Cents,
+  remaining_budget_cents: NullableCents,
+  created_at: z.string(),
+  last_used_at: Stamp,
+  revoked_at: Stamp,
+});
+
+export const PageInfoOut = z.looseObject({
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+  has_more: z.boolean(),
+});
+
+export const BillingMetaOut = z.looseObject({
+  request_id: z.string(),
+  cost_cents: Cents,
+  price_cents_effective: Cents,
+  credit_applied_cents: Cents,
+  billable_cents: Cents,
+  replayed: z.boolean().optional(),
+  original_request_id: z.string().optional(),
+});

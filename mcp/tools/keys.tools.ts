@@ -1,0 +1,224 @@
+/**
+ * Key and usage tools: set_budget (PATCH /v1/keys/{id}, `keys:write`, under the key-governance rules of
+ * core/keys/key-governance.ts: a key may tighten its own caps, never loosen them), get_usage (GET /v1/usage,
+ * `usage:read`) and provision_access, the agent's "may I call this?" in one answer (its key, balance and missing
+ * scopes, and for an API: terms and the gateway's admission at its cheapest and dearest endpoint, from the quote).
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { SCOPES, type Principal } from '../../core/auth/scopes.js';
+import { QuoteQuery, type QuoteView } from '../../core/catalog/quote.js';
+import { UnauthenticatedError } from '../../core/errors.js';
+import { PatchKeyBody } from '../../core/keys/keys.schemas.js';
+import type { Services } from '../../core/services.js';
+import { UsageQuery } from '../../core/usage/usage.service.js';
+import type { ToolContext } from '../tool-context.js';
+import { AdmissionOut, BalanceOut, KeySummaryOut, PageInfoOut } from './consumer-schemas.js';
+import { checkArgs, needScope, parseArgs, runTool } from './tool-result.js';
+import { SlugArg } from './catalog.tools.js';
+import { nextStep } from './next-steps.js';
+
+type KeyPrincipal = Extract<Principal, { type: 'api_key' }>;
+
+/** The agent-tool server authenticates keys only (an OAuth token acts as its key), so this holds for every caller. */
+export function keyPrincipal(ctx: ToolContext): KeyPrincipal {
+  if (ctx.principal.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
+  return ctx.principal;
+}
+
+const CapArg = (what: string) =>
+  PatchKeyBody.shape.budget_cents.describe(
+    `${what}, in cents; null removes the cap. A key may only lower or add its caps: raising or removing one needs ` +
+      'a person (owner or admin) signed in.',
+  );
+
+export function registerKeyTools(server: McpServer, services: Services, ctx: ToolContext): void {
+  server.registerTool(
+    'set_budget',
+    {
+      title: 'Set spend caps on a key',
+      description:
+        "Change a key's spend caps (PATCH /v1/keys/{id}): lifetime budget, per-call maximum and daily cap (UTC day). " +
+        "Defaults to the key you are using. A key can tighten its own caps (and its child keys'), never loosen " +
+        'them: raising or removing a cap is refused (403 forbidden) and needs a person. Free. Needs keys:write.',
+      inputSchema: z
+        .object({
+          key_id: z
+            .string()
+            .trim()
+            .min(1)
+            .max(40)
+            .optional()
+            .describe('The key to change (an id from GET /v1/keys); default: the calling key.'),
+          budget_cents: CapArg('Lifetime spend limit of the key'),
+          per_call_max_cents: CapArg('Most a single call may cost'),
+          daily_cap_cents: CapArg('Most the key may spend per UTC day'),
+        })
+        .strict(),
+      outputSchema: KeySummaryOut,
+      // Overwrites caps (not additive); the same arguments twice leave the same caps.
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    (args) =>
+      runTool(ctx.log, async () => {
+        checkArgs(args);
+        const principal = keyPrincipal(ctx);
+        needScope(principal, 'keys:write');
+        const { key_id, ...caps } = args;
+        return {
+          ...(await services.keyAdmin.patch(principal, key_id ?? principal.keyId, parseArgs(PatchKeyBody, caps))),
+        };
+      }),
+  );
+
+  server.registerTool(
+    'get_usage',
+    {
+      title: 'Usage history',
+      description:
+        "Your organization's metered gateway calls (GET /v1/usage), newest first, with totals for the range: calls, " +
+        'successful calls, cost and billable cents. Default range: the last 30 days. Free. Needs usage:read.',
+      inputSchema: z
+        .object({
+          from: UsageQuery.shape.from.describe('Start: a UTC date (YYYY-MM-DD) or an ISO 8601 timestamp with zone.'),
+          to: UsageQuery.shape.to.describe('End (exclusive; a date includes that whole UTC day). Default: now.'),
+          limit: z.number().int().min(1).max(200).optional().describe('Calls per page, 1-200 (default 50).'),
+          offset: z.number().int().min(0).max(1_000_000).optional().describe('Calls to skip (default 0).'),
+        })
+        .strict(),
+      outputSchema: z.looseObject({
+        items: z.array(
+          z.looseObject({
+            id: z.string(),
+            created_at: z.string(),
+            key_id: z.string(),
+            api_slug: z.string(),
+            method: z.string(),
+            path: z.string(),
+            outcome: z.string(),
+            cost_cents: z.number().int(),
+            request_id: z.string(),
+          }),
+        ),
+        pagination: PageInfoOut,
+        range: z.looseObject({ from: z.string(), to: z.string() }),
+        summary: z.looseObject({
+          calls: z.number().int(),
+          successful_calls: z.number().int(),
+          cost_cents: z.number().int(),
+          billable_cents: z.number().int(),
+        }),
+      }),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args) =>
+      runTool(ctx.log, async () => {
+        checkArgs(args);
+        needScope(ctx.principal, 'usage:read');
+        return { ...(await services.usage.list(ctx.principal, parseArgs(UsageQuery, args))) };
+      }),
+  );
+
+  server.registerTool(
+    'provision_access',
+    {
+      title: 'Check access (key, balance, terms)',
+      description:
+        'Make sure you can call APIs, and learn what is missing if not. Every agent-tool session already runs on a ' +
+        'key (an API key, or the key an OAuth sign-in minted), so nothing is created: you get that key (id, prefix, ' +
+        'scopes, caps, spend), the balance and the scopes it lacks. With `slug`, also whether that API can be ' +
+        "called now: its terms (and the page where a person accepts them) and the gateway's answer for its " +
+        'cheapest and most expensive endpoint, exactly as quote_call gives it. Free; nothing is spent or reserved. ' +
+        'To get a fresh key for a new organization use svc_register.',
+      inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
+      outputSchema: z.object({
+        key: KeySummaryOut,
+        balance: BalanceOut,
+        missing_scopes: z.array(z.string()),
+        api: z
+          .object({
+            slug: z.string(),
+            terms: z.looseObject({
+              required: z.boolean(),
+              all_required_accepted: z.boolean().nullable(),
+              approval_url: z.string(),
+            }),
+            endpoints_checked: z.array(
+              z.looseObject({
+                method: z.string(),
+                path: z.string(),
+                price_cents_effective: z.number().int(),
+                admission: AdmissionOut,
+              }),
+            ),
+            ready: z.boolean().describe('The most expensive endpoint (so every endpoint) would be admitted now.'),
+            next_steps: z.array(z.string()),
+          })
+          .optional(),
+      }),
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (args) =>
+      runTool(ctx.log, async () => {
+        checkArgs(args);
+        const principal = keyPrincipal(ctx);
+        const [key, balance] = await Promise.all([
+          services.keyAdmin.get(principal, principal.keyId),
+          services.billing.balance(principal),
+        ]);
+        const missing_scopes = SCOPES.filter((s) => !principal.scopes.includes(s));
+        if (!args.slug) return { key, balance, missing_scopes };
+        return { key, balance, missing_scopes, api: await apiAccess(services, principal, args.slug) };
+      }),
+  );
+}
+
+/** Terms and admission for one API: the quote (same rules as the gateway) at its cheapest and dearest endpoint. */
+async function apiAccess(services: Services, principal: KeyPrincipal, slug: string) {
+  const [terms, endpoints, caller] = await Promise.all([
+    services.listings.terms(slug, principal),
+    services.listings.endpoints(slug),
+    services.keys.authenticateKeyId(principal.keyId),
+  ]);
+  const byPrice = [...endpoints].sort((a, b) => a.price_cents_effective - b.price_cents_effective);
+  const picks = [...new Set([byPrice[0], byPrice[byPrice.length - 1]])].filter((e) => e !== undefined);
+  const quotes: QuoteView[] = [];
+  for (const e of picks) {
+    const query = parseArgs(QuoteQuery, { method: e.method, path: e.path });
+    quotes.push(await services.listings.quoteAs(slug, query, { type: 'api_key', ...caller }));
+  }
+  const checked = quotes.map((q) => ({
+    method: q.endpoint.method,
+    path: q.endpoint.path,
+    price_cents_effective: q.price_cents_effective,
+    admission: q.admission!,
+  }));
+  const dearest = checked[checked.length - 1];
+  const next_steps: string[] = [];
+  if (checked.length === 0)
+    next_steps.push('This API has no callable endpoints (a directory listing is not callable until claimed).');
+  for (const c of checked) {
+    if (c.admission.allowed) continue;
+    const step = nextStep(
+      c.admission.error_code ?? '',
+      c.admission.details,
+      principal,
+      services.config.urls.publicBase,
+    );
+    next_steps.push(
+      `${c.method} ${c.path} (${c.price_cents_effective} cents) would be refused: ${c.admission.error_code}: ` +
+        `${c.admission.message}${step ? ` ${step}` : ''}`,
+    );
+  }
+  return {
+    slug: terms.api,
+    terms: {
+      required: terms.documents.some((d) => d.acceptance_mode === 'required'),
+      all_required_accepted: terms.all_required_accepted,
+      approval_url: terms.approval_url,
+    },
+    endpoints_checked: checked,
+    ready: dearest?.admission.allowed ?? false,
+    next_steps: [...new Set(next_steps)],
+  };
+}
