@@ -1,16 +1,13 @@
 /** Public catalog routes of this stage: search, listing detail, terms (and accepting them), providers, document snapshots. */
 import Router from '@koa/router';
-import { z } from 'zod';
 import { ok } from '../../core/envelope.js';
-import { Pagination } from '../../core/pagination.js';
 import { SearchQuery } from '../../core/catalog/search.schemas.js';
+import { ProvidersQuery } from '../../core/providers/directory.service.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../core/services.js';
 import type { AppState } from '../context.js';
 import { auth, optionalAuth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';
-
-const ProvidersQuery = Pagination.extend({ q: z.string().trim().max(100).optional() }).strict();
 
 export function catalogRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();

@@ -13,14 +13,12 @@ import {
   PublishBody,
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
-import type { LifecycleOutcome } from '../../core/providers/providers.service.js';
+import { lifecycleView, type LifecycleOutcome } from '../../core/providers/providers.service.js';
 import type { Services } from '../../core/services.js';
-import { UsageQuery } from '../../core/usage/usage.service.js';
+import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
 import type { AppContext, AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';
-
-const AnalyticsQuery = UsageQuery.pick({ from: true, to: true }).strict();
 
 export function providerRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1/provider' });
@@ -29,12 +27,8 @@ export function providerRoutes(services: Services): Router<AppState> {
 
   /** A lifecycle run that finished answers 200; one still running after the bounded wait answers 202. */
   const lifecycle = (ctx: AppContext, outcome: LifecycleOutcome, apiId: string) => {
-    if (outcome.done) {
-      ctx.body = ok({ api_id: apiId, ...outcome.result }, ctx.state.requestId);
-    } else {
-      ctx.status = 202;
-      ctx.body = ok({ api_id: apiId, ...outcome }, ctx.state.requestId);
-    }
+    if (!outcome.done) ctx.status = 202;
+    ctx.body = ok(lifecycleView(apiId, outcome), ctx.state.requestId);
   };
 
   router.get('/apis', need, async (ctx) => {

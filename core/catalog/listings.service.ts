@@ -102,6 +102,31 @@ export interface TermsView {
   approval_url: string;
 }
 
+/** A document in force the caller's org still has to accept before calling (the gateway answers 428 until then). */
+export interface MissingDocument {
+  document_id: string;
+  kind: string;
+  title: string | null;
+  version: string;
+  content_hash: string;
+  snapshot_url: string;
+}
+
+/** The terms of a live listing as a decision: may the caller's org call it, and if not, what a person must do. */
+export interface TermsStatusView {
+  api: string;
+  /** As far as terms go: every required document in force is accepted (or none is required). */
+  may_call: boolean;
+  /** Required documents in force not yet accepted by the caller's org. */
+  missing: MissingDocument[];
+  /** Documents in force whose acceptance is optional and not yet given (calls work without them). */
+  optional_unaccepted: string[];
+  /** Where a person (an owner or admin of the org, with a verified email) reads and accepts the terms. */
+  approval_url: string;
+  /** What to do next, in one sentence; null when nothing is needed. */
+  next_step: string | null;
+}
+
 export interface CategoryView {
   slug: string;
   name: string;
@@ -291,7 +316,7 @@ export class ListingsService {
   }
 
   async terms(slug: string, principal?: Principal): Promise<TermsView> {
-    const { orm, config, documents } = this.deps;
+    const { orm, documents } = this.deps;
     const em = orm.em.fork();
     const api = await this.live(em, slug);
     const docs = await documents.effectiveFor(em, api);
@@ -307,7 +332,36 @@ export class ListingsService {
       api: api.slug,
       documents: views,
       all_required_accepted: accepted ? views.every((d) => d.acceptance_mode !== 'required' || d.accepted) : null,
-      approval_url: `${config.urls.publicBase}/terms/${api.slug}`,
+      approval_url: documents.approvalUrl(api),
+    };
+  }
+
+  /** GET /v1/apis/{slug}/terms reduced to what an agent acts on (the `get_api_terms_status` tool). */
+  async termsStatus(slug: string, principal: Principal): Promise<TermsStatusView> {
+    const terms = await this.terms(slug, principal);
+    const missing = terms.documents
+      .filter((d) => d.acceptance_mode === 'required' && !d.accepted)
+      .map((d) => ({
+        document_id: d.document_id,
+        kind: d.kind,
+        title: d.title,
+        version: d.version,
+        content_hash: d.content_hash,
+        snapshot_url: d.snapshot_url,
+      }));
+    return {
+      api: terms.api,
+      may_call: missing.length === 0,
+      missing,
+      optional_unaccepted: terms.documents
+        .filter((d) => d.acceptance_mode !== 'required' && !d.accepted)
+        .map((d) => d.document_id),
+      approval_url: terms.approval_url,
+      next_step: missing.length
+        ? `Calls to ${terms.api} are refused (428 terms_acceptance_required) until a person, an owner or admin of ` +
+          `your organization with a verified email, opens ${terms.approval_url} and accepts the terms; an API key ` +
+          'cannot accept them.'
+        : null,
     };
   }
 }

@@ -5,9 +5,14 @@
  * `payout` rows.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
 import type { Principal } from '../auth/scopes.js';
 import type { DemandService } from '../demand/demand.service.js';
-import type { UsageService } from '../usage/usage.service.js';
+import { UsageQuery, type UsageService } from '../usage/usage.service.js';
+
+/** `from` and `to` (ISO date or instant; default: the last 30 days), as for usage. */
+export const AnalyticsQuery = UsageQuery.pick({ from: true, to: true }).strict();
+export type AnalyticsQuery = z.infer<typeof AnalyticsQuery>;
 
 export interface AnalyticsView {
   range: { from: string; to: string };
@@ -28,7 +33,7 @@ export interface AnalyticsView {
 export class AnalyticsService {
   constructor(private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService }) {}
 
-  async provider(principal: Principal, query: { from?: string; to?: string }): Promise<AnalyticsView> {
+  async provider(principal: Principal, query: AnalyticsQuery): Promise<AnalyticsView> {
     const { from, to } = this.deps.usage.resolveRange(query);
     const em = this.deps.orm.em.fork();
     // Per API of the org, a range scan of usage_events_api_created_idx (test/integration/public-read-costs.test.ts).

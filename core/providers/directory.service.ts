@@ -4,11 +4,16 @@
  * `verified_upstream` (a live API passed its latest upstream smoke test).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { Api } from '../../db/entities/index.js';
 import type { Clock } from '../clock.js';
 import { NotFoundError } from '../errors.js';
-import { pageInfo, type Page } from '../pagination.js';
+import { Pagination, pageInfo, type Page } from '../pagination.js';
 import type { ProfilesService, PublicProfileView } from '../profiles/profiles.service.js';
+
+/** GET /v1/providers and `list_providers`: `q` matches the slug, display name or bio; offset pagination. */
+export const ProvidersQuery = Pagination.extend({ q: z.string().trim().max(100).optional() }).strict();
+export type ProvidersQuery = z.infer<typeof ProvidersQuery>;
 
 export const BADGES = ['verified_email', 'connect_enabled', 'verified_upstream'] as const;
 
@@ -81,7 +86,7 @@ export class DirectoryService {
     };
   }
 
-  async list(query: { q?: string; limit: number; offset: number }): Promise<Page<ProviderListItem>> {
+  async list(query: ProvidersQuery): Promise<Page<ProviderListItem>> {
     const em = this.deps.orm.em.fork();
     const params: unknown[] = [];
     let filter = '';

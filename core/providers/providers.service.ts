@@ -89,6 +89,18 @@ export interface ProviderApiView extends Omit<ProviderApiSummary, 'endpoint_coun
 export type LifecycleOutcome =
   { done: true; result: PublishResult } | { done: false; workflow_id: string; run_id: string; status: 'running' };
 
+/**
+ * What a lifecycle step (verify, publish, unpublish) answers, over REST and as a tool: the finished run's result, or,
+ * when the run outlasts the bounded wait, the running workflow (REST says 202; the listing's status shows the end).
+ */
+export type LifecycleView = { api_id: string } & (
+  PublishResult | { done: false; workflow_id: string; run_id: string; status: 'running' }
+);
+
+export function lifecycleView(apiId: string, outcome: LifecycleOutcome): LifecycleView {
+  return outcome.done ? { api_id: apiId, ...outcome.result } : { api_id: apiId, ...outcome };
+}
+
 export interface ProvidersDeps {
   orm: MikroORM;
   config: Config;

@@ -168,21 +168,53 @@ export class DocumentsService {
         document_id: d.id,
         content_hash: d.contentHash,
         snapshot_url: this.snapshotUrl(d.id),
-        approval_url: `${this.publicBaseUrl}/terms/${api.slug}`,
+        approval_url: this.approvalUrl(api),
       }));
   }
 
-  /** A consumer (or the provider itself) accepts a document in force for `api`. */
-  async accept(principal: Principal, api: IApi, body: AcceptTermsBody): Promise<AcceptanceView> {
+  /** The page where a person reads `api`'s terms in force and accepts them for their org. */
+  approvalUrl(api: Pick<IApi, 'slug'>): string {
+    return `${this.publicBaseUrl}/terms/${api.slug}`;
+  }
+
+  /**
+   * Who may accept: a person (a session), owner or admin of the org, with a verified email. Every refusal carries
+   * the page a person opens to accept, so an agent holding only a key can hand it on.
+   */
+  private assertMayAccept(
+    principal: Principal,
+    api: IApi,
+  ): asserts principal is Extract<Principal, { type: 'session' }> {
+    const approval_url = this.approvalUrl(api);
     if (principal.type !== 'session') {
-      throw new ForbiddenError('Accepting terms needs a person signed in (a session), not an API key.', {
-        details: { required_credential: 'session' },
-      });
+      throw new ForbiddenError(
+        `Accepting terms needs a person signed in (a session), not an API key. Give this URL to a person (an owner ` +
+          `or admin of your organization, with a verified email) to read and accept the terms: ${approval_url}`,
+        { details: { required_credential: 'session', approval_url } },
+      );
     }
     if (principal.role !== 'owner' && principal.role !== 'admin') {
-      throw new ForbiddenError('Only an owner or admin of the organization can accept terms.');
+      throw new ForbiddenError('Only an owner or admin of the organization can accept terms.', {
+        details: { approval_url },
+      });
     }
-    if (!principal.emailVerified) throw new ForbiddenError('Verify your email before accepting terms.');
+    if (!principal.emailVerified) {
+      throw new ForbiddenError('Verify your email before accepting terms.', { details: { approval_url } });
+    }
+  }
+
+  /**
+   * A consumer (or the provider itself) accepts a document in force for `api`. The caller is checked first; a person
+   * who names no document is told to name one (with its hash, so nobody accepts a text they did not see).
+   */
+  async accept(principal: Principal, api: IApi, body?: AcceptTermsBody): Promise<AcceptanceView> {
+    this.assertMayAccept(principal, api);
+    if (!body) {
+      throw new ValidationError(
+        'Name the document to accept: its document_id and content_hash, as listed in the terms in force.',
+        { details: { field: 'document_id', approval_url: this.approvalUrl(api) } },
+      );
+    }
     const em = this.orm.em.fork();
     const doc = (await this.effectiveFor(em, api)).find((d) => d.id === body.document_id);
     if (!doc) throw new NotFoundError(`Document ${body.document_id} is not in force for this API.`);
@@ -226,7 +258,7 @@ export class DocumentsService {
   }
 
   /** A consumer accepts terms in force for the live listing `slug`. */
-  async acceptForListing(principal: Principal, slug: string, body: AcceptTermsBody): Promise<AcceptanceView> {
+  async acceptForListing(principal: Principal, slug: string, body?: AcceptTermsBody): Promise<AcceptanceView> {
     const api = await this.orm.em.fork().findOne(Api, { slug, status: 'live' });
     if (!api) throw new NotFoundError(`No live API with slug "${slug}".`);
     return this.accept(principal, api, body);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
+import { dataOrError } from './tool-schemas.js';
 
 export function registerAccountTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool(
@@ -14,7 +15,7 @@ export function registerAccountTools(server: McpServer, services: Services, ctx:
         'Create a new anonymous organization and API key (consumer scopes, 0 credits). Free endpoints work at once; ' +
         'the key is shown only in this result, so store it.',
       inputSchema: {},
-      outputSchema: { org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() },
+      outputSchema: dataOrError({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() }),
       // Creates an org and a key each time; nothing is overwritten.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },

@@ -14,6 +14,7 @@ import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { BalanceOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';
+import { dataOrError } from './tool-schemas.js';
 
 /** Creates a Stripe session each call (a URL for a person); our books change only when the person completes it. */
 const PERSON_STEP = {
@@ -58,7 +59,7 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
         "Your organization's balance (GET /v1/billing/balance): prepaid credit in cents, billing mode (prepaid or " +
         'card), whether a card is on file, auto-reload, suspension, and card usage owed. Check it before paid calls. Free.',
       inputSchema: z.object({}).strict(),
-      outputSchema: BalanceOut,
+      outputSchema: dataOrError(BalanceOut),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     () => runTool(ctx.log, async () => ({ ...(await services.billing.balance(ctx.principal)) })),
@@ -87,13 +88,15 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
             .describe('A custom amount in cents (credits = amount).'),
         })
         .strict(),
-      outputSchema: z.looseObject({
-        checkout_url: z.string(),
-        checkout_session_id: z.string(),
-        amount_cents: z.number().int(),
-        credit_cents: z.number().int(),
-        expires_at: z.string().nullable(),
-      }),
+      outputSchema: dataOrError(
+        z.looseObject({
+          checkout_url: z.string(),
+          checkout_session_id: z.string(),
+          amount_cents: z.number().int(),
+          credit_cents: z.number().int(),
+          expires_at: z.string().nullable(),
+        }),
+      ),
       annotations: PERSON_STEP,
     },
     (args) =>
@@ -113,13 +116,15 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
         'SetupIntent it confirms. Once the person saves a card the organization is billed by card (paid calls no ' +
         `longer need prepaid credit). ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
-      outputSchema: z.looseObject({
-        url: z.string().describe('The card-setup page a person opens.'),
-        setup_intent_id: z.string(),
-        client_secret: z.string().nullable(),
-        checkout_session_id: z.string(),
-        expires_at: z.string().nullable(),
-      }),
+      outputSchema: dataOrError(
+        z.looseObject({
+          url: z.string().describe('The card-setup page a person opens.'),
+          setup_intent_id: z.string(),
+          client_secret: z.string().nullable(),
+          checkout_session_id: z.string(),
+          expires_at: z.string().nullable(),
+        }),
+      ),
       annotations: PERSON_STEP,
     },
     () =>
@@ -137,7 +142,7 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
         'The customer billing portal (POST /v1/billing/portal): returns `url`, where a person manages cards and ' +
         `sees invoices and receipts. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
-      outputSchema: z.looseObject({ url: z.string() }),
+      outputSchema: dataOrError(z.looseObject({ url: z.string() })),
       annotations: PERSON_STEP,
     },
     () =>

@@ -23,6 +23,7 @@ import { BillingMetaOut, QuoteOut } from './consumer-schemas.js';
 import { keyPrincipal } from './keys.tools.js';
 import { nextStep } from './next-steps.js';
 import { checkArgs, needScope, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
+import { dataOrError } from './tool-schemas.js';
 
 type Method = (typeof ENDPOINT_METHODS)[number];
 const QUERY_METHODS: ReadonlySet<Method> = new Set(['GET', 'HEAD']);
@@ -189,7 +190,7 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
             ),
         })
         .strict(),
-      outputSchema: CallOut,
+      outputSchema: dataOrError(CallOut),
       annotations: CALL,
     },
     (args) => callThroughGateway(services, runtime, ctx, args),
@@ -204,7 +205,7 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
         "rules as call_api). It is a real call: billed at the endpoint's price, so probe free endpoints or quote " +
         'first. `input` becomes query parameters. Needs proxy:call.',
       inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
-      outputSchema: CallOut,
+      outputSchema: dataOrError(CallOut),
       // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
@@ -226,7 +227,7 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
           path: QuoteQuery.shape.path.describe('The endpoint path as call_api would send it, e.g. "/forecast/paris".'),
         })
         .strict(),
-      outputSchema: QuoteOut,
+      outputSchema: dataOrError(QuoteOut),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (args) =>

@@ -14,6 +14,7 @@ import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { CompactListingOut, ListingDetailOut, SchemaOut, SearchItemOut } from './consumer-schemas.js';
 import { checkArgs, needScope, parseArgs, runTool } from './tool-result.js';
+import { dataOrError } from './tool-schemas.js';
 
 /** Reads of our own catalog: no side effects, same answer for the same arguments, nothing outside the marketplace. */
 export const CATALOG_READ = {
@@ -57,7 +58,9 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
             .describe(`How many results (1-${SEARCH_MAX_LIMIT}, default 10).`),
         })
         .strict(),
-      outputSchema: z.object({ query: z.string(), total: z.number().int(), items: z.array(CompactListingOut) }),
+      outputSchema: dataOrError(
+        z.object({ query: z.string(), total: z.number().int(), items: z.array(CompactListingOut) }),
+      ),
       annotations: CATALOG_READ,
     },
     (args) =>
@@ -113,13 +116,15 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
           offset: z.number().int().min(0).max(1_000_000).optional().describe('Results to skip (default 0).'),
         })
         .strict(),
-      outputSchema: z.looseObject({
-        items: z.array(SearchItemOut),
-        total: z.number().int(),
-        limit: z.number().int(),
-        offset: z.number().int(),
-        sort: z.string(),
-      }),
+      outputSchema: dataOrError(
+        z.looseObject({
+          items: z.array(SearchItemOut),
+          total: z.number().int(),
+          limit: z.number().int(),
+          offset: z.number().int(),
+          sort: z.string(),
+        }),
+      ),
       annotations: CATALOG_READ,
     },
     (args) =>
@@ -137,9 +142,11 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       title: 'List categories',
       description: 'The category taxonomy with the number of live APIs in each (GET /v1/categories). Free.',
       inputSchema: z.object({}).strict(),
-      outputSchema: z.object({
-        items: z.array(z.looseObject({ slug: z.string(), name: z.string(), api_count: z.number().int() })),
-      }),
+      outputSchema: dataOrError(
+        z.object({
+          items: z.array(z.looseObject({ slug: z.string(), name: z.string(), api_count: z.number().int() })),
+        }),
+      ),
       annotations: CATALOG_READ,
     },
     () =>
@@ -157,17 +164,19 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
         'Marketplace totals (GET /v1/market/overview): live APIs, providers, calls and GMV over 24 h and 7 days, ' +
         'active consumers, median price. Free.',
       inputSchema: z.object({}).strict(),
-      outputSchema: z.looseObject({
-        live_apis: z.number().int(),
-        providers: z.number().int(),
-        categories: z.number().int(),
-        calls_24h: z.number().int(),
-        calls_7d: z.number().int(),
-        gmv_cents_24h: z.number().int(),
-        gmv_cents_7d: z.number().int(),
-        median_price_cents: z.number().nullable(),
-        updated_at: z.string().nullable(),
-      }),
+      outputSchema: dataOrError(
+        z.looseObject({
+          live_apis: z.number().int(),
+          providers: z.number().int(),
+          categories: z.number().int(),
+          calls_24h: z.number().int(),
+          calls_7d: z.number().int(),
+          gmv_cents_24h: z.number().int(),
+          gmv_cents_7d: z.number().int(),
+          median_price_cents: z.number().nullable(),
+          updated_at: z.string().nullable(),
+        }),
+      ),
       annotations: CATALOG_READ,
     },
     () =>
@@ -191,18 +200,20 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
           limit: z.number().int().min(1).max(500).optional().describe('How many ranks (1-500, default 50).'),
         })
         .strict(),
-      outputSchema: z.looseObject({
-        board: z.string(),
-        metric: z.string(),
-        items: z.array(
-          z.looseObject({
-            rank: z.number().int(),
-            slug: z.string(),
-            name: z.string(),
-            metric: z.looseObject({ name: z.string(), value: z.number() }),
-          }),
-        ),
-      }),
+      outputSchema: dataOrError(
+        z.looseObject({
+          board: z.string(),
+          metric: z.string(),
+          items: z.array(
+            z.looseObject({
+              rank: z.number().int(),
+              slug: z.string(),
+              name: z.string(),
+              metric: z.looseObject({ name: z.string(), value: z.number() }),
+            }),
+          ),
+        }),
+      ),
       annotations: CATALOG_READ,
     },
     (args) =>
@@ -228,13 +239,15 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
           notes: ApiRequestBody.shape.notes.describe('Anything else a provider should know.'),
         })
         .strict(),
-      outputSchema: z.looseObject({
-        id: z.string(),
-        query: z.string(),
-        votes: z.number().int(),
-        status: z.string(),
-        merged: z.boolean(),
-      }),
+      outputSchema: dataOrError(
+        z.looseObject({
+          id: z.string(),
+          query: z.string(),
+          votes: z.number().int(),
+          status: z.string(),
+          merged: z.boolean(),
+        }),
+      ),
       // Records a vote: additive, and asking again with the same words is the same single vote of this org.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
@@ -254,7 +267,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
         'One live API (GET /v1/apis/{slug}): summary, tags, provider, merit scores, pricing per endpoint (cents per ' +
         'call, discounts, scheduled increases) and whether its terms must be accepted before calling. Free.',
       inputSchema: z.object({ slug: SlugArg }).strict(),
-      outputSchema: ListingDetailOut,
+      outputSchema: dataOrError(ListingDetailOut),
       annotations: CATALOG_READ,
     },
     (args) =>
@@ -273,7 +286,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
         "An API's endpoints with method, path template and JSON input/output schemas (GET /v1/apis/{slug}/schema): " +
         'what call_api needs (`endpoint` is the path with its {parameters} filled in). Free.',
       inputSchema: z.object({ slug: SlugArg }).strict(),
-      outputSchema: SchemaOut,
+      outputSchema: dataOrError(SchemaOut),
       annotations: CATALOG_READ,
     },
     (args) =>

@@ -7,6 +7,9 @@ import { registerBillingTools } from './billing.tools.js';
 import { registerCallTools } from './calls.tools.js';
 import { registerCatalogTools } from './catalog.tools.js';
 import { registerKeyTools } from './keys.tools.js';
+import { registerProfileTools } from './profile.tools.js';
+import { registerProviderTools } from './provider.tools.js';
+import { registerTermsTools } from './terms.tools.js';
 
 export function registerAllTools(server: McpServer, services: Services, ctx: ToolContext, runtime: ToolRuntime): void {
   registerAccountTools(server, services, ctx);
@@ -14,4 +17,7 @@ export function registerAllTools(server: McpServer, services: Services, ctx: Too
   registerBillingTools(server, services, ctx);
   registerKeyTools(server, services, ctx);
   registerCallTools(server, services, ctx, runtime);
+  registerProviderTools(server, services, ctx);
+  registerProfileTools(server, services, ctx);
+  registerTermsTools(server, services, ctx);
 }

@@ -17,6 +17,7 @@ import { AdmissionOut, BalanceOut, KeySummaryOut, PageInfoOut } from './consumer
 import { checkArgs, needScope, parseArgs, runTool } from './tool-result.js';
 import { SlugArg } from './catalog.tools.js';
 import { nextStep } from './next-steps.js';
+import { dataOrError } from './tool-schemas.js';
 
 type KeyPrincipal = Extract<Principal, { type: 'api_key' }>;
 
@@ -55,7 +56,7 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
           daily_cap_cents: CapArg('Most the key may spend per UTC day'),
         })
         .strict(),
-      outputSchema: KeySummaryOut,
+      outputSchema: dataOrError(KeySummaryOut),
       // Overwrites caps (not additive); the same arguments twice leave the same caps.
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
@@ -86,29 +87,31 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
           offset: z.number().int().min(0).max(1_000_000).optional().describe('Calls to skip (default 0).'),
         })
         .strict(),
-      outputSchema: z.looseObject({
-        items: z.array(
-          z.looseObject({
-            id: z.string(),
-            created_at: z.string(),
-            key_id: z.string(),
-            api_slug: z.string(),
-            method: z.string(),
-            path: z.string(),
-            outcome: z.string(),
+      outputSchema: dataOrError(
+        z.looseObject({
+          items: z.array(
+            z.looseObject({
+              id: z.string(),
+              created_at: z.string(),
+              key_id: z.string(),
+              api_slug: z.string(),
+              method: z.string(),
+              path: z.string(),
+              outcome: z.string(),
+              cost_cents: z.number().int(),
+              request_id: z.string(),
+            }),
+          ),
+          pagination: PageInfoOut,
+          range: z.looseObject({ from: z.string(), to: z.string() }),
+          summary: z.looseObject({
+            calls: z.number().int(),
+            successful_calls: z.number().int(),
             cost_cents: z.number().int(),
-            request_id: z.string(),
+            billable_cents: z.number().int(),
           }),
-        ),
-        pagination: PageInfoOut,
-        range: z.looseObject({ from: z.string(), to: z.string() }),
-        summary: z.looseObject({
-          calls: z.number().int(),
-          successful_calls: z.number().int(),
-          cost_cents: z.number().int(),
-          billable_cents: z.number().int(),
         }),
-      }),
+      ),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (args) =>
@@ -131,31 +134,33 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
         'cheapest and most expensive endpoint, exactly as quote_call gives it. Free; nothing is spent or reserved. ' +
         'To get a fresh key for a new organization use svc_register.',
       inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
-      outputSchema: z.object({
-        key: KeySummaryOut,
-        balance: BalanceOut,
-        missing_scopes: z.array(z.string()),
-        api: z
-          .object({
-            slug: z.string(),
-            terms: z.looseObject({
-              required: z.boolean(),
-              all_required_accepted: z.boolean().nullable(),
-              approval_url: z.string(),
-            }),
-            endpoints_checked: z.array(
-              z.looseObject({
-                method: z.string(),
-                path: z.string(),
-                price_cents_effective: z.number().int(),
-                admission: AdmissionOut,
+      outputSchema: dataOrError(
+        z.object({
+          key: KeySummaryOut,
+          balance: BalanceOut,
+          missing_scopes: z.array(z.string()),
+          api: z
+            .object({
+              slug: z.string(),
+              terms: z.looseObject({
+                required: z.boolean(),
+                all_required_accepted: z.boolean().nullable(),
+                approval_url: z.string(),
               }),
-            ),
-            ready: z.boolean().describe('The most expensive endpoint (so every endpoint) would be admitted now.'),
-            next_steps: z.array(z.string()),
-          })
-          .optional(),
-      }),
+              endpoints_checked: z.array(
+                z.looseObject({
+                  method: z.string(),
+                  path: z.string(),
+                  price_cents_effective: z.number().int(),
+                  admission: AdmissionOut,
+                }),
+              ),
+              ready: z.boolean().describe('The most expensive endpoint (so every endpoint) would be admitted now.'),
+              next_steps: z.array(z.string()),
+            })
+            .optional(),
+        }),
+      ),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     (args) =>

@@ -131,6 +131,9 @@ describe('agent-tool server: consumer tools', () => {
     });
     const client = new Client({ name: 'consumer-tools-test', version: '1.0.0' });
     await client.connect(transport);
+    // As an agent does: list the tools first, so the client checks every result (refusals included) against the
+    // tool's output schema.
+    await client.listTools();
     clients.push(client);
     return client;
   }
