@@ -13,6 +13,7 @@ import { Migration20261123110000_catalog_base } from './Migration20261123110000_
 import { Migration20261123120000_search } from './Migration20261123120000_search.js';
 import { Migration20261123120200_rollups } from './Migration20261123120200_rollups.js';
 import { Migration20261123130000_oauth } from './Migration20261123130000_oauth.js';
+import { Migration20261125100000_mcp_sessions } from './Migration20261125100000_mcp_sessions.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261123120000_search', class: Migration20261123120000_search },
   { name: 'Migration20261123120200_rollups', class: Migration20261123120200_rollups },
   { name: 'Migration20261123130000_oauth', class: Migration20261123130000_oauth },
+  { name: 'Migration20261125100000_mcp_sessions', class: Migration20261125100000_mcp_sessions },
 ];
