@@ -120,7 +120,9 @@ export function createMcpApp(services: Services): McpSurface {
       return;
     }
     const session =
-      sessionId.length <= MAX_SESSION_ID_LENGTH ? await sessions.resume(sessionId, principal, context) : undefined;
+      sessionId.length <= MAX_SESSION_ID_LENGTH
+        ? await sessions.resume(sessionId, ctx.method, principal, context)
+        : undefined;
     // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
     if (!session) throw new NotFoundError(UNKNOWN_SESSION);
     Object.assign(session.context, context); // tools see this request's key (its current scopes) and address

@@ -7,8 +7,10 @@
  *   (opened on another instance, or before a restart, or dropped from the cache) is rebuilt from the record without
  *   a new `initialize` (mcp/session-transport.ts). So a session ended anywhere is refused here at once.
  * - The cache keeps at most `cacheMax` sessions and drops one unused for `cacheIdleMs` (never one with a request in
- *   flight). Dropping only frees memory: the session stays stored, and its client notices nothing except that an
- *   open GET stream (server notifications; we send none) ends.
+ *   flight; an open GET stream keeps it too, unless the cache is full). Dropping only frees memory: the session stays
+ *   stored, and its client notices nothing except that an open GET stream (server notifications; we send none) ends,
+ *   which the SDK client reopens.
+ * - A GET stream is not activity: a client that only holds one still expires after the idle limit.
  * - A sweep on an unref'd timer drops idle entries, drops entries whose stored session ended or expired (ended on
  *   another instance, say), and purges old rows.
  */
@@ -44,6 +46,8 @@ export interface LiveSession {
   storedSeenAt: Date;
   /** Requests in flight other than GET streams (a busy session is never dropped or evicted here). */
   busy: number;
+  /** Open GET streams (server notifications): they keep the session in memory while the cache has room. */
+  streams: number;
 }
 
 export type KeyPrincipal = Extract<ToolContext['principal'], { type: 'api_key' }>;
@@ -110,11 +114,16 @@ export class McpSessions {
   }
 
   /**
-   * The live session `id` of this key, counting the lookup as activity; rebuilt from its stored record when this
-   * process does not hold it. Undefined when the id is unknown, ended, expired or another key's.
+   * The live session `id` of this key, rebuilt from its stored record when this process does not hold it; a request
+   * other than a GET stream counts as activity. Undefined when the id is unknown, ended, expired or another key's.
    */
-  async resume(id: string, principal: KeyPrincipal, context: ToolContext): Promise<LiveSession | undefined> {
-    const stored = await this.options.store.resume(id, principal.keyId);
+  async resume(
+    id: string,
+    method: string,
+    principal: KeyPrincipal,
+    context: ToolContext,
+  ): Promise<LiveSession | undefined> {
+    const stored = await this.options.store.resume(id, principal.keyId, method !== 'GET');
     const held = this.live.get(id);
     if (!stored) {
       // Only the owner's request may drop the owner's live session; another key's 404 changes nothing.
@@ -133,15 +142,20 @@ export class McpSessions {
     return pending;
   }
 
-  /** Run one request of a session: it counts as activity, and (unless a GET stream) keeps the session busy. */
+  /**
+   * Run one request of a session: it counts as use (for the cache and the org's least-recently-used choice), and
+   * keeps the session busy, except a GET stream, which only keeps it in memory.
+   */
   async run<T>(session: LiveSession, method: string, fn: () => Promise<T>): Promise<T> {
     const counts = method !== 'GET';
     this.markUsed(session);
     if (counts) session.busy++;
+    else session.streams++;
     try {
       return await fn();
     } finally {
       if (counts) session.busy--;
+      else session.streams--;
       this.markUsed(session);
       // A long call counts as activity at its end too (the store writes only when its time is due).
       if (counts) await this.touch(session);
@@ -165,7 +179,7 @@ export class McpSessions {
   async sweep(): Promise<void> {
     const now = this.options.clock.now().getTime();
     for (const s of [...this.live.values()]) {
-      if (s.busy === 0 && now - s.lastUsed >= this.options.cacheIdleMs) this.drop(s, 'idle');
+      if (s.busy === 0 && s.streams === 0 && now - s.lastUsed >= this.options.cacheIdleMs) this.drop(s, 'idle');
     }
     const held = [...this.live.values()];
     const stillLive = await this.options.store.liveAmong(held.map((s) => s.idHash));
@@ -221,6 +235,7 @@ export class McpSessions {
       lastUsed: this.options.clock.now().getTime(),
       storedSeenAt: stored.lastSeenAt,
       busy: 0,
+      streams: 0,
     };
     this.live.set(id, session);
     this.trimCache(session);

@@ -130,10 +130,10 @@ export class McpSessionStore {
   }
 
   /**
-   * The live session `id` of key `keyId`, counting this lookup as activity; undefined when it is unknown, ended,
-   * expired or another key's (the caller answers all four alike).
+   * The live session `id` of key `keyId`, counting this lookup as activity unless `activity` is false (a GET stream
+   * is not); undefined when it is unknown, ended, expired or another key's (the caller answers all four alike).
    */
-  async resume(id: string, keyId: string): Promise<StoredMcpSession | undefined> {
+  async resume(id: string, keyId: string, activity = true): Promise<StoredMcpSession | undefined> {
     const idHash = hashSessionId(id);
     const em = this.orm.em.fork();
     const [row] = await em.execute<SessionRow[]>(
@@ -145,7 +145,7 @@ export class McpSessionStore {
     if (!row || row.ended_at || row.key_id !== keyId) return undefined;
     const seen = toDate(row.last_seen_at);
     if (seen.getTime() <= this.cutoff(now).getTime()) return undefined; // expired; purge() deletes it
-    const lastSeenAt = await this.touch(idHash, seen, em);
+    const lastSeenAt = activity ? await this.touch(idHash, seen, em) : seen;
     return {
       id,
       orgId: row.org_id,
