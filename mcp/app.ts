@@ -17,23 +17,19 @@ import type Koa from 'koa';
 import { createKoaApp } from '../api/app.js';
 import type { AppState } from '../api/context.js';
 import { healthRoutes } from '../api/routes/health.routes.js';
-import { isApiKeyFormat, parseBearer } from '../core/auth/bearer.js';
 import { SCOPES } from '../core/auth/scopes.js';
-import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
+import { NotFoundError, ValidationError } from '../core/errors.js';
 import { McpSessionStore } from '../core/mcp-sessions/mcp-session-store.js';
-import { OAuthAccessTokens } from '../core/oauth/access-tokens.js';
 import type { Services } from '../core/services.js';
+import { mcpAuthenticator } from './auth.js';
 import { requestGuard } from './request-guard.js';
 import { buildMcpServer } from './server.js';
 import { negotiatedVersion, type SessionHandshake } from './session-transport.js';
-import { McpSessions, type KeyPrincipal, type LiveSession } from './sessions.js';
+import { McpSessions, type LiveSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
 import { toWebRequest, writeWebResponse } from './web-bridge.js';
 
 export { SERVER_INFO } from './server.js';
-
-/** An opaque OAuth access token (oidc-provider's: base64url), as opposed to an API key or a session token. */
-const OAUTH_TOKEN_RE = /^Bearer[ ]+([A-Za-z0-9_-]{32,512})\s*$/i;
 
 const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
 /** A session id longer than this is not one of ours (ours are UUIDs): unknown without a lookup. */
@@ -54,61 +50,15 @@ export function createMcpApp(services: Services): McpSurface {
   const endpoint = `${config.urls.mcp}/mcp`;
   const metadataUrl = `${config.urls.mcp}/.well-known/oauth-protected-resource`;
   const sessions = createSessions(services, endpoint);
-  const oauthTokens = new OAuthAccessTokens(services.orm, endpoint); // tokens for this resource only
-  const challenge = `Bearer error="invalid_token", resource_metadata="${metadataUrl}", scope="${SCOPES.join(' ')}"`;
+  const authenticate = mcpAuthenticator(services, { resource: endpoint, metadata: metadataUrl }, (id) =>
+    sessions.afterUnauthenticated(id),
+  );
 
   const router = new Router<AppState>();
-  const metadata = {
-    resource: endpoint,
-    authorization_servers: [config.urls.publicBase],
-    scopes_supported: [...SCOPES],
-    bearer_methods_supported: ['header'],
-    resource_name: 'API marketplace agent tools',
-  };
+  const metadata = resourceMetadata(config.urls.publicBase, endpoint);
   router.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'], (ctx) => {
     ctx.body = metadata; // RFC 9728 document: plain JSON, not the envelope
   });
-
-  /** The request's key, or 401 with the challenge (and a revoked key's session ends). */
-  async function authenticate(ctx: Koa.ParameterizedContext<AppState>, sessionId?: string): Promise<KeyPrincipal> {
-    let token: string | undefined;
-    try {
-      const header = ctx.get('authorization') || undefined;
-      const oauthToken = OAUTH_TOKEN_RE.exec(header ?? '')?.[1];
-      if (oauthToken && !isApiKeyFormat(oauthToken)) {
-        token = oauthToken;
-        return (await oauthTokens.verify(oauthToken)).principal;
-      }
-      const credential = parseBearer(header);
-      if (credential.type !== 'api_key') {
-        throw new UnauthenticatedError('The agent-tool server accepts API keys and OAuth access tokens.');
-      }
-      token = credential.token;
-      const { principal } = await services.keys.authenticate(token);
-      if (principal.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
-      return principal;
-    } catch (err) {
-      if (err instanceof AppError && err.status === 401) {
-        if (sessionId && token) await sessions.afterUnauthenticated(sessionId);
-        throw new UnauthenticatedError(err.message, { headers: { 'WWW-Authenticate': challenge } });
-      }
-      throw err;
-    }
-  }
-
-  /** Hand the request to the session's transport and write what it answers. */
-  async function serve(ctx: Koa.ParameterizedContext<AppState>, session: LiveSession): Promise<void> {
-    const principal = session.context.principal;
-    const authInfo: AuthInfo = {
-      token: 'redacted',
-      clientId: principal.type === 'api_key' ? principal.keyId : principal.orgId,
-      scopes: [...principal.scopes],
-      extra: { orgId: principal.orgId },
-    };
-    const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
-    const response = await session.transport.handleRequest(toWebRequest(ctx, endpoint), { authInfo, parsedBody });
-    await writeWebResponse(ctx, response);
-  }
 
   router.all('/mcp', requestGuard(config), async (ctx) => {
     const sessionId = ctx.get('mcp-session-id') || undefined;
@@ -116,7 +66,9 @@ export function createMcpApp(services: Services): McpSurface {
     const context: ToolContext = { principal, ip: ctx.ip, log: ctx.state.log };
     if (!sessionId) {
       if (ctx.method !== 'POST') throw noSession();
-      await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) => serve(ctx, session));
+      await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) =>
+        serve(ctx, session, endpoint),
+      );
       return;
     }
     const session =
@@ -126,7 +78,7 @@ export function createMcpApp(services: Services): McpSurface {
     // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
     if (!session) throw new NotFoundError(UNKNOWN_SESSION);
     Object.assign(session.context, context); // tools see this request's key (its current scopes) and address
-    await sessions.run(session, ctx.method, () => serve(ctx, session));
+    await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
   });
 
   const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router]);
@@ -158,6 +110,31 @@ function createSessions(services: Services, endpoint: string): McpSessions {
   });
   sessions.start();
   return sessions;
+}
+
+/** Hand the request to the session's transport and write what it answers. */
+async function serve(ctx: Koa.ParameterizedContext<AppState>, session: LiveSession, endpoint: string): Promise<void> {
+  const principal = session.context.principal;
+  const authInfo: AuthInfo = {
+    token: 'redacted',
+    clientId: principal.type === 'api_key' ? principal.keyId : principal.orgId,
+    scopes: [...principal.scopes],
+    extra: { orgId: principal.orgId },
+  };
+  const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
+  const response = await session.transport.handleRequest(toWebRequest(ctx, endpoint), { authInfo, parsedBody });
+  await writeWebResponse(ctx, response);
+}
+
+/** RFC 9728 protected-resource metadata: where to get a token for this resource. */
+function resourceMetadata(authorizationServer: string, resource: string) {
+  return {
+    resource,
+    authorization_servers: [authorizationServer],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'API marketplace agent tools',
+  };
 }
 
 function noSession(): ValidationError {
