@@ -18,6 +18,36 @@ const optionalString = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
+const DAY_MS = 86_400_000;
+
+/** A comma-separated list (blank entries ignored), each entry checked by `entry`. */
+const listOf = (entry: z.ZodType<string, string>) =>
+  z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(entry));
+
+/** `scheme://host[:port]`, exactly as a browser sends it in `Origin` (lower-cased, no path). */
+const originEntry = z
+  .string()
+  .refine(
+    (v) => URL.canParse(v) && new URL(v).origin === v.toLowerCase(),
+    'each must be an origin like https://app.example.com',
+  )
+  .transform((v) => v.toLowerCase());
+
+/** `host` (any port), `host:port`, `[v6]:port`, or `*` (no Host check). */
+const hostEntry = z
+  .string()
+  .regex(/^(\*|(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?)$/, 'each must be host, host:port or *')
+  .transform((v) => v.toLowerCase());
+
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -34,12 +64,23 @@ const EnvSchema = z.object({
   GATEWAY_URL: httpUrl.optional(),
   MCP_URL: httpUrl.optional(),
   MCP_SESSIONS_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** The spec's agent-tool session lifetime: 30 days without a request. */
   MCP_SESSION_IDLE_MS: z.coerce
     .number()
     .int()
     .min(100)
-    .max(86_400_000)
-    .default(30 * 60_000),
+    .max(365 * DAY_MS)
+    .default(30 * DAY_MS),
+  MCP_SESSION_TOUCH_MS: z.coerce.number().int().min(0).max(DAY_MS).default(60_000),
+  MCP_SESSION_CACHE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  MCP_SESSION_CACHE_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(DAY_MS)
+    .default(10 * 60_000),
+  MCP_ALLOWED_ORIGINS: listOf(originEntry),
+  MCP_ALLOWED_HOSTS: listOf(hostEntry),
 
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
@@ -150,10 +191,20 @@ export interface Config {
     readonly temporalUi?: string;
   };
   readonly mcp: {
-    /** Open MCP sessions an org may hold; opening one more closes the org's least recently used idle session. */
+    /** Open MCP sessions an org may hold; opening one more ends the org's least recently used idle session. */
     readonly sessionsPerOrg: number;
-    /** An MCP session with no request for this long is closed. */
+    /** An MCP session with no request for this long has expired (30 days, the spec's lifetime). */
     readonly sessionIdleMs: number;
+    /** A session's stored last-seen time is rewritten at most this often (0: on every request). */
+    readonly sessionTouchMs: number;
+    /** Live sessions (server + transport) one process keeps in memory; the least recently used beyond it are dropped. */
+    readonly cacheMax: number;
+    /** A live session unused for this long is dropped from memory (it stays stored; the next request rebuilds it). */
+    readonly cacheIdleMs: number;
+    /** Origins besides the MCP URL's own whose browser requests are accepted (MCP_ALLOWED_ORIGINS). */
+    readonly allowedOrigins: readonly string[];
+    /** Host headers besides the MCP URL's host (and loopback forms) that are accepted; `*` turns the check off. */
+    readonly allowedHosts: readonly string[];
   };
   readonly database: DatabaseConfig;
   readonly counters: CounterConfig;
@@ -265,7 +316,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           ? undefined
           : localUrl(e.TEMPORAL_UI_PORT),
     },
-    mcp: { sessionsPerOrg: e.MCP_SESSIONS_PER_ORG, sessionIdleMs: e.MCP_SESSION_IDLE_MS },
+    mcp: {
+      sessionsPerOrg: e.MCP_SESSIONS_PER_ORG,
+      sessionIdleMs: e.MCP_SESSION_IDLE_MS,
+      sessionTouchMs: e.MCP_SESSION_TOUCH_MS,
+      cacheMax: e.MCP_SESSION_CACHE_MAX,
+      cacheIdleMs: e.MCP_SESSION_CACHE_IDLE_MS,
+      allowedOrigins: e.MCP_ALLOWED_ORIGINS,
+      allowedHosts: e.MCP_ALLOWED_HOSTS,
+    },
     database: e.DATABASE_URL
       ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
       : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },

@@ -1,46 +1,48 @@
 /**
- * The agent-tool server: MCP Streamable HTTP at /mcp (stateful sessions, one McpServer per session), protected
- * resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request needs a bearer API
- * key or an OAuth access token our authorization server issued for this resource (it acts as the key a person
- * minted when approving the client); a 401 carries WWW-Authenticate with `resource_metadata` and `scope` so
- * clients can discover how to authorise.
+ * The agent-tool server: MCP Streamable HTTP at /mcp (stateful sessions stored in Postgres, one McpServer per live
+ * session), protected resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request
+ * must come from an allowed Origin and Host (mcp/request-guard.ts) and carry a bearer API key or an OAuth access
+ * token our authorization server issued for this resource (it acts as the key a person minted when approving the
+ * client); a 401 carries WWW-Authenticate with `resource_metadata` and `scope` so clients can discover how to
+ * authorise.
  * A session belongs to the key that opened it: every request re-authenticates its key (the keys service's cache is
- * invalidated over pub/sub, so a revoked key answers 401 at once and its sessions close), and a session id presented
- * with any other key is unknown (404). Sessions are bounded per org and expire when idle (mcp/sessions.ts).
+ * invalidated over pub/sub, so a revoked key answers 401 at once; revoking ends its sessions) and re-reads the stored
+ * session, and a session id presented with any other key is unknown (404). Sessions survive restarts, work on every
+ * instance, are capped per org and expire after 30 days idle (mcp/sessions.ts, docs/agent-sessions.md).
  */
-import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { createKoaApp } from '../api/app.js';
 import type { AppState } from '../api/context.js';
 import { healthRoutes } from '../api/routes/health.routes.js';
-import { isApiKeyFormat, parseBearer } from '../core/auth/bearer.js';
 import { SCOPES } from '../core/auth/scopes.js';
-import { AppError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
-import { hashKey } from '../core/keys/key-material.js';
-import { OAuthAccessTokens } from '../core/oauth/access-tokens.js';
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import { McpSessionStore } from '../core/mcp-sessions/mcp-session-store.js';
 import type { Services } from '../core/services.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
-import { McpSessions, type McpSession } from './sessions.js';
+import { mcpAuthenticator } from './auth.js';
+import { requestGuard } from './request-guard.js';
+import { buildMcpServer } from './server.js';
+import { negotiatedVersion, type SessionHandshake } from './session-transport.js';
+import { McpSessions, type LiveSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
-import { registerAllTools } from './tools/index.js';
+import { toWebRequest, writeWebResponse } from './web-bridge.js';
 
-export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
-
-/** An opaque OAuth access token (oidc-provider's: base64url), as opposed to an API key or a session token. */
-const OAUTH_TOKEN_RE = /^Bearer[ ]+([A-Za-z0-9_-]{32,512})\s*$/i;
+export { SERVER_INFO } from './server.js';
 
 const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
+/** A session id longer than this is not one of ours (ours are UUIDs): unknown without a lookup. */
+const MAX_SESSION_ID_LENGTH = 128;
+/** What a client's `initialize` may ask us to store (client info and capabilities, as JSON). */
+const MAX_HANDSHAKE_BYTES = 16 * 1024;
 
 export interface McpSurface {
   app: Koa<AppState>;
-  /** How many sessions are open (for tests and operators). */
+  /** How many sessions this process holds live (the stored ones may be more: any instance can serve those). */
   openSessions(): number;
-  /** Close every open MCP session and stop the idle sweep (on shutdown). */
+  /** Close every live session and stop the sweep (on shutdown); stored sessions stay for the next process. */
   closeSessions(): Promise<void>;
   /** closeSessions, then close the gateway machinery this app started (its sweeper, committer, upstream pools). */
   close(): Promise<void>;
@@ -56,124 +58,41 @@ export interface McpAppOptions {
 }
 
 export function createMcpApp(services: Services, options: McpAppOptions = {}): McpSurface {
+  const { config } = services;
   const gateway = options.gateway ?? createGatewayHandler(services);
-  const sessions = new McpSessions({
-    perOrg: services.config.mcp.sessionsPerOrg,
-    idleMs: services.config.mcp.sessionIdleMs,
-    logger: services.logger,
-  });
-  sessions.start();
-  const mcpUrl = services.config.urls.mcp;
-  const metadataUrl = `${mcpUrl}/.well-known/oauth-protected-resource`;
+  const endpoint = `${config.urls.mcp}/mcp`;
+  const metadataUrl = `${config.urls.mcp}/.well-known/oauth-protected-resource`;
+  const sessions = createSessions(services, endpoint, gateway);
+  const authenticate = mcpAuthenticator(services, { resource: endpoint, metadata: metadataUrl }, (id) =>
+    sessions.afterUnauthenticated(id),
+  );
 
   const router = new Router<AppState>();
-  const metadata = {
-    resource: `${mcpUrl}/mcp`,
-    authorization_servers: [services.config.urls.publicBase],
-    scopes_supported: [...SCOPES],
-    bearer_methods_supported: ['header'],
-    resource_name: 'API marketplace agent tools',
-  };
+  const metadata = resourceMetadata(config.urls.publicBase, endpoint);
   router.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp'], (ctx) => {
     ctx.body = metadata; // RFC 9728 document: plain JSON, not the envelope
   });
 
-  // OAuth access tokens from our authorization server (core/oauth/), for this resource only.
-  const oauthTokens = new OAuthAccessTokens(services.orm, metadata.resource);
-  const challenge = `Bearer error="invalid_token", resource_metadata="${metadataUrl}", scope="${SCOPES.join(' ')}"`;
-
-  router.all('/mcp', async (ctx) => {
-    const sessionId = ctx.get('mcp-session-id');
-    let token: string | undefined;
-    let principal;
-    try {
-      const header = ctx.get('authorization') || undefined;
-      const oauthToken = OAUTH_TOKEN_RE.exec(header ?? '')?.[1];
-      if (oauthToken && !isApiKeyFormat(oauthToken)) {
-        token = oauthToken;
-        principal = (await oauthTokens.verify(oauthToken)).principal;
-      } else {
-        const credential = parseBearer(header);
-        if (credential.type !== 'api_key') {
-          throw new UnauthenticatedError('The agent-tool server accepts API keys and OAuth access tokens.');
-        }
-        token = credential.token;
-        principal = (await services.keys.authenticate(token)).principal;
-      }
-    } catch (err) {
-      if (err instanceof AppError && err.status === 401) {
-        if (sessionId && token) closeIfKeyRevoked(sessionId, token);
-        throw new UnauthenticatedError(err.message, { headers: { 'WWW-Authenticate': challenge } });
-      }
-      throw err;
+  router.all('/mcp', requestGuard(config), async (ctx) => {
+    const sessionId = ctx.get('mcp-session-id') || undefined;
+    const principal = await authenticate(ctx, sessionId);
+    const context: ToolContext = { principal, ip: ctx.ip, log: ctx.state.log };
+    if (!sessionId) {
+      if (ctx.method !== 'POST') throw noSession();
+      await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) =>
+        serve(ctx, session, endpoint),
+      );
+      return;
     }
-    if (principal.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
-
-    let session: McpSession | undefined;
-    if (sessionId) {
-      session = sessions.get(sessionId);
-      // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
-      if (!session || session.keyId !== principal.keyId) throw new NotFoundError(UNKNOWN_SESSION);
-    } else {
-      if (ctx.method !== 'POST' || !isInitializeRequest(ctx.request.body)) {
-        throw new ValidationError('No MCP session: send an initialize request first (without Mcp-Session-Id).');
-      }
-      session = await openSession(principal, hashKey(token), { ip: ctx.ip, log: ctx.state.log });
-    }
-    session.context.principal = principal;
-    session.context.ip = ctx.ip;
-    session.context.log = ctx.state.log;
-
-    const authInfo: AuthInfo = {
-      token: 'redacted',
-      clientId: principal.keyId,
-      scopes: [...principal.scopes],
-      extra: { orgId: principal.orgId },
-    };
-    (ctx.req as typeof ctx.req & { auth?: AuthInfo }).auth = authInfo;
-    ctx.respond = false; // the transport writes the response
-    const open = session;
-    await sessions.use(open, ctx.method, () => open.transport.handleRequest(ctx.req, ctx.res, ctx.request.body));
-    // An initialize the transport refused (bad params) leaves a session nobody can use.
-    if (!sessionId && open.transport.sessionId === undefined) sessions.close(open, 'not_initialized');
+    const session =
+      sessionId.length <= MAX_SESSION_ID_LENGTH
+        ? await sessions.resume(sessionId, ctx.method, principal, context)
+        : undefined;
+    // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
+    if (!session) throw new NotFoundError(UNKNOWN_SESSION);
+    Object.assign(session.context, context); // tools see this request's key (its current scopes) and address
+    await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
   });
-
-  /** A session whose own key stopped authenticating (revoked) is closed: the key never comes back. */
-  function closeIfKeyRevoked(sessionId: string, token: string): void {
-    const session = sessions.get(sessionId);
-    if (session && hashKey(token) === session.keyHash) sessions.close(session, 'key_revoked');
-  }
-
-  async function openSession(
-    principal: Extract<ToolContext['principal'], { type: 'api_key' }>,
-    keyHash: string,
-    request: Omit<ToolContext, 'principal'>,
-  ): Promise<McpSession> {
-    const id = randomUUID();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      onsessionclosed: () => {
-        const s = sessions.get(id);
-        if (s) sessions.close(s, 'terminated');
-      },
-    });
-    const session: McpSession = {
-      id,
-      transport,
-      orgId: principal.orgId,
-      keyId: principal.keyId,
-      keyHash,
-      context: { principal, ...request },
-      lastSeen: Date.now(),
-      busy: 0,
-    };
-    sessions.add(session); // may evict the org's least recently used idle session, or refuse (429)
-    // logging: clients may set a level (logging/setLevel); tools only otherwise (no prompts or resources).
-    const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, logging: {} } });
-    registerAllTools(server, services, session.context, { gateway });
-    await server.connect(transport);
-    return session;
-  }
 
   const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router]);
   return {
@@ -184,5 +103,74 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
       await sessions.closeAll();
       if (!options.gateway) await gateway.close();
     },
+  };
+}
+
+function createSessions(services: Services, endpoint: string, gateway: GatewayHandler): McpSessions {
+  const { mcp } = services.config;
+  const store = new McpSessionStore(services.orm, {
+    perOrg: mcp.sessionsPerOrg,
+    idleMs: mcp.sessionIdleMs,
+    touchMs: mcp.sessionTouchMs,
+    clock: services.clock,
+  });
+  const sessions = new McpSessions({
+    store,
+    clock: services.clock,
+    logger: services.logger,
+    cacheMax: mcp.cacheMax,
+    cacheIdleMs: mcp.cacheIdleMs,
+    // Every quarter of the shorter limit, at most once a minute.
+    sweepMs: Math.min(60_000, Math.max(50, Math.floor(Math.min(mcp.sessionIdleMs, mcp.cacheIdleMs) / 4))),
+    endpoint,
+    buildServer: (context) => buildMcpServer(services, context, { gateway }),
+  });
+  sessions.start();
+  return sessions;
+}
+
+/** Hand the request to the session's transport and write what it answers. */
+async function serve(ctx: Koa.ParameterizedContext<AppState>, session: LiveSession, endpoint: string): Promise<void> {
+  const principal = session.context.principal;
+  const authInfo: AuthInfo = {
+    token: 'redacted',
+    clientId: principal.type === 'api_key' ? principal.keyId : principal.orgId,
+    scopes: [...principal.scopes],
+    extra: { orgId: principal.orgId },
+  };
+  const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
+  const response = await session.transport.handleRequest(toWebRequest(ctx, endpoint), { authInfo, parsedBody });
+  await writeWebResponse(ctx, response);
+}
+
+/** RFC 9728 protected-resource metadata: where to get a token for this resource. */
+function resourceMetadata(authorizationServer: string, resource: string) {
+  return {
+    resource,
+    authorization_servers: [authorizationServer],
+    scopes_supported: [...SCOPES],
+    bearer_methods_supported: ['header'],
+    resource_name: 'API marketplace agent tools',
+  };
+}
+
+function noSession(): ValidationError {
+  return new ValidationError('No MCP session: send an initialize request first (without Mcp-Session-Id).');
+}
+
+/** What a session's `initialize` stores: the version the server answers with, the client's info and capabilities. */
+function handshakeOf(body: unknown): Omit<SessionHandshake, 'id'> {
+  const parsed = InitializeRequestSchema.safeParse(body);
+  if (!parsed.success) throw noSession();
+  const { protocolVersion, clientInfo, capabilities } = parsed.data.params;
+  if (JSON.stringify([clientInfo, capabilities]).length > MAX_HANDSHAKE_BYTES) {
+    throw new ValidationError(
+      `The initialize request's clientInfo and capabilities exceed ${MAX_HANDSHAKE_BYTES} bytes.`,
+    );
+  }
+  return {
+    protocolVersion: negotiatedVersion(protocolVersion),
+    clientInfo,
+    clientCapabilities: capabilities,
   };
 }

@@ -9,6 +9,7 @@ import type { Principal, Scope } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { isId } from '../ids.js';
+import { endMcpSessionsOfKeys } from '../mcp-sessions/mcp-session-store.js';
 import { pageInfo, type Page } from '../pagination.js';
 import type { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
 import {
@@ -278,7 +279,7 @@ export class KeyAdminService {
 
   /**
    * Revoke (idempotent), with every descendant of the key: a child never outlives its parent. Every process refuses
-   * them once the invalidations land.
+   * them once the invalidations land; their MCP sessions end in the same transaction.
    */
   async revoke(principal: Principal, id: string): Promise<{ id: string; revoked: true; revoked_at: string }> {
     const { key, hashes } = await this.orm.em.fork().transactional(async (tem) => {
@@ -295,8 +296,10 @@ export class KeyAdminService {
       if (target.revokedAt) return { key: target, hashes: [target.keyHash] };
       const now = this.clock.now();
       target.revokedAt = now;
-      for (const d of descendantsOf(gov, target.id)) rows.get(d.id)!.revokedAt = now;
+      const descendants = descendantsOf(gov, target.id);
+      for (const d of descendants) rows.get(d.id)!.revokedAt = now;
       await tem.flush();
+      await endMcpSessionsOfKeys(tem, [target.id, ...descendants.map((d) => d.id)], now);
       return { key: target, hashes: treeHashes(rows, gov, target.id) };
     });
     await this.keys.invalidateMany(hashes);

@@ -25,6 +25,7 @@ import { Endpoint } from './endpoint.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
+import { McpSessionRecord } from './mcp-session.entity.js';
 import { OAuthPayload } from './oauth-payload.entity.js';
 import { Org } from './org.entity.js';
 import { Payment } from './payment.entity.js';
@@ -61,6 +62,7 @@ export {
   KeyDaySpend,
   LedgerEntry,
   LoginCode,
+  McpSessionRecord,
   Org,
   Payment,
   Payout,
@@ -87,6 +89,7 @@ export * from './idempotency-record.entity.js';
 export * from './key-day-spend.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
+export * from './mcp-session.entity.js';
 export * from './oauth-payload.entity.js';
 export * from './org.entity.js';
 export * from './payment.entity.js';
@@ -135,4 +138,5 @@ export const ENTITIES = [
   OAuthPayload,
   ApiSearch,
   SearchLexicon,
+  McpSessionRecord,
 ];

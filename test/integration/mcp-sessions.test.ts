@@ -49,7 +49,7 @@ async function statusOf(call: Promise<unknown>): Promise<number | 'ok'> {
 
 describe('MCP sessions', () => {
   let main: Surface; // MCP_SESSIONS_PER_ORG=3
-  let idle: Surface; // MCP_SESSION_IDLE_MS=800, same database
+  let idle: Surface; // MCP_SESSION_IDLE_MS=800, its own database
   let controlPlane: TestStack; // another process on the same database and Redis prefix
   const clients: Connected[] = [];
 
@@ -58,13 +58,14 @@ describe('MCP sessions', () => {
     clients.push(c);
     return c;
   };
-  const register = async () => (await main.stack.services.accounts.register({ ip: '10.9.0.1' })).api_key;
+  const register = async (s: Surface = main) => (await s.stack.services.accounts.register({ ip: '10.9.0.1' })).api_key;
   const principalOf = async (key: string) => (await main.stack.services.keys.authenticate(key)).principal;
 
   beforeAll(async () => {
     const stack = await createTestStack({ env: { MCP_SESSIONS_PER_ORG: String(CAP) } });
     main = await surface(stack);
-    idle = await surface(await createTestStack({ db: stack.db, env: { MCP_SESSION_IDLE_MS: String(IDLE_MS) } }));
+    // A database of its own: the idle limit is the stored sessions' expiry, so every instance on a database shares it.
+    idle = await surface(await createTestStack({ env: { MCP_SESSION_IDLE_MS: String(IDLE_MS) } }));
     controlPlane = await createTestStack({ db: stack.db, env: { REDIS_KEY_PREFIX: stack.config.counters.keyPrefix } });
   });
   afterAll(async () => {
@@ -186,7 +187,7 @@ describe('MCP sessions', () => {
   });
 
   it('closes a session idle past the limit (the sweep, even with its GET stream open); its id then answers 404', async () => {
-    const session = await open(idle, await register());
+    const session = await open(idle, await register(idle));
     expect(await statusOf(session.client.listTools())).toBe('ok');
     expect(idle.mcp.openSessions()).toBe(1);
     await waitFor(() => Promise.resolve(idle.mcp.openSessions() === 0), {
@@ -197,7 +198,7 @@ describe('MCP sessions', () => {
   });
 
   it('a session in use does not expire', async () => {
-    const session = await open(idle, await register());
+    const session = await open(idle, await register(idle));
     for (let i = 0; i < 6; i++) {
       await new Promise((r) => setTimeout(r, IDLE_MS / 3));
       expect(await statusOf(session.client.listTools()), `request ${i}`).toBe('ok');

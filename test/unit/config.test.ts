@@ -22,7 +22,15 @@ describe('loadConfig', () => {
       mcp: 'http://localhost:3002',
       temporalUi: 'http://localhost:8233', // the embedded dev server's UI
     });
-    expect(c.mcp).toEqual({ sessionsPerOrg: 20, sessionIdleMs: 1_800_000 });
+    expect(c.mcp).toEqual({
+      sessionsPerOrg: 20,
+      sessionIdleMs: 30 * 86_400_000, // the spec's 30-day agent-tool session
+      sessionTouchMs: 60_000,
+      cacheMax: 1_000,
+      cacheIdleMs: 600_000,
+      allowedOrigins: [],
+      allowedHosts: [],
+    });
     expect(c.limits.gatewayRatePerMin).toBe(300);
     expect(c.upstreamAllowPrivate).toBe(false);
   });
@@ -54,6 +62,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_UI_URL: 'https://ui.example.com/' }).urls.temporalUi).toBe(
       'https://ui.example.com',
     );
+  });
+
+  it("parses the MCP server's extra origins and hosts, and refuses malformed ones", () => {
+    const c = loadConfig({
+      MCP_ALLOWED_ORIGINS: 'https://App.example.com, http://localhost:6274',
+      MCP_ALLOWED_HOSTS: 'mcp:3002,Tools.example.com,[::1]:8080',
+    });
+    expect(c.mcp.allowedOrigins).toEqual(['https://app.example.com', 'http://localhost:6274']);
+    expect(c.mcp.allowedHosts).toEqual(['mcp:3002', 'tools.example.com', '[::1]:8080']);
+    expect(() => loadConfig({ MCP_ALLOWED_ORIGINS: 'https://app.example.com/path' })).toThrow(/MCP_ALLOWED_ORIGINS/);
+    expect(() => loadConfig({ MCP_ALLOWED_HOSTS: 'two words' })).toThrow(/MCP_ALLOWED_HOSTS/);
   });
 
   it('treats empty strings as unset', () => {
