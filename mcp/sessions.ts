@@ -69,6 +69,8 @@ type DropReason = 'evicted' | 'ended' | 'idle' | 'cache_full' | 'shutdown';
 export class McpSessions {
   /** By session id, least recently used first (an entry is re-inserted when used). */
   private readonly live = new Map<string, LiveSession>();
+  /** Hashes of sessions being opened here: their row may exist before they are live (counted busy). */
+  private readonly opening = new Set<string>();
   private readonly building = new Map<string, Promise<LiveSession | undefined>>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -99,14 +101,23 @@ export class McpSessions {
   ): Promise<void> {
     const id = randomUUID();
     const stored = { id, orgId: principal.orgId, keyId: principal.keyId, ...handshake };
-    const { evicted } = await this.options.store.open(stored, this.localView());
-    for (const idHash of evicted) this.dropByHash(idHash, 'evicted');
-    const { session, server } = this.create({ ...stored, lastSeenAt: this.options.clock.now() }, context);
-    // Busy from here (run counts it synchronously), so a concurrent open cannot evict it before it answers.
-    await this.run(session, 'POST', async () => {
-      await server.connect(session.transport);
-      await handle(session);
-    });
+    // Counted busy from before its row exists until its initialize is answered, so a concurrent open of the same org
+    // (waiting on the store's lock) cannot evict it while it is not yet live here.
+    const idHash = hashSessionId(id);
+    this.opening.add(idHash);
+    let session: LiveSession;
+    try {
+      const { evicted } = await this.options.store.open(stored, this.localView());
+      for (const evictedHash of evicted) this.dropByHash(evictedHash, 'evicted');
+      const created = this.create({ ...stored, lastSeenAt: this.options.clock.now() }, context);
+      session = created.session;
+      await this.run(session, 'POST', async () => {
+        await created.server.connect(session.transport);
+        await handle(session);
+      });
+    } finally {
+      this.opening.delete(idHash);
+    }
     if (session.transport.sessionId === undefined) {
       this.drop(session, 'ended');
       await this.options.store.discard(id);
@@ -266,11 +277,12 @@ export class McpSessions {
     }
   }
 
+  /** What this process knows of its sessions, read when the store asks (under its lock), not when it is built. */
   private localView(): LocalSessionView {
-    const byHash = new Map([...this.live.values()].map((s) => [s.idHash, s]));
+    const byHash = () => new Map([...this.live.values()].map((s) => [s.idHash, s]));
     return {
-      busy: (idHash) => (byHash.get(idHash)?.busy ?? 0) > 0,
-      lastUsedAt: (idHash) => byHash.get(idHash)?.lastUsed,
+      busy: (idHash) => this.opening.has(idHash) || (byHash().get(idHash)?.busy ?? 0) > 0,
+      lastUsedAt: (idHash) => byHash().get(idHash)?.lastUsed,
     };
   }
 
