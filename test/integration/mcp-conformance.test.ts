@@ -95,7 +95,7 @@ describe.skipIf(missing !== undefined)('MCP conformance runner', () => {
     outputDir = await mkdtemp(path.join(tmpdir(), 'mcp-conformance-'));
   });
   afterAll(async () => {
-    await mcp?.closeSessions();
+    await mcp?.close();
     await mcpServer?.close();
     await proxy?.close();
     await api?.close();

@@ -31,7 +31,7 @@ async function surface(stack: TestStack): Promise<Surface> {
 }
 
 async function closeSurface(s: Surface | undefined, ownsStack = true): Promise<void> {
-  await s?.mcp.closeSessions();
+  await s?.mcp.close();
   await s?.server.close();
   if (ownsStack) await s?.stack.close();
 }

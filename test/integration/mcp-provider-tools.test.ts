@@ -159,7 +159,7 @@ describe('agent-tool server: provider, profile and terms tools', () => {
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
     expect(await s.services.ledger.findDrift()).toEqual([]);
     await Promise.allSettled(clients.map((c) => c.close()));
-    await mcp?.closeSessions();
+    await mcp?.close();
     await mcpServer?.close();
     await s?.close();
     await stripe?.stop();

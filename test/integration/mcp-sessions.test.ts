@@ -71,7 +71,7 @@ describe('MCP sessions', () => {
   afterAll(async () => {
     await Promise.allSettled(clients.map((c) => c.client.close()));
     for (const s of [idle, main]) {
-      await s?.mcp.closeSessions();
+      await s?.mcp.close();
       await s?.server.close();
     }
     await controlPlane?.close();

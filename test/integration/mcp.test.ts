@@ -23,7 +23,7 @@ describe('agent-tool server', () => {
   afterAll(async () => {
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
     expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await mcp.closeSessions();
+    await mcp.close();
     await server.close();
     await stack.close();
   });

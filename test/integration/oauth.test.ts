@@ -123,7 +123,7 @@ describe('OAuth 2.1 for agents', () => {
     clientId = reg.body.client_id;
   });
   afterAll(async () => {
-    await mcp?.closeSessions();
+    await mcp?.close();
     await mcpServer?.close();
     await api?.close();
     await stack?.close();
