@@ -4,10 +4,11 @@
  * the call's usage row exists the call was committed and only the settle was lost: the reservation is released into
  * spend (the fast state then reads the balance again), and its idempotency key stays claimed. Otherwise the call is
  * first fenced — recorded as failed under its own usage id, so a commit still in flight can never land after it (the
- * usage id is the primary key) — and then voided, which refunds the held amount and frees the idempotency key for a
- * retry. Fence, void and settle are idempotent, so processes may race.
+ * usage id and the instant it encodes are the primary key) — and then voided, which refunds the held amount and frees
+ * the idempotency key for a retry. Fence, void and settle are idempotent, so processes may race.
  */
 import type { Services } from '../core/services.js';
+import { idTime } from '../core/ids.js';
 import { loadSnapshot } from './snapshot.js';
 
 export interface Sweeper {
@@ -26,12 +27,24 @@ export function startSweeper(services: Pick<Services, 'spend' | 'orm' | 'clock' 
     if (expired.length === 0) return { voided, settled };
     const em = services.orm.em.fork();
     // Fence every expired reservation that has no usage row yet: an abandoned call, recorded as failed and unbilled.
+    // usage_events is partitioned by created_at, its key is (id, created_at): the fence takes the instant the usage id
+    // encodes, which is the created_at the gateway's own commit writes, so the two still collide.
     await em.execute(
-      `insert into usage_events (id, org_id, key_id, api_slug, method, path, status, outcome, latency_ms, request_id)
-       select r.id, r.org_id, r.key_id, '-', '-', '-', 0, 'failed', 0, r.id
-         from jsonb_to_recordset(?::jsonb) as r(id text, org_id text, key_id text)
-       on conflict (id) do nothing`,
-      [JSON.stringify(expired.map((r) => ({ id: r.reservationId, org_id: r.orgId, key_id: r.keyId })))],
+      `insert into usage_events (id, org_id, key_id, api_slug, method, path, status, outcome, latency_ms, request_id,
+         created_at)
+       select r.id, r.org_id, r.key_id, '-', '-', '-', 0, 'failed', 0, r.id, coalesce(r.at, now())
+         from jsonb_to_recordset(?::jsonb) as r(id text, org_id text, key_id text, at timestamptz)
+       on conflict (id, created_at) do nothing`,
+      [
+        JSON.stringify(
+          expired.map((r) => ({
+            id: r.reservationId,
+            org_id: r.orgId,
+            key_id: r.keyId,
+            at: idTime(r.reservationId)?.toISOString() ?? null,
+          })),
+        ),
+      ],
       'run',
     );
     const rows = await em.execute<{ id: string }[]>(

@@ -525,14 +525,15 @@ export class UsageCommitter {
 
   /**
    * Settle an ambiguous commit (the statement failed, or its answer was lost): record this call as failed under its
-   * own usage id. The usage id is the primary key, so exactly one of the two can exist: if the failed row goes in,
+   * own usage id and time. (id, created_at) is the primary key (usage_events is partitioned by created_at; the fence
+   * writes the call's own `at`, as the commit does), so exactly one of the two can exist: if the failed row goes in,
    * the call was not charged and never will be; if it conflicts, the original commit is in (a concurrent one is
    * waited for by the insert itself) and the call was charged. Throws when Postgres cannot answer at all.
    */
   async fence(call: CallRecord): Promise<{ committed: false } | { committed: true; call: CommittedCall }> {
     const em = this.deps.orm.em.fork();
     const inserted = await em.execute<{ id: string }[]>(
-      `insert into usage_events ${USAGE_COLUMNS} values ${rows(1, 19)} on conflict (id) do nothing returning id`,
+      `insert into usage_events ${USAGE_COLUMNS} values ${rows(1, 19)} on conflict (id, created_at) do nothing returning id`,
       usageValues(call, { outcome: 'failed', cost: 0, creditApplied: 0, billable: 0 }),
     );
     if (inserted.length > 0) return { committed: false };

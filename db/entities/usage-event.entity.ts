@@ -1,6 +1,11 @@
 /**
  * One metered gateway call (written by the gateway, in batches, before the response is sent). Read by
  * GET /v1/usage, provider analytics and the provider profile's stats. Money fields are integer cents.
+ *
+ * Range-partitioned by `created_at` (monthly partitions plus a default one, created ahead and retired after
+ * USAGE_RETENTION_DAYS by core/usage/usage-partitions.ts). MikroORM sees only the parent table: it lists no table
+ * that is a partition (pg_inherits), and the parent's columns, indexes, keys and checks are declared here exactly,
+ * so its schema diff stays empty (docs/decisions.md, Usage partitions).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { ApiKey } from './api-key.entity.js';
@@ -33,8 +38,14 @@ export const UsageEvent = defineEntity({
     requestId: p.string().length(128),
     /** The caller's X-Request-Id, when it sent a well-formed one (for its tracing; never used as our id). */
     clientRequestId: p.string().length(128).nullable(),
+    /**
+     * The partition key (range, one partition per UTC month; Migration20261125120000_usage_partitions), hence part
+     * of the primary key: a partitioned table's unique keys must hold it. Gateway rows carry the instant their id
+     * encodes, so (id, created_at) stays as unique as the id.
+     */
     createdAt: p
       .datetime()
+      .primary()
       .defaultRaw('now()')
       .onCreate(() => new Date()),
   },
