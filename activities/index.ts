@@ -4,6 +4,7 @@ import { createBillingActivities } from './billing.activities.js';
 import { createCreditActivities } from './credits.activities.js';
 import { createProviderActivities } from './providers.activities.js';
 import { createRollupActivities } from './rollups.activities.js';
+import { createUsageActivities } from './usage.activities.js';
 
 export type ActivityServices = Pick<
   Services,
@@ -17,6 +18,7 @@ export type ActivityServices = Pick<
   | 'payouts'
   | 'gatewayEvents'
   | 'rollups'
+  | 'usagePartitions'
   | 'demand'
 >;
 
@@ -29,6 +31,7 @@ export function createActivities(services: ActivityServices) {
       demand: services.demand,
     }),
     ...createRollupActivities({ rollups: services.rollups }),
+    ...createUsageActivities({ usagePartitions: services.usagePartitions }),
     ...createBillingActivities({
       charges: services.charges,
       reconciliation: services.reconciliation,

@@ -66,6 +66,13 @@ export async function startWorker(
   const reloadTrigger = options.reloadTrigger === false ? undefined : startReloadTrigger(services);
   // Off the gateway's request path too: fold providers' queued earnings into their ledgers.
   const folder = startEarningsFolder(services.earnings, services.logger);
+  // A fresh install (or one stopped for months) never waits a day for this month's usage partition.
+  try {
+    const partitions = await services.usagePartitions.ensure();
+    if (partitions.created.length > 0) services.logger.info(partitions, 'usage partitions created at worker start');
+  } catch (err) {
+    services.logger.error({ err }, 'usage partitions not ensured at worker start (the schedule retries)');
+  }
   const schedules = await services.temporal.ensureSchedules();
   services.logger.info({ taskQueue, namespace, schedules_created: schedules }, 'temporal worker running');
   return {

@@ -143,6 +143,12 @@ const EnvSchema = z.object({
   USAGE_CHARGE_THRESHOLD_CENTS: z.coerce.number().int().min(50).max(100_000_000).default(5_000),
   CARD_CREDIT_LIMIT_CENTS: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
   PAYOUT_MINIMUM_CENTS: z.coerce.number().int().min(1).max(100_000_000).default(100),
+  /**
+   * Usage events (one row per call) older than this are dropped a month-partition at a time; ledger rows are kept
+   * forever. At least 180 days: a chargeback (up to 120 days) and an unpaid card usage charge read the calls they
+   * concern.
+   */
+  USAGE_RETENTION_DAYS: z.coerce.number().int().min(180).max(36_500).default(400),
 
   CHALLENGE_VERIFY_URL: httpUrl.optional(),
   CHALLENGE_SECRET: optionalString,
@@ -241,6 +247,10 @@ export interface Config {
     readonly cardCreditLimitCents: number;
     /** Providers' balances under this are carried to the next payout. */
     readonly payoutMinimumCents: number;
+  };
+  readonly usage: {
+    /** usage_events partitions entirely older than this many days are retired (core/usage/usage-partitions.ts). */
+    readonly retentionDays: number;
   };
   readonly challenge: { readonly verifyUrl?: string; readonly secret?: string };
 }
@@ -374,5 +384,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cardCreditLimitCents: e.CARD_CREDIT_LIMIT_CENTS,
       payoutMinimumCents: e.PAYOUT_MINIMUM_CENTS,
     },
+    usage: { retentionDays: e.USAGE_RETENTION_DAYS },
   } satisfies Config);
 }

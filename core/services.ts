@@ -22,6 +22,7 @@ import { createStripeClient, type StripeClient } from './billing/stripe.js';
 import { startEmbeddedStripe } from './billing/stripe-mock.js';
 import { ListingsService } from './catalog/listings.service.js';
 import { RollupsService } from './catalog/rollups.service.js';
+import { UsagePartitionsService } from './usage/usage-partitions.js';
 import { DemandService } from './demand/demand.service.js';
 import { MarketService } from './market/market.service.js';
 import { DirectoryImporter } from './catalog/directory-import.js';
@@ -101,6 +102,8 @@ export interface Services {
   readonly health: HealthService;
   /** Catalog rollups (stats, scores, ranks, history), run by the `catalog-rollups` schedule. */
   readonly rollups: RollupsService;
+  /** usage_events' monthly partitions: created ahead, retired after USAGE_RETENTION_DAYS (`usage-partitions`). */
+  readonly usagePartitions: UsagePartitionsService;
   /** Boards, market overview and activity, over the rollups. */
   readonly market: MarketService;
   /** Requests for missing APIs. */
@@ -233,6 +236,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const directory = new DirectoryService({ orm, clock, profiles });
     const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
     const rollups = new RollupsService({ orm, clock, logger });
+    const usagePartitions = new UsagePartitionsService({
+      orm,
+      clock,
+      logger,
+      retentionDays: config.usage.retentionDays,
+      rollupsWatermark: () => rollups.watermark(),
+    });
     const market = new MarketService({ orm, clock });
     const analytics = new AnalyticsService({ orm, usage, demand });
     const connect = new ConnectService({ orm, config, stripe, temporal });
@@ -301,6 +311,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       billingCycle,
       health,
       rollups,
+      usagePartitions,
       market,
       demand,
       runtime: {

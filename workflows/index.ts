@@ -7,4 +7,5 @@ export { priceChangeWorkflow } from './price-change.workflow.js';
 export { reconcileBooksWorkflow } from './reconcile-books.workflow.js';
 export { signupCreditsWorkflow } from './signup-credits.workflow.js';
 export { usageChargeWorkflow } from './usage-charge.workflow.js';
+export { usagePartitionsWorkflow } from './usage-partitions.workflow.js';
 export { verifyAndPublishWorkflow } from './verify-and-publish.workflow.js';

@@ -16,6 +16,7 @@ export const WORKFLOW_TYPES = {
   billingCycle: 'billingCycleWorkflow',
   usageCharge: 'usageChargeWorkflow',
   catalogRollups: 'catalogRollupsWorkflow',
+  usagePartitions: 'usagePartitionsWorkflow',
 } as const;
 
 /** Temporal Schedules the worker makes sure exist at start. */
@@ -27,6 +28,8 @@ export const SCHEDULES = {
   billingPeriodClose: { id: 'billing-period-close', calendar: { dayOfMonth: 1, hour: 0, minute: 5 } },
   /** Stats, merit scores, ranks, score history and market events: fresh within 60 s of a call (one run each 30 s). */
   catalogRollups: { id: 'catalog-rollups', every: '30 seconds' },
+  /** usage_events partitions: months ahead created, months past USAGE_RETENTION_DAYS retired (daily, 02:30 UTC). */
+  usagePartitions: { id: 'usage-partitions', calendar: { hour: 2, minute: 30 } },
 } as const;
 
 export const SIGNALS = {
@@ -171,6 +174,16 @@ export type UsageChargeResult =
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'charged'; paymentId: string }
   | { outcome: 'failed'; paymentId: string | null; reason: string };
+
+/** What one run of usagePartitionsWorkflow did (core/usage/usage-partitions.ts). */
+export interface UsagePartitionsResult {
+  created: string[];
+  moved_from_default: number;
+  retired: string[];
+  kept_unprocessed: string[];
+  retention_cutoff: string;
+  rollups_watermark: string | null;
+}
 
 /** What one run of catalogRollupsWorkflow did, step by step (core/catalog/rollups.service.ts). */
 export interface CatalogRollupsResult {

@@ -34,6 +34,7 @@ import {
   type SignupCreditsInput,
   type SignupCreditsResult,
   type SignupCreditsStatus,
+  type UsagePartitionsResult,
 } from './contracts.js';
 
 /** Which listing a run concerns, for operators' filters (`ApiSlug = "weather"`, `OrgId = "org_…"`). */
@@ -327,6 +328,15 @@ export class TemporalService {
         catchupWindow: '1 minute',
         workflowId: SCHEDULES.catalogRollups.id,
       },
+      {
+        id: SCHEDULES.usagePartitions.id,
+        spec: { calendars: [SCHEDULES.usagePartitions.calendar], timezone: 'UTC' },
+        workflowType: WORKFLOW_TYPES.usagePartitions,
+        args: [],
+        // Each run looks at the whole calendar: one missed while the cluster was down is made up by the next.
+        catchupWindow: '1 day',
+        workflowId: SCHEDULES.usagePartitions.id,
+      },
     ];
     const created: string[] = [];
     for (const schedule of wanted) {
@@ -364,6 +374,15 @@ export class TemporalService {
   /** Run the catalog rollups now (as the schedule would: tests, operators) and wait for the report. */
   async runRollupsNow(workflowId = `catalog-rollups:manual:${randomUUID()}`): Promise<CatalogRollupsResult> {
     return this.client.workflow.execute<() => Promise<CatalogRollupsResult>>(WORKFLOW_TYPES.catalogRollups, {
+      workflowId,
+      taskQueue: this.target.taskQueue,
+      args: [],
+    });
+  }
+
+  /** Run the usage partition maintenance now (as the schedule would: tests, operators) and wait for the report. */
+  async runUsagePartitionsNow(workflowId = `usage-partitions:manual:${randomUUID()}`): Promise<UsagePartitionsResult> {
+    return this.client.workflow.execute<() => Promise<UsagePartitionsResult>>(WORKFLOW_TYPES.usagePartitions, {
       workflowId,
       taskQueue: this.target.taskQueue,
       args: [],
