@@ -16,8 +16,6 @@ import { createLiveApi, type LiveApi } from '../helpers/listings.js';
 import { recordHistory } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
-const DAY = 86_400_000;
-
 describe('usagePartitionsWorkflow', () => {
   let s: FullStack;
   let upstream: Upstream;
