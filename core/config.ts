@@ -135,6 +135,8 @@ const EnvSchema = z.object({
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   GATEWAY_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   GATEWAY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** Gateway processes (node:cluster workers sharing the port) a `gateway`-only start forks; also `--processes N`. */
+  GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(1),
   REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
   SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10),
   PRICE_INCREASE_NOTICE_DAYS: z.coerce.number().min(0).max(365).default(7),
@@ -237,6 +239,8 @@ export interface Config {
     readonly connectTimeoutMs: number;
     /** How often each gateway process looks for reservations nobody settled (a gateway died mid-call). */
     readonly sweepIntervalMs: number;
+    /** Worker processes a gateway-only start runs (node:cluster, one shared port); 1 serves in the launcher itself. */
+    readonly processes: number;
   };
   readonly billing: {
     /** Share of each paid call's price kept by the platform (PLATFORM_FEE_PERCENT, whole percent). */
@@ -262,11 +266,19 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parse an environment (process.env by default) into a Config, or throw a ConfigError listing every problem. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): Config {
+/**
+ * Parse an environment (process.env by default) into a Config, or throw a ConfigError listing every problem.
+ * `overrides` are command-line settings (the launcher's `--processes N`) that win over the environment.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  cwd = process.cwd(),
+  overrides: Record<string, string | undefined> = {},
+): Config {
   // Treat empty strings as unset: `FOO= npm start` should mean "default", not "invalid".
   const cleaned: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') cleaned[k] = v;
+  for (const source of [env, overrides])
+    for (const [k, v] of Object.entries(source)) if (v !== undefined && v !== '') cleaned[k] = v;
 
   const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
@@ -296,6 +308,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError([
       'SEARCH_MODEL_DIR: required when SEARCH_EMBEDDER=sentence (a local sentence-transformer model)',
     ]);
+  }
+
+  // Gateway processes share nothing but Postgres and Redis: the embedded database and the in-process counters
+  // live inside one process, so a second one would see other balances, rate limits and reservations.
+  if (e.GATEWAY_PROCESSES > 1) {
+    const embedded = (['DATABASE_URL', 'REDIS_URL'] as const).filter((k) => !e[k]);
+    if (embedded.length) {
+      throw new ConfigError([
+        `GATEWAY_PROCESSES: more than one gateway process needs ${embedded.join(' and ')} (the embedded ` +
+          'database and in-process counters cannot be shared between processes)',
+      ]);
+    }
   }
 
   const dataDir = path.resolve(cwd, e.DATA_DIR);
@@ -377,6 +401,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
       sweepIntervalMs: e.GATEWAY_SWEEP_INTERVAL_MS,
+      processes: e.GATEWAY_PROCESSES,
     },
     billing: {
       platformFeePercent: e.PLATFORM_FEE_PERCENT,

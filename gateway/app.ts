@@ -90,7 +90,8 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     const pathname = url.split('?', 1)[0]!;
     if (pathname === '/health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
-      const report = await services.health.check('gateway');
+      // The pid tells apart the processes behind one port (GATEWAY_PROCESSES > 1: node:cluster workers).
+      const report = { ...(await services.health.check('gateway')), pid: process.pid };
       if (report.status === 'ok') sendJson(res, 200, ok(report, requestId), { 'X-Request-Id': requestId });
       else
         sendJson(

@@ -3,14 +3,21 @@
  * embedded defaults (`npm start` ends with `node --import tsx scripts/start.ts all`, after scripts/start.sh installed
  * what a fresh clone lacks); `api`, `gateway`, `mcp` or `worker` runs one role alone, for production. SIGINT/SIGTERM
  * shut down gracefully: in-flight requests finish, then everything closes.
+ *
+ * `gateway --processes N` (or GATEWAY_PROCESSES=N) runs the gateway as N node:cluster workers on one port
+ * (core/runtime/cluster.ts): this process becomes their supervisor and serves nothing itself. Only the gateway role
+ * alone may fork; the other roles keep their single process (run them as separate starts).
  */
+import cluster from 'node:cluster';
 import { createApiApp } from '../api/app.js';
 import { startWorker, type RunningWorker } from '../activities/worker.js';
-import { ConfigError, loadConfig } from '../core/config.js';
+import { ConfigError, loadConfig, type Config } from '../core/config.js';
+import { createLogger } from '../core/logger.js';
+import { superviseGatewayWorkers, WORKER_READY } from '../core/runtime/cluster.js';
 import { DevServerError } from '../core/temporal/dev-server.js';
 import { startHttpServer, type RunningHttpServer } from '../core/runtime/http-server.js';
 import { createServices } from '../core/services.js';
-import { migrateUp } from '../db/mikro-orm.config.js';
+import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { createMcpApp } from '../mcp/app.js';
 
@@ -25,20 +32,91 @@ function parseRoles(args: string[]): { roles: Set<Role>; allInOne: boolean } {
   return { roles: new Set(words as Role[]), allInOne: false };
 }
 
+/** `--processes N` / `--processes=N`, removed from the arguments; undefined when absent. */
+function takeProcesses(args: string[]): { rest: string[]; processes?: string } {
+  const rest: string[] = [];
+  let processes: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--processes') {
+      processes = args[++i];
+      if (processes === undefined) throw new ConfigError(['--processes: needs a number']);
+    } else if (a.startsWith('--processes=')) processes = a.slice('--processes='.length);
+    else rest.push(a);
+  }
+  return { rest, processes };
+}
+
+/**
+ * The supervisor of N gateway workers: applies migrations if asked (once, before forking, so workers do not race),
+ * forks, says ready when all are, and on a signal waits for every worker's graceful shutdown.
+ */
+async function runGatewayPrimary(config: Config): Promise<void> {
+  const log = createLogger({ level: config.logLevel });
+  if (config.migrateOnStart && config.database.kind === 'postgres') {
+    const orm = await initOrm({ url: config.database.url, poolMax: 1 });
+    try {
+      const applied = await migrateUp(orm);
+      if (applied.length) log.info({ applied }, 'migrations applied');
+    } finally {
+      await orm.close();
+    }
+  }
+  if (config.demoCatalog) log.warn('DEMO_CATALOG is ignored by a multi-process gateway; import from another role');
+  const processes = config.gateway.processes;
+  const url = config.urls.gateway;
+  const supervisor = superviseGatewayWorkers({
+    processes,
+    logger: log,
+    graceMs: config.shutdownGraceMs,
+    onReady: () => {
+      console.log(`\nMarketplace gateway is running as ${processes} processes:\n  ${'gateway'.padEnd(15)} ${url}\n`);
+      log.info({ surfaces: { gateway: url }, roles: ['gateway'], processes }, 'ready');
+    },
+    onFailed: (code) => exitAfterFlush(log, code),
+  });
+  let signalled = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    log.info({ signal }, 'shutting down: stopping the gateway workers');
+    void supervisor.stop(signal).then((code) => {
+      log.info('stopped');
+      exitAfterFlush(log, code);
+    });
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+function exitAfterFlush(log: ReturnType<typeof createLogger>, code: number): void {
+  log.flush(() => process.exit(code));
+}
+
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
+  const { rest: args, processes } = takeProcesses(process.argv.slice(2));
   // `npm start -- --demo` (or DEMO_CATALOG=1): import the public directory into an empty catalog at start.
   const demo = args.includes('--demo');
   const { roles, allInOne } = parseRoles(args.filter((a) => a !== '--demo'));
-  const config = loadConfig();
+  const config = loadConfig(undefined, undefined, { GATEWAY_PROCESSES: processes });
+  const clustered = config.gateway.processes > 1;
+  if (clustered && (allInOne || roles.size !== 1 || !roles.has('gateway'))) {
+    throw new ConfigError([
+      `GATEWAY_PROCESSES=${config.gateway.processes}: only the gateway role alone runs several processes; ` +
+        'start it separately (`scripts/start.ts gateway --processes N`) and the other roles in their own processes',
+    ]);
+  }
+  if (clustered && cluster.isPrimary) return runGatewayPrimary(config);
+
   const services = await createServices(config);
   const log = services.logger;
 
-  if (config.migrateOnStart ?? allInOne) {
+  // A cluster worker leaves migrations and the demo import to its primary.
+  if (!cluster.isWorker && (config.migrateOnStart ?? allInOne)) {
     const applied = await migrateUp(services.orm);
     if (applied.length) log.info({ applied }, 'migrations applied');
   }
-  if ((demo || config.demoCatalog) && (await services.directoryImport.catalogEmpty())) {
+  if (!cluster.isWorker && (demo || config.demoCatalog) && (await services.directoryImport.catalogEmpty())) {
     log.info('demo catalog: importing the public APIs directory (first start only)');
     const report = await services.directoryImport.importFile();
     log.info({ inserted: report.inserted, indexed: report.indexed }, 'demo catalog imported');
@@ -107,6 +185,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', (s) => void shutdown(s));
   process.on('SIGTERM', (s) => void shutdown(s));
+  if (cluster.isWorker) {
+    // The supervisor gone (killed, or crashed) means nobody restarts or stops us: finish in-flight work and exit.
+    process.on('disconnect', () => void shutdown('supervisor-gone'));
+    process.send?.(WORKER_READY);
+    log.info({ worker: cluster.worker?.id, url: servers[0]?.url }, 'gateway worker listening');
+    return;
+  }
   worker?.done.catch((err: unknown) => {
     log.fatal({ err }, 'temporal worker stopped unexpectedly');
     void shutdown('worker-failure');

@@ -19,7 +19,7 @@ import { createServices, type Services } from '../../core/services.js';
 import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
-import { freePort, nodeTsArgs, startChild, waitForHttp } from './proc.js';
+import { freePort, nodeTsArgs, startChild, waitForHttp, type ManagedChild } from './proc.js';
 import { TARGET, type GatewayTargets, type TrafficCount } from './types.js';
 
 export interface GatewayTargetsContext {
@@ -86,29 +86,35 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
     await redis.set(`sp:rl:${seed.limitedPrefix}:${m}`, '2000000000', 'PX', 3 * 3_600_000);
   }
 
-  const port = await freePort();
-  const gateway = startChild(
-    'gateway',
-    process.execPath,
-    // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile" profiles the gateway alone.
-    [
-      ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
-      ...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')),
-      'gateway',
-    ],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        ...env,
-        GATEWAY_PORT: String(port),
-        API_PORT: '0',
-        MCP_PORT: '0',
+  const extraGateways: ManagedChild[] = [];
+  const launch = async (processes: number) => {
+    const port = await freePort();
+    const child = startChild(
+      processes > 1 ? `gateway-x${processes}` : 'gateway',
+      process.execPath,
+      // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile" profiles the gateway alone.
+      [
+        ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+        ...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')),
+        'gateway',
+        ...(processes > 1 ? ['--processes', String(processes)] : []),
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          ...env,
+          GATEWAY_PORT: String(port),
+          API_PORT: '0',
+          MCP_PORT: '0',
+        },
       },
-    },
-  );
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/health`, gateway, 60_000);
+    );
+    const childBase = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${childBase}/health`, child, 60_000);
+    return { child, base: childBase };
+  };
+  const { child: gateway, base } = await launch(1);
   const url = `${base}/v1/proxy/${SLUG}/v1/quote?symbol=ACME`;
 
   // Prime the replay key: one real, billed call; every later call with the same key is a replay.
@@ -137,6 +143,23 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
       },
     ],
     servicePids: () => ({ redis: pids('redis-server'), postgres: pids('postgres', true) }),
+    extended: {
+      databaseUrl,
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      upstreamUrl: ctx.upstreamUrl,
+      gatewayPid: gateway.pid,
+      gatewayBase: base,
+      paidKey: seed.paidKey,
+      paidKeyId: seed.paidKeyId,
+      async startGateway(processes: number) {
+        const started = await launch(processes);
+        extraGateways.push(started.child);
+        // The multi-process gateway is ready once every worker answers; /health from one is not enough.
+        await new Promise((r) => setTimeout(r, 3_000));
+        return { base: started.base, pid: started.child.pid };
+      },
+    },
     async verify(traffic: Record<string, TrafficCount>) {
       const db = new pg.Client({ connectionString: databaseUrl });
       await db.connect();
@@ -188,6 +211,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
       }
     },
     async stop() {
+      await Promise.all(extraGateways.map((g) => g.stop()));
       await gateway.stop();
       const keys = await redis.keys(`${prefix}*`).catch(() => [] as string[]);
       for (let i = 0; i < keys.length; i += 500) {

@@ -16,13 +16,14 @@ import { runAutocannon } from './autocannon.js';
 import { startBareProxy } from './bare.js';
 import { runCapacity } from './capacity.js';
 import type { CpuGroups } from './cpu.js';
+import { renderExtended, runDrain, runScaleAndMemory, type ExtendedResults } from './extended.js';
 import { startGatewayTargets } from './gateway-targets.js';
 import { runLatency } from './latency.js';
 import { machineInfo } from './machine.js';
 import { startNginxProxy, startUpstream } from './nginx.js';
 import { findBinary, signalAllChildrenNow, stopAllChildren } from './proc.js';
 import { computeRatios, evaluateChecks, renderMarkdown, summarize, warnings, type Round } from './report.js';
-import { round } from './stats.js';
+import { median, round } from './stats.js';
 import { TARGET, type BenchTarget, type GatewayTargets, type TrafficCount, type VerifyResult } from './types.js';
 import type { WrkOptions } from './wrk.js';
 
@@ -45,6 +46,10 @@ interface Config {
   autocannonDurationS: number;
   autocannonConnections: number;
   resultsDir: string;
+  /** BENCH_PROCESSES=N (opt-in): the scale load also on a gateway with N processes. */
+  processes: number;
+  /** BENCH_SKIP_EXTENDED=1: no drain, scale or memory rows (the small setup only). */
+  skipExtended: boolean;
 }
 
 function positiveInt(name: string, fallback: number): number {
@@ -68,6 +73,8 @@ function readConfig(): Config {
     autocannonDurationS: positiveInt('BENCH_AUTOCANNON_DURATION_S', 5),
     autocannonConnections: AUTOCANNON_CONNECTIONS,
     resultsDir: process.env.BENCH_RESULTS_DIR || join(REPO_ROOT, 'bench', 'results'),
+    processes: process.env.BENCH_PROCESSES ? positiveInt('BENCH_PROCESSES', 1) : 0,
+    skipExtended: process.env.BENCH_SKIP_EXTENDED === '1',
   };
 }
 
@@ -229,6 +236,37 @@ async function main(): Promise<number> {
     }
   }
 
+  // The extended rows, after the small setup's rounds: drain (on the small setup), then the 100k-key scale load.
+  const extended: ExtendedResults = { drain: null, scale: null, memory: null, processes: null };
+  const paidRounds = rounds.get(TARGET.gatewayPaid) ?? [];
+  const small = paidRounds.length
+    ? {
+        requestsPerSec: median(paidRounds.map((r) => r.capacity.requestsPerSec)),
+        cpuUsPerRequest: median(paidRounds.map((r) => r.capacity.cpuUsPerRequest)),
+      }
+    : null;
+  const paidTarget = targets.find((t) => t.name === TARGET.gatewayPaid);
+  if (gateway?.extended && paidTarget && !config.skipExtended) {
+    const drain = await runDrain(gateway.extended, paidTarget, wrkOptions(config.durationS), groups(paidTarget));
+    addTraffic(traffic, TARGET.gatewayPaid, drain.traffic);
+    extended.drain = drain.result;
+    console.log(
+      `drain: ${Math.round(drain.result.rowsPerSec)} usage rows/s at ${Math.round(drain.result.requestsPerSec)} req/s, ` +
+        `lag p50 ${drain.result.lagMs.p50.toFixed(1)} ms, p90 ${drain.result.lagMs.p90.toFixed(1)} ms`,
+    );
+    await sleep(SETTLE_MS);
+    const scaled = await runScaleAndMemory(gateway.extended, {
+      rounds: config.rounds,
+      warmupS: Math.max(config.warmupS, 3),
+      wrk: wrkOptions(config.durationS),
+      groups,
+      small,
+      processes: config.processes,
+      log: (line) => console.log(line),
+    });
+    Object.assign(extended, scaled);
+  }
+
   // Books check after all traffic, while the gateway is still up.
   let verify: VerifyResult | null = null;
   if (gateway) {
@@ -268,8 +306,9 @@ async function main(): Promise<number> {
     serviceCpuScope: services ? 'the gateway’s own Redis and Postgres' : 'every redis-server and postgres process',
   });
 
+  const fullMarkdown = `${markdown}${renderExtended(extended, small)}`;
   const results = {
-    schema: 2,
+    schema: 3,
     date,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -293,17 +332,22 @@ async function main(): Promise<number> {
     checks,
     warnings: warned,
     verify,
+    extended,
   };
   mkdirSync(config.resultsDir, { recursive: true });
   const jsonPath = join(config.resultsDir, `gateway-${date}.json`);
   const mdPath = join(config.resultsDir, `gateway-${date}.md`);
   writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(mdPath, markdown);
+  writeFileSync(mdPath, fullMarkdown);
 
-  console.log(`\n${markdown}`);
+  console.log(`\n${fullMarkdown}`);
   console.log(`written: ${relative(process.cwd(), jsonPath)}, ${relative(process.cwd(), mdPath)}`);
   const missed = checks.filter((c) => c.pass === false).map((c) => c.id);
   if (missed.length > 0) console.log(`performance targets missed: ${missed.join(', ')} (reported, not fatal)`);
+  if (extended.scale && !extended.scale.usageRowsOk) {
+    console.error('books check FAILED: usage rows of the scale row do not match its successful responses');
+    return 1;
+  }
   if (verify && !verify.ok) {
     console.error('books check FAILED: usage rows do not match successful responses, or something was overspent');
     return 1;

@@ -25,6 +25,11 @@ export interface BenchTarget {
   /** The status every response should have: 200 unless set (gateway_429 expects 429). */
   expectedStatus?: number;
   /**
+   * wrk only: a Lua script that builds each request itself (the scale row spreads calls over many keys and APIs);
+   * `url` then only names the host. The latency and autocannon runs do not support it.
+   */
+  wrkScript?: string;
+  /**
    * Processes whose CPU time is charged to this row (their descendants are included automatically).
    * The proxy under test: nginx's master, the bare proxy's node process, the gateway's node process.
    * Empty for the direct row, where nothing sits between the client and the upstream.
@@ -151,7 +156,25 @@ export interface GatewayTargets {
    * is right on a dedicated machine and noisy on a shared one (other test suites using the same services).
    */
   servicePids?(): { redis: number[]; postgres: number[] };
+  /** What the extended rows (extended.ts: scale, memory, drain, processes) need to reach the gateway's state. */
+  extended?: GatewayInternals;
   /** Called once after all measurements, with the traffic every target received. */
   verify(traffic: Record<string, TrafficCount>): Promise<VerifyResult>;
   stop(): Promise<void>;
+}
+
+export interface GatewayInternals {
+  databaseUrl: string;
+  /** The gateway's Redis key prefix (REDIS_KEY_PREFIX) and a Redis URL. */
+  redisUrl: string;
+  redisPrefix: string;
+  upstreamUrl: string;
+  /** The gateway process (scripts/start.ts gateway). */
+  gatewayPid: number;
+  gatewayBase: string;
+  /** The paid row's key and its id (the drain row's lag probes use it, so the books check counts them). */
+  paidKey: string;
+  paidKeyId: string;
+  /** Start another gateway (`--processes n`) on the same database and Redis; stopped with the rest. */
+  startGateway(processes: number): Promise<{ base: string; pid: number }>;
 }

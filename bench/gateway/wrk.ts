@@ -34,6 +34,7 @@ export function wrkVersion(): string {
 
 /** Lua for what wrk cannot take on the command line: a method and a body. Long brackets need no escaping. */
 function luaScript(target: BenchTarget): string | null {
+  if (target.wrkScript !== undefined) return target.wrkScript;
   if ((target.method ?? 'GET') === 'GET' && target.body === undefined) return null;
   let level = '=';
   while (target.body?.includes(`]${level}]`)) level += '=';

@@ -127,6 +127,23 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SECRETS_KEY: 'short' })).toThrow(/SECRETS_KEY: must be 32 bytes/);
   });
 
+  it('GATEWAY_PROCESSES: 1 by default; more needs Postgres and Redis; a command-line override wins', () => {
+    expect(loadConfig({}).gateway.processes).toBe(1);
+    expect(() => loadConfig({ GATEWAY_PROCESSES: '2' })).toThrow(
+      /GATEWAY_PROCESSES: more than one gateway process needs DATABASE_URL and REDIS_URL/,
+    );
+    expect(() => loadConfig({ GATEWAY_PROCESSES: '2', DATABASE_URL: 'postgres://db/m' })).toThrow(/needs REDIS_URL/);
+    const shared = { DATABASE_URL: 'postgres://db/m', REDIS_URL: 'redis://cache' };
+    expect(loadConfig({ ...shared, GATEWAY_PROCESSES: '4' }).gateway.processes).toBe(4);
+    expect(loadConfig({ ...shared, GATEWAY_PROCESSES: '4' }, '/', { GATEWAY_PROCESSES: '2' }).gateway.processes).toBe(
+      2,
+    );
+    expect(
+      loadConfig({ ...shared, GATEWAY_PROCESSES: '4' }, '/', { GATEWAY_PROCESSES: undefined }).gateway.processes,
+    ).toBe(4);
+    expect(() => loadConfig({}, '/', { GATEWAY_PROCESSES: '0' })).toThrow(/GATEWAY_PROCESSES/);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig({}))).toBe(true);
   });

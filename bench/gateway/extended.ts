@@ -1,0 +1,463 @@
+// The extended rows of the gateway benchmark (issue 13): drain, scale, memory and (opt-in) processes.
+//
+// - drain: during a wrk capacity run on gateway_paid, usage rows reaching Postgres per second (a count of the rows
+//   created since the run began, every 500 ms), and the lag from a call's 2xx to its usage row being visible,
+//   sampled by a sequential prober (a paid call with the paid row's key, then its row polled by request id).
+// - scale: 100k keys and 10k listings bulk-loaded into the gateway's database (a template row cloned with
+//   generate_series: one INSERT per table), then wrk spreading paid calls over 1,000 keys (10 orgs) and 100 live APIs
+//   with a Lua script: req/s and CPU-µs per call against gateway_paid's (the small setup), flat within 10% wanted.
+// - memory: the gateway process's RSS (/proc/<pid>/status VmRSS) and Redis (INFO used_memory, and the sum of MEMORY
+//   USAGE over the gateway's own key prefix) before and after the scale row's warm-up touches the 1,000 keys; the
+//   growth per key times 100,000 is the "per 100k keys" figure (linear extrapolation from 1,000 keys).
+// - processes (BENCH_PROCESSES=N, opt-in): a second gateway started with `--processes N`, the scale row's load on it.
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { request } from 'undici';
+import { loadConfig } from '../../core/config.js';
+import { newId } from '../../core/ids.js';
+import { createServices } from '../../core/services.js';
+import { Api, Endpoint, Org } from '../../db/entities/index.js';
+import { runCapacity } from './capacity.js';
+import type { CpuGroups } from './cpu.js';
+import { median, round } from './stats.js';
+import type { BenchTarget, CapacityResult, GatewayInternals, TrafficCount } from './types.js';
+import type { WrkOptions } from './wrk.js';
+
+export const SCALE = { keys: 100_000, listings: 10_000, calledKeys: 1_000, calledApis: 100, orgs: 10 } as const;
+const SCALE_GRANT_CENTS = 1_000_000_000;
+
+export interface DrainResult {
+  /** wrk's req/s during the window. */
+  requestsPerSec: number;
+  /** Usage rows created per second while wrk ran (rows visible at the end of the run / its duration). */
+  rowsPerSec: number;
+  /** Seconds after wrk stopped until every row was visible. */
+  tailS: number;
+  lagMs: { samples: number; p50: number; p90: number; max: number };
+}
+
+export interface ScaleResult {
+  loadS: number;
+  capacity: CapacityResult[];
+  medianRequestsPerSec: number;
+  medianCpuUsPerRequest: number;
+  vsSmall: { requestsPerSec: number; cpuUsPerRequest: number } | null;
+  usageRowsOk: boolean;
+}
+
+export interface MemoryResult {
+  method: string;
+  gatewayRssBytes: { before: number; after: number; per100kKeys: number };
+  redisUsedMemoryBytes: { before: number; after: number; per100kKeys: number };
+  redisPrefixBytes: { before: number; after: number; per100kKeys: number };
+}
+
+export interface ExtendedResults {
+  drain: DrainResult | null;
+  scale: ScaleResult | null;
+  memory: MemoryResult | null;
+  processes: { n: number; capacity: CapacityResult[]; medianRequestsPerSec: number } | null;
+}
+
+const q = (xs: number[], p: number) => {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+};
+
+/** The drain row: wrk on gateway_paid, a row counter and a lag prober alongside. Returns the traffic it added. */
+export async function runDrain(
+  g: GatewayInternals,
+  paid: BenchTarget,
+  wrk: WrkOptions,
+  groups: CpuGroups,
+): Promise<{ result: DrainResult; traffic: TrafficCount }> {
+  const db = new pg.Client({ connectionString: g.databaseUrl });
+  await db.connect();
+  try {
+    const since = new Date();
+    const count = async () =>
+      Number(
+        (await db.query<{ n: string }>('select count(*) as n from usage_events where created_at >= $1', [since]))
+          .rows[0]!.n,
+      );
+    let running = true;
+    const lags: number[] = [];
+    let probes = 0;
+    const prober = (async () => {
+      const url = paid.url;
+      while (running) {
+        const res = await request(url, { headers: { authorization: `Bearer ${g.paidKey}` } });
+        await res.body.text();
+        const okAt = performance.now();
+        probes++;
+        const id = res.headers['x-request-id'];
+        if (res.statusCode !== 200 || typeof id !== 'string') continue;
+        const from = new Date(Date.now() - 5_000);
+        for (;;) {
+          const seen = await db.query(
+            'select 1 from usage_events where key_id = $1 and created_at >= $2 and request_id = $3',
+            [g.paidKeyId, from, id],
+          );
+          if (seen.rowCount) break;
+          if (performance.now() - okAt > 30_000) break;
+          await sleep(2);
+        }
+        lags.push(performance.now() - okAt);
+        await sleep(100);
+      }
+    })();
+    const started = performance.now();
+    const capacity = await runCapacity(paid, wrk, groups);
+    const wrkEnd = performance.now();
+    running = false;
+    await prober;
+    const atEnd = await count();
+    // Rows still arriving after wrk stopped: wait until the count stops growing.
+    let last = atEnd;
+    let settledAt = performance.now();
+    for (let i = 0; i < 100; i++) {
+      await sleep(100);
+      const n = await count();
+      if (n !== last) {
+        last = n;
+        settledAt = performance.now();
+      } else if (performance.now() - settledAt > 500) break;
+    }
+    const windowS = (wrkEnd - started) / 1000;
+    return {
+      result: {
+        requestsPerSec: capacity.result.requestsPerSec,
+        rowsPerSec: atEnd / windowS,
+        tailS: Math.max(0, (settledAt - wrkEnd) / 1000),
+        lagMs: { samples: lags.length, p50: q(lags, 0.5), p90: q(lags, 0.9), max: Math.max(...lags) },
+      },
+      traffic: { ...capacity.traffic, expected: capacity.traffic.expected + probes },
+    };
+  } finally {
+    await db.end();
+  }
+}
+
+/** Clone one template row `count` times, overriding columns with SQL expressions over `g` (1..count). */
+async function cloneRows(
+  db: pg.Client,
+  table: string,
+  templateId: string,
+  count: number,
+  overrides: Record<string, string>,
+): Promise<void> {
+  const cols = (
+    await db.query<{ column_name: string }>(
+      `select column_name from information_schema.columns where table_schema = 'public' and table_name = $1
+        order by ordinal_position`,
+      [table],
+    )
+  ).rows.map((r) => r.column_name);
+  const select = cols.map((c) => overrides[c] ?? `t.${c}`);
+  await db.query(
+    `insert into ${table} (${cols.join(', ')}) select ${select.join(', ')}
+       from ${table} t, generate_series(1, ${count}) g where t.id = $1`,
+    [templateId],
+  );
+}
+
+interface ScaleSeed {
+  keys: { plaintext: string; id: string }[];
+  slugs: string[];
+}
+
+/** 10 orgs × 100 called keys and 100 live APIs through the services (real key hashes), the rest cloned in SQL. */
+async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
+  const services = await createServices(
+    loadConfig({
+      DATABASE_URL: g.databaseUrl,
+      REDIS_URL: g.redisUrl,
+      REDIS_KEY_PREFIX: g.redisPrefix,
+      TEMPORAL_ADDRESS: '127.0.0.1:9',
+      SECRETS_KEY: '5b'.repeat(32),
+      LOG_LEVEL: 'warn',
+    }),
+  );
+  try {
+    const em = services.orm.em.fork();
+    const provider = em.create(Org, { id: newId('org'), kind: 'standard', name: 'Scale provider' });
+    const slugs: string[] = [];
+    const apiIds: string[] = [];
+    for (let i = 0; i < SCALE.calledApis; i++) {
+      const slug = `scale-${i}`;
+      const api = em.create(Api, {
+        id: newId('api'),
+        org: provider,
+        name: `Scale ${i}`,
+        slug,
+        summary: 'scale row',
+        baseUrl: g.upstreamUrl,
+        status: 'live',
+        publishedAt: new Date(),
+      });
+      em.create(Endpoint, { id: newId('endpoint'), api, method: 'GET', path: '/v1/quote', priceCents: 1 });
+      slugs.push(slug);
+      apiIds.push(api.id);
+    }
+    const orgs = Array.from({ length: SCALE.orgs }, (_, i) =>
+      em.create(Org, { id: newId('org'), kind: 'standard', name: `Scale consumer ${i}` }),
+    );
+    const keys: { plaintext: string; id: string }[] = [];
+    for (let i = 0; i < SCALE.calledKeys; i++) {
+      const made = services.keys.create(em, {
+        orgId: orgs[i % SCALE.orgs]!.id,
+        name: `scale-${i}`,
+        scopes: ['proxy:call'],
+        source: 'api',
+      });
+      keys.push({ plaintext: made.plaintext, id: made.key.id });
+    }
+    await em.flush();
+    for (const org of orgs) {
+      await services.ledger.post({ orgId: org.id, kind: 'grant', amountCents: SCALE_GRANT_CENTS, memo: 'benchmark' });
+    }
+
+    const db = new pg.Client({ connectionString: g.databaseUrl });
+    await db.connect();
+    try {
+      const fillerKeys = SCALE.keys - SCALE.calledKeys;
+      await cloneRows(db, 'api_keys', keys[0]!.id, fillerKeys, {
+        id: `'key_scalefill' || g`,
+        name: `'filler ' || g`,
+        key_hash: `md5('scale-hash-a' || g) || md5('scale-hash-b' || g)`,
+        key_prefix: `'scfill' || g`,
+      });
+      const fillerApis = SCALE.listings - SCALE.calledApis;
+      await cloneRows(db, 'apis', apiIds[0]!, fillerApis, {
+        id: `'api_scalefill' || g`,
+        name: `'Filler ' || g`,
+        slug: `'scale-fill-' || g`,
+      });
+      const template = await db.query<{ id: string }>('select id from endpoints where api_id = $1', [apiIds[0]]);
+      await cloneRows(db, 'endpoints', template.rows[0]!.id, fillerApis, {
+        id: `'endpoint_scalefill' || g`,
+        api_id: `'api_scalefill' || g`,
+      });
+      await db.query('analyze api_keys; analyze apis; analyze endpoints');
+    } finally {
+      await db.end();
+    }
+    return { keys, slugs };
+  } finally {
+    await services.close();
+  }
+}
+
+/** wrk Lua: request i uses key i mod 1000 and API (i / 10) mod 100, so every key meets several APIs. */
+function scaleScript(seed: ScaleSeed): string {
+  const keys = seed.keys.map((k) => `"Bearer ${k.plaintext}"`).join(',\n');
+  const paths = seed.slugs.map((s) => `"/v1/proxy/${s}/v1/quote?symbol=ACME"`).join(',\n');
+  return `local keys = {\n${keys}\n}
+local paths = {\n${paths}\n}
+local i = 0
+request = function()
+  i = i + 1
+  local k = keys[(i % #keys) + 1]
+  local p = paths[(math.floor(i / 10) % #paths) + 1]
+  return wrk.format("GET", p, { ["Authorization"] = k })
+end
+`;
+}
+
+function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+  return kb ? Number(kb) * 1024 : Number.NaN;
+}
+
+async function redisMemory(redis: Redis, prefix: string): Promise<{ used: number; prefix: number }> {
+  const info = await redis.info('memory');
+  const used = Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+  let total = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) total += Number((await redis.call('MEMORY', 'USAGE', key)) ?? 0);
+  } while (cursor !== '0');
+  return { used, prefix: total };
+}
+
+export interface ScaleRunOptions {
+  rounds: number;
+  warmupS: number;
+  wrk: WrkOptions;
+  groups: (target: BenchTarget) => CpuGroups;
+  /** gateway_paid's median capacity (the small setup), for the ratios. */
+  small: { requestsPerSec: number; cpuUsPerRequest: number } | null;
+  /** BENCH_PROCESSES: also run the scale load on a gateway with that many processes (0: skip). */
+  processes: number;
+  log: (line: string) => void;
+}
+
+export async function runScaleAndMemory(
+  g: GatewayInternals,
+  opts: ScaleRunOptions,
+): Promise<{ scale: ScaleResult; memory: MemoryResult; processes: ExtendedResults['processes'] }> {
+  const t0 = performance.now();
+  const seed = await seedScale(g);
+  const loadS = (performance.now() - t0) / 1000;
+  opts.log(`scale: loaded ${SCALE.keys} keys and ${SCALE.listings} listings in ${loadS.toFixed(1)} s`);
+  const target: BenchTarget = {
+    name: 'gateway_paid_scale',
+    url: `${g.gatewayBase}/`,
+    wrkScript: scaleScript(seed),
+    pids: () => [g.gatewayPid],
+  };
+  const redis = new Redis(g.redisUrl, { lazyConnect: true });
+  await redis.connect();
+  try {
+    const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
+    // Warm-up: every one of the 1,000 keys and 100 APIs is touched (wrk cycles through them many times).
+    const warm = await runCapacity(target, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(target));
+    opts.log(`warm-up gateway_paid_scale: ${Math.round(warm.result.requestsPerSec)} req/s`);
+    const after = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
+    const per100k = (a: number, b: number) => ((b - a) / SCALE.calledKeys) * 100_000;
+    const memory: MemoryResult = {
+      method:
+        `growth while the scale warm-up touched ${SCALE.calledKeys} keys (${SCALE.calledApis} APIs) for the first ` +
+        'time, per key, × 100,000 (linear extrapolation); RSS from /proc/<pid>/status, Redis from INFO used_memory ' +
+        '(the whole server: other tenants add noise) and from MEMORY USAGE summed over the gateway’s key prefix',
+      gatewayRssBytes: { before: before.rss, after: after.rss, per100kKeys: per100k(before.rss, after.rss) },
+      redisUsedMemoryBytes: {
+        before: before.redis.used,
+        after: after.redis.used,
+        per100kKeys: per100k(before.redis.used, after.redis.used),
+      },
+      redisPrefixBytes: {
+        before: before.redis.prefix,
+        after: after.redis.prefix,
+        per100kKeys: per100k(before.redis.prefix, after.redis.prefix),
+      },
+    };
+
+    const capacity: CapacityResult[] = [];
+    let expected = warm.traffic.expected;
+    let maybeInFlight = warm.traffic.maybeInFlight;
+    for (let r = 0; r < opts.rounds; r++) {
+      const run = await runCapacity(target, opts.wrk, opts.groups(target));
+      capacity.push(run.result);
+      expected += run.traffic.expected;
+      maybeInFlight += run.traffic.maybeInFlight;
+      opts.log(
+        `round ${r + 1}/${opts.rounds} gateway_paid_scale ${Math.round(run.result.requestsPerSec)} req/s, ` +
+          `${round(run.result.cpuUsPerRequest, 1)} CPU-µs/req`,
+      );
+      await sleep(500);
+    }
+
+    let processes: ExtendedResults['processes'] = null;
+    if (opts.processes > 1) {
+      const extra = await g.startGateway(opts.processes);
+      const multi: BenchTarget = { ...target, name: `gateway_paid_scale_x${opts.processes}`, url: `${extra.base}/` };
+      const warmMulti = await runCapacity(multi, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(multi));
+      expected += warmMulti.traffic.expected;
+      maybeInFlight += warmMulti.traffic.maybeInFlight;
+      const runs: CapacityResult[] = [];
+      for (let r = 0; r < opts.rounds; r++) {
+        const run = await runCapacity(multi, opts.wrk, { ...opts.groups(multi), target: [extra.pid] });
+        runs.push(run.result);
+        expected += run.traffic.expected;
+        maybeInFlight += run.traffic.maybeInFlight;
+        opts.log(
+          `round ${r + 1}/${opts.rounds} ${multi.name} ${Math.round(run.result.requestsPerSec)} req/s, ` +
+            `${round(run.result.cpuUsPerRequest, 1)} CPU-µs/req`,
+        );
+        await sleep(500);
+      }
+      processes = {
+        n: opts.processes,
+        capacity: runs,
+        medianRequestsPerSec: median(runs.map((c) => c.requestsPerSec)),
+      };
+    }
+
+    // Every successful scale call is billed exactly once (within wrk's in-flight window).
+    await sleep(1_000);
+    const db = new pg.Client({ connectionString: g.databaseUrl });
+    await db.connect();
+    const rows = Number(
+      (
+        await db.query<{ n: string }>(
+          "select count(*) as n from usage_events where key_id = any($1) and outcome = 'success'",
+          [seed.keys.map((k) => k.id)],
+        )
+      ).rows[0]!.n,
+    );
+    await db.end();
+
+    const rps = median(capacity.map((c) => c.requestsPerSec));
+    const cpu = median(capacity.map((c) => c.cpuUsPerRequest));
+    return {
+      scale: {
+        loadS,
+        capacity,
+        medianRequestsPerSec: rps,
+        medianCpuUsPerRequest: cpu,
+        vsSmall: opts.small
+          ? { requestsPerSec: rps / opts.small.requestsPerSec, cpuUsPerRequest: cpu / opts.small.cpuUsPerRequest }
+          : null,
+        usageRowsOk: rows >= expected && rows <= expected + maybeInFlight,
+      },
+      memory,
+      processes,
+    };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+
+export function renderExtended(x: ExtendedResults, small: { requestsPerSec: number; cpuUsPerRequest: number } | null) {
+  const lines = ['', '### Scale, memory and drain', ''];
+  lines.push('| row | req/s | CPU-µs/req | vs gateway_paid | notes |', '| --- | ---: | ---: | --- | --- |');
+  if (small) {
+    lines.push(
+      `| gateway_paid (small setup) | ${Math.round(small.requestsPerSec)} | ${round(small.cpuUsPerRequest, 1)} | 1.00 / 1.00 | 3 keys, 1 API |`,
+    );
+  }
+  if (x.scale) {
+    const v = x.scale.vsSmall;
+    const flat = v ? Math.abs(v.requestsPerSec - 1) <= 0.1 && Math.abs(v.cpuUsPerRequest - 1) <= 0.1 : null;
+    lines.push(
+      `| gateway_paid_scale | ${Math.round(x.scale.medianRequestsPerSec)} | ${round(x.scale.medianCpuUsPerRequest, 1)} | ` +
+        `${v ? `${v.requestsPerSec.toFixed(2)} / ${v.cpuUsPerRequest.toFixed(2)} (${flat ? 'flat within 10%: PASS' : 'not flat within 10%: FAIL'})` : 'n/a'} | ` +
+        `${SCALE.keys / 1000}k keys and ${SCALE.listings / 1000}k listings loaded (${x.scale.loadS.toFixed(1)} s), calls over ${SCALE.calledKeys} keys × ${SCALE.calledApis} APIs; usage rows ${x.scale.usageRowsOk ? 'match' : 'DO NOT match'} |`,
+    );
+  } else lines.push('| gateway_paid_scale | not measured | | | |');
+  if (x.processes) {
+    lines.push(
+      `| gateway_paid_scale_x${x.processes.n} | ${Math.round(x.processes.medianRequestsPerSec)} | ${round(median(x.processes.capacity.map((c) => c.cpuUsPerRequest)), 1)} | | GATEWAY_PROCESSES=${x.processes.n}, same load |`,
+    );
+  }
+  if (x.drain) {
+    const d = x.drain;
+    lines.push(
+      `| drain (during gateway_paid capacity) | ${Math.round(d.requestsPerSec)} | | | usage rows ${Math.round(d.rowsPerSec)}/s into Postgres; ` +
+        `2xx → row visible p50 ${d.lagMs.p50.toFixed(1)} ms, p90 ${d.lagMs.p90.toFixed(1)} ms, max ${d.lagMs.max.toFixed(1)} ms (${d.lagMs.samples} samples); last row ${d.tailS.toFixed(2)} s after the run |`,
+    );
+  } else lines.push('| drain | not measured | | | |');
+  if (x.memory) {
+    const m = x.memory;
+    lines.push(
+      '',
+      '| memory | before | after 1,000 keys | per 100k keys |',
+      '| --- | ---: | ---: | ---: |',
+      `| gateway RSS | ${mb(m.gatewayRssBytes.before)} | ${mb(m.gatewayRssBytes.after)} | ${mb(m.gatewayRssBytes.per100kKeys)} |`,
+      `| Redis used_memory | ${mb(m.redisUsedMemoryBytes.before)} | ${mb(m.redisUsedMemoryBytes.after)} | ${mb(m.redisUsedMemoryBytes.per100kKeys)} |`,
+      `| Redis, the gateway's keys | ${mb(m.redisPrefixBytes.before)} | ${mb(m.redisPrefixBytes.after)} | ${mb(m.redisPrefixBytes.per100kKeys)} |`,
+      '',
+      `Method: ${m.method}.`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
