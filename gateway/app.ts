@@ -21,7 +21,7 @@ import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
 import { GatewayProxy, type GatewayCaller } from './proxy.js';
 import { sendError, sendJson, type ResponseSink } from './respond.js';
-import { startSweeper, type Sweeper } from '../core/spend/sweeper.js';
+import { startSweeper, type Sweeper } from './sweeper.js';
 import { UpstreamClient } from './upstream-client.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;

@@ -9,7 +9,7 @@
  *   earlier call booked under the same Idempotency-Key (the fast state had forgotten it) is answered as its replay.
  * - `void(failed)`: the call failed. The hold is released (the refund) and the call recorded as failed, unbilled.
  *
- * A reservation the gateway never ends (a crash) is released by the sweeper (core/spend/sweeper.ts) by the same rule.
+ * A reservation the gateway never ends (a crash) is released by the sweeper (gateway/sweeper.ts) by the same rule.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';

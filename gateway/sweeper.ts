@@ -7,8 +7,8 @@
  * usage id is the primary key) — and then voided, which refunds the held amount and frees the idempotency key for a
  * retry. Fence, void and settle are idempotent, so processes may race.
  */
-import type { Services } from '../services.js';
-import { loadSnapshot } from '../admission/snapshot.js';
+import type { Services } from '../core/services.js';
+import { loadSnapshot } from './snapshot.js';
 
 export interface Sweeper {
   sweepOnce(): Promise<{ voided: number; settled: number }>;
