@@ -48,6 +48,7 @@ export const LEDGER_WRITERS = {
   'activities/credits.activities.ts': { via: 'post', kinds: ['grant'], what: 'the signup grant workflow' },
   'scripts/admin.ts': { via: 'post', kinds: ['grant', 'adjustment'], what: "an operator's grant or adjustment" },
   'bench/gateway/gateway-targets.ts': { via: 'post', kinds: ['grant'], what: "the benchmark consumer's credit" },
+  'bench/gateway/extended.ts': { via: 'post', kinds: ['grant'], what: "the extended benchmark's consumers' credit" },
 } as const satisfies Record<string, { via: LedgerWriterVia; kinds: readonly LedgerKind[]; what: string }>;
 
 export type LedgerWriter = keyof typeof LEDGER_WRITERS;
