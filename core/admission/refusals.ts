@@ -125,3 +125,11 @@ export function termsRequiredError(
     },
   });
 }
+
+/** A reused Idempotency-Key with another request (method, path or body). */
+export function idempotencyMismatch(): AppError {
+  return new AppError(
+    'idempotency_mismatch',
+    'This Idempotency-Key was used for a different request (method, path or body).',
+  );
+}

@@ -2,11 +2,56 @@
  * The ledger: every movement of credit is one append-only row written in the same transaction as the change to
  * the org's cached balance. Posting is idempotent on (org, idempotency key): a retry returns the original row.
  * Rows are serialised per org by a row lock on the org, so the cached balance always equals the ledger sum.
+ *
+ * Every writer of ledger rows is named in `LEDGER_WRITERS` below: the three that insert rows themselves (this
+ * service, and two batch writers that lock the same org rows and keep the same balance rule for throughput) and the
+ * callers of `post`. test/unit/ledger-writers.test.ts fails when a file outside the list writes ledger rows, or when
+ * a listed file no longer does, so a new writer has to be named here (with the kinds it books) before it can land.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { LedgerKind } from '../../db/entities/index.js';
 import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
+import { crossesReloadThreshold } from '../spend/money-rules.js';
+
+/** How a writer books its rows: its own multi-row insert (`sql`), or `LedgerService.post`. */
+export type LedgerWriterVia = 'sql' | 'post';
+
+/** Every writer of ledger rows, by file (paths from the repository root), with the kinds it books. */
+export const LEDGER_WRITERS = {
+  'core/ledger/ledger.service.ts': {
+    via: 'sql',
+    kinds: [],
+    what: '`post`: one row of any kind, for the callers below',
+  },
+  'core/spend/usage-committer.ts': {
+    via: 'sql',
+    kinds: ['usage'],
+    what: "the gateway's group commit: a paid call's consumer debit, with its usage row",
+  },
+  'core/billing/earnings.service.ts': {
+    via: 'sql',
+    kinds: ['provider_earning', 'platform_fee', 'chargeback'],
+    what: "the earnings fold (queued accruals into providers' ledgers) and the reversal of disputed earnings",
+  },
+  'core/billing/charges.service.ts': {
+    via: 'post',
+    kinds: ['purchase', 'auto_reload'],
+    what: 'a card charge that succeeded at once',
+  },
+  'core/billing/webhooks.service.ts': {
+    via: 'post',
+    kinds: ['purchase', 'auto_reload', 'chargeback'],
+    what: 'Stripe events: paid checkouts and payment intents, lost disputes',
+  },
+  'core/billing/payouts.service.ts': { via: 'post', kinds: ['payout'], what: 'payouts and their reversal on failure' },
+  'activities/credits.activities.ts': { via: 'post', kinds: ['grant'], what: 'the signup grant workflow' },
+  'scripts/admin.ts': { via: 'post', kinds: ['grant', 'adjustment'], what: "an operator's grant or adjustment" },
+  'bench/gateway/gateway-targets.ts': { via: 'post', kinds: ['grant'], what: "the benchmark consumer's credit" },
+  'bench/gateway/extended.ts': { via: 'post', kinds: ['grant'], what: "the extended benchmark's consumers' credit" },
+} as const satisfies Record<string, { via: LedgerWriterVia; kinds: readonly LedgerKind[]; what: string }>;
+
+export type LedgerWriter = keyof typeof LEDGER_WRITERS;
 
 export interface PostEntryInput {
   orgId: string;
@@ -107,12 +152,7 @@ export class LedgerService {
     }
     // Crossing under the auto-reload threshold only marks the org (cheap, same row); the trigger starts the workflow.
     const threshold = org.auto_reload_threshold_cents === null ? null : Number(org.auto_reload_threshold_cents);
-    const crossed =
-      org.auto_reload_enabled &&
-      threshold !== null &&
-      input.amountCents < 0 &&
-      Number(org.credit_cents) >= threshold &&
-      balanceAfter < threshold;
+    const crossed = crossesReloadThreshold(org.auto_reload_enabled, threshold, Number(org.credit_cents), balanceAfter);
     await tem.execute(
       `update orgs set credit_cents = ?, balance_version = balance_version + 1, updated_at = now()${crossed ? ', reload_requested_at = coalesce(reload_requested_at, now())' : ''} where id = ?`,
       [balanceAfter, input.orgId],

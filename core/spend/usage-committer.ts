@@ -18,6 +18,13 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { splitPrice } from '../billing/split.js';
+import {
+  addKeySpend,
+  chargeCall,
+  creditAppliedSql,
+  crossesReloadThreshold,
+  crossesReloadThresholdSql,
+} from './money-rules.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 
@@ -104,6 +111,15 @@ interface CommitResult {
   usage: { id: string; credit: number | string; billable: number | string }[] | null;
 }
 
+/** The money rules inside the statement (core/spend/money-rules.ts). */
+const CREDIT_APPLIED = creditAppliedSql('c.price', 'r.balance_after + c.price');
+const RELOAD_CROSSED = crossesReloadThresholdSql(
+  'auto_reload_enabled',
+  'auto_reload_threshold_cents',
+  'balance_after - amount',
+  'balance_after',
+);
+
 const ONE_STATEMENT_COMMIT = `
 with input as (
   select * from jsonb_to_recordset(?::jsonb) as c(
@@ -145,17 +161,14 @@ ins_usage as (
     cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id,
     client_request_id, created_at)
   select c.id, c.org_id, c.key_id, c.api_slug, c.api_id, c.endpoint_id, c.method, c.path, c.status, c.outcome, c.price,
-         c.eff, coalesce(least(c.price, greatest(0, r.balance_after + c.price)), 0),
-         c.price - coalesce(least(c.price, greatest(0, r.balance_after + c.price)), 0), c.latency, c.idem,
+         c.eff, coalesce(${CREDIT_APPLIED}, 0), c.price - coalesce(${CREDIT_APPLIED}, 0), c.latency, c.idem,
          c.request_id, c.client_request_id, c.created_at
     from calls c left join running r on r.usage_id = c.id
   returning id, credit_applied_cents as credit, billable_cents as billable
 ),
 totals as (
   select org_id, (array_agg(balance_after order by seq desc))[1] as final, count(*) as n,
-         bool_or(auto_reload_enabled and auto_reload_threshold_cents is not null
-                 and balance_after - amount >= auto_reload_threshold_cents
-                 and balance_after < auto_reload_threshold_cents) as reload
+         bool_or(${RELOAD_CROSSED}) as reload
     from running group by org_id
 ),
 upd_orgs as (
@@ -396,10 +409,10 @@ export class UsageCommitter {
       if (call.priceCents > 0) {
         const consumer = orgs.get(call.orgId);
         if (!consumer) throw new Error(`org of call ${call.usageId} not found`);
-        const prepaid = consumer.billing_mode === 'prepaid';
-        const charged = prepaid ? Math.min(call.priceCents, Math.max(0, consumer.balance)) : call.priceCents;
-        creditApplied = Math.min(charged, Math.max(0, consumer.balance));
-        billable = call.priceCents - creditApplied;
+        const charge = chargeCall(call.priceCents, consumer.balance, consumer.billing_mode);
+        const charged = charge.chargedCents;
+        creditApplied = charge.creditAppliedCents;
+        billable = charge.billableCents;
         const before = consumer.balance;
         if (charged > 0) {
           consumer.balance -= charged;
@@ -421,12 +434,11 @@ export class UsageCommitter {
         }
         const threshold =
           consumer.auto_reload_threshold_cents === null ? null : Number(consumer.auto_reload_threshold_cents);
-        if (consumer.auto_reload_enabled && threshold !== null && before >= threshold && consumer.balance < threshold) {
+        if (crossesReloadThreshold(consumer.auto_reload_enabled, threshold, before, consumer.balance)) {
           consumer.reload = true;
         }
         if (charged > 0) {
-          keySpend.set(call.keyId, (keySpend.get(call.keyId) ?? 0) + charged);
-          for (const id of call.ancestorKeyIds ?? []) keySpend.set(id, (keySpend.get(id) ?? 0) + charged);
+          addKeySpend(keySpend, call.keyId, call.ancestorKeyIds, charged);
           const dk = `${call.keyId}|${call.day}`;
           const d = daySpend.get(dk) ?? { keyId: call.keyId, day: call.day, cents: 0 };
           d.cents += charged;

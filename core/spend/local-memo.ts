@@ -1,5 +1,5 @@
 /**
- * Small in-process memos that let the gateway answer without a Redis round trip when the answer cannot have changed:
+ * Small in-process memos that let the money path answer without a Redis round trip when the answer cannot have changed:
  * a stored idempotent replay (immutable once written) and a key prefix already over its rate limit (a fixed window's
  * count only grows until the window ends). Both are bounded (oldest entries evicted first) and expire on their own.
  */

@@ -1,0 +1,257 @@
+/**
+ * The first phase of a gateway call's two-phase transfer (DESIGN.md, Money and the hot path): `Admissions.admit`
+ * decides, before any upstream call, whether a call may spend, and returns a typed decision:
+ *
+ * - a `Reservation` (core/spend/settlement.ts) holding the price, to be ended by `commit` or `void`; its kind is
+ *   `degraded` for a free call made while the fast state is down (nothing held, the call is still recorded);
+ * - `replay`: the stored answer of an earlier call with the same Idempotency-Key;
+ * - `refused`: the error to answer (idempotency mismatch, rate limit 429, spend governance 402).
+ *
+ * It throws only when the call cannot be accounted for (503): the fast state is down for a paid call, the account
+ * state cannot be loaded, the first request with the key is still running, or Postgres cannot check the key.
+ *
+ * Order: answers this process already knows (a stored replay, a key prefix over its limit) → one SpendStore.admit
+ * (idempotent replay, rate limit, governance, reservation in one step), rebuilding a cold fast state from Postgres
+ * and waiting out a concurrent duplicate → for an idempotent call, Postgres's record of the key (the backstop when
+ * the fast state forgot it). `Admissions` is also the process's settlement context: in-process replays, the settle
+ * queue (one settleMany per turn of the event loop).
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../clock.js';
+import { AppError, RateLimitedError, ServiceUnavailableError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { KeyAuth } from '../keys/keys.service.js';
+import type { Logger } from '../logger.js';
+import type { Services } from '../services.js';
+import { idempotencyMismatch, keyGovernance, refusalError } from '../admission/refusals.js';
+import { loadSnapshot } from '../admission/snapshot.js';
+import { findIdempotencyRecord } from './idempotency-records.js';
+import { ExpiringMemo } from './local-memo.js';
+import { Reservation, type SettlementContext } from './settlement.js';
+import type { Admission, AdmitInput, SettleInput, SpendStore } from './spend-store.js';
+import type { UsageCommitter } from './usage-committer.js';
+
+/** A reservation outlives the upstream deadline by this much before the sweeper may void it. */
+export const RESERVATION_MARGIN_MS = 10_000;
+const STALE_AFTER_MS = 5_000;
+/** How long this process keeps a replay it has seen (the shared record lives 25 h in the fast state). */
+const LOCAL_REPLAY_TTL_MS = 3_600_000;
+
+export interface AdmitRequest {
+  orgId: string;
+  key: KeyAuth;
+  now: Date;
+  priceCents: number;
+  /** The client's Idempotency-Key, or null. */
+  clientKey: string | null;
+  /** Hash of method, path and body ('' without an Idempotency-Key). */
+  requestHash: string;
+  requestId: string;
+}
+
+export type AdmissionDecision = Reservation | { kind: 'replay'; record: string } | { kind: 'refused'; error: AppError };
+
+type AdmissionServices = Pick<Services, 'spend' | 'orm' | 'clock' | 'logger' | 'config'>;
+
+export class Admissions implements SettlementContext {
+  readonly spend: SpendStore;
+  readonly orm: MikroORM;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Stored replays by scoped idempotency key (immutable once written, so safe to keep in process). */
+  private readonly replays = new ExpiringMemo<string>(50_000);
+  /** Key prefixes over their rate limit, until their window ends. */
+  private readonly rateBlocked = new ExpiringMemo<number>(50_000);
+  /** Settles waiting for the next turn of the event loop. */
+  private settles: SettleInput[] = [];
+
+  constructor(
+    private readonly services: AdmissionServices,
+    readonly committer: UsageCommitter,
+  ) {
+    this.spend = services.spend;
+    this.orm = services.orm;
+    this.clock = services.clock;
+    this.log = services.logger.child({ surface: 'gateway' });
+  }
+
+  /** Decide one call (see the file header). */
+  async admit(req: AdmitRequest): Promise<AdmissionDecision> {
+    const nowMs = req.now.getTime();
+    const { key } = req;
+    const scopedKey = req.clientKey === null ? null : `${req.orgId}:${key.keyId}:${req.clientKey}`;
+    const known = this.knownAnswer(scopedKey, key.keyPrefix, req.requestHash, nowMs);
+    if (known !== undefined) return known;
+    const input: AdmitInput = {
+      orgId: req.orgId,
+      ...keyGovernance(key),
+      ratePerMin: this.services.config.limits.gatewayRatePerMin,
+      day: req.now.toISOString().slice(0, 10),
+      priceCents: req.priceCents,
+      idempotencyKey: scopedKey,
+      requestHash: req.requestHash,
+      reservationId: newId('usage', nowMs),
+      nowMs,
+      reservationTtlMs: this.services.config.gateway.upstreamTimeoutMs + RESERVATION_MARGIN_MS,
+      staleAfterMs: STALE_AFTER_MS,
+    };
+    const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
+    let delay = 5;
+    for (let attempt = 0; ; attempt++) {
+      let admission: Admission;
+      try {
+        admission = await this.spend.admit(input);
+        if (admission.outcome === 'hydrate') {
+          await this.hydrate(input, admission.generation);
+          if (attempt < 3) continue;
+        }
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        if (input.priceCents !== 0) {
+          throw new ServiceUnavailableError('The gateway cannot account for paid calls right now; retry shortly.', {
+            cause: err,
+          });
+        }
+        this.log.warn({ err, request_id: req.requestId }, 'counter store unavailable; free call served unmetered');
+        return this.reserve('degraded', req, input);
+      }
+      if (admission.outcome === 'admitted') {
+        if (admission.stale) this.refresh(input.orgId, admission.generation);
+        return this.reserve('admitted', req, input);
+      }
+      if (admission.outcome !== 'in_flight') return this.decide(admission, input, key);
+      if (Date.now() > deadline) {
+        throw new ServiceUnavailableError('The first request with this Idempotency-Key is still running.');
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 50);
+    }
+  }
+
+  remember(scopedKey: string, record: string, nowMs: number): void {
+    this.replays.set(scopedKey, record, nowMs + LOCAL_REPLAY_TTL_MS);
+  }
+
+  /** The calls of one committed batch settle in one script call, on the next turn of the event loop. */
+  queueSettle(settle: SettleInput): void {
+    this.settles.push(settle);
+    if (this.settles.length > 1) return;
+    setImmediate(() => {
+      const batch = this.settles.splice(0);
+      this.spend
+        .settleMany(batch)
+        .catch((err: unknown) => this.log.warn({ err, calls: batch.length }, 'settle failed after commit'));
+    });
+  }
+
+  /** Answers that cannot have changed since this process last saw them: a stored replay, a prefix over its limit. */
+  private knownAnswer(
+    scopedKey: string | null,
+    rateKey: string,
+    requestHash: string,
+    nowMs: number,
+  ): AdmissionDecision | undefined {
+    if (scopedKey !== null) {
+      const known = this.replays.get(scopedKey, nowMs);
+      if (known !== undefined) return replayOf(known, requestHash);
+    }
+    const blockedUntil = this.rateBlocked.get(rateKey, nowMs);
+    if (blockedUntil === undefined) return undefined;
+    return refused(new RateLimitedError((blockedUntil - nowMs) / 1000, 'Rate limit for this key exceeded.'));
+  }
+
+  /** The fast state is missing this org or key: rebuild it from Postgres. */
+  private async hydrate(input: AdmitInput, generation: number | undefined): Promise<void> {
+    const ancestorKeyIds = input.ancestors.map((a) => a.keyId);
+    const snapshot = await loadSnapshot(this.services, input.orgId, input.keyId, input.day, ancestorKeyIds);
+    await this.spend.hydrate({ ...snapshot, generation, nowMs: input.nowMs });
+  }
+
+  /** Every outcome of SpendStore.admit other than a reservation or a wait. */
+  private decide(admission: Admission, input: AdmitInput, key: KeyAuth): AdmissionDecision {
+    switch (admission.outcome) {
+      case 'replay':
+        this.remember(input.idempotencyKey!, admission.record, input.nowMs);
+        return { kind: 'replay', record: admission.record };
+      case 'mismatch':
+        return refused(idempotencyMismatch());
+      case 'rate_limited': {
+        const until = input.nowMs + admission.retryAfterMs;
+        this.rateBlocked.set(input.rateKey, until, until);
+        return refused(new RateLimitedError(admission.retryAfterMs / 1000, 'Rate limit for this key exceeded.'));
+      }
+      case 'suspended':
+      case 'per_call':
+      case 'budget':
+      case 'daily_cap':
+      case 'funds':
+      case 'credit_limit': {
+        const approval = key.approvalMode ? key : undefined;
+        return refused(refusalError(admission, input, approval, this.services.config.urls.publicBase));
+      }
+      default:
+        throw new ServiceUnavailableError('The gateway could not load the account state; retry shortly.');
+    }
+  }
+
+  /** The reservation; for an idempotent call, first Postgres's record of the key, which the fast state lacked. */
+  private reserve(
+    kind: Reservation['kind'],
+    req: AdmitRequest,
+    input: AdmitInput,
+  ): Reservation | Promise<AdmissionDecision> {
+    const reservation = new Reservation(
+      this,
+      kind,
+      input.orgId,
+      input.keyId,
+      input.ancestors.map((a) => a.keyId),
+      input.day,
+      input.priceCents,
+      input.reservationId,
+      input.idempotencyKey,
+      req.clientKey,
+      req.requestHash,
+      input.nowMs,
+    );
+    return req.clientKey === null ? reservation : this.storedReplay(reservation);
+  }
+
+  /**
+   * The fast state knows nothing of this key: Postgres, the system of record, may (a flushed Redis, a lost settle).
+   * When it does, this admission's hold is released (nothing will be spent) before the replay is answered.
+   */
+  private async storedReplay(reservation: Reservation): Promise<AdmissionDecision> {
+    let stored: string | null;
+    try {
+      stored = await findIdempotencyRecord(this.orm, reservation.orgId, reservation.keyId, reservation.clientKey!);
+    } catch (err) {
+      await reservation.release();
+      throw new ServiceUnavailableError('The gateway cannot check this Idempotency-Key right now; retry shortly.', {
+        cause: err,
+      });
+    }
+    if (stored === null) return reservation;
+    await reservation.release();
+    const decision = replayOf(stored, reservation.requestHash);
+    if (decision.kind === 'replay') this.remember(reservation.idempotencyKey!, stored, reservation.nowMs);
+    return decision;
+  }
+
+  /** Re-read a stale balance; flags changed in the meantime (a newer generation) are not overwritten. */
+  private refresh(orgId: string, generation: number | undefined): void {
+    loadSnapshot(this.services, orgId)
+      .then((s) => this.spend.hydrate({ ...s, generation, nowMs: this.clock.now().getTime() }))
+      .catch((err: unknown) => this.log.warn({ err, org_id: orgId }, 'balance refresh failed'));
+  }
+}
+
+function refused(error: AppError): AdmissionDecision {
+  return { kind: 'refused', error };
+}
+
+/** A stored record answers this request only if it was made for the same request. */
+function replayOf(record: string, requestHash: string): AdmissionDecision {
+  if (!record.startsWith(requestHash, 2)) return refused(idempotencyMismatch());
+  return { kind: 'replay', record };
+}

@@ -1,0 +1,55 @@
+// The one-statement group commit computes two money rules inside Postgres: each SQL twin must agree with its
+// TypeScript rule (core/spend/money-rules.ts) over random values.
+import { describe, expect, it } from 'vitest';
+import {
+  chargeCall,
+  creditAppliedSql,
+  crossesReloadThreshold,
+  crossesReloadThresholdSql,
+} from '../../core/spend/money-rules.js';
+import { sql } from '../helpers/db.js';
+import { PG_ADMIN_URL } from '../helpers/env.js';
+
+function random(seed: number): (max: number) => number {
+  let a = seed;
+  return (max) => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * max);
+  };
+}
+
+describe('money rules in SQL', () => {
+  it('credit applied and the auto-reload crossing agree with the TypeScript rules', async () => {
+    const next = random(3);
+    const cases = Array.from({ length: 5_000 }, (_, i) => {
+      const price = next(10_000);
+      return {
+        i,
+        price,
+        // The one-statement path charges the full price: a prepaid org always has the credit there.
+        before: next(3) === 0 ? price + next(10_000) : next(20_000) - 5_000,
+        mode: next(2) === 0 ? 'prepaid' : 'card',
+        enabled: next(4) !== 0,
+        threshold: next(3) === 0 ? null : next(10_000),
+      };
+    });
+    const rows = await sql<{ i: number; credit: string; crossed: boolean }>(
+      PG_ADMIN_URL,
+      `select c.i, ${creditAppliedSql('c.price', 'c.before')} as credit,
+              ${crossesReloadThresholdSql('c.enabled', 'c.threshold', 'c.before', 'c.before - c.price')} as crossed
+         from jsonb_to_recordset($1::jsonb) as c(i int, price bigint, before bigint, enabled boolean, threshold bigint)
+        order by c.i`,
+      [JSON.stringify(cases)],
+    );
+    expect(rows).toHaveLength(cases.length);
+    for (const c of cases) {
+      const row = rows[c.i]!;
+      const charge = chargeCall(c.price, c.before, 'card');
+      if (c.mode === 'prepaid' && c.before < c.price) continue; // never reaches the one-statement path
+      expect(Number(row.credit)).toBe(charge.creditAppliedCents);
+      expect(row.crossed).toBe(crossesReloadThreshold(c.enabled, c.threshold, c.before, c.before - c.price));
+    }
+  });
+});
