@@ -29,7 +29,7 @@
  * Old gateway processes keep sweeping their own reservations while they run. The leftovers (`sp:o:*`, `sp:k:*`,
  * `sp:resv` have no expiry) may be deleted once no old process runs; see docs/operations.md.
  */
-import type { Cluster, Redis, Result } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Admission, AdmitInput, HydrateInput, ReservationRef, SettleInput, SpendStore } from './spend-store.js';
 
 const DAY_TTL_MS = 3 * 86_400_000;
@@ -301,28 +301,27 @@ redis.call('HDEL', orgKey, 'mode', 't')
 return 1
 `;
 
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    spAdmit(...args: (string | number)[]): Result<string[], Context>;
-    spSettle(...args: (string | number)[]): Result<number, Context>;
-    spVoid(...args: (string | number)[]): Result<number, Context>;
-    spHydrate(...args: (string | number)[]): Result<number, Context>;
-    spForget(key: string): Result<number, Context>;
-  }
-}
-
 export class RedisSpendStore implements SpendStore {
   /** Where the next `expired` starts, so a crowded bucket cannot starve the others of the sweeper's limit. */
   private nextBucket = 0;
 
-  constructor(private readonly redis: Redis | Cluster) {
-    // No fixed key counts: each call says how many keys follow (ancestors vary per key; settles batch).
-    redis.defineCommand('spAdmit', { lua: ADMIT });
-    redis.defineCommand('spSettle', { lua: SETTLE });
-    redis.defineCommand('spVoid', { lua: VOID });
-    redis.defineCommand('spHydrate', { lua: HYDRATE });
-    redis.defineCommand('spForget', { numberOfKeys: 1, lua: FORGET });
+  constructor(private readonly redis: Redis | Cluster) {}
+
+  /**
+   * Run a script with its keys. A command is defined per script and key count (ioredis then knows where the keys
+   * start): auto pipelining groups a command by its first key's slot, and with a variable key count it would take the
+   * count for the key and send the script in another node's batch. The variants share one script (one SHA).
+   */
+  private run<T>(name: string, lua: string, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+    const command = `${name}${keys.length}`;
+    if (!this.defined.has(command)) {
+      this.redis.defineCommand(command, { numberOfKeys: keys.length, lua });
+      this.defined.add(command);
+    }
+    const call = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[command]!;
+    return call.call(this.redis, ...keys, ...args);
   }
+  private readonly defined = new Set<string>();
 
   async admit(a: AdmitInput): Promise<Admission> {
     const window = Math.floor(a.nowMs / 60_000);
@@ -336,9 +335,7 @@ export class RedisSpendStore implements SpendStore {
       resvKey(a.orgId),
       ...ancestorIds.map((id) => keyKey(a.orgId, id)),
     ];
-    const reply = await this.redis.spAdmit(
-      keys.length,
-      ...keys,
+    const reply = await this.run<string[]>('spAdmit', ADMIT, keys, [
       a.priceCents,
       a.budgetCents ?? -1,
       a.dailyCapCents ?? -1,
@@ -353,7 +350,7 @@ export class RedisSpendStore implements SpendStore {
       memberOf({ ...a, ancestorKeyIds: ancestorIds }),
       a.perCallMaxCents ?? -1,
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
-    );
+    ]);
     switch (reply[0]) {
       case 'admitted':
         return reply[1] === '1'
@@ -416,9 +413,7 @@ export class RedisSpendStore implements SpendStore {
         ...s.ancestorKeyIds.map((_, i) => s.ancestorSpentCents?.[i] ?? ''),
       );
     }
-    await Promise.all(
-      [...byBucket.values()].map(({ keys, args }) => this.redis.spSettle(keys.length, ...keys, ...args)),
-    );
+    await Promise.all([...byBucket.values()].map(({ keys, args }) => this.run<number>('spSettle', SETTLE, keys, args)));
   }
 
   async void(r: ReservationRef): Promise<boolean> {
@@ -430,14 +425,12 @@ export class RedisSpendStore implements SpendStore {
       idemKey(r.orgId, r.idempotencyKey),
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
     ];
-    const open = await this.redis.spVoid(
-      keys.length,
-      ...keys,
+    const open = await this.run<number>('spVoid', VOID, keys, [
       r.priceCents,
       memberOf(r),
       r.idempotencyKey === null ? '0' : '1',
       r.reservationId,
-    );
+    ]);
     return open === 1;
   }
 
@@ -450,9 +443,7 @@ export class RedisSpendStore implements SpendStore {
       dayKey(h.orgId, h.keyId ?? '-', h.day ?? '-'),
       ...ancestors.map((x) => keyKey(h.orgId, x.keyId)),
     ];
-    await this.redis.spHydrate(
-      keys.length,
-      ...keys,
+    await this.run<number>('spHydrate', HYDRATE, keys, [
       h.org.creditCents,
       h.org.balanceVersion,
       h.org.billingMode,
@@ -465,11 +456,11 @@ export class RedisSpendStore implements SpendStore {
       h.org.creditLimitCents,
       h.generation ?? '',
       ...ancestors.map((x) => x.spentCents),
-    );
+    ]);
   }
 
   async forgetOrg(orgId: string): Promise<void> {
-    await this.redis.spForget(orgKey(orgId));
+    await this.run<number>('spForget', FORGET, [orgKey(orgId)], []);
   }
 
   /**
