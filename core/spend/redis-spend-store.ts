@@ -53,6 +53,8 @@ const dayKey = (orgId: string, keyId: string, day: string) => `${tag(orgId)}:d:$
 const resvKey = (orgId: string) => `${tag(orgId)}:resv`;
 const bucketResvKey = (bucket: number) => `sp:{${bucket}}:resv`;
 const idemKey = (orgId: string, k: string | null) => `${tag(orgId)}:i:${k ?? '-'}`;
+/** Where the record of a scoped idempotency key (`org:key:client key`) lives (exported for tests). */
+export const idempotencyRecordKey = (scoped: string) => idemKey(scoped.slice(0, scoped.indexOf(':')), scoped);
 /** The rate window of a key prefix in a minute (exported for the benchmark, which pre-fills one). */
 export const rateWindowKey = (orgId: string, rateKey: string, minute: number) =>
   `${tag(orgId)}:rl:${rateKey}:${minute}`;
@@ -478,7 +480,6 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async idempotencyRecord(key: string): Promise<string | null> {
-    // A scoped idempotency key starts with its org id (`org:key:client key`).
-    return this.redis.get(idemKey(key.slice(0, key.indexOf(':')), key));
+    return this.redis.get(idempotencyRecordKey(key));
   }
 }
