@@ -303,27 +303,23 @@ redis.call('HDEL', orgKey, 'mode', 't')
 return 1
 `;
 
+const SCRIPTS = { spAdmit: ADMIT, spSettle: SETTLE, spVoid: VOID, spHydrate: HYDRATE, spForget: FORGET };
+
 export class RedisSpendStore implements SpendStore {
   /** Where the next `expired` starts, so a crowded bucket cannot starve the others of the sweeper's limit. */
   private nextBucket = 0;
 
-  constructor(private readonly redis: Redis | Cluster) {}
-
-  /**
-   * Run a script with its keys. A command is defined per script and key count (ioredis then knows where the keys
-   * start): auto pipelining groups a command by its first key's slot, and with a variable key count it would take the
-   * count for the key and send the script in another node's batch. The variants share one script (one SHA).
-   */
-  private run<T>(name: string, lua: string, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
-    const command = `${name}${keys.length}`;
-    if (!this.defined.has(command)) {
-      this.redis.defineCommand(command, { numberOfKeys: keys.length, lua });
-      this.defined.add(command);
-    }
-    const call = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[command]!;
-    return call.call(this.redis, ...keys, ...args);
+  constructor(private readonly redis: Redis | Cluster) {
+    // No fixed key counts: each call says how many keys follow (ancestors vary per key; settles batch). On a cluster
+    // the client runs without auto pipelining (core/counters/redis-store.ts), which would route a script by its first
+    // argument, here the key count; each command is routed by its declared keys instead.
+    for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });
   }
-  private readonly defined = new Set<string>();
+
+  private run<T>(name: keyof typeof SCRIPTS, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+    const call = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[name]!;
+    return call.call(this.redis, keys.length, ...keys, ...args);
+  }
 
   async admit(a: AdmitInput): Promise<Admission> {
     const window = Math.floor(a.nowMs / 60_000);
@@ -337,7 +333,7 @@ export class RedisSpendStore implements SpendStore {
       resvKey(a.orgId),
       ...ancestorIds.map((id) => keyKey(a.orgId, id)),
     ];
-    const reply = await this.run<string[]>('spAdmit', ADMIT, keys, [
+    const reply = await this.run<string[]>('spAdmit', keys, [
       a.priceCents,
       a.budgetCents ?? -1,
       a.dailyCapCents ?? -1,
@@ -415,7 +411,7 @@ export class RedisSpendStore implements SpendStore {
         ...s.ancestorKeyIds.map((_, i) => s.ancestorSpentCents?.[i] ?? ''),
       );
     }
-    await Promise.all([...byBucket.values()].map(({ keys, args }) => this.run<number>('spSettle', SETTLE, keys, args)));
+    await Promise.all([...byBucket.values()].map(({ keys, args }) => this.run<number>('spSettle', keys, args)));
   }
 
   async void(r: ReservationRef): Promise<boolean> {
@@ -427,7 +423,7 @@ export class RedisSpendStore implements SpendStore {
       idemKey(r.orgId, r.idempotencyKey),
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
     ];
-    const open = await this.run<number>('spVoid', VOID, keys, [
+    const open = await this.run<number>('spVoid', keys, [
       r.priceCents,
       memberOf(r),
       r.idempotencyKey === null ? '0' : '1',
@@ -445,7 +441,7 @@ export class RedisSpendStore implements SpendStore {
       dayKey(h.orgId, h.keyId ?? '-', h.day ?? '-'),
       ...ancestors.map((x) => keyKey(h.orgId, x.keyId)),
     ];
-    await this.run<number>('spHydrate', HYDRATE, keys, [
+    await this.run<number>('spHydrate', keys, [
       h.org.creditCents,
       h.org.balanceVersion,
       h.org.billingMode,
@@ -462,7 +458,7 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async forgetOrg(orgId: string): Promise<void> {
-    await this.run<number>('spForget', FORGET, [orgKey(orgId)], []);
+    await this.run<number>('spForget', [orgKey(orgId)], []);
   }
 
   /**
