@@ -74,9 +74,8 @@ export class RedisCounterStore implements CounterStore {
           redisOptions: connection,
           clusterRetryStrategy: retry,
           lazyConnect: true,
-          // Off on a cluster: with ioredis 6's cluster auto pipelining, concurrent first calls of the spend scripts
-          // (150 at once through the gateway) hung and failed inside ioredis ("results[i] is not iterable"). Each
-          // command is routed to its slot's node on its own; the scripts are one round trip each all the same.
+          // Off on a cluster: ioredis groups an auto-pipelined command by its first argument's slot, which for the
+          // spend scripts (variable key counts) is the key count, not a key. Each command is routed by its keys.
           enableAutoPipelining: false,
         })
       : new Redis(options.url, {
