@@ -85,6 +85,10 @@ const EnvSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+  /** Redis Cluster mode: seed nodes `host:port,…` (the rest of the cluster is discovered). Instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: listOf(
+    z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'each must be host:port'),
+  ),
   REDIS_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,64}$/, 'letters, digits, ":", "_" or "-" only')
@@ -158,6 +162,11 @@ const EnvSchema = z.object({
 
 export type Env = z.input<typeof EnvSchema>;
 
+function hostPort(entry: string): { host: string; port: number } {
+  const at = entry.lastIndexOf(':');
+  return { host: entry.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(at + 1)) };
+}
+
 function decodeKey(value: string): Buffer | undefined {
   if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
   const b = Buffer.from(value, 'base64');
@@ -165,7 +174,10 @@ function decodeKey(value: string): Buffer | undefined {
 }
 
 export type DatabaseConfig = { kind: 'postgres'; url: string; poolMax: number } | { kind: 'pglite'; dataDir: string };
-export type CounterConfig = { kind: 'redis'; url: string; keyPrefix: string } | { kind: 'memory'; keyPrefix: string };
+export type CounterConfig =
+  | { kind: 'redis'; url: string; keyPrefix: string }
+  | { kind: 'redis-cluster'; nodes: { host: string; port: number }[]; keyPrefix: string }
+  | { kind: 'memory'; keyPrefix: string };
 export type TemporalConfig =
   | { kind: 'remote'; address: string; namespace: string; taskQueue: string }
   | {
@@ -286,6 +298,12 @@ export function loadConfig(
   }
   const e = parsed.data;
 
+  if (e.REDIS_URL && e.REDIS_CLUSTER_NODES.length > 0) {
+    throw new ConfigError([
+      'REDIS_CLUSTER_NODES: set either REDIS_URL (one server) or REDIS_CLUSTER_NODES (a cluster)',
+    ]);
+  }
+
   if (e.NODE_ENV === 'production') {
     const missing = (
       [
@@ -298,7 +316,7 @@ export function loadConfig(
         'CHALLENGE_VERIFY_URL',
         'CHALLENGE_SECRET',
       ] as const
-    ).filter((k) => !e[k]);
+    ).filter((k) => !e[k] && !(k === 'REDIS_URL' && e.REDIS_CLUSTER_NODES.length > 0));
     const issues = missing.map((k) => `${k}: required when NODE_ENV=production`);
     if (e.UPSTREAM_ALLOW_PRIVATE) issues.push('UPSTREAM_ALLOW_PRIVATE: must not be true when NODE_ENV=production');
     if (issues.length) throw new ConfigError(issues);
@@ -364,7 +382,9 @@ export function loadConfig(
       : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
     counters: e.REDIS_URL
       ? { kind: 'redis', url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX }
-      : { kind: 'memory', keyPrefix: e.REDIS_KEY_PREFIX },
+      : e.REDIS_CLUSTER_NODES.length > 0
+        ? { kind: 'redis-cluster', nodes: e.REDIS_CLUSTER_NODES.map(hostPort), keyPrefix: e.REDIS_KEY_PREFIX }
+        : { kind: 'memory', keyPrefix: e.REDIS_KEY_PREFIX },
     temporal: e.TEMPORAL_ADDRESS
       ? {
           kind: 'remote',

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { request } from 'undici';
 import { loadConfig } from '../../core/config.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
+import { rateWindowKey } from '../../core/spend/redis-spend-store.js';
 import { createServices, type Services } from '../../core/services.js';
 import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
@@ -83,7 +84,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
   const redis = services.counters.client;
   const minute = Math.floor(Date.now() / 60_000);
   for (let m = minute; m < minute + 120; m++) {
-    await redis.set(`sp:rl:${seed.limitedPrefix}:${m}`, '2000000000', 'PX', 3 * 3_600_000);
+    await redis.set(rateWindowKey(seed.consumerOrgId, seed.limitedPrefix, m), '2000000000', 'PX', 3 * 3_600_000);
   }
 
   const extraGateways: ManagedChild[] = [];

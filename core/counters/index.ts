@@ -9,7 +9,10 @@ export { MemoryCounterStore, RedisCounterStore };
 
 export async function createCounterStore(config: CounterConfig, logger: Logger): Promise<CounterStore> {
   if (config.kind === 'memory') return new MemoryCounterStore(config.keyPrefix);
-  const store = new RedisCounterStore({ url: config.url, keyPrefix: config.keyPrefix, logger });
+  const store =
+    config.kind === 'redis-cluster'
+      ? new RedisCounterStore({ clusterNodes: config.nodes, keyPrefix: config.keyPrefix, logger })
+      : new RedisCounterStore({ url: config.url, keyPrefix: config.keyPrefix, logger });
   await store.connect();
   return store;
 }

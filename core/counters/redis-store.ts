@@ -1,9 +1,12 @@
 /**
- * Redis CounterStore. Commands fail fast when Redis is unreachable (no offline queue, short command timeout) so
- * money paths can answer 503 instead of hanging. Keys carry the configured prefix (ioredis `keyPrefix`, which also
- * prefixes KEYS of defined Lua commands); pub/sub channels are prefixed by hand because ioredis does not.
+ * Redis CounterStore, on one server (`url`) or a Redis Cluster (`clusterNodes`, seed nodes; ioredis's `Cluster`
+ * discovers the rest and follows slot moves). Commands fail fast when Redis is unreachable (no offline queue, short
+ * command timeout) so money paths can answer 503 instead of hanging. Keys carry the configured prefix (ioredis
+ * `keyPrefix`, which also prefixes KEYS of defined Lua commands); pub/sub channels are prefixed by hand because ioredis
+ * does not. Every command here names one key, so each is in one slot on a cluster. Pub/sub is classic (not sharded):
+ * a cluster forwards a PUBLISH to every node, so a subscriber connected to any node hears every message.
  */
-import { Redis, type Result, type Callback } from 'ioredis';
+import { Cluster, Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
 import type { CounterStore, Unsubscribe, WindowHit } from './counter-store.js';
 
@@ -35,34 +38,55 @@ end
 return {1, count, ttl}
 `;
 
-export interface RedisStoreOptions {
-  url: string;
+export type RedisStoreOptions = (
+  { url: string; clusterNodes?: undefined } | { clusterNodes: ClusterNode[]; url?: undefined }
+) & {
   keyPrefix: string;
   logger: Logger;
   commandTimeoutMs?: number;
+};
+
+export interface ClusterNode {
+  host: string;
+  port: number;
 }
 
 export class RedisCounterStore implements CounterStore {
   readonly backend = 'redis' as const;
-  readonly client: Redis;
-  private subscriber: Redis | undefined;
+  readonly client: Redis | Cluster;
+  private subscriber: Redis | Cluster | undefined;
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
 
   constructor(private readonly options: RedisStoreOptions) {
-    this.client = new Redis(options.url, {
-      keyPrefix: options.keyPrefix,
-      enableOfflineQueue: false,
+    const connection: RedisOptions = {
       maxRetriesPerRequest: 1,
       // A command whose answer was lost in a reconnect fails instead of being sent again: a resent admission script
       // would otherwise run twice (the script is idempotent per reservation too, as a second line of defence).
       autoResendUnfulfilledCommands: false,
       connectTimeout: 2_000,
       commandTimeout: options.commandTimeoutMs ?? 1_500,
-      retryStrategy: (times) => Math.min(times * 200, 2_000),
-      lazyConnect: true,
-      // Commands issued in the same tick share one write (the gateway's admissions and settles under load).
-      enableAutoPipelining: true,
-    });
+    };
+    const retry = (times: number) => Math.min(times * 200, 2_000);
+    this.client = options.clusterNodes
+      ? new Cluster(options.clusterNodes, {
+          keyPrefix: options.keyPrefix,
+          enableOfflineQueue: false,
+          redisOptions: connection,
+          clusterRetryStrategy: retry,
+          lazyConnect: true,
+          // Off on a cluster: ioredis groups an auto-pipelined command by its first argument's slot, which for the
+          // spend scripts (variable key counts) is the key count, not a key. Each command is routed by its keys.
+          enableAutoPipelining: false,
+        })
+      : new Redis(options.url, {
+          ...connection,
+          keyPrefix: options.keyPrefix,
+          enableOfflineQueue: false,
+          retryStrategy: retry,
+          lazyConnect: true,
+          // Commands issued in the same tick share one write (the gateway's admissions and settles under load).
+          enableAutoPipelining: true,
+        });
     this.client.on('error', (err: Error) => options.logger.warn({ err: err.message }, 'redis connection error'));
     this.client.defineCommand('hitWindow', { numberOfKeys: 1, lua: HIT_WINDOW_LUA });
   }
@@ -124,11 +148,13 @@ export class RedisCounterStore implements CounterStore {
     if (!this.subscriber) {
       // A subscribed connection can do nothing else, so it is a separate one. It keeps an offline queue so
       // subscriptions made while Redis is down are sent on connect, and ioredis re-subscribes after reconnects.
-      this.subscriber = new Redis(this.options.url, {
-        connectTimeout: 2_000,
-        retryStrategy: (times) => Math.min(times * 200, 2_000),
-        maxRetriesPerRequest: null,
-      });
+      const retry = (times: number) => Math.min(times * 200, 2_000);
+      this.subscriber = this.options.clusterNodes
+        ? new Cluster(this.options.clusterNodes, {
+            redisOptions: { connectTimeout: 2_000, maxRetriesPerRequest: null },
+            clusterRetryStrategy: retry,
+          })
+        : new Redis(this.options.url, { connectTimeout: 2_000, retryStrategy: retry, maxRetriesPerRequest: null });
       this.subscriber.on('error', (err: Error) =>
         this.options.logger.warn({ err: err.message }, 'redis subscriber connection error'),
       );

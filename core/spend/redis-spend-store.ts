@@ -1,23 +1,68 @@
 /**
- * SpendStore on Redis: each operation is one Lua script (atomic, one round trip). Key layout, under the store's
- * prefix: `sp:o:{org}` (bal, ver, mode, susp, res, t), `sp:k:{key}` (sp, res), `sp:d:{key}:{day}` (sp, res; expires
- * after 3 days), `sp:rl:{prefix}:{window}` (rate window), `sp:i:{scoped idempotency key}` and `sp:resv` (open
- * reservations by expiry, each member carrying what the sweeper needs to void it).
+ * SpendStore on Redis (a single server or a Redis Cluster): each operation is one Lua script (atomic, one round trip).
+ *
+ * Key layout, under the store's prefix. Every key carries a hash tag `{N}`, N the org's spend bucket (0..1023, a
+ * fixed hash of the org id, `spendBucket`), so every key of one org's fast state lives in one Cluster hash slot and
+ * every script touches one slot:
+ *
+ *   sp:{N}:o:{org}                  org: bal, ver, mode, susp, res, t, lim, gen
+ *   sp:{N}:k:{key}                  key: sp, res
+ *   sp:{N}:d:{key}:{day}            key's UTC day: sp, res (expires after 3 days)
+ *   sp:{N}:rl:{key prefix}:{minute} rate window of a key prefix
+ *   sp:{N}:i:{scoped idempotency}   idempotency record (the scoped key starts with the org id)
+ *   sp:{N}:resv                     the bucket's open reservations by expiry, each member carrying what voiding needs
+ *
+ * Why buckets, not the org id itself as the tag: the open reservations must be findable by the sweeper ("a reservation
+ * is voided within GATEWAY_UPSTREAM_TIMEOUT_MS + 10 s + one sweep even if its gateway died"). With the org as the tag,
+ * the only key the admission script could index the reservation in is one of that org's own, and the sweeper would
+ * need a second, cross-slot list of orgs with open reservations, written outside the script: a gateway dying between
+ * the two writes leaves a reservation nobody finds, and removing an org from that list races with a new admission.
+ * A bucket's reservation set is in the bucket's slot, so the admission indexes its reservation atomically, exactly as
+ * on a single server, and the sweeper reads the 1,024 sets (`expired`; one pipelined round per node with auto
+ * pipelining). 1,024 buckets spread over 1,024 slots, enough to balance a cluster of up to a few hundred masters.
+ *
+ * Upgrade from the untagged layout (`sp:o:…`, `sp:k:…`, `sp:resv`): the old keys are no longer read. The fast state
+ * is a cache of Postgres, so the new keys are hydrated from Postgres on the first call of each org. Reservations open
+ * in the old `sp:resv` at the upgrade hold only old keys nobody reads, so nothing is left to release; what voiding one
+ * would still do is fence its call (a failed usage row), which only matters when a void refunds a hold — here none
+ * is counted anywhere, and a late commit of such a call charges a call that did run, through Postgres's own checks.
+ * Old gateway processes keep sweeping their own reservations while they run. The leftovers (`sp:o:*`, `sp:k:*`,
+ * `sp:resv` have no expiry) may be deleted once no old process runs; see docs/operations.md.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Admission, AdmitInput, HydrateInput, ReservationRef, SettleInput, SpendStore } from './spend-store.js';
 
 const DAY_TTL_MS = 3 * 86_400_000;
-const RESV = 'sp:resv';
-const orgKey = (orgId: string) => `sp:o:${orgId}`;
-const keyKey = (keyId: string) => `sp:k:${keyId}`;
-const dayKey = (keyId: string, day: string) => `sp:d:${keyId}:${day}`;
-const idemKey = (k: string | null) => (k === null ? 'sp:i:-' : `sp:i:${k}`);
+/** Part of the key layout: changing it moves every org to another bucket (a layout change, see the header). */
+export const SPEND_BUCKETS = 1024;
+
+/** The org's spend bucket: FNV-1a of the org id, modulo SPEND_BUCKETS. */
+export function spendBucket(orgId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < orgId.length; i++) {
+    h ^= orgId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % SPEND_BUCKETS;
+}
+
+const tag = (orgId: string) => `sp:{${spendBucket(orgId)}}`;
+const orgKey = (orgId: string) => `${tag(orgId)}:o:${orgId}`;
+const keyKey = (orgId: string, keyId: string) => `${tag(orgId)}:k:${keyId}`;
+const dayKey = (orgId: string, keyId: string, day: string) => `${tag(orgId)}:d:${keyId}:${day}`;
+const resvKey = (orgId: string) => `${tag(orgId)}:resv`;
+const bucketResvKey = (bucket: number) => `sp:{${bucket}}:resv`;
+const idemKey = (orgId: string, k: string | null) => `${tag(orgId)}:i:${k ?? '-'}`;
+/** Where the record of a scoped idempotency key (`org:key:client key`) lives (exported for tests). */
+export const idempotencyRecordKey = (scoped: string) => idemKey(scoped.slice(0, scoped.indexOf(':')), scoped);
+/** The rate window of a key prefix in a minute (exported for the benchmark, which pre-fills one). */
+export const rateWindowKey = (orgId: string, rateKey: string, minute: number) =>
+  `${tag(orgId)}:rl:${rateKey}:${minute}`;
 
 /**
- * An open reservation is one member of the `sp:resv` sorted set (scored by expiry) that carries what voiding it needs:
- * `reservation|org|key|day|price|ancestor,ancestor|idempotency key` (ids never contain `|` or `,`; the idempotency
- * key, which may, is last).
+ * An open reservation is one member of its bucket's `resv` sorted set (scored by expiry) that carries what voiding it
+ * needs: `reservation|org|key|day|price|ancestor,ancestor|idempotency key` (ids never contain `|` or `,`; the
+ * idempotency key, which may, is last).
  */
 function memberOf(
   r: Pick<ReservationRef, 'reservationId' | 'orgId' | 'keyId' | 'day' | 'priceCents' | 'idempotencyKey'> & {
@@ -41,73 +86,83 @@ function parseMember(member: string): ReservationRef {
   };
 }
 
-// KEYS: org, key, day, rate, idem, resv, then one per ancestor key (nearest first).
-// ARGV: price, budget(-1), cap(-1), limit, windowMs, now, resId, resTtl, hasIdem, reqHash, staleMs, member (the
-// reservation as the sweeper needs it), perCallMax(-1), then each ancestor's budget (-1).
 // Idempotent per reservation: a second run of the same admission (ioredis resending a command whose answer was lost
 // in a reconnect) finds its own reservation, or its own in-flight claim, and changes nothing.
 const ADMIT = `
+local orgKey, keyKey, dayKey, rateKey, idemKey, resvKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys, nearest first
 local price = tonumber(ARGV[1])
-if price > 0 and redis.call('ZSCORE', KEYS[6], ARGV[12]) then return {'admitted', '0'} end
-local o = redis.call('HMGET', KEYS[1], 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen')
+local budget = tonumber(ARGV[2]) -- -1: none
+local dailyCap = tonumber(ARGV[3]) -- -1: none
+local rateLimit = tonumber(ARGV[4])
+local windowMs = ARGV[5]
+local now = tonumber(ARGV[6])
+local reservationId = ARGV[7]
+local reservationTtl = tonumber(ARGV[8])
+local hasIdem = ARGV[9] == '1'
+local requestHash = ARGV[10]
+local staleMs = tonumber(ARGV[11])
+local member = ARGV[12] -- the reservation as the sweeper needs it
+local perCallMax = tonumber(ARGV[13]) -- -1: none
+local ANCESTOR_BUDGETS = 14 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
+
+if price > 0 and redis.call('ZSCORE', resvKey, member) then return {'admitted', '0'} end
+local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen')
 local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 local k
 local d
 local anc = {}
 if price > 0 then
-  k = redis.call('HMGET', KEYS[2], 'sp', 'res')
-  d = redis.call('HMGET', KEYS[3], 'sp', 'res')
+  k = redis.call('HMGET', keyKey, 'sp', 'res')
+  d = redis.call('HMGET', dayKey, 'sp', 'res')
   if not k[1] or not d[1] then return {'hydrate'} end
-  for i = 7, #KEYS do
+  for i = FIRST_ANCESTOR, #KEYS do
     anc[i] = redis.call('HMGET', KEYS[i], 'sp', 'res')
     if not anc[i][1] then return {'hydrate'} end
   end
 end
-if ARGV[9] == '1' then
-  local rec = redis.call('GET', KEYS[5])
+if hasIdem then
+  local rec = redis.call('GET', idemKey)
   if rec then
-    if string.sub(rec, 3, 2 + #ARGV[10]) ~= ARGV[10] then return {'mismatch'} end
+    if string.sub(rec, 3, 2 + #requestHash) ~= requestHash then return {'mismatch'} end
     if string.sub(rec, 1, 1) == 'p' then
-      if string.sub(rec, -#ARGV[7] - 1) == '|' .. ARGV[7] then return {'admitted', '0'} end
+      if string.sub(rec, -#reservationId - 1) == '|' .. reservationId then return {'admitted', '0'} end
       return {'in_flight'}
     end
     return {'replay', rec}
   end
 end
-local count = redis.call('INCR', KEYS[4])
-if count == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[5]) end
-if count > tonumber(ARGV[4]) then return {'rate_limited', tostring(redis.call('PTTL', KEYS[4]))} end
+local count = redis.call('INCR', rateKey)
+if count == 1 then redis.call('PEXPIRE', rateKey, windowMs) end
+if count > rateLimit then return {'rate_limited', tostring(redis.call('PTTL', rateKey))} end
 if o[3] == '1' then return {'suspended'} end
 if price > 0 then
-  local perCall = tonumber(ARGV[13])
-  if perCall >= 0 and price > perCall then return {'per_call'} end
-  local budget = tonumber(ARGV[2])
+  if perCallMax >= 0 and price > perCallMax then return {'per_call'} end
   if budget >= 0 and tonumber(k[1]) + tonumber(k[2] or '0') + price > budget then return {'budget'} end
-  for i = 7, #KEYS do
-    local b = tonumber(ARGV[i + 7])
-    if b >= 0 and tonumber(anc[i][1]) + tonumber(anc[i][2] or '0') + price > b then return {'budget', tostring(i - 6)} end
+  for i = FIRST_ANCESTOR, #KEYS do
+    local b = tonumber(ARGV[i + ANCESTOR_BUDGETS])
+    if b >= 0 and tonumber(anc[i][1]) + tonumber(anc[i][2] or '0') + price > b then
+      return {'budget', tostring(i - FIRST_ANCESTOR + 1)}
+    end
   end
-  local cap = tonumber(ARGV[3])
-  if cap >= 0 and tonumber(d[1]) + tonumber(d[2] or '0') + price > cap then return {'daily_cap'} end
+  if dailyCap >= 0 and tonumber(d[1]) + tonumber(d[2] or '0') + price > dailyCap then return {'daily_cap'} end
   local headroom = tonumber(o[1]) - tonumber(o[4] or '0')
   if o[2] == 'card' then
     if headroom + tonumber(o[6] or '0') < price then return {'credit_limit'} end
   elseif headroom < price then
     return {'funds'}
   end
-  if redis.call('ZADD', KEYS[6], 'NX', tonumber(ARGV[6]) + tonumber(ARGV[8]), ARGV[12]) == 0 then
-    return {'admitted', '0'}
-  end
-  redis.call('HINCRBY', KEYS[1], 'res', price)
-  redis.call('HINCRBY', KEYS[2], 'res', price)
-  redis.call('HINCRBY', KEYS[3], 'res', price)
-  for i = 7, #KEYS do redis.call('HINCRBY', KEYS[i], 'res', price) end
+  if redis.call('ZADD', resvKey, 'NX', now + reservationTtl, member) == 0 then return {'admitted', '0'} end
+  redis.call('HINCRBY', orgKey, 'res', price)
+  redis.call('HINCRBY', keyKey, 'res', price)
+  redis.call('HINCRBY', dayKey, 'res', price)
+  for i = FIRST_ANCESTOR, #KEYS do redis.call('HINCRBY', KEYS[i], 'res', price) end
 end
-if ARGV[9] == '1' then
-  redis.call('SET', KEYS[5], 'p|' .. ARGV[10] .. '|' .. ARGV[7], 'PX', ARGV[8])
+if hasIdem then
+  redis.call('SET', idemKey, 'p|' .. requestHash .. '|' .. reservationId, 'PX', reservationTtl)
 end
-if tonumber(ARGV[6]) - tonumber(o[5] or '0') > tonumber(ARGV[11]) then return {'admitted', '1', gen} end
+if now - tonumber(o[5] or '0') > staleMs then return {'admitted', '1', gen} end
 return {'admitted', '0'}
 `;
 
@@ -120,119 +175,150 @@ local function release(keys, price)
 end
 `;
 
-// Any number of settles in one call. Per settle, KEYS: org, key, day, resv, idem, then its n ancestors; ARGV (10 +
-// n): price, member, bal, ver, ksp, dsp, record, idemTtl, hasIdem, n, then each ancestor's spend after the commit
-// ('' when unknown).
+// Any number of settles of one org (one slot) in one call: the arguments are one group per settle, in order.
 const SETTLE = `${RELEASE}
-local k = 0
-local a = 0
+local KEYS_PER_SETTLE = 5 -- then its n ancestors
+local ARGS_PER_SETTLE = 10 -- then each ancestor's spend
+local k = 0 -- the settle's first key is KEYS[k + 1]
+local a = 0 -- its first argument is ARGV[a + 1]
 while a < #ARGV do
+  local orgKey, keyKey, dayKey, resvKey, idemKey = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local price = tonumber(ARGV[a + 1])
-  local n = tonumber(ARGV[a + 10])
-  if price > 0 and redis.call('ZREM', KEYS[k + 4], ARGV[a + 2]) == 1 then
-    local held = {KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]}
-    for j = 1, n do held[#held + 1] = KEYS[k + 5 + j] end
+  local member = ARGV[a + 2]
+  local balance = ARGV[a + 3] -- Postgres's values after the commit ('' = unknown)
+  local version = ARGV[a + 4]
+  local keySpent = ARGV[a + 5]
+  local daySpent = ARGV[a + 6]
+  local record = ARGV[a + 7] -- what a replay returns ('' = forget the claim)
+  local idemTtl = ARGV[a + 8]
+  local hasIdem = ARGV[a + 9] == '1'
+  local n = tonumber(ARGV[a + 10]) -- ancestors
+  local ancestorKeys = k + KEYS_PER_SETTLE -- KEYS[ancestorKeys + j]: the j-th ancestor's key
+  local ancestorSpent = a + ARGS_PER_SETTLE -- ARGV[ancestorSpent + j]: its spend after the commit ('' = unknown)
+
+  if price > 0 and redis.call('ZREM', resvKey, member) == 1 then
+    local held = {orgKey, keyKey, dayKey}
+    for j = 1, n do held[#held + 1] = KEYS[ancestorKeys + j] end
     release(held, price)
   end
-  if ARGV[a + 4] ~= '' and redis.call('HEXISTS', KEYS[k + 1], 'mode') == 1 then
-    if tonumber(ARGV[a + 4]) > tonumber(redis.call('HGET', KEYS[k + 1], 'ver') or '-1') then
-      redis.call('HSET', KEYS[k + 1], 'bal', ARGV[a + 3], 'ver', ARGV[a + 4])
+  if version ~= '' and redis.call('HEXISTS', orgKey, 'mode') == 1 then
+    if tonumber(version) > tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
+      redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
     end
   end
-  if ARGV[a + 5] ~= '' then
-    local sp = redis.call('HGET', KEYS[k + 2], 'sp')
-    if sp and tonumber(ARGV[a + 5]) > tonumber(sp) then redis.call('HSET', KEYS[k + 2], 'sp', ARGV[a + 5]) end
-    local dsp = redis.call('HGET', KEYS[k + 3], 'sp')
-    if dsp and tonumber(ARGV[a + 6]) > tonumber(dsp) then redis.call('HSET', KEYS[k + 3], 'sp', ARGV[a + 6]) end
+  if keySpent ~= '' then
+    local sp = redis.call('HGET', keyKey, 'sp')
+    if sp and tonumber(keySpent) > tonumber(sp) then redis.call('HSET', keyKey, 'sp', keySpent) end
+    local dsp = redis.call('HGET', dayKey, 'sp')
+    if dsp and tonumber(daySpent) > tonumber(dsp) then redis.call('HSET', dayKey, 'sp', daySpent) end
   end
   for j = 1, n do
-    local v = ARGV[a + 10 + j]
+    local v = ARGV[ancestorSpent + j]
     if v ~= '' then
-      local sp = redis.call('HGET', KEYS[k + 5 + j], 'sp')
-      if sp and tonumber(v) > tonumber(sp) then redis.call('HSET', KEYS[k + 5 + j], 'sp', v) end
+      local sp = redis.call('HGET', KEYS[ancestorKeys + j], 'sp')
+      if sp and tonumber(v) > tonumber(sp) then redis.call('HSET', KEYS[ancestorKeys + j], 'sp', v) end
     end
   end
-  if ARGV[a + 9] == '1' then
-    if ARGV[a + 7] ~= '' then
-      redis.call('SET', KEYS[k + 5], ARGV[a + 7], 'PX', ARGV[a + 8])
+  if hasIdem then
+    if record ~= '' then
+      redis.call('SET', idemKey, record, 'PX', idemTtl)
     else
-      redis.call('DEL', KEYS[k + 5])
+      redis.call('DEL', idemKey)
     end
   end
-  k = k + 5 + n
-  a = a + 10 + n
+  k = k + KEYS_PER_SETTLE + n
+  a = a + ARGS_PER_SETTLE + n
 end
 return 1
 `;
 
-// KEYS: org, key, day, resv, idem, then the ancestors. ARGV: price, member, hasIdem, resId.
 const VOID = `${RELEASE}
+local orgKey, keyKey, dayKey, resvKey, idemKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local FIRST_ANCESTOR = 6 -- KEYS[6..]: the ancestors' keys
 local price = tonumber(ARGV[1])
+local member = ARGV[2]
+local hasIdem = ARGV[3] == '1'
+local reservationId = ARGV[4]
+
 local open = 0
 if price > 0 then
-  open = redis.call('ZREM', KEYS[4], ARGV[2])
+  open = redis.call('ZREM', resvKey, member)
   if open == 1 then
-    local held = {KEYS[1], KEYS[2], KEYS[3]}
-    for i = 6, #KEYS do held[#held + 1] = KEYS[i] end
+    local held = {orgKey, keyKey, dayKey}
+    for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
     release(held, price)
   end
 end
-if ARGV[3] == '1' then
-  local rec = redis.call('GET', KEYS[5])
-  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#ARGV[4]) == ARGV[4] then redis.call('DEL', KEYS[5]) end
+if hasIdem then
+  local rec = redis.call('GET', idemKey)
+  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#reservationId) == reservationId then
+    redis.call('DEL', idemKey)
+  end
 end
 return open
 `;
 
-// KEYS: org, key, day, then the ancestors. ARGV: bal, ver, mode, susp, now, hasKey, ksp, dsp, dayTtl, creditLimit,
-// generation ('' = any), then each ancestor's spend.
 const HYDRATE = `
-if tonumber(ARGV[2]) >= tonumber(redis.call('HGET', KEYS[1], 'ver') or '-1') then
-  redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'ver', ARGV[2])
+local orgKey, keyKey, dayKey = KEYS[1], KEYS[2], KEYS[3]
+local FIRST_ANCESTOR = 4 -- KEYS[4..]: the ancestors' keys
+local balance = ARGV[1]
+local version = ARGV[2]
+local mode = ARGV[3]
+local suspended = ARGV[4]
+local now = ARGV[5]
+local hasKey = ARGV[6] == '1'
+local keySpent = ARGV[7]
+local daySpent = ARGV[8]
+local dayTtl = ARGV[9]
+local creditLimit = ARGV[10]
+local generation = ARGV[11] -- '' = any
+local ANCESTOR_SPENT = 12 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_SPENT]: spend of the ancestor at KEYS[i]
+
+if tonumber(version) >= tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
+  redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
 end
-if ARGV[11] == '' or ARGV[11] == (redis.call('HGET', KEYS[1], 'gen') or '0') then
-  redis.call('HSET', KEYS[1], 'mode', ARGV[3], 'susp', ARGV[4], 't', ARGV[5], 'lim', ARGV[10])
+if generation == '' or generation == (redis.call('HGET', orgKey, 'gen') or '0') then
+  redis.call('HSET', orgKey, 'mode', mode, 'susp', suspended, 't', now, 'lim', creditLimit)
 end
-if ARGV[6] == '1' then
-  local sp = redis.call('HGET', KEYS[2], 'sp')
-  if not sp or tonumber(ARGV[7]) > tonumber(sp) then redis.call('HSET', KEYS[2], 'sp', ARGV[7]) end
-  local dsp = redis.call('HGET', KEYS[3], 'sp')
-  if not dsp or tonumber(ARGV[8]) > tonumber(dsp) then redis.call('HSET', KEYS[3], 'sp', ARGV[8]) end
-  redis.call('PEXPIRE', KEYS[3], ARGV[9])
-  for i = 4, #KEYS do
+if hasKey then
+  local sp = redis.call('HGET', keyKey, 'sp')
+  if not sp or tonumber(keySpent) > tonumber(sp) then redis.call('HSET', keyKey, 'sp', keySpent) end
+  local dsp = redis.call('HGET', dayKey, 'sp')
+  if not dsp or tonumber(daySpent) > tonumber(dsp) then redis.call('HSET', dayKey, 'sp', daySpent) end
+  redis.call('PEXPIRE', dayKey, dayTtl)
+  for i = FIRST_ANCESTOR, #KEYS do
+    local spent = ARGV[i + ANCESTOR_SPENT]
     local asp = redis.call('HGET', KEYS[i], 'sp')
-    if not asp or tonumber(ARGV[i + 8]) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', ARGV[i + 8]) end
+    if not asp or tonumber(spent) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', spent) end
   end
 end
 return 1
 `;
 
-// KEYS: org. A new generation, and the flags gone: the next admission reads Postgres.
+// A new generation, and the flags gone: the next admission reads Postgres.
 const FORGET = `
-redis.call('HINCRBY', KEYS[1], 'gen', 1)
-redis.call('HDEL', KEYS[1], 'mode', 't')
+local orgKey = KEYS[1]
+redis.call('HINCRBY', orgKey, 'gen', 1)
+redis.call('HDEL', orgKey, 'mode', 't')
 return 1
 `;
 
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    spAdmit(...args: (string | number)[]): Result<string[], Context>;
-    spSettle(...args: (string | number)[]): Result<number, Context>;
-    spVoid(...args: (string | number)[]): Result<number, Context>;
-    spHydrate(...args: (string | number)[]): Result<number, Context>;
-    spForget(key: string): Result<number, Context>;
-  }
-}
-import type { Result } from 'ioredis';
+const SCRIPTS = { spAdmit: ADMIT, spSettle: SETTLE, spVoid: VOID, spHydrate: HYDRATE, spForget: FORGET };
 
 export class RedisSpendStore implements SpendStore {
-  constructor(private readonly redis: Redis) {
-    // No fixed key counts: each call says how many keys follow (ancestors vary per key; settles batch).
-    redis.defineCommand('spAdmit', { lua: ADMIT });
-    redis.defineCommand('spSettle', { lua: SETTLE });
-    redis.defineCommand('spVoid', { lua: VOID });
-    redis.defineCommand('spHydrate', { lua: HYDRATE });
-    redis.defineCommand('spForget', { numberOfKeys: 1, lua: FORGET });
+  /** Where the next `expired` starts, so a crowded bucket cannot starve the others of the sweeper's limit. */
+  private nextBucket = 0;
+
+  constructor(private readonly redis: Redis | Cluster) {
+    // No fixed key counts: each call says how many keys follow (ancestors vary per key; settles batch). On a cluster
+    // the client runs without auto pipelining (core/counters/redis-store.ts), which would route a script by its first
+    // argument, here the key count; each command is routed by its declared keys instead.
+    for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });
+  }
+
+  private run<T>(name: keyof typeof SCRIPTS, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+    const call = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[name]!;
+    return call.call(this.redis, keys.length, ...keys, ...args);
   }
 
   async admit(a: AdmitInput): Promise<Admission> {
@@ -240,16 +326,14 @@ export class RedisSpendStore implements SpendStore {
     const ancestorIds = a.ancestors.map((x) => x.keyId);
     const keys = [
       orgKey(a.orgId),
-      keyKey(a.keyId),
-      dayKey(a.keyId, a.day),
-      `sp:rl:${a.rateKey}:${window}`,
-      idemKey(a.idempotencyKey),
-      RESV,
-      ...ancestorIds.map(keyKey),
+      keyKey(a.orgId, a.keyId),
+      dayKey(a.orgId, a.keyId, a.day),
+      rateWindowKey(a.orgId, a.rateKey, window),
+      idemKey(a.orgId, a.idempotencyKey),
+      resvKey(a.orgId),
+      ...ancestorIds.map((id) => keyKey(a.orgId, id)),
     ];
-    const reply = await this.redis.spAdmit(
-      keys.length,
-      ...keys,
+    const reply = await this.run<string[]>('spAdmit', keys, [
       a.priceCents,
       a.budgetCents ?? -1,
       a.dailyCapCents ?? -1,
@@ -264,7 +348,7 @@ export class RedisSpendStore implements SpendStore {
       memberOf({ ...a, ancestorKeyIds: ancestorIds }),
       a.perCallMaxCents ?? -1,
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
-    );
+    ]);
     switch (reply[0]) {
       case 'admitted':
         return reply[1] === '1'
@@ -298,20 +382,22 @@ export class RedisSpendStore implements SpendStore {
     await this.settleMany([s]);
   }
 
+  /** One script per spend bucket (a script touches one slot); the buckets' scripts run concurrently. */
   async settleMany(settles: readonly SettleInput[]): Promise<void> {
-    if (settles.length === 0) return;
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
+    const byBucket = new Map<number, { keys: string[]; args: (string | number)[] }>();
     for (const s of settles) {
-      keys.push(
+      const bucket = spendBucket(s.orgId);
+      let group = byBucket.get(bucket);
+      if (!group) byBucket.set(bucket, (group = { keys: [], args: [] }));
+      group.keys.push(
         orgKey(s.orgId),
-        keyKey(s.keyId),
-        dayKey(s.keyId, s.day),
-        RESV,
-        idemKey(s.idempotencyKey),
-        ...s.ancestorKeyIds.map(keyKey),
+        keyKey(s.orgId, s.keyId),
+        dayKey(s.orgId, s.keyId, s.day),
+        resvKey(s.orgId),
+        idemKey(s.orgId, s.idempotencyKey),
+        ...s.ancestorKeyIds.map((id) => keyKey(s.orgId, id)),
       );
-      args.push(
+      group.args.push(
         s.priceCents,
         memberOf(s),
         s.org?.creditCents ?? '',
@@ -325,26 +411,24 @@ export class RedisSpendStore implements SpendStore {
         ...s.ancestorKeyIds.map((_, i) => s.ancestorSpentCents?.[i] ?? ''),
       );
     }
-    await this.redis.spSettle(keys.length, ...keys, ...args);
+    await Promise.all([...byBucket.values()].map(({ keys, args }) => this.run<number>('spSettle', keys, args)));
   }
 
   async void(r: ReservationRef): Promise<boolean> {
     const keys = [
       orgKey(r.orgId),
-      keyKey(r.keyId),
-      dayKey(r.keyId, r.day),
-      RESV,
-      idemKey(r.idempotencyKey),
-      ...r.ancestorKeyIds.map(keyKey),
+      keyKey(r.orgId, r.keyId),
+      dayKey(r.orgId, r.keyId, r.day),
+      resvKey(r.orgId),
+      idemKey(r.orgId, r.idempotencyKey),
+      ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
     ];
-    const open = await this.redis.spVoid(
-      keys.length,
-      ...keys,
+    const open = await this.run<number>('spVoid', keys, [
       r.priceCents,
       memberOf(r),
       r.idempotencyKey === null ? '0' : '1',
       r.reservationId,
-    );
+    ]);
     return open === 1;
   }
 
@@ -353,13 +437,11 @@ export class RedisSpendStore implements SpendStore {
     const ancestors = hasKey ? (h.ancestors ?? []) : [];
     const keys = [
       orgKey(h.orgId),
-      keyKey(h.keyId ?? '-'),
-      dayKey(h.keyId ?? '-', h.day ?? '-'),
-      ...ancestors.map((x) => keyKey(x.keyId)),
+      keyKey(h.orgId, h.keyId ?? '-'),
+      dayKey(h.orgId, h.keyId ?? '-', h.day ?? '-'),
+      ...ancestors.map((x) => keyKey(h.orgId, x.keyId)),
     ];
-    await this.redis.spHydrate(
-      keys.length,
-      ...keys,
+    await this.run<number>('spHydrate', keys, [
       h.org.creditCents,
       h.org.balanceVersion,
       h.org.billingMode,
@@ -372,19 +454,28 @@ export class RedisSpendStore implements SpendStore {
       h.org.creditLimitCents,
       h.generation ?? '',
       ...ancestors.map((x) => x.spentCents),
-    );
+    ]);
   }
 
   async forgetOrg(orgId: string): Promise<void> {
-    await this.redis.spForget(orgKey(orgId));
+    await this.run<number>('spForget', [orgKey(orgId)], []);
   }
 
+  /**
+   * Every bucket's set is read (concurrently: auto pipelining sends them as one batch per node), from a rotating first
+   * bucket, until `limit` reservations are found.
+   */
   async expired(nowMs: number, limit: number): Promise<ReservationRef[]> {
-    const members = await this.redis.zrangebyscore(RESV, '-inf', nowMs, 'LIMIT', 0, limit);
-    return members.map(parseMember);
+    const start = this.nextBucket;
+    this.nextBucket = (this.nextBucket + 1) % SPEND_BUCKETS;
+    const order = Array.from({ length: SPEND_BUCKETS }, (_, i) => (start + i) % SPEND_BUCKETS);
+    const found = await Promise.all(
+      order.map((b) => this.redis.zrangebyscore(bucketResvKey(b), '-inf', nowMs, 'LIMIT', 0, limit)),
+    );
+    return found.flat().slice(0, limit).map(parseMember);
   }
 
   async idempotencyRecord(key: string): Promise<string | null> {
-    return this.redis.get(idemKey(key));
+    return this.redis.get(idempotencyRecordKey(key));
   }
 }

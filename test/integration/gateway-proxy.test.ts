@@ -16,6 +16,7 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { Document } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
+import { idempotencyRecordKey } from '../../core/spend/redis-spend-store.js';
 
 describe('gateway proxy', () => {
   let stack: TestStack;
@@ -191,7 +192,9 @@ describe('gateway proxy', () => {
         discount: { percent: 50, off_cents: 1 },
       });
       const redis = (stack.services.counters as RedisCounterStore).client;
-      await expect.poll(() => redis.pttl(`sp:i:${c.orgId}:${c.keyId}:meta-1`)).toBeGreaterThan(24 * 3_600_000);
+      await expect
+        .poll(() => redis.pttl(idempotencyRecordKey(`${c.orgId}:${c.keyId}:meta-1`)))
+        .toBeGreaterThan(24 * 3_600_000);
     } finally {
       await sql(
         stack.db.url,

@@ -18,6 +18,7 @@ import { describe as show, expectFailure, http, serve } from '../helpers/http.js
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { idempotencyRecordKey } from '../../core/spend/redis-spend-store.js';
 
 /** A request sent with its path exactly as written (fetch would resolve dot segments before sending). */
 function rawRequest(
@@ -239,7 +240,7 @@ describe('gateway review fixes (issue 10)', () => {
       await new Promise((r) => setTimeout(r, 50));
       // The settle's record is gone (as if the settle never ran and the claim expired).
       const { redis } = await redisKeys();
-      await redis.del(`sp:i:${c.orgId}:${c.keyId}:order-lost-settle`);
+      await redis.del(idempotencyRecordKey(`${c.orgId}:${c.keyId}:order-lost-settle`));
       const second = await send();
       expect(second.body.meta, show(second)).toMatchObject({ replayed: true });
 

@@ -1,4 +1,5 @@
-// One contract, two spend stores: the Redis scripts (production, every gateway process) and the in-process twin
+// One contract, two spend stores: the Redis scripts (production, every gateway process; on one server and on a real
+// three-master Redis Cluster, where a script touching two slots would fail with CROSSSLOT) and the in-process twin
 // (the embedded all-in-one) admit, refuse, reserve, settle, void and replay the same way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisCounterStore } from '../../core/counters/index.js';
@@ -7,10 +8,12 @@ import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
 import { doneRecord, type AdmitInput, type SpendStore } from '../../core/spend/spend-store.js';
 import { REDIS_URL } from '../helpers/env.js';
+import { startRedisCluster, type RedisClusterHarness } from '../helpers/redis-cluster.js';
 import { testRedisPrefix } from '../helpers/services.js';
 
 const logger = createLogger({ level: 'silent' });
 let counters: RedisCounterStore | undefined;
+let cluster: RedisClusterHarness | undefined;
 
 const factories: [string, () => Promise<SpendStore>][] = [
   [
@@ -18,6 +21,15 @@ const factories: [string, () => Promise<SpendStore>][] = [
     async () => {
       counters = new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
       expect(await counters.connect()).toBe(true);
+      return new RedisSpendStore(counters.client);
+    },
+  ],
+  [
+    'redis cluster',
+    async () => {
+      cluster = await startRedisCluster();
+      counters = new RedisCounterStore({ clusterNodes: cluster.nodes, keyPrefix: testRedisPrefix(), logger });
+      expect(await counters.connect(20_000)).toBe(true);
       return new RedisSpendStore(counters.client);
     },
   ],
@@ -31,10 +43,12 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
   let store: SpendStore;
   beforeAll(async () => {
     store = await make();
-  });
+  }, 60_000);
   afterAll(async () => {
     await counters?.close();
     counters = undefined;
+    await cluster?.stop();
+    cluster = undefined;
   });
 
   /** A fresh org and key with `credit` cents (prepaid unless said), hydrated as the gateway would. */
@@ -305,6 +319,54 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect(await store.expired(NOW + 3_600_000, 1_000)).not.toContainEqual(expect.objectContaining({ orgId: a.orgId }));
     expect(await a.admit()).toEqual({ outcome: 'funds' });
     expect(await a.admit({ priceCents: 0 })).toMatchObject({ outcome: 'admitted' });
+  });
+
+  it("settles reservations of several orgs in one step, and the sweeper finds every org's expired ones", async () => {
+    // Enough orgs that, on a cluster, they sit in different slots and on different nodes.
+    const accounts = await Promise.all(Array.from({ length: 12 }, () => account(5)));
+    for (const a of accounts) {
+      const admitted = await a.admit({
+        reservationId: `use_many_${a.orgId}`,
+        reservationTtlMs: 1_000,
+        idempotencyKey: `${a.orgId}:${a.keyId}:many`,
+      });
+      expect(admitted.outcome).toBe('admitted');
+      expect(await a.admit()).toEqual({ outcome: 'funds' });
+    }
+    const expired = await store.expired(NOW + 2_000, 10_000);
+    const mine = (r: { reservationId: string }) => r.reservationId.startsWith('use_many_');
+    expect(
+      expired
+        .filter(mine)
+        .map((r) => r.orgId)
+        .sort(),
+    ).toEqual(accounts.map((a) => a.orgId).sort());
+    await store.settleMany(
+      accounts.map((a) => ({
+        orgId: a.orgId,
+        keyId: a.keyId,
+        ancestorKeyIds: [],
+        day: '2026-11-22',
+        priceCents: 5,
+        reservationId: `use_many_${a.orgId}`,
+        idempotencyKey: `${a.orgId}:${a.keyId}:many`,
+        org: { creditCents: 0, balanceVersion: 2 },
+        key: { spentCents: 5, daySpentCents: 5 },
+        ancestorSpentCents: null,
+        record: doneRecord('h'.repeat(32), '{"cost_cents":5}'),
+        // Long enough for the in-process store, which reads a record's expiry by the wall clock.
+        idempotencyTtlMs: Date.now() - NOW + 60_000,
+        nowMs: NOW,
+      })),
+    );
+    expect((await store.expired(NOW + 2_000, 10_000)).filter(mine)).toEqual([]);
+    for (const a of accounts) {
+      expect(await a.admit()).toEqual({ outcome: 'funds' });
+      expect(await a.admit({ idempotencyKey: `${a.orgId}:${a.keyId}:many` })).toMatchObject({ outcome: 'replay' });
+      expect(await store.idempotencyRecord(`${a.orgId}:${a.keyId}:many`)).toBe(
+        doneRecord('h'.repeat(32), '{"cost_cents":5}'),
+      );
+    }
   });
 
   it('idempotency: a claim is in flight until settled, then replays; another request under the key is refused', async () => {
