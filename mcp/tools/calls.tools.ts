@@ -12,6 +12,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { requireScope } from '../../core/auth/scopes.js';
 import { QuoteQuery } from '../../core/catalog/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
 import type { Services } from '../../core/services.js';
@@ -22,7 +23,7 @@ import { SlugArg } from './catalog.tools.js';
 import { BillingMetaOut, QuoteOut } from './consumer-schemas.js';
 import { keyPrincipal } from './keys.tools.js';
 import { nextStep } from './next-steps.js';
-import { checkArgs, needScope, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
+import { checkArgs, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 
 type Method = (typeof ENDPOINT_METHODS)[number];
@@ -234,7 +235,7 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
       runTool(ctx.log, async () => {
         checkArgs(args);
         const principal = keyPrincipal(ctx);
-        needScope(principal, 'catalog:read');
+        requireScope(principal, 'catalog:read');
         const caller = await services.keys.authenticateKeyId(principal.keyId);
         const query = parseArgs(QuoteQuery, { method: args.method, path: args.path });
         const quote = await services.listings.quoteAs(args.slug, query, { type: 'api_key', ...caller });

@@ -6,6 +6,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { requireScope } from '../../core/auth/scopes.js';
 import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../../core/catalog/search.schemas.js';
 import { BOARDS } from '../../core/catalog/rollups.scoring.js';
 import { ApiRequestBody } from '../../core/demand/demand.service.js';
@@ -13,7 +14,7 @@ import { LeaderboardQuery } from '../../core/market/market.service.js';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { CompactListingOut, ListingDetailOut, SchemaOut, SearchItemOut } from './consumer-schemas.js';
-import { checkArgs, needScope, parseArgs, runTool } from './tool-result.js';
+import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 
 /** Reads of our own catalog: no side effects, same answer for the same arguments, nothing outside the marketplace. */
@@ -66,7 +67,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         const query = parseArgs(SearchQuery, { q: args.query, category: args.category, limit: args.max_results });
         const result = await services.search.search(query);
         return {
@@ -130,7 +131,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         const { query, ...rest } = args;
         return { ...(await services.search.search(parseArgs(SearchQuery, { q: query, ...rest }))) };
       }),
@@ -151,7 +152,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     },
     () =>
       runTool(ctx.log, async () => {
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         return { items: await services.listings.categories() };
       }),
   );
@@ -181,7 +182,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     },
     () =>
       runTool(ctx.log, async () => {
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         return { ...(await services.market.overview()) };
       }),
   );
@@ -219,7 +220,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         const { board, ...query } = args;
         return { ...(await services.market.leaderboard(board, parseArgs(LeaderboardQuery, query))) };
       }),
@@ -273,7 +274,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         return { ...(await services.listings.detail(args.slug)) };
       }),
   );
@@ -292,7 +293,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        needScope(ctx.principal, 'catalog:read');
+        requireScope(ctx.principal, 'catalog:read');
         return { ...(await services.listings.schema(args.slug)) };
       }),
   );

@@ -6,7 +6,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { SCOPES, type Principal } from '../../core/auth/scopes.js';
+import { SCOPES, type Principal, requireScope } from '../../core/auth/scopes.js';
 import { QuoteQuery, type QuoteView } from '../../core/catalog/quote.js';
 import { UnauthenticatedError } from '../../core/errors.js';
 import { PatchKeyBody } from '../../core/keys/keys.schemas.js';
@@ -14,7 +14,7 @@ import type { Services } from '../../core/services.js';
 import { UsageQuery } from '../../core/usage/usage.service.js';
 import type { ToolContext } from '../tool-context.js';
 import { AdmissionOut, BalanceOut, KeySummaryOut, PageInfoOut } from './consumer-schemas.js';
-import { checkArgs, needScope, parseArgs, runTool } from './tool-result.js';
+import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { SlugArg } from './catalog.tools.js';
 import { nextStep } from './next-steps.js';
 import { dataOrError } from './tool-schemas.js';
@@ -64,7 +64,7 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
       runTool(ctx.log, async () => {
         checkArgs(args);
         const principal = keyPrincipal(ctx);
-        needScope(principal, 'keys:write');
+        requireScope(principal, 'keys:write');
         const { key_id, ...caps } = args;
         return {
           ...(await services.keyAdmin.patch(principal, key_id ?? principal.keyId, parseArgs(PatchKeyBody, caps))),
@@ -117,7 +117,7 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        needScope(ctx.principal, 'usage:read');
+        requireScope(ctx.principal, 'usage:read');
         return { ...(await services.usage.list(ctx.principal, parseArgs(UsageQuery, args))) };
       }),
   );

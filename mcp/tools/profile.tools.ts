@@ -4,11 +4,12 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { requireScope } from '../../core/auth/scopes.js';
 import { ProfilePatch } from '../../core/profiles/profiles.service.js';
 import { ProvidersQuery } from '../../core/providers/directory.service.js';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
-import { needScope, runTool } from './tool-result.js';
+import { runTool } from './tool-result.js';
 import { dataOrError, PageInfoShape, parseArgs } from './tool-schemas.js';
 
 const NullableString = z.string().nullable();
@@ -142,14 +143,14 @@ export function registerProfileTools(server: McpServer, services: Services, ctx:
 
   server.registerTool('get_my_profile', DEFS.get_my_profile, () =>
     runTool(ctx.log, async () => {
-      needScope(ctx.principal, 'provider:write');
+      requireScope(ctx.principal, 'provider:write');
       return { ...(await services.profiles.getOwn(ctx.principal)) };
     }),
   );
 
   server.registerTool('update_my_profile', DEFS.update_my_profile, (args) =>
     runTool(ctx.log, async () => {
-      needScope(ctx.principal, 'provider:write');
+      requireScope(ctx.principal, 'provider:write');
       return { ...(await services.profiles.update(ctx.principal, parseArgs(ProfilePatch, args))) };
     }),
   );

@@ -5,6 +5,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { requireScope } from '../../core/auth/scopes.js';
 import { ValidationError } from '../../core/errors.js';
 import { Pagination } from '../../core/pagination.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
@@ -18,7 +19,7 @@ import {
 } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
-import { needScope, runTool } from './tool-result.js';
+import { runTool } from './tool-result.js';
 import { dataOrError, PageInfoShape, parseArgs, withNote } from './tool-schemas.js';
 
 // ---- shared argument and output shapes ---------------------------------------------------------------------------
@@ -439,7 +440,7 @@ export function registerProviderTools(server: McpServer, services: Services, ctx
   /** Every provider tool: `provider:write` first, then the body. */
   const run = (fn: () => Promise<Record<string, unknown>>) =>
     runTool(ctx.log, () => {
-      needScope(ctx.principal, 'provider:write');
+      requireScope(ctx.principal, 'provider:write');
       return fn();
     });
 

@@ -5,10 +5,11 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { requireScope } from '../../core/auth/scopes.js';
 import { AcceptTermsBody, CreateDocumentBody, ListDocumentsQuery } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
-import { needScope, runTool } from './tool-result.js';
+import { runTool } from './tool-result.js';
 import { dataOrError, parseArgs, withNote } from './tool-schemas.js';
 
 const NullableString = z.string().nullable();
@@ -216,21 +217,21 @@ export function registerTermsTools(server: McpServer, services: Services, ctx: T
 
   server.registerTool('provider_list_documents', DEFS.provider_list_documents, (args) =>
     runTool(ctx.log, async () => {
-      needScope(ctx.principal, 'provider:write');
+      requireScope(ctx.principal, 'provider:write');
       return { items: await services.documents.list(ctx.principal, parseArgs(ListDocumentsQuery, args)) };
     }),
   );
 
   server.registerTool('provider_create_document', DEFS.provider_create_document, (args) =>
     runTool(ctx.log, async () => {
-      needScope(ctx.principal, 'provider:write');
+      requireScope(ctx.principal, 'provider:write');
       return { ...(await services.documents.create(ctx.principal, parseArgs(CreateDocumentBody, args))) };
     }),
   );
 
   server.registerTool('provider_activate_document', DEFS.provider_activate_document, ({ document_id }) =>
     runTool(ctx.log, async () => {
-      needScope(ctx.principal, 'provider:write');
+      requireScope(ctx.principal, 'provider:write');
       return { ...(await services.documents.activate(ctx.principal, document_id)) };
     }),
   );

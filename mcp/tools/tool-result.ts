@@ -5,8 +5,6 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { Principal, Scope } from '../../core/auth/scopes.js';
-import { requireScope } from '../../core/auth/scopes.js';
 import { toAppError, ValidationError } from '../../core/errors.js';
 import { checkJson } from '../../core/input.js';
 import type { Logger } from '../../core/logger.js';
@@ -50,11 +48,6 @@ export async function runTool(log: Logger, fn: () => Promise<Record<string, unkn
   } catch (err) {
     return toolError(err, log);
   }
-}
-
-/** Per-call scope check: the tool is listed to everyone; a caller without the scope gets 403 `forbidden` naming it. */
-export function needScope(principal: Principal, scope: Scope): void {
-  requireScope(principal, scope);
 }
 
 /** The input rule (core/input.ts: no NUL, no lone surrogate) over a tool's arguments, as REST applies it to bodies. */
