@@ -139,6 +139,10 @@ const EnvSchema = z.object({
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   GATEWAY_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   GATEWAY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** A usage event a drainer took and has not put into Postgres for this long is claimed by another (docs/durability.md). */
+  GATEWAY_DRAIN_CLAIM_IDLE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** How often each gateway process looks for such events. */
+  GATEWAY_DRAIN_CLAIM_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   /** Gateway processes (node:cluster workers sharing the port) a `gateway`-only start forks; also `--processes N`. */
   GATEWAY_PROCESSES: z.coerce.number().int().min(1).max(256).default(1),
   REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
@@ -251,6 +255,9 @@ export interface Config {
     readonly connectTimeoutMs: number;
     /** How often each gateway process looks for reservations nobody settled (a gateway died mid-call). */
     readonly sweepIntervalMs: number;
+    /** Usage events unacknowledged this long are claimed by another drainer; looked for this often. */
+    readonly drainClaimIdleMs: number;
+    readonly drainClaimIntervalMs: number;
     /** Worker processes a gateway-only start runs (node:cluster, one shared port); 1 serves in the launcher itself. */
     readonly processes: number;
   };
@@ -421,6 +428,8 @@ export function loadConfig(
       upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
       sweepIntervalMs: e.GATEWAY_SWEEP_INTERVAL_MS,
+      drainClaimIdleMs: e.GATEWAY_DRAIN_CLAIM_IDLE_MS,
+      drainClaimIntervalMs: e.GATEWAY_DRAIN_CLAIM_INTERVAL_MS,
       processes: e.GATEWAY_PROCESSES,
     },
     billing: {

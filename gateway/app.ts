@@ -21,7 +21,8 @@ import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
 import { GatewayProxy, type GatewayCaller } from './proxy.js';
 import { sendError, sendJson, type ResponseSink } from './respond.js';
-import { startSweeper, type Sweeper } from './sweeper.js';
+import { startSweeper, type Sweeper } from '../core/spend/sweeper.js';
+import { UsageDrain } from '../core/spend/usage-drain.js';
 import { UpstreamClient } from './upstream-client.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
@@ -44,6 +45,8 @@ export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => voi
   close(): Promise<void>;
   readonly proxy: GatewayProxy;
   readonly sweeper: Sweeper;
+  /** The usage drain: `flush()` resolves when every call answered so far is in Postgres. */
+  readonly drain: UsageDrain;
 };
 
 export function createGatewayHandler(services: Services): GatewayHandler {
@@ -64,8 +67,13 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     prepared: config.database.kind === 'postgres',
   });
   const catalog = new CatalogCache(services);
-  const gateway = new GatewayProxy(services, catalog, upstream, committer);
-  const sweeper = startSweeper(services);
+  const drain = new UsageDrain(services.spend, committer, log, {
+    claimIdleMs: config.gateway.drainClaimIdleMs,
+    claimIntervalMs: config.gateway.drainClaimIntervalMs,
+  });
+  drain.start();
+  const gateway = new GatewayProxy(services, catalog, upstream, committer, drain);
+  const sweeper = startSweeper({ ...services, intervalMs: config.gateway.sweepIntervalMs });
   // Writers elsewhere announce suspensions, billing-mode, balance and listing changes (core/gateway-events.ts):
   // forget the org's fast state and the listing, so the next call reads Postgres instead of waiting for a refresh.
   const events = subscribeGatewayEvents(services.counters, {
@@ -158,11 +166,13 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     dispatch: (req: IncomingMessage, res: ResponseSink, caller: GatewayCaller) => serve(req, res, caller),
     proxy: gateway,
     sweeper,
+    drain,
     async close() {
       await (
         await events
       )?.();
       await sweeper.stop();
+      await drain.stop();
       await committer.flush();
       await upstream.close();
     },

@@ -17,6 +17,7 @@ import type { Services } from '../core/services.js';
 import { Admissions } from '../core/spend/admission.js';
 import { replayExtra, replayMeta, type Reservation } from '../core/spend/settlement.js';
 import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.js';
+import type { UsageDrain } from '../core/spend/usage-drain.js';
 import { applyCredential } from '../core/upstream/credentials.js';
 import { clientRequestId } from '../core/request-id.js';
 import { termsRequiredError } from '../core/admission/refusals.js';
@@ -53,9 +54,10 @@ export class GatewayProxy {
     private readonly catalog: CatalogCache,
     private readonly upstream: UpstreamClient,
     committer: UsageCommitter,
+    drain: UsageDrain,
   ) {
     this.log = services.logger.child({ surface: 'gateway' });
-    this.admissions = new Admissions(services, committer);
+    this.admissions = new Admissions(services, committer, drain);
   }
 
   /** A call over HTTP: the caller is the request's bearer API key. */

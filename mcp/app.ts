@@ -10,6 +10,7 @@
  * session, and a session id presented with any other key is unknown (404). Sessions survive restarts, work on every
  * instance, are capped per org and expire after 30 days idle (mcp/sessions.ts, docs/agent-sessions.md).
  */
+import { untilUsageDrained } from '../core/spend/usage-barrier.js';
 import Router from '@koa/router';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -76,6 +77,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
   router.all('/mcp', requestGuard(config), async (ctx) => {
     const sessionId = ctx.get('mcp-session-id') || undefined;
     const principal = await authenticate(ctx, sessionId);
+    await untilUsageDrained(services.spend, principal.orgId);
     const context: ToolContext = { principal, ip: ctx.ip, log: ctx.state.log };
     if (!sessionId) {
       if (ctx.method !== 'POST') throw noSession();

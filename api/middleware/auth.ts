@@ -2,17 +2,19 @@
  * Authentication for the control plane's JSON API: the caller's `Authorization: Bearer` credential becomes
  * `ctx.state.principal` (the pages' session cookie is ignored here; see core/auth/authenticator.ts).
  * Every route declares what it needs with one helper, `auth(services, need)`: nothing, a scope (403 names it when
- * missing), or a session (for the human-only steps; an API key gets 403).
+ * missing), or a session (for the human-only steps; an API key gets 403). The org's answered calls are in Postgres
+ * before the route runs (core/spend/usage-barrier.ts).
  */
 import type { Middleware } from 'koa';
 import { requireScope, type Principal, type Scope } from '../../core/auth/scopes.js';
 import { ForbiddenError } from '../../core/errors.js';
+import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import type { Services } from '../../core/services.js';
 import type { AppState } from '../context.js';
 
 export type AuthNeed = Scope | { scope?: Scope; session: true } | undefined;
 
-export function auth(services: Pick<Services, 'authenticator'>, need?: AuthNeed): Middleware<AppState> {
+export function auth(services: Pick<Services, 'authenticator' | 'spend'>, need?: AuthNeed): Middleware<AppState> {
   const scope = typeof need === 'string' ? need : need?.scope;
   const sessionOnly = typeof need === 'object' && need.session;
   return async (ctx, next) => {
@@ -27,6 +29,8 @@ export function auth(services: Pick<Services, 'authenticator'>, need?: AuthNeed)
     }
     ctx.state.principal = principal;
     ctx.set('Cache-Control', 'no-store');
+    // The org's calls answered so far are in Postgres before anything of it is read (read-your-writes).
+    await untilUsageDrained(services.spend, principal.orgId);
     await next();
   };
 }
@@ -42,7 +46,7 @@ export function clientOf(ctx: { ip: string; get(name: string): string }): { ip: 
 }
 
 /** For public routes that say more to a signed-in caller: authenticate when a credential is sent, else anonymous. */
-export function optionalAuth(services: Pick<Services, 'authenticator'>): Middleware<AppState> {
+export function optionalAuth(services: Pick<Services, 'authenticator' | 'spend'>): Middleware<AppState> {
   const required = auth(services);
   return async (ctx, next) => {
     if (ctx.get('authorization')) await required(ctx, next);

@@ -3,6 +3,7 @@
  * `/verify-email` (the link in the verification mail; a button, so mail scanners that follow links do not use up
  * the token). Forms carry a CSRF token that must match the `svc_csrf` cookie (double submit).
  */
+import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import Router from '@koa/router';
 import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
@@ -29,11 +30,14 @@ const FORM_LIMIT = 16 * 1024;
 export async function signedIn(ctx: AppContext, services: Services): Promise<SessionPrincipal | undefined> {
   const token = ctx.cookies.get(SESSION_COOKIE);
   if (!token) return undefined;
+  let principal: SessionPrincipal;
   try {
-    return await services.sessions.authenticate(token);
+    principal = await services.sessions.authenticate(token);
   } catch {
     return undefined;
   }
+  await untilUsageDrained(services.spend, principal.orgId);
+  return principal;
 }
 
 /** A route parameter (page handlers see the plain context type). */

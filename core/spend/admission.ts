@@ -13,8 +13,8 @@
  * Order: answers this process already knows (a stored replay, a key prefix over its limit) → one SpendStore.admit
  * (idempotent replay, rate limit, governance, reservation in one step), rebuilding a cold fast state from Postgres
  * and waiting out a concurrent duplicate → for an idempotent call, Postgres's record of the key (the backstop when
- * the fast state forgot it). `Admissions` is also the process's settlement context: in-process replays, the settle
- * queue (one settleMany per turn of the event loop).
+ * the fast state forgot it). `Admissions` is also the process's settlement context: in-process replays, the usage
+ * drain.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
@@ -28,7 +28,8 @@ import { loadSnapshot } from '../admission/snapshot.js';
 import { findIdempotencyRecord } from './idempotency-records.js';
 import { ExpiringMemo } from './local-memo.js';
 import { Reservation, type SettlementContext } from './settlement.js';
-import type { Admission, AdmitInput, SettleInput, SpendStore } from './spend-store.js';
+import type { Admission, AdmitInput, SpendStore } from './spend-store.js';
+import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
 
 /** A reservation outlives the upstream deadline by this much before the sweeper may void it. */
@@ -62,12 +63,11 @@ export class Admissions implements SettlementContext {
   private readonly replays = new ExpiringMemo<string>(50_000);
   /** Key prefixes over their rate limit, until their window ends. */
   private readonly rateBlocked = new ExpiringMemo<number>(50_000);
-  /** Settles waiting for the next turn of the event loop. */
-  private settles: SettleInput[] = [];
 
   constructor(
     private readonly services: AdmissionServices,
     readonly committer: UsageCommitter,
+    readonly drain: UsageDrain,
   ) {
     this.spend = services.spend;
     this.orm = services.orm;
@@ -130,18 +130,6 @@ export class Admissions implements SettlementContext {
 
   remember(scopedKey: string, record: string, nowMs: number): void {
     this.replays.set(scopedKey, record, nowMs + LOCAL_REPLAY_TTL_MS);
-  }
-
-  /** The calls of one committed batch settle in one script call, on the next turn of the event loop. */
-  queueSettle(settle: SettleInput): void {
-    this.settles.push(settle);
-    if (this.settles.length > 1) return;
-    setImmediate(() => {
-      const batch = this.settles.splice(0);
-      this.spend
-        .settleMany(batch)
-        .catch((err: unknown) => this.log.warn({ err, calls: batch.length }, 'settle failed after commit'));
-    });
   }
 
   /** Answers that cannot have changed since this process last saw them: a stored replay, a prefix over its limit. */

@@ -1,8 +1,21 @@
 /**
  * SpendStore in process memory, for the embedded all-in-one (one gateway process). Same semantics as the Redis
- * scripts; JavaScript's run-to-completion makes each method atomic, as a Lua script is on Redis.
+ * scripts; JavaScript's run-to-completion makes each method atomic, as a Lua script is on Redis. Its usage "stream"
+ * lives and dies with the process (the embedded mode's durability: docs/durability.md).
  */
-import type { Admission, AdmitInput, HydrateInput, ReservationRef, SettleInput, SpendStore } from './spend-store.js';
+import { chargeCall } from './money-rules.js';
+import type {
+  Admission,
+  AdmitInput,
+  HydrateInput,
+  ReservationRef,
+  SettleInput,
+  SettleOutcome,
+  SpendStore,
+  StreamedUsage,
+  UsageAck,
+  UsageEntryRef,
+} from './spend-store.js';
 
 interface OrgState {
   bal?: number;
@@ -10,6 +23,10 @@ interface OrgState {
   mode?: 'prepaid' | 'card';
   susp: boolean;
   res: number;
+  /** Settled, not yet in Postgres. */
+  pend: number;
+  /** Usage events not yet in Postgres. */
+  pn: number;
   t: number;
   lim: number;
   gen: number;
@@ -17,6 +34,12 @@ interface OrgState {
 interface SpendState {
   sp?: number;
   res: number;
+  pend: number;
+}
+/** One usage event in the in-process stream, delivered at once (to the one drainer of this process). */
+interface StreamEntry {
+  event: string;
+  deliveredAt: number;
 }
 
 export class MemorySpendStore implements SpendStore {
@@ -26,15 +49,17 @@ export class MemorySpendStore implements SpendStore {
   private readonly rates = new Map<string, { count: number; resetAt: number }>();
   private readonly idem = new Map<string, { value: string; expiresAt: number }>();
   private readonly open = new Map<string, ReservationRef & { expiresAt: number }>();
+  private readonly stream = new Map<string, StreamEntry>();
+  private nextEntry = 0;
 
   private org(id: string): OrgState {
     let o = this.orgs.get(id);
-    if (!o) this.orgs.set(id, (o = { ver: -1, susp: false, res: 0, t: 0, lim: 0, gen: 0 }));
+    if (!o) this.orgs.set(id, (o = { ver: -1, susp: false, res: 0, pend: 0, pn: 0, t: 0, lim: 0, gen: 0 }));
     return o;
   }
   private spend(map: Map<string, SpendState>, id: string): SpendState {
     let s = map.get(id);
-    if (!s) map.set(id, (s = { res: 0 }));
+    if (!s) map.set(id, (s = { res: 0, pend: 0 }));
     return s;
   }
   private idemGet(key: string, now: number): string | null {
@@ -92,14 +117,14 @@ export class MemorySpendStore implements SpendStore {
     if (o.susp) return { outcome: 'suspended' };
     if (a.priceCents > 0) {
       if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents) return { outcome: 'per_call' };
-      if (a.budgetCents !== null && k!.sp! + k!.res + a.priceCents > a.budgetCents) return { outcome: 'budget' };
+      if (a.budgetCents !== null && k!.sp! + k!.res + k!.pend + a.priceCents > a.budgetCents) return { outcome: 'budget' };
       for (const x of ancestors) {
-        if (x.budgetCents !== null && x.state!.sp! + x.state!.res + a.priceCents > x.budgetCents) {
+        if (x.budgetCents !== null && x.state!.sp! + x.state!.res + x.state!.pend + a.priceCents > x.budgetCents) {
           return { outcome: 'budget', ancestorKeyId: x.keyId };
         }
       }
-      if (a.dailyCapCents !== null && d!.sp! + d!.res + a.priceCents > a.dailyCapCents) return { outcome: 'daily_cap' };
-      const headroom = o.bal - o.res;
+      if (a.dailyCapCents !== null && d!.sp! + d!.res + d!.pend + a.priceCents > a.dailyCapCents) return { outcome: 'daily_cap' };
+      const headroom = o.bal - o.res - o.pend;
       if (o.mode === 'card') {
         if (headroom + o.lim < a.priceCents) return { outcome: 'credit_limit' };
       } else if (headroom < a.priceCents) {
@@ -131,51 +156,56 @@ export class MemorySpendStore implements SpendStore {
       : { outcome: 'admitted', stale: false };
   }
 
+  /** The spend states a reservation holds: the key, the key's day and each ancestor. */
+  private held(ref: Pick<ReservationRef, 'keyId' | 'day' | 'ancestorKeyIds'>): SpendState[] {
+    return [
+      this.spend(this.keys, ref.keyId),
+      this.spend(this.days, `${ref.keyId}:${ref.day}`),
+      ...ref.ancestorKeyIds.map((id) => this.spend(this.keys, id)),
+    ];
+  }
+
   private release(ref: ReservationRef): boolean {
     if (ref.priceCents <= 0 || !this.open.delete(ref.reservationId)) return false;
     const o = this.org(ref.orgId);
     o.res = Math.max(0, o.res - ref.priceCents);
-    const k = this.spend(this.keys, ref.keyId);
-    k.res = Math.max(0, k.res - ref.priceCents);
-    const d = this.spend(this.days, `${ref.keyId}:${ref.day}`);
-    d.res = Math.max(0, d.res - ref.priceCents);
-    for (const id of ref.ancestorKeyIds) {
-      const x = this.spend(this.keys, id);
-      x.res = Math.max(0, x.res - ref.priceCents);
-    }
+    for (const s of this.held(ref)) s.res = Math.max(0, s.res - ref.priceCents);
     return true;
   }
 
-  settle(s: SettleInput): Promise<void> {
-    this.release(s);
-    if (s.org) {
-      const o = this.orgs.get(s.orgId);
-      if (o?.mode !== undefined && s.org.balanceVersion > o.ver) {
-        o.bal = s.org.creditCents;
-        o.ver = s.org.balanceVersion;
-      }
-    }
-    if (s.key) {
-      const k = this.keys.get(s.keyId);
-      if (k?.sp !== undefined && s.key.spentCents > k.sp) k.sp = s.key.spentCents;
-      const d = this.days.get(`${s.keyId}:${s.day}`);
-      if (d?.sp !== undefined && s.key.daySpentCents > d.sp) d.sp = s.key.daySpentCents;
-    }
-    s.ancestorKeyIds.forEach((id, i) => {
-      const spent = s.ancestorSpentCents?.[i];
-      const x = this.keys.get(id);
-      if (spent !== undefined && x?.sp !== undefined && spent > x.sp) x.sp = spent;
-    });
-    if (s.idempotencyKey !== null) {
-      if (s.record !== null)
-        this.idem.set(s.idempotencyKey, { value: s.record, expiresAt: s.nowMs + s.idempotencyTtlMs });
-      else this.idem.delete(s.idempotencyKey);
-    }
-    return Promise.resolve();
+  private append(orgId: string, event: string): string {
+    this.org(orgId).pn += 1;
+    const id = `${++this.nextEntry}`;
+    this.stream.set(id, { event, deliveredAt: Date.now() });
+    return id;
   }
 
-  async settleMany(inputs: readonly SettleInput[]): Promise<void> {
-    for (const input of inputs) await this.settle(input);
+  settle(s: SettleInput): Promise<SettleOutcome> {
+    let credit = 0;
+    let billable = 0;
+    if (s.priceCents > 0) {
+      if (!this.release(s)) return Promise.resolve({ outcome: 'gone' });
+      const o = this.org(s.orgId);
+      const charge = chargeCall(s.priceCents, (o.bal ?? 0) - o.pend, o.mode ?? 'prepaid');
+      credit = charge.creditAppliedCents;
+      billable = charge.billableCents;
+      o.pend += s.priceCents;
+      for (const x of this.held(s)) x.pend += s.priceCents;
+    }
+    const event = JSON.parse(s.event) as Record<string, unknown>;
+    event.creditAppliedCents = credit;
+    event.billableCents = billable;
+    const id = this.append(s.orgId, JSON.stringify(event));
+    if (s.idempotencyKey !== null && s.record !== null) {
+      const value = `${s.record.head}${credit}${s.record.middle}${billable}${s.record.tail}`;
+      this.idem.set(s.idempotencyKey, { value, expiresAt: s.nowMs + s.idempotencyTtlMs });
+    }
+    return Promise.resolve({
+      outcome: 'settled',
+      creditAppliedCents: credit,
+      billableCents: billable,
+      entry: { stream: 'memory', id },
+    });
   }
 
   void(ref: ReservationRef): Promise<boolean> {
@@ -185,6 +215,62 @@ export class MemorySpendStore implements SpendStore {
       if (rec?.startsWith('p') && rec.endsWith(ref.reservationId)) this.idem.delete(ref.idempotencyKey);
     }
     return Promise.resolve(wasOpen);
+  }
+
+  async fail(ref: ReservationRef, failedEvent: string): Promise<UsageEntryRef> {
+    await this.void(ref);
+    const event = JSON.parse(failedEvent) as Record<string, unknown>;
+    event.creditAppliedCents = 0;
+    event.billableCents = 0;
+    return { stream: 'memory', id: this.append(ref.orgId, JSON.stringify(event)) };
+  }
+
+  ackUsage(acks: readonly UsageAck[]): Promise<void> {
+    for (const a of acks) {
+      if (this.stream.delete(a.entry.id)) {
+        const o = this.org(a.orgId);
+        o.pn = Math.max(0, o.pn - 1);
+        if (a.pendingCents > 0) {
+          o.pend = Math.max(0, o.pend - a.pendingCents);
+          for (const x of this.held(a)) x.pend = Math.max(0, x.pend - a.pendingCents);
+        }
+      }
+      if (a.org) {
+        const o = this.orgs.get(a.orgId);
+        if (o?.mode !== undefined && a.org.balanceVersion > o.ver) {
+          o.bal = a.org.creditCents;
+          o.ver = a.org.balanceVersion;
+        }
+      }
+      if (a.key) {
+        const k = this.keys.get(a.keyId);
+        if (k?.sp !== undefined && a.key.spentCents > k.sp) k.sp = a.key.spentCents;
+        const d = this.days.get(`${a.keyId}:${a.day}`);
+        if (d?.sp !== undefined && a.key.daySpentCents > d.sp) d.sp = a.key.daySpentCents;
+      }
+      a.ancestorKeyIds.forEach((id, i) => {
+        const spent = a.ancestorSpentCents?.[i];
+        const x = this.keys.get(id);
+        if (spent !== undefined && x?.sp !== undefined && spent > x.sp) x.sp = spent;
+      });
+    }
+    return Promise.resolve();
+  }
+
+  claimUsage(minIdleMs: number, limit: number): Promise<StreamedUsage[]> {
+    const out: StreamedUsage[] = [];
+    const now = Date.now();
+    for (const [id, e] of this.stream) {
+      if (out.length >= limit) break;
+      if (now - e.deliveredAt < minIdleMs) continue;
+      e.deliveredAt = now;
+      out.push({ entry: { stream: 'memory', id }, event: e.event });
+    }
+    return Promise.resolve(out);
+  }
+
+  pendingUsage(orgId: string): Promise<number> {
+    return Promise.resolve(this.orgs.get(orgId)?.pn ?? 0);
   }
 
   hydrate(h: HydrateInput): Promise<void> {

@@ -10,7 +10,8 @@
  * - Auto-reload crossing: `crossesReloadThreshold`: a debit that takes a balance from at or above the threshold to
  *   under it marks the org (core/billing/reload-trigger.ts starts the reload).
  *
- * Writers: core/spend/usage-committer.ts (both paths), core/ledger/ledger.service.ts (crossing),
+ * Writers: core/spend/redis-spend-store.ts and memory-spend-store.ts (the charge's split, decided when a call
+ * settles), core/spend/usage-committer.ts (both paths), core/ledger/ledger.service.ts (crossing),
  * core/billing/earnings.service.ts and core/billing/split.ts (fee split).
  */
 export { splitPrice, type PriceSplit } from '../billing/split.js';
@@ -35,6 +36,21 @@ export function chargeCall(priceCents: number, balanceCents: number, billingMode
   const creditAppliedCents = Math.min(chargedCents, credit);
   return { chargedCents, creditAppliedCents, billableCents: priceCents - creditAppliedCents };
 }
+
+/**
+ * `chargeCall` in Lua, for the Redis settle script (core/spend/redis-spend-store.ts): defines
+ * `chargeCall(price, balance, mode)` returning credit applied and billable. test/integration/money-rules-sql.test.ts
+ * checks it against the TypeScript rule on a real Redis.
+ */
+export const CHARGE_CALL_LUA = `
+local function chargeCall(price, balance, mode)
+  local credit = math.max(0, balance)
+  local charged = price
+  if mode ~= 'card' then charged = math.min(price, credit) end
+  local applied = math.min(charged, credit)
+  return applied, price - applied
+end
+`;
 
 /**
  * `chargeCall(price, before, mode).creditAppliedCents` in SQL, for a call charged its full price (the one-statement

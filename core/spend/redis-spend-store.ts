@@ -5,12 +5,18 @@
  * fixed hash of the org id, `spendBucket`), so every key of one org's fast state lives in one Cluster hash slot and
  * every script touches one slot:
  *
- *   sp:{N}:o:{org}                  org: bal, ver, mode, susp, res, t, lim, gen
- *   sp:{N}:k:{key}                  key: sp, res
- *   sp:{N}:d:{key}:{day}            key's UTC day: sp, res (expires after 3 days)
+ *   sp:{N}:o:{org}                  org: bal, ver, mode, susp, res, pend, pn, t, lim, gen
+ *   sp:{N}:k:{key}                  key: sp, res, pend
+ *   sp:{N}:d:{key}:{day}            key's UTC day: sp, res, pend (expires after 3 days)
  *   sp:{N}:rl:{key prefix}:{minute} rate window of a key prefix
  *   sp:{N}:i:{scoped idempotency}   idempotency record (the scoped key starts with the org id)
  *   sp:{N}:resv                     the bucket's open reservations by expiry, each member carrying what voiding needs
+ *   sp:{N}:u                        the bucket's usage stream (group `drain`): calls settled, not yet in Postgres
+ *
+ * `res` is held by open reservations; `pend` is spend settled but not yet acknowledged by Postgres (the drainer's
+ * ack moves it into `sp`/`bal` from Postgres's totals); `pn` counts the org's usage events not yet in Postgres. The
+ * settle script appends the call to the stream and delivers it to its own consumer in the same step, so a call is
+ * always in some drainer's pending list (claimable after that drainer stops acknowledging: `claimUsage`).
  *
  * Why buckets, not the org id itself as the tag: the open reservations must be findable by the sweeper ("a reservation
  * is voided within GATEWAY_UPSTREAM_TIMEOUT_MS + 10 s + one sweep even if its gateway died"). With the org as the tag,
@@ -30,7 +36,21 @@
  * `sp:resv` have no expiry) may be deleted once no old process runs; see docs/operations.md.
  */
 import type { Cluster, Redis } from 'ioredis';
-import type { Admission, AdmitInput, HydrateInput, ReservationRef, SettleInput, SpendStore } from './spend-store.js';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { CHARGE_CALL_LUA } from './money-rules.js';
+import type {
+  Admission,
+  AdmitInput,
+  HydrateInput,
+  ReservationRef,
+  SettleInput,
+  SettleOutcome,
+  SpendStore,
+  StreamedUsage,
+  UsageAck,
+  UsageEntryRef,
+} from './spend-store.js';
 
 const DAY_TTL_MS = 3 * 86_400_000;
 /** Part of the key layout: changing it moves every org to another bucket (a layout change, see the header). */
@@ -53,6 +73,20 @@ const dayKey = (orgId: string, keyId: string, day: string) => `${tag(orgId)}:d:$
 const resvKey = (orgId: string) => `${tag(orgId)}:resv`;
 const bucketResvKey = (bucket: number) => `sp:{${bucket}}:resv`;
 const idemKey = (orgId: string, k: string | null) => `${tag(orgId)}:i:${k ?? '-'}`;
+/** The bucket's usage stream: settled and failed calls not yet in Postgres (consumer group `drain`). */
+export const usageStreamKey = (bucket: number) => `sp:{${bucket}}:u`;
+/** Buckets claimed from concurrently (one pipelined wave of scripts). */
+const CLAIM_WAVE = 256;
+
+/** A streamed entry's fields (`e` event, `c` credit applied, `b` billable) as one CallRecord JSON. */
+function eventWithSplit(fields: string[]): string {
+  const f = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
+  const event = JSON.parse(f.get('e') ?? '{}') as Record<string, unknown>;
+  event.creditAppliedCents = Number(f.get('c') ?? 0);
+  event.billableCents = Number(f.get('b') ?? 0);
+  return JSON.stringify(event);
+}
 /** Where the record of a scoped idempotency key (`org:key:client key`) lives (exported for tests). */
 export const idempotencyRecordKey = (scoped: string) => idemKey(scoped.slice(0, scoped.indexOf(':')), scoped);
 /** The rate window of a key prefix in a minute (exported for the benchmark, which pre-fills one). */
@@ -106,19 +140,22 @@ local member = ARGV[12] -- the reservation as the sweeper needs it
 local perCallMax = tonumber(ARGV[13]) -- -1: none
 local ANCESTOR_BUDGETS = 14 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
 
+-- Spend in Postgres (sp), held by open reservations (res), and settled but not yet in Postgres (pend).
+local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
+
 if price > 0 and redis.call('ZSCORE', resvKey, member) then return {'admitted', '0'} end
-local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen')
+local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend')
 local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 local k
 local d
 local anc = {}
 if price > 0 then
-  k = redis.call('HMGET', keyKey, 'sp', 'res')
-  d = redis.call('HMGET', dayKey, 'sp', 'res')
+  k = redis.call('HMGET', keyKey, 'sp', 'res', 'pend')
+  d = redis.call('HMGET', dayKey, 'sp', 'res', 'pend')
   if not k[1] or not d[1] then return {'hydrate'} end
   for i = FIRST_ANCESTOR, #KEYS do
-    anc[i] = redis.call('HMGET', KEYS[i], 'sp', 'res')
+    anc[i] = redis.call('HMGET', KEYS[i], 'sp', 'res', 'pend')
     if not anc[i][1] then return {'hydrate'} end
   end
 end
@@ -139,15 +176,15 @@ if count > rateLimit then return {'rate_limited', tostring(redis.call('PTTL', ra
 if o[3] == '1' then return {'suspended'} end
 if price > 0 then
   if perCallMax >= 0 and price > perCallMax then return {'per_call'} end
-  if budget >= 0 and tonumber(k[1]) + tonumber(k[2] or '0') + price > budget then return {'budget'} end
+  if budget >= 0 and committed(k) + price > budget then return {'budget'} end
   for i = FIRST_ANCESTOR, #KEYS do
     local b = tonumber(ARGV[i + ANCESTOR_BUDGETS])
-    if b >= 0 and tonumber(anc[i][1]) + tonumber(anc[i][2] or '0') + price > b then
+    if b >= 0 and committed(anc[i]) + price > b then
       return {'budget', tostring(i - FIRST_ANCESTOR + 1)}
     end
   end
-  if dailyCap >= 0 and tonumber(d[1]) + tonumber(d[2] or '0') + price > dailyCap then return {'daily_cap'} end
-  local headroom = tonumber(o[1]) - tonumber(o[4] or '0')
+  if dailyCap >= 0 and committed(d) + price > dailyCap then return {'daily_cap'} end
+  local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
   if o[2] == 'card' then
     if headroom + tonumber(o[6] or '0') < price then return {'credit_limit'} end
   elseif headroom < price then
@@ -166,40 +203,121 @@ if now - tonumber(o[5] or '0') > staleMs then return {'admitted', '1', gen} end
 return {'admitted', '0'}
 `;
 
-// Release a reservation's hold on the org, the key, the key's day and each ancestor (never below zero).
-const RELEASE = `
-local function release(keys, price)
+// Release a reservation's hold on the org, the key, the key's day and each ancestor (never below zero); move it into
+// pending spend; append to a usage stream and deliver the entry to this drainer in the same step.
+const HELPERS = `${CHARGE_CALL_LUA}
+local GROUP = 'drain'
+local function add(keys, field, by)
   for _, key in ipairs(keys) do
-    if redis.call('HINCRBY', key, 'res', -price) < 0 then redis.call('HSET', key, 'res', 0) end
+    if redis.call('HINCRBY', key, field, by) < 0 then redis.call('HSET', key, field, 0) end
   end
+end
+-- Append a usage event and deliver it to this consumer at once (its pending list is the drainer's claim ticket).
+local function append(streamKey, consumer, event, credit, billable)
+  if redis.call('EXISTS', streamKey) == 0 then redis.call('XGROUP', 'CREATE', streamKey, GROUP, '$', 'MKSTREAM') end
+  local id = redis.call('XADD', streamKey, '*', 'e', event, 'c', credit, 'b', billable)
+  for _ = 1, 100 do
+    local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', streamKey, '>')
+    if not got or got[1][2][1][1] == id then break end
+  end
+  return id
 end
 `;
 
-// Any number of settles of one org (one slot) in one call: the arguments are one group per settle, in order.
-const SETTLE = `${RELEASE}
-local KEYS_PER_SETTLE = 5 -- then its n ancestors
-local ARGS_PER_SETTLE = 10 -- then each ancestor's spend
-local k = 0 -- the settle's first key is KEYS[k + 1]
+const SETTLE = `${HELPERS}
+local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys
+local price = tonumber(ARGV[1])
+local member = ARGV[2]
+local event = ARGV[3] -- the usage event, without the charge's split
+local hasIdem = ARGV[4] == '1'
+local recordHead, recordMiddle, recordTail = ARGV[5], ARGV[6], ARGV[7] -- the replay record around credit, billable
+local idemTtl = ARGV[8]
+local consumer = ARGV[9]
+
+local credit, billable = 0, 0
+if price > 0 then
+  if redis.call('ZREM', resvKey, member) == 0 then return {'gone'} end
+  local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'pend')
+  credit, billable = chargeCall(price, tonumber(o[1] or '0') - tonumber(o[3] or '0'), o[2])
+  local held = {orgKey, keyKey, dayKey}
+  for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
+  add(held, 'res', -price)
+  add(held, 'pend', price)
+end
+redis.call('HINCRBY', orgKey, 'pn', 1)
+local id = append(streamKey, consumer, event, credit, billable)
+if hasIdem then
+  redis.call('SET', idemKey, recordHead .. credit .. recordMiddle .. billable .. recordTail, 'PX', idemTtl)
+end
+return {'settled', tostring(credit), tostring(billable), id}
+`;
+
+const VOID = `${HELPERS}
+local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys
+local price = tonumber(ARGV[1])
+local member = ARGV[2]
+local hasIdem = ARGV[3] == '1'
+local reservationId = ARGV[4]
+local failedEvent = ARGV[5] -- the failed call's usage event ('' = none)
+local consumer = ARGV[6]
+
+local open = 0
+if price > 0 then
+  open = redis.call('ZREM', resvKey, member)
+  if open == 1 then
+    local held = {orgKey, keyKey, dayKey}
+    for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
+    add(held, 'res', -price)
+  end
+end
+if hasIdem then
+  local rec = redis.call('GET', idemKey)
+  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#reservationId) == reservationId then
+    redis.call('DEL', idemKey)
+  end
+end
+local id = ''
+if failedEvent ~= '' then
+  redis.call('HINCRBY', orgKey, 'pn', 1)
+  id = append(streamKey, consumer, failedEvent, 0, 0)
+end
+return {open, id}
+`;
+
+// Postgres has these calls (one bucket's): each entry acknowledged once releases its pending spend; Postgres's totals
+// after the commit are merged in (newer balance versions only, spend only grows).
+const ACK = `${HELPERS}
+local streamKey = KEYS[1]
+local KEYS_PER_ACK = 3 -- orgKey, keyKey, dayKey, then its n ancestors
+local ARGS_PER_ACK = 8 -- then each ancestor's spend
+local k = 1 -- the ack's first key is KEYS[k + 1]
 local a = 0 -- its first argument is ARGV[a + 1]
 while a < #ARGV do
-  local orgKey, keyKey, dayKey, resvKey, idemKey = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
-  local price = tonumber(ARGV[a + 1])
-  local member = ARGV[a + 2]
+  local orgKey, keyKey, dayKey = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local id = ARGV[a + 1]
+  local pending = tonumber(ARGV[a + 2])
   local balance = ARGV[a + 3] -- Postgres's values after the commit ('' = unknown)
   local version = ARGV[a + 4]
   local keySpent = ARGV[a + 5]
   local daySpent = ARGV[a + 6]
-  local record = ARGV[a + 7] -- what a replay returns ('' = forget the claim)
-  local idemTtl = ARGV[a + 8]
-  local hasIdem = ARGV[a + 9] == '1'
-  local n = tonumber(ARGV[a + 10]) -- ancestors
-  local ancestorKeys = k + KEYS_PER_SETTLE -- KEYS[ancestorKeys + j]: the j-th ancestor's key
-  local ancestorSpent = a + ARGS_PER_SETTLE -- ARGV[ancestorSpent + j]: its spend after the commit ('' = unknown)
+  local hasKey = ARGV[a + 7] == '1'
+  local n = tonumber(ARGV[a + 8]) -- ancestors
+  local ancestorKeys = k + KEYS_PER_ACK -- KEYS[ancestorKeys + j]: the j-th ancestor's key
+  local ancestorSpent = a + ARGS_PER_ACK -- ARGV[ancestorSpent + j]: its spend after the commit ('' = unknown)
 
-  if price > 0 and redis.call('ZREM', resvKey, member) == 1 then
-    local held = {orgKey, keyKey, dayKey}
-    for j = 1, n do held[#held + 1] = KEYS[ancestorKeys + j] end
-    release(held, price)
+  if redis.call('XACK', streamKey, GROUP, id) == 1 then
+    redis.call('XDEL', streamKey, id)
+    if redis.call('HEXISTS', orgKey, 'pn') == 1 then add({orgKey}, 'pn', -1) end
+    if pending > 0 then
+      local held = {orgKey}
+      if hasKey then held[#held + 1] = keyKey; held[#held + 1] = dayKey end
+      for j = 1, n do held[#held + 1] = KEYS[ancestorKeys + j] end
+      for _, key in ipairs(held) do
+        if redis.call('HEXISTS', key, 'pend') == 1 then add({key}, 'pend', -pending) end
+      end
+    end
   end
   if version ~= '' and redis.call('HEXISTS', orgKey, 'mode') == 1 then
     if tonumber(version) > tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
@@ -219,43 +337,19 @@ while a < #ARGV do
       if sp and tonumber(v) > tonumber(sp) then redis.call('HSET', KEYS[ancestorKeys + j], 'sp', v) end
     end
   end
-  if hasIdem then
-    if record ~= '' then
-      redis.call('SET', idemKey, record, 'PX', idemTtl)
-    else
-      redis.call('DEL', idemKey)
-    end
-  end
-  k = k + KEYS_PER_SETTLE + n
-  a = a + ARGS_PER_SETTLE + n
+  k = k + KEYS_PER_ACK + n
+  a = a + ARGS_PER_ACK + n
 end
 return 1
 `;
 
-const VOID = `${RELEASE}
-local orgKey, keyKey, dayKey, resvKey, idemKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local FIRST_ANCESTOR = 6 -- KEYS[6..]: the ancestors' keys
-local price = tonumber(ARGV[1])
-local member = ARGV[2]
-local hasIdem = ARGV[3] == '1'
-local reservationId = ARGV[4]
-
-local open = 0
-if price > 0 then
-  open = redis.call('ZREM', resvKey, member)
-  if open == 1 then
-    local held = {orgKey, keyKey, dayKey}
-    for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
-    release(held, price)
-  end
-end
-if hasIdem then
-  local rec = redis.call('GET', idemKey)
-  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#reservationId) == reservationId then
-    redis.call('DEL', idemKey)
-  end
-end
-return open
+// Entries a drainer took and has not acknowledged for a while (it died, or Postgres was down): now this one's.
+const CLAIM = `
+local streamKey = KEYS[1]
+local consumer, minIdle, count = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('EXISTS', streamKey) == 0 then return {} end
+local claimed = redis.call('XAUTOCLAIM', streamKey, 'drain', consumer, minIdle, '0-0', 'COUNT', count)
+return claimed[2]
 `;
 
 const HYDRATE = `
@@ -303,13 +397,28 @@ redis.call('HDEL', orgKey, 'mode', 't')
 return 1
 `;
 
-const SCRIPTS = { spAdmit: ADMIT, spSettle: SETTLE, spVoid: VOID, spHydrate: HYDRATE, spForget: FORGET };
+const SCRIPTS = {
+  spAdmit: ADMIT,
+  spSettle: SETTLE,
+  spVoid: VOID,
+  spHydrate: HYDRATE,
+  spForget: FORGET,
+  spAck: ACK,
+  spClaim: CLAIM,
+};
 
 export class RedisSpendStore implements SpendStore {
   /** Where the next `expired` starts, so a crowded bucket cannot starve the others of the sweeper's limit. */
   private nextBucket = 0;
+  private nextClaimBucket = 0;
+  /** This process's name in the usage streams' consumer group (its pending entries are its claim tickets). */
+  readonly consumer: string;
 
-  constructor(private readonly redis: Redis | Cluster) {
+  constructor(
+    private readonly redis: Redis | Cluster,
+    options: { consumer?: string } = {},
+  ) {
+    this.consumer = options.consumer ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     // No fixed key counts: each call says how many keys follow (ancestors vary per key; settles batch). On a cluster
     // the client runs without auto pipelining (core/counters/redis-store.ts), which would route a script by its first
     // argument, here the key count; each command is routed by its declared keys instead.
@@ -378,58 +487,112 @@ export class RedisSpendStore implements SpendStore {
     }
   }
 
-  async settle(s: SettleInput): Promise<void> {
-    await this.settleMany([s]);
-  }
-
-  /** One script per spend bucket (a script touches one slot); the buckets' scripts run concurrently. */
-  async settleMany(settles: readonly SettleInput[]): Promise<void> {
-    const byBucket = new Map<number, { keys: string[]; args: (string | number)[] }>();
-    for (const s of settles) {
-      const bucket = spendBucket(s.orgId);
-      let group = byBucket.get(bucket);
-      if (!group) byBucket.set(bucket, (group = { keys: [], args: [] }));
-      group.keys.push(
-        orgKey(s.orgId),
-        keyKey(s.orgId, s.keyId),
-        dayKey(s.orgId, s.keyId, s.day),
-        resvKey(s.orgId),
-        idemKey(s.orgId, s.idempotencyKey),
-        ...s.ancestorKeyIds.map((id) => keyKey(s.orgId, id)),
-      );
-      group.args.push(
-        s.priceCents,
-        memberOf(s),
-        s.org?.creditCents ?? '',
-        s.org?.balanceVersion ?? '',
-        s.key?.spentCents ?? '',
-        s.key?.daySpentCents ?? '',
-        s.record ?? '',
-        s.idempotencyTtlMs,
-        s.idempotencyKey === null ? '0' : '1',
-        s.ancestorKeyIds.length,
-        ...s.ancestorKeyIds.map((_, i) => s.ancestorSpentCents?.[i] ?? ''),
-      );
-    }
-    await Promise.all([...byBucket.values()].map(({ keys, args }) => this.run<number>('spSettle', keys, args)));
+  async settle(s: SettleInput): Promise<SettleOutcome> {
+    const reply = await this.run<string[]>('spSettle', this.heldKeys(s), [
+      s.priceCents,
+      memberOf(s),
+      s.event,
+      s.idempotencyKey === null || s.record === null ? '0' : '1',
+      s.record?.head ?? '',
+      s.record?.middle ?? '',
+      s.record?.tail ?? '',
+      s.idempotencyTtlMs,
+      this.consumer,
+    ]);
+    if (reply[0] !== 'settled') return { outcome: 'gone' };
+    return {
+      outcome: 'settled',
+      creditAppliedCents: Number(reply[1]),
+      billableCents: Number(reply[2]),
+      entry: { stream: String(spendBucket(s.orgId)), id: reply[3]! },
+    };
   }
 
   async void(r: ReservationRef): Promise<boolean> {
-    const keys = [
+    const [open] = await this.runVoid(r, '');
+    return open === 1;
+  }
+
+  async fail(r: ReservationRef, failedEvent: string): Promise<UsageEntryRef> {
+    const [, id] = await this.runVoid(r, failedEvent);
+    return { stream: String(spendBucket(r.orgId)), id: String(id) };
+  }
+
+  private runVoid(r: ReservationRef, failedEvent: string): Promise<[number, string | number]> {
+    return this.run<[number, string | number]>('spVoid', this.heldKeys(r), [
+      r.priceCents,
+      memberOf(r),
+      r.idempotencyKey === null ? '0' : '1',
+      r.reservationId,
+      failedEvent,
+      this.consumer,
+    ]);
+  }
+
+  /** The keys a reservation holds, in the settle and void scripts' order. */
+  private heldKeys(r: ReservationRef): string[] {
+    return [
       orgKey(r.orgId),
       keyKey(r.orgId, r.keyId),
       dayKey(r.orgId, r.keyId, r.day),
       resvKey(r.orgId),
       idemKey(r.orgId, r.idempotencyKey),
+      usageStreamKey(spendBucket(r.orgId)),
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
     ];
-    const open = await this.run<number>('spVoid', keys, [
-      r.priceCents,
-      memberOf(r),
-      r.idempotencyKey === null ? '0' : '1',
-      r.reservationId,
-    ]);
-    return open === 1;
+  }
+
+  /** One script per bucket (a script touches one slot); the buckets' scripts run concurrently. */
+  async ackUsage(acks: readonly UsageAck[]): Promise<void> {
+    const byStream = new Map<string, { keys: string[]; args: (string | number)[] }>();
+    for (const a of acks) {
+      let group = byStream.get(a.entry.stream);
+      if (!group) byStream.set(a.entry.stream, (group = { keys: [usageStreamKey(Number(a.entry.stream))], args: [] }));
+      group.keys.push(
+        orgKey(a.orgId),
+        keyKey(a.orgId, a.keyId),
+        dayKey(a.orgId, a.keyId, a.day),
+        ...a.ancestorKeyIds.map((id) => keyKey(a.orgId, id)),
+      );
+      group.args.push(
+        a.entry.id,
+        a.pendingCents,
+        a.org?.creditCents ?? '',
+        a.org?.balanceVersion ?? '',
+        a.key?.spentCents ?? '',
+        a.key?.daySpentCents ?? '',
+        '1',
+        a.ancestorKeyIds.length,
+        ...a.ancestorKeyIds.map((_, i) => a.ancestorSpentCents?.[i] ?? ''),
+      );
+    }
+    await Promise.all([...byStream.values()].map(({ keys, args }) => this.run<number>('spAck', keys, args)));
+  }
+
+  /** Every bucket's stream (concurrently, from a rotating first bucket) until `limit` entries are claimed. */
+  async claimUsage(minIdleMs: number, limit: number): Promise<StreamedUsage[]> {
+    const start = this.nextClaimBucket;
+    this.nextClaimBucket = (this.nextClaimBucket + 1) % SPEND_BUCKETS;
+    const out: StreamedUsage[] = [];
+    for (let i = 0; i < SPEND_BUCKETS && out.length < limit; i += CLAIM_WAVE) {
+      const wave = Array.from({ length: Math.min(CLAIM_WAVE, SPEND_BUCKETS - i) }, (_, j) => (start + i + j) % SPEND_BUCKETS);
+      const found = await Promise.all(
+        wave.map((b) =>
+          this.run<[string, string[] | null][]>('spClaim', [usageStreamKey(b)], [this.consumer, minIdleMs, limit]),
+        ),
+      );
+      found.forEach((entries, j) => {
+        for (const [id, fields] of entries) {
+          if (!fields) continue; // deleted meanwhile
+          out.push({ entry: { stream: String(wave[j]), id }, event: eventWithSplit(fields) });
+        }
+      });
+    }
+    return out;
+  }
+
+  async pendingUsage(orgId: string): Promise<number> {
+    return Number((await this.redis.hget(orgKey(orgId), 'pn')) ?? 0);
   }
 
   async hydrate(h: HydrateInput): Promise<void> {

@@ -1,25 +1,25 @@
 /**
- * The second phase of a gateway call's two-phase transfer (DESIGN.md, Money): a `Reservation` is what an admission
- * (core/spend/admission.ts) holds for one call, and the only way to end it.
+ * The second phase of a gateway call's two-phase transfer (DESIGN.md, Money; docs/durability.md): a `Reservation` is
+ * what an admission (core/spend/admission.ts) holds for one call, and the only way to end it.
  *
- * - `commit(call, price)`: the call succeeded upstream. Its usage row and ledger debit go to Postgres in the group
- *   commit (core/spend/usage-committer.ts); an ambiguous commit is fenced, so the caller is never told 503 for a call
- *   that was charged and a reservation is never voided for spend that happened. Then the fast state is settled (off
- *   the request path, batched per turn of the event loop) and the replay record written. A commit that finds an
- *   earlier call booked under the same Idempotency-Key (the fast state had forgotten it) is answered as its replay.
- * - `void(failed)`: the call failed. The hold is released (the refund) and the call recorded as failed, unbilled.
+ * - `commit(call, price)`: the call succeeded upstream. One atomic step on the fast state moves the hold into pending
+ *   spend, decides the charge's split, appends the usage event to the durable usage stream and writes the replay
+ *   record (SpendStore.settle); the answer is sent after it. The usage drain (core/spend/usage-drain.ts) then books
+ *   the call in Postgres (usage row, ledger debit, earning) within milliseconds. A reservation the sweeper already
+ *   voided (the call outlived it) cannot settle: the caller is told 503 and nothing is charged.
+ * - `void(failed)`: the call failed. The hold is released (the refund) and the failed call appended to the stream in
+ *   the same step, unbilled.
+ * - A free call made while the fast state is down (`degraded`) is booked in Postgres directly before its answer.
  *
- * A reservation the gateway never ends (a crash) is released by the sweeper (gateway/sweeper.ts) by the same rule.
+ * A reservation the gateway never ends (a crash) is released by the sweeper (core/spend/sweeper.ts).
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { EffectivePrice } from '../pricing/effective-price.js';
-import { findIdempotencyRecord } from './idempotency-records.js';
-import { doneRecord, type ReservationRef, type SettleInput, type SpendStore } from './spend-store.js';
-import type { CallRecord, CommittedCall, UsageCommitter } from './usage-committer.js';
-import { idempotencyMismatch } from '../admission/refusals.js';
+import type { ReservationRef, SettleInput, SpendStore } from './spend-store.js';
+import type { UsageDrain } from './usage-drain.js';
+import type { CallRecord, UsageCommitter } from './usage-committer.js';
 
 /** Idempotency records outlive the 24 hours the contract promises. */
 export const IDEMPOTENCY_TTL_MS = 25 * 3_600_000;
@@ -42,13 +42,11 @@ export type Settled = { kind: 'committed'; meta: BillingMeta } | { kind: 'replay
 export interface SettlementContext {
   readonly spend: SpendStore;
   readonly committer: UsageCommitter;
-  readonly orm: MikroORM;
+  readonly drain: UsageDrain;
   readonly clock: Clock;
   readonly log: Logger;
   /** Keep a done record in process (immutable once written). */
   remember(scopedKey: string, record: string, nowMs: number): void;
-  /** Settle the fast state on the next turn of the event loop, with the other calls of the batch. */
-  queueSettle(settle: SettleInput): void;
 }
 
 export class Reservation implements ReservationRef {
@@ -70,53 +68,57 @@ export class Reservation implements ReservationRef {
     readonly nowMs: number,
   ) {}
 
-  /** The call succeeded upstream: book it (see the file header). Throws 503 when it could not be recorded. */
+  /** The call succeeded upstream: make it durable (see the file header). Throws 503 when it could not be. */
   async commit(call: CallRecord, price: EffectivePrice): Promise<Settled> {
-    let committed: CommittedCall;
-    try {
-      committed = await this.ctx.committer.commit(call);
-    } catch (err) {
-      committed = await this.fence(call, err);
-    }
-    if (committed.duplicate) return this.duplicate();
-    const meta: BillingMeta = {
-      request_id: call.requestId,
-      cost_cents: this.priceCents,
-      price_cents_effective: this.priceCents,
-      credit_applied_cents: committed.creditAppliedCents,
-      billable_cents: committed.billableCents,
+    if (this.kind === 'degraded') return this.commitInPostgres(call, price);
+    const record = this.idempotencyKey === null ? null : replayRecordParts(this.requestHash, call.requestId, this.priceCents, price);
+    const input: SettleInput = {
+      orgId: this.orgId,
+      keyId: this.keyId,
+      ancestorKeyIds: this.ancestorKeyIds,
+      day: this.day,
+      priceCents: this.priceCents,
+      reservationId: this.reservationId,
+      idempotencyKey: this.idempotencyKey,
+      event: JSON.stringify(call),
+      record,
+      idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+      nowMs: this.ctx.clock.now().getTime(),
     };
-    if (price.price_increase) meta.price_increase = price.price_increase;
-    if (price.discount) meta.discount = { ...price.discount };
-    const record = this.idempotencyKey === null ? null : doneRecord(this.requestHash, JSON.stringify(meta));
-    if (record !== null) this.ctx.remember(this.idempotencyKey!, record, this.nowMs);
-    if (this.kind === 'admitted') {
-      // Not awaited: the call is durable, and until the settle lands the reservation keeps holding exactly what the
-      // settle moves into spend, so admissions in between see the same headroom. A duplicate of an idempotent call
-      // sees the claim in flight for that moment and waits for the record. A lost settle is the sweeper's job.
-      this.ctx.queueSettle({
-        orgId: this.orgId,
-        keyId: this.keyId,
-        ancestorKeyIds: this.ancestorKeyIds,
-        day: this.day,
-        priceCents: this.priceCents,
-        reservationId: this.reservationId,
-        idempotencyKey: this.idempotencyKey,
-        org: committed.org,
-        key: committed.key,
-        ancestorSpentCents: committed.ancestorSpentCents,
-        record,
-        idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
-        nowMs: this.ctx.clock.now().getTime(),
-      });
+    let settled;
+    try {
+      settled = await this.ctx.spend.settle(input);
+    } catch (err) {
+      // The step may or may not have run (the answer was lost): a retry with the same Idempotency-Key replays it if
+      // it did; without one, the reservation's expiry settles the question (the sweeper voids it if it did not).
+      this.ctx.log.error({ err, usage_id: call.usageId }, 'settle outcome unknown');
+      throw new ServiceUnavailableError(
+        'The call could not be recorded. Retry with the same Idempotency-Key: if it was charged, the retry replays it.',
+        { cause: err },
+      );
     }
-    return { kind: 'committed', meta };
+    if (settled.outcome === 'gone') {
+      throw new ServiceUnavailableError('The call outlived its reservation and was not charged; retry it.');
+    }
+    const { creditAppliedCents, billableCents } = settled;
+    if (record !== null) {
+      const full = `${record.head}${creditAppliedCents}${record.middle}${billableCents}${record.tail}`;
+      this.ctx.remember(this.idempotencyKey!, full, this.nowMs);
+    }
+    this.ctx.drain.add(settled.entry, { ...call, creditAppliedCents, billableCents });
+    return { kind: 'committed', meta: billingMeta(call.requestId, this.priceCents, creditAppliedCents, billableCents, price) };
   }
 
-  /** The call failed: release the hold (the refund), then record the call as failed and unbilled (not awaited). */
+  /** The call failed: release the hold (the refund) and record the call as failed and unbilled. */
   async void(failed: CallRecord): Promise<void> {
     if (this.kind === 'admitted') {
-      await this.ctx.spend.void(this).catch((e: unknown) => this.ctx.log.warn({ err: e }, 'void failed'));
+      try {
+        const entry = await this.ctx.spend.fail(this, JSON.stringify(failed));
+        this.ctx.drain.add(entry, { ...failed, creditAppliedCents: 0, billableCents: 0 });
+        return;
+      } catch (err) {
+        this.ctx.log.warn({ err, usage_id: failed.usageId }, 'void failed; the sweeper releases the hold');
+      }
     }
     this.ctx.committer.commit(failed).catch((e: unknown) => this.ctx.log.warn({ err: e }, 'failed call not recorded'));
   }
@@ -127,36 +129,58 @@ export class Reservation implements ReservationRef {
     return this.ctx.spend.void(this).catch(() => undefined);
   }
 
-  /**
-   * The commit's outcome is unknown (an error, a lost answer): fence it, so exactly one of "the call committed" and
-   * "the call is recorded as failed" can become true. If Postgres cannot even answer the fence, the reservation is
-   * left to the sweeper (which settles or voids it by the same rule) and the answer is 503.
-   */
-  private async fence(call: CallRecord, err: unknown): Promise<CommittedCall> {
-    let fenced;
+  /** A free call while the fast state is down: booked in Postgres before its answer. */
+  private async commitInPostgres(call: CallRecord, price: EffectivePrice): Promise<Settled> {
     try {
-      fenced = await this.ctx.committer.fence(call);
-    } catch (fenceErr) {
-      this.ctx.log.error({ err: fenceErr, usage_id: call.usageId }, 'commit outcome unknown; left to the sweeper');
-      throw new ServiceUnavailableError('The call could not be recorded. Retry later with the same Idempotency-Key.', {
+      await this.ctx.committer.commit(call);
+    } catch (err) {
+      throw new ServiceUnavailableError('The call could not be recorded; it was not charged. Retry later.', {
         cause: err,
       });
     }
-    if (fenced.committed) return fenced.call;
-    await this.release();
-    throw new ServiceUnavailableError('The call could not be recorded; it was not charged. Retry later.', {
-      cause: err,
-    });
+    return { kind: 'committed', meta: billingMeta(call.requestId, this.priceCents, 0, 0, price) };
   }
+}
 
-  /** An earlier call with this key is already booked (the fast state had forgotten it): answer as its replay. */
-  private async duplicate(): Promise<Settled> {
-    await this.release();
-    const stored = await findIdempotencyRecord(this.ctx.orm, this.orgId, this.keyId, this.clientKey!);
-    if (stored === null) throw new ServiceUnavailableError('The call could not be recorded; retry later.');
-    if (!stored.startsWith(this.requestHash, 2)) throw idempotencyMismatch();
-    return { kind: 'replay', record: stored };
-  }
+function billingMeta(
+  requestId: string,
+  priceCents: number,
+  creditAppliedCents: number,
+  billableCents: number,
+  price: EffectivePrice,
+): BillingMeta {
+  const meta: BillingMeta = {
+    request_id: requestId,
+    cost_cents: priceCents,
+    price_cents_effective: priceCents,
+    credit_applied_cents: creditAppliedCents,
+    billable_cents: billableCents,
+  };
+  if (price.price_increase) meta.price_increase = price.price_increase;
+  if (price.discount) meta.discount = { ...price.discount };
+  return meta;
+}
+
+/**
+ * The replay record of an idempotent call (`d|hash|` + its billing meta as JSON, key for key as `billingMeta`), split
+ * around the charge's split, which the settle step fills in.
+ */
+export function replayRecordParts(
+  requestHash: string,
+  requestId: string,
+  priceCents: number,
+  price: EffectivePrice,
+): NonNullable<SettleInput['record']> {
+  let tail = '';
+  if (price.price_increase) tail += `,"price_increase":${JSON.stringify(price.price_increase)}`;
+  if (price.discount) tail += `,"discount":${JSON.stringify({ ...price.discount })}`;
+  return {
+    head:
+      `d|${requestHash}|{"request_id":${JSON.stringify(requestId)},"cost_cents":${priceCents},` +
+      `"price_cents_effective":${priceCents},"credit_applied_cents":`,
+    middle: ',"billable_cents":',
+    tail: `${tail}}`,
+  };
 }
 
 /** What a replay reports beyond the usage row: a scheduled increase or an active discount at the time of the call. */

@@ -6,9 +6,11 @@
  *
  * `admit` is one atomic step (one Lua script, one round trip on Redis): idempotent replay → rate limit → spend
  * governance → reservation. It is idempotent per reservation: run twice (a client resending after a reconnect), the
- * second run finds its own reservation and changes nothing. Postgres stays the source of truth: balances carry Postgres's `balance_version` and are
- * only replaced by newer versions, key spend only grows (merged with max), so values may arrive in any order, and
- * state lost from Redis is rebuilt from Postgres (`hydrate`) when `admit` reports it missing.
+ * second run finds its own reservation and changes nothing. `settle` makes a successful call durable (DESIGN.md and
+ * docs/durability.md: the usage stream) and `ackUsage` retires it once Postgres has it. Balances carry Postgres's
+ * `balance_version` and are only replaced by newer versions, key spend only grows (merged with max), so values may
+ * arrive in any order; spend settled but not yet in Postgres is counted as pending (`pend`) until its ack. State lost
+ * from Redis is rebuilt from Postgres (`hydrate`) when `admit` reports it missing.
  */
 
 export interface OrgSnapshot {
@@ -77,17 +79,54 @@ export interface ReservationRef {
   idempotencyKey: string | null;
 }
 
+/**
+ * The call succeeded upstream. In one atomic step the reservation becomes pending spend (held until Postgres has the
+ * call), the call's usage event is appended to the durable usage stream of the org's bucket, and the idempotency
+ * record is written. What the charge takes from credit is decided here, from the fast state's balance, so the answer,
+ * the replay record and the usage row agree.
+ */
 export interface SettleInput extends ReservationRef {
-  /** Postgres's values after the commit. */
-  org: { creditCents: number; balanceVersion: number } | null;
-  key: { spentCents: number; daySpentCents: number } | null;
-  /** Postgres's spend of each ancestor after the commit, in `ancestorKeyIds` order (null: unknown). */
-  ancestorSpentCents: readonly number[] | null;
-  /** What a replay of this idempotency key returns. */
-  record: string | null;
+  /** The usage event (a serialized CallRecord, without the charge's split, which the step adds). */
+  event: string;
+  /** What a replay of this idempotency key returns: `head` + credit applied + `middle` + billable + `tail`. */
+  record: { head: string; middle: string; tail: string } | null;
   idempotencyTtlMs: number;
   /** The gateway's clock (the in-process store keeps its own expiries by it). */
   nowMs: number;
+}
+
+/** Where one usage event sits in the durable stream until Postgres has it. */
+export interface UsageEntryRef {
+  /** The stream (a spend bucket on Redis). */
+  stream: string;
+  id: string;
+}
+
+export type SettleOutcome =
+  | { outcome: 'settled'; creditAppliedCents: number; billableCents: number; entry: UsageEntryRef }
+  /** The reservation is no longer open (the sweeper voided it, past its expiry): nothing was charged. */
+  | { outcome: 'gone' };
+
+/** A usage event read back from the stream (claimed from a consumer that stopped draining it). */
+export interface StreamedUsage {
+  entry: UsageEntryRef;
+  /** The serialized CallRecord with the charge's split (`creditAppliedCents`, `billableCents`) filled in. */
+  event: string;
+}
+
+/** Postgres has the call: the pending spend it held is released and Postgres's totals after the commit merged in. */
+export interface UsageAck {
+  entry: UsageEntryRef;
+  orgId: string;
+  keyId: string;
+  ancestorKeyIds: readonly string[];
+  day: string;
+  /** The pending spend the settle added (the price of a successful paid call; 0 for failed and free calls). */
+  pendingCents: number;
+  org: { creditCents: number; balanceVersion: number } | null;
+  key: { spentCents: number; daySpentCents: number } | null;
+  /** Each ancestor's spend after the commit, in `ancestorKeyIds` order (null: unknown). */
+  ancestorSpentCents: readonly number[] | null;
 }
 
 export interface HydrateInput {
@@ -108,12 +147,12 @@ export interface HydrateInput {
 
 export interface SpendStore {
   admit(input: AdmitInput): Promise<Admission>;
-  /** The call committed: release the reservation into spend and record the replay. */
-  settle(input: SettleInput): Promise<void>;
-  /** Several settles in one step (the calls of one committed batch). */
-  settleMany(inputs: readonly SettleInput[]): Promise<void>;
-  /** The call failed (or its owner died): release the reservation and the idempotency claim. True if it was open. */
+  /** The call succeeded: see SettleInput. Idempotent for an open reservation; `gone` once it is not open. */
+  settle(input: SettleInput): Promise<SettleOutcome>;
+  /** The call's owner died, or nothing will be spent: release the reservation and the idempotency claim. True if open. */
   void(ref: ReservationRef): Promise<boolean>;
+  /** The call failed: `void`, and the failed call's usage event appended to the stream in the same step. */
+  fail(ref: ReservationRef, failedEvent: string): Promise<UsageEntryRef>;
   hydrate(input: HydrateInput): Promise<void>;
   /**
    * Forget an org's snapshot so the next call reads Postgres (suspension, billing mode or balance changed). Bumps the
@@ -124,6 +163,12 @@ export interface SpendStore {
   expired(nowMs: number, limit: number): Promise<ReservationRef[]>;
   /** The idempotency record (replay or in-flight marker) of a scoped key. */
   idempotencyRecord(idempotencyKey: string): Promise<string | null>;
+  /** Usage events delivered to another drainer that has not acknowledged them for `minIdleMs`, now this one's. */
+  claimUsage(minIdleMs: number, limit: number): Promise<StreamedUsage[]>;
+  /** Postgres has these calls: remove them from the stream and release their pending spend (each once). */
+  ackUsage(acks: readonly UsageAck[]): Promise<void>;
+  /** How many of the org's usage events are not in Postgres yet (the read barrier of the control plane). */
+  pendingUsage(orgId: string): Promise<number>;
 }
 
 /** Records stored under an idempotency key: in flight (`p|hash|reservation`) or done (`d|hash|payload`). */

@@ -1,8 +1,10 @@
 /**
- * Group commit for the gateway (DESIGN.md, Money): every finished call's usage event and, for a paid call, the
- * consumer's ledger row and the provider's queued earning (earning_accruals, folded into the provider's ledger off the
- * hot path, so no call locks the provider's org row) are durable in Postgres before its response is sent, but many
- * calls share one transaction: calls queue while a batch is in flight, then go together as multi-row statements.
+ * Group commit of the gateway's calls into Postgres (DESIGN.md, Money; docs/durability.md): every finished call's usage
+ * event and, for a paid call, the consumer's ledger row and the provider's queued earning (earning_accruals, folded
+ * into the provider's ledger off the hot path, so no call locks the provider's org row). Many calls share one
+ * transaction: calls queue while a batch is in flight, then go together as multi-row statements. The usage drain
+ * (core/spend/usage-drain.ts) feeds it the calls the fast state made durable; a free call served while the fast state
+ * is down comes here directly. Idempotent on the usage id: a call already in Postgres is not booked again.
  * Consumer orgs are locked in id order (no deadlocks between gateway processes), balances are computed here from the
  * locked rows, so every ledger row carries its exact balance_after, and the org, key and key-day totals come back for
  * the fast state.
@@ -58,6 +60,9 @@ export interface CallRecord {
   /** UTC day of the call, `YYYY-MM-DD`. */
   day: string;
   at: Date;
+  /** The charge's split as the fast state decided it when the call settled (the answer said so); else computed here. */
+  creditAppliedCents?: number;
+  billableCents?: number;
 }
 
 export interface CommittedCall {
@@ -121,12 +126,16 @@ const RELOAD_CROSSED = crossesReloadThresholdSql(
 );
 
 const ONE_STATEMENT_COMMIT = `
-with input as (
+with raw as (
   select * from jsonb_to_recordset(?::jsonb) as c(
     seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
     method text, path text, status int, outcome text, price bigint, eff bigint, fee bigint, latency int, idem text,
     req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz, lid_u text,
-    anc text[])
+    anc text[], cr bigint, bl bigint)
+),
+input as (
+  -- Idempotent on the usage id: a call already in Postgres (drained twice after a drainer's crash) is skipped.
+  select * from raw r where not exists (select 1 from usage_events u where u.id = r.id and u.created_at = r.created_at)
 ),
 claimed as (
   insert into idempotency_records (org_id, key_id, idempotency_key, usage_id, request_hash, extra, created_at)
@@ -161,7 +170,8 @@ ins_usage as (
     cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id,
     client_request_id, created_at)
   select c.id, c.org_id, c.key_id, c.api_slug, c.api_id, c.endpoint_id, c.method, c.path, c.status, c.outcome, c.price,
-         c.eff, coalesce(${CREDIT_APPLIED}, 0), c.price - coalesce(${CREDIT_APPLIED}, 0), c.latency, c.idem,
+         c.eff, coalesce(c.cr, ${CREDIT_APPLIED}, 0), coalesce(c.bl, c.price - coalesce(${CREDIT_APPLIED}, 0)), c.latency,
+         c.idem,
          c.request_id, c.client_request_id, c.created_at
     from calls c left join running r on r.usage_id = c.id
   returning id, credit_applied_cents as credit, billable_cents as billable
@@ -308,6 +318,8 @@ export class UsageCommitter {
         created_at: call.at.toISOString(),
         lid_u: split ? newId('ledgerEntry') : null,
         anc: call.ancestorKeyIds ?? [],
+        cr: call.creditAppliedCents ?? null,
+        bl: call.billableCents ?? null,
       };
     });
     const result = await this.runCommit(JSON.stringify(calls));
@@ -346,7 +358,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: 'usage_commit_v3',
+        name: 'usage_commit_v4',
         text: ONE_STATEMENT_COMMIT.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -360,7 +372,13 @@ export class UsageCommitter {
    * The careful path, statement by statement in one transaction: a prepaid balance would be overdrawn by a debit that
    * raced an in-flight call, so such a call is charged what is left (the rest recorded as uncollected).
    */
-  private async write(tem: EntityManager, all: Pending[]): Promise<CommittedCall[]> {
+  private async write(tem: EntityManager, given: Pending[]): Promise<CommittedCall[]> {
+    const known = await tem.execute<{ id: string }[]>(
+      `select id from usage_events where (id, created_at) in (${given.map(() => '(?, ?::timestamptz)').join(',')})`,
+      given.flatMap(({ call }) => [call.usageId, call.at]),
+    );
+    const inPostgres = new Set(known.map((r) => r.id));
+    const all = given.filter((p) => !inPostgres.has(p.call.usageId));
     const claims = all.filter((p) => p.call.idempotencyKey !== null && p.call.outcome === 'success');
     const claimed = new Set<string>();
     if (claims.length > 0) {
@@ -512,7 +530,7 @@ export class UsageCommitter {
       );
       for (const d of days) dayAfter.set(`${d.key_id}|${d.day}`, Number(d.spent_cents));
     }
-    return all.map(({ call }) => {
+    return given.map(({ call }) => {
       const r = results.get(call.usageId);
       if (!r) {
         return {
@@ -534,41 +552,9 @@ export class UsageCommitter {
       return r;
     });
   }
-
-  /**
-   * Settle an ambiguous commit (the statement failed, or its answer was lost): record this call as failed under its
-   * own usage id and time. (id, created_at) is the primary key (usage_events is partitioned by created_at; the fence
-   * writes the call's own `at`, as the commit does), so exactly one of the two can exist: if the failed row goes in,
-   * the call was not charged and never will be; if it conflicts, the original commit is in (a concurrent one is
-   * waited for by the insert itself) and the call was charged. Throws when Postgres cannot answer at all.
-   */
-  async fence(call: CallRecord): Promise<{ committed: false } | { committed: true; call: CommittedCall }> {
-    const em = this.deps.orm.em.fork();
-    const inserted = await em.execute<{ id: string }[]>(
-      `insert into usage_events ${USAGE_COLUMNS} values ${rows(1, 19)} on conflict (id, created_at) do nothing returning id`,
-      usageValues(call, { outcome: 'failed', cost: 0, creditApplied: 0, billable: 0 }),
-    );
-    if (inserted.length > 0) return { committed: false };
-    const [row] = await em.execute<{ outcome: string; credit: string; billable: string }[]>(
-      `select outcome, credit_applied_cents as credit, billable_cents as billable from usage_events where id = ?`,
-      [call.usageId],
-    );
-    if (!row || row.outcome !== 'success') return { committed: false };
-    return {
-      committed: true,
-      call: {
-        ancestorSpentCents: null,
-        duplicate: false,
-        creditAppliedCents: Number(row.credit),
-        billableCents: Number(row.billable),
-        org: null,
-        key: null,
-      },
-    };
-  }
 }
 
-/** The usage_events columns the careful path and the fence write, in the order `usageValues` gives them. */
+/** The usage_events columns the careful path writes, in the order `usageValues` gives them. */
 const USAGE_COLUMNS = `(id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome, cost_cents,
   price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id, client_request_id,
   created_at)`;

@@ -1,14 +1,16 @@
-// The one-statement group commit computes two money rules inside Postgres: each SQL twin must agree with its
-// TypeScript rule (core/spend/money-rules.ts) over random values.
+// The one-statement group commit computes two money rules inside Postgres, and the Redis settle script the charge's
+// split: each SQL or Lua twin must agree with its TypeScript rule (core/spend/money-rules.ts) over random values.
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
+  CHARGE_CALL_LUA,
   chargeCall,
   creditAppliedSql,
   crossesReloadThreshold,
   crossesReloadThresholdSql,
 } from '../../core/spend/money-rules.js';
 import { sql } from '../helpers/db.js';
-import { PG_ADMIN_URL } from '../helpers/env.js';
+import { PG_ADMIN_URL, REDIS_URL } from '../helpers/env.js';
 
 function random(seed: number): (max: number) => number {
   let a = seed;
@@ -50,6 +52,35 @@ describe('money rules in SQL', () => {
       if (c.mode === 'prepaid' && c.before < c.price) continue; // never reaches the one-statement path
       expect(Number(row.credit)).toBe(charge.creditAppliedCents);
       expect(row.crossed).toBe(crossesReloadThreshold(c.enabled, c.threshold, c.before, c.before - c.price));
+    }
+  });
+});
+
+describe('money rules in Lua', () => {
+  it("the settle script's charge split agrees with chargeCall on a real Redis", async () => {
+    const next = random(7);
+    const cases = Array.from({ length: 2_000 }, () => ({
+      price: next(10_000),
+      balance: next(30_000) - 10_000,
+      mode: next(2) === 0 ? 'prepaid' : 'card',
+    }));
+    const redis = new Redis(REDIS_URL);
+    try {
+      const flat = cases.flatMap((c) => [c.price, c.balance, c.mode]);
+      const lua = `${CHARGE_CALL_LUA}
+local out = {}
+for i = 1, #ARGV, 3 do
+  local applied, billable = chargeCall(tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2])
+  out[#out + 1] = applied .. ',' .. billable
+end
+return out`;
+      const got = (await redis.eval(lua, 0, ...flat)) as string[];
+      cases.forEach((c, i) => {
+        const want = chargeCall(c.price, c.balance, c.mode as 'prepaid' | 'card');
+        expect(got[i], JSON.stringify(c)).toBe(`${want.creditAppliedCents},${want.billableCents}`);
+      });
+    } finally {
+      redis.disconnect();
     }
   });
 });

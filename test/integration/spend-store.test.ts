@@ -6,7 +6,13 @@ import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
-import { doneRecord, type AdmitInput, type SpendStore } from '../../core/spend/spend-store.js';
+import {
+  type AdmitInput,
+  type SettleInput,
+  type SettleOutcome,
+  type SpendStore,
+  type UsageAck,
+} from '../../core/spend/spend-store.js';
 import { REDIS_URL } from '../helpers/env.js';
 import { startRedisCluster, type RedisClusterHarness } from '../helpers/redis-cluster.js';
 import { testRedisPrefix } from '../helpers/services.js';
@@ -95,6 +101,31 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     const admit = (over: Partial<AdmitInput> = {}) =>
       store.admit({ ...base, reservationId: `use_${id}_${++r}`, ...over });
     return { orgId, keyId, base, admit };
+  }
+
+  /** A usage event as the gateway serializes it (the store only carries it). */
+  const eventOf = (ref: { reservationId: string; orgId: string }, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ usageId: ref.reservationId, orgId: ref.orgId, outcome: 'success', ...extra });
+
+  /** Settle a reservation, then acknowledge it with Postgres's values after the commit (as the drain does). */
+  async function settleAndAck(
+    ref: Omit<SettleInput, 'event' | 'record' | 'idempotencyTtlMs' | 'nowMs'> & {
+      record?: SettleInput['record'];
+      idempotencyTtlMs?: number;
+    },
+    after: Pick<UsageAck, 'org' | 'key' | 'ancestorSpentCents'>,
+  ): Promise<SettleOutcome> {
+    const settled = await store.settle({
+      record: null,
+      idempotencyTtlMs: 60_000,
+      ...ref,
+      event: eventOf(ref),
+      nowMs: NOW,
+    });
+    if (settled.outcome === 'settled') {
+      await store.ackUsage([{ ...ref, entry: settled.entry, pendingCents: ref.priceCents, ...after }]);
+    }
+    return settled;
   }
 
   it('asks for hydration when it knows nothing of the org or key', async () => {
@@ -192,16 +223,10 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     };
     expect(await store.void({ ...ref, reservationId: 'use_anc1' })).toBe(true);
     expect((await a.admit({ ancestors, reservationId: 'use_anc2' })).outcome).toBe('admitted');
-    await store.settle({
-      ...ref,
-      reservationId: 'use_anc2',
-      org: { creditCents: 995, balanceVersion: 2 },
-      key: { spentCents: 5, daySpentCents: 5 },
-      ancestorSpentCents: [8, 5],
-      record: null,
-      idempotencyTtlMs: 0,
-      nowMs: NOW,
-    });
+    await settleAndAck(
+      { ...ref, reservationId: 'use_anc2' },
+      { org: { creditCents: 995, balanceVersion: 2 }, key: { spentCents: 5, daySpentCents: 5 }, ancestorSpentCents: [8, 5] },
+    );
     // The parent has 8 of 12 spent: a 5-cent call no longer fits, a 4-cent one does.
     expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
     expect((await a.admit({ ancestors, priceCents: 4 })).outcome).toBe('admitted');
@@ -260,16 +285,10 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect(await a.admit()).toEqual({ outcome: 'funds' });
     expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(true);
     expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(false);
-    await store.settle({
-      ...ref,
-      reservationId: 'use_v2',
-      org: { creditCents: 5, balanceVersion: 2 },
-      key: { spentCents: 5, daySpentCents: 5 },
-      ancestorSpentCents: null,
-      record: null,
-      idempotencyTtlMs: 60_000,
-      nowMs: NOW,
-    });
+    await settleAndAck(
+      { ...ref, reservationId: 'use_v2' },
+      { org: { creditCents: 5, balanceVersion: 2 }, key: { spentCents: 5, daySpentCents: 5 }, ancestorSpentCents: null },
+    );
     // 5 left: one more call fits, then none.
     expect((await a.admit()).outcome).toBe('admitted');
     expect(await a.admit()).toEqual({ outcome: 'funds' });
@@ -282,7 +301,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect(await a.admit()).toEqual({ outcome: 'funds' });
   });
 
-  it('settles several reservations in one step', async () => {
+  it('a settled call is pending spend until Postgres has it: the ack releases it once, with Postgres values', async () => {
     const a = await account(10);
     const ref = {
       orgId: a.orgId,
@@ -293,32 +312,124 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       ancestorKeyIds: [],
     };
     expect((await a.admit({ reservationId: 'use_m1' })).outcome).toBe('admitted');
+    const settled = await store.settle({
+      ...ref,
+      reservationId: 'use_m1',
+      event: eventOf({ ...ref, reservationId: 'use_m1' }),
+      record: null,
+      idempotencyTtlMs: 0,
+      nowMs: NOW,
+    });
+    expect(settled).toMatchObject({ outcome: 'settled', creditAppliedCents: 5, billableCents: 0 });
+    expect(await store.pendingUsage(a.orgId)).toBe(1);
+    // Pending: 5 of 10 still unavailable before Postgres has the call.
     expect((await a.admit({ reservationId: 'use_m2' })).outcome).toBe('admitted');
-    await store.settleMany([
-      {
-        ...ref,
-        reservationId: 'use_m1',
-        org: null,
-        key: null,
-        record: null,
-        idempotencyTtlMs: 0,
-        nowMs: NOW,
-        ancestorSpentCents: null,
-      },
-      {
-        ...ref,
-        reservationId: 'use_m2',
-        org: { creditCents: 0, balanceVersion: 3 },
-        key: { spentCents: 10, daySpentCents: 10 },
-        ancestorSpentCents: null,
-        record: null,
-        idempotencyTtlMs: 0,
-        nowMs: NOW,
-      },
-    ]);
-    expect(await store.expired(NOW + 3_600_000, 1_000)).not.toContainEqual(expect.objectContaining({ orgId: a.orgId }));
     expect(await a.admit()).toEqual({ outcome: 'funds' });
+    const entry = (settled as Extract<SettleOutcome, { outcome: 'settled' }>).entry;
+    const ack: UsageAck = {
+      ...ref,
+      entry,
+      pendingCents: 5,
+      org: { creditCents: 5, balanceVersion: 2 },
+      key: { spentCents: 5, daySpentCents: 5 },
+      ancestorSpentCents: null,
+    };
+    await store.ackUsage([ack]);
+    await store.ackUsage([ack]); // a second ack of the same entry releases nothing more
+    expect(await store.pendingUsage(a.orgId)).toBe(0);
+    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await store.void({ ...ref, reservationId: 'use_m2' })).toBe(true);
+    expect((await a.admit()).outcome).toBe('admitted');
     expect(await a.admit({ priceCents: 0 })).toMatchObject({ outcome: 'admitted' });
+  });
+
+  it('settle and void end a reservation once: a voided one cannot settle, a settled one cannot be voided', async () => {
+    const a = await account(10);
+    const ref = {
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      idempotencyKey: null,
+      ancestorKeyIds: [],
+    };
+    expect((await a.admit({ reservationId: 'use_g1' })).outcome).toBe('admitted');
+    expect(await store.void({ ...ref, reservationId: 'use_g1' })).toBe(true);
+    const late = { ...ref, reservationId: 'use_g1', event: '{}', record: null, idempotencyTtlMs: 0, nowMs: NOW };
+    expect(await store.settle(late)).toEqual({ outcome: 'gone' });
+    expect(await store.pendingUsage(a.orgId)).toBe(0);
+    expect((await a.admit({ reservationId: 'use_g2' })).outcome).toBe('admitted');
+    expect((await store.settle({ ...late, reservationId: 'use_g2' })).outcome).toBe('settled');
+    expect(await store.void({ ...ref, reservationId: 'use_g2' })).toBe(false);
+    // A failed call's event goes to the stream with the void.
+    expect((await a.admit({ reservationId: 'use_g3' })).outcome).toBe('admitted');
+    expect(await store.fail({ ...ref, reservationId: 'use_g3' }, eventOf({ ...ref, reservationId: 'use_g3' }))).toEqual({
+      stream: expect.any(String),
+      id: expect.any(String),
+    });
+    expect(await store.void({ ...ref, reservationId: 'use_g3' })).toBe(false);
+    expect(await store.pendingUsage(a.orgId)).toBe(2);
+  });
+
+  it("decides the charge's split when the call settles, and writes the replay record around it", async () => {
+    const card = await account(3, { mode: 'card', limit: 100 });
+    const key = `${card.orgId}:${card.keyId}:split`;
+    expect((await card.admit({ reservationId: 'use_s1', idempotencyKey: key })).outcome).toBe('admitted');
+    const settled = await store.settle({
+      orgId: card.orgId,
+      keyId: card.keyId,
+      ancestorKeyIds: [],
+      day: '2026-11-22',
+      priceCents: 5,
+      reservationId: 'use_s1',
+      idempotencyKey: key,
+      event: '{}',
+      record: { head: 'd|' + 'h'.repeat(32) + '|{"c":', middle: ',"b":', tail: '}' },
+      idempotencyTtlMs: Date.now() - NOW + 60_000,
+      nowMs: NOW,
+    });
+    expect(settled).toMatchObject({ outcome: 'settled', creditAppliedCents: 3, billableCents: 2 });
+    expect(await store.idempotencyRecord(key)).toBe('d|' + 'h'.repeat(32) + '|{"c":3,"b":2}');
+    expect(await card.admit({ idempotencyKey: key })).toMatchObject({ outcome: 'replay' });
+  });
+
+  it('usage a drainer took and never acknowledged is claimed by another after it idles', async () => {
+    const a = await account(100);
+    const ref = {
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      priceCents: 5,
+      idempotencyKey: null,
+      ancestorKeyIds: [],
+    };
+    expect((await a.admit({ reservationId: 'use_c1' })).outcome).toBe('admitted');
+    const settled = await store.settle({
+      ...ref,
+      reservationId: 'use_c1',
+      event: eventOf({ ...ref, reservationId: 'use_c1' }, { priceCents: 5 }),
+      record: null,
+      idempotencyTtlMs: 0,
+      nowMs: NOW,
+    });
+    expect(settled.outcome).toBe('settled');
+    await new Promise((r) => setTimeout(r, 30));
+    const claimed = (await store.claimUsage(20, 10_000)).filter((c) => c.event.includes('use_c1'));
+    expect(claimed).toHaveLength(1);
+    expect(JSON.parse(claimed[0]!.event)).toMatchObject({
+      usageId: 'use_c1',
+      priceCents: 5,
+      creditAppliedCents: 5,
+      billableCents: 0,
+    });
+    // Just claimed: not idle any more.
+    expect((await store.claimUsage(10_000, 10_000)).filter((c) => c.event.includes('use_c1'))).toEqual([]);
+    await store.ackUsage([
+      { ...ref, entry: claimed[0]!.entry, pendingCents: 5, org: null, key: null, ancestorSpentCents: null },
+    ]);
+    expect(await store.pendingUsage(a.orgId)).toBe(0);
+    await new Promise((r) => setTimeout(r, 30));
+    expect((await store.claimUsage(20, 10_000)).filter((c) => c.event.includes('use_c1'))).toEqual([]);
   });
 
   it("settles reservations of several orgs in one step, and the sweeper finds every org's expired ones", async () => {
@@ -341,22 +452,37 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
         .map((r) => r.orgId)
         .sort(),
     ).toEqual(accounts.map((a) => a.orgId).sort());
-    await store.settleMany(
-      accounts.map((a) => ({
+    const record = { head: `d|${'h'.repeat(32)}|{"cost_cents":5,"c":`, middle: ',"b":', tail: '}' };
+    const settled = await Promise.all(
+      accounts.map((a) =>
+        store.settle({
+          orgId: a.orgId,
+          keyId: a.keyId,
+          ancestorKeyIds: [],
+          day: '2026-11-22',
+          priceCents: 5,
+          reservationId: `use_many_${a.orgId}`,
+          idempotencyKey: `${a.orgId}:${a.keyId}:many`,
+          event: eventOf({ reservationId: `use_many_${a.orgId}`, orgId: a.orgId }),
+          record,
+          // Long enough for the in-process store, which reads a record's expiry by the wall clock.
+          idempotencyTtlMs: Date.now() - NOW + 60_000,
+          nowMs: NOW,
+        }),
+      ),
+    );
+    // Postgres has them all: one ack call for every org (one script per bucket on Redis).
+    await store.ackUsage(
+      accounts.map((a, i) => ({
         orgId: a.orgId,
         keyId: a.keyId,
         ancestorKeyIds: [],
         day: '2026-11-22',
-        priceCents: 5,
-        reservationId: `use_many_${a.orgId}`,
-        idempotencyKey: `${a.orgId}:${a.keyId}:many`,
+        entry: (settled[i] as Extract<SettleOutcome, { outcome: 'settled' }>).entry,
+        pendingCents: 5,
         org: { creditCents: 0, balanceVersion: 2 },
         key: { spentCents: 5, daySpentCents: 5 },
         ancestorSpentCents: null,
-        record: doneRecord('h'.repeat(32), '{"cost_cents":5}'),
-        // Long enough for the in-process store, which reads a record's expiry by the wall clock.
-        idempotencyTtlMs: Date.now() - NOW + 60_000,
-        nowMs: NOW,
       })),
     );
     expect((await store.expired(NOW + 2_000, 10_000)).filter(mine)).toEqual([]);
@@ -364,8 +490,9 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       expect(await a.admit()).toEqual({ outcome: 'funds' });
       expect(await a.admit({ idempotencyKey: `${a.orgId}:${a.keyId}:many` })).toMatchObject({ outcome: 'replay' });
       expect(await store.idempotencyRecord(`${a.orgId}:${a.keyId}:many`)).toBe(
-        doneRecord('h'.repeat(32), '{"cost_cents":5}'),
+        `d|${'h'.repeat(32)}|{"cost_cents":5,"c":5,"b":0}`,
       );
+      expect(await store.pendingUsage(a.orgId)).toBe(0);
     }
   });
 
@@ -375,22 +502,21 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect((await a.admit({ idempotencyKey: key, reservationId: 'use_i1' })).outcome).toBe('admitted');
     expect(await a.admit({ idempotencyKey: key })).toEqual({ outcome: 'in_flight' });
     expect(await a.admit({ idempotencyKey: key, requestHash: 'x'.repeat(32) })).toEqual({ outcome: 'mismatch' });
-    const record = doneRecord('h'.repeat(32), '{"cost_cents":5}');
-    await store.settle({
-      orgId: a.orgId,
-      keyId: a.keyId,
-      ancestorKeyIds: [],
-      day: '2026-11-22',
-      priceCents: 5,
-      reservationId: 'use_i1',
-      idempotencyKey: key,
-      org: { creditCents: 95, balanceVersion: 2 },
-      key: { spentCents: 5, daySpentCents: 5 },
-      ancestorSpentCents: null,
-      record,
-      idempotencyTtlMs: 60_000,
-      nowMs: NOW,
-    });
+    await settleAndAck(
+      {
+        orgId: a.orgId,
+        keyId: a.keyId,
+        ancestorKeyIds: [],
+        day: '2026-11-22',
+        priceCents: 5,
+        reservationId: 'use_i1',
+        idempotencyKey: key,
+        record: { head: `d|${'h'.repeat(32)}|{"cost_cents":5,"c":`, middle: ',"b":', tail: '}' },
+        idempotencyTtlMs: Date.now() - NOW + 60_000,
+      },
+      { org: { creditCents: 95, balanceVersion: 2 }, key: { spentCents: 5, daySpentCents: 5 }, ancestorSpentCents: null },
+    );
+    const record = `d|${'h'.repeat(32)}|{"cost_cents":5,"c":5,"b":0}`;
     expect(await a.admit({ idempotencyKey: key })).toEqual({ outcome: 'replay', record });
     // A failed first attempt frees the key for a retry.
     const key2 = `${a.orgId}:${a.keyId}:k2`;

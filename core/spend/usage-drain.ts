@@ -1,0 +1,158 @@
+/**
+ * The usage drain (docs/durability.md): moves calls the fast state made durable (the settle and void scripts append
+ * them to a usage stream and deliver them to this process in the same step) into Postgres, then acknowledges them,
+ * which releases the pending spend they held in the fast state.
+ *
+ * - Calls this process settled are handed over in memory (`add`) and go to Postgres in the group commit's next batch:
+ *   in steady state a call is in Postgres a few milliseconds after its answer.
+ * - A commit that fails (Postgres down) is retried with backoff until it succeeds; the entries stay in this process's
+ *   pending list meanwhile.
+ * - Every `claimIntervalMs`, entries another drainer took and has not acknowledged for `claimIdleMs` (it died) are
+ *   claimed and drained here. A call committed by a drainer that died before its ack is drained again: the commit is
+ *   idempotent on the usage id and the ack releases pending spend once (only the acknowledgement that removes the
+ *   entry does).
+ * - Acks are batched per turn of the event loop (one script per stream); a failed ack leaves the entry pending, to be
+ *   claimed and acknowledged again (Postgres skips it).
+ */
+import type { Logger } from '../logger.js';
+import type { SpendStore, StreamedUsage, UsageAck, UsageEntryRef } from './spend-store.js';
+import type { CallRecord, UsageCommitter } from './usage-committer.js';
+
+export interface UsageDrainOptions {
+  /** An entry not acknowledged for this long is claimed by another drainer (default 10 s). */
+  claimIdleMs?: number;
+  /** How often this process looks for such entries (default 2 s; 0: never, for tests that drive it). */
+  claimIntervalMs?: number;
+}
+
+const CLAIM_BATCH = 1_000;
+const MAX_BACKOFF_MS = 5_000;
+
+export class UsageDrain {
+  private acks: UsageAck[] = [];
+  private ackScheduled = false;
+  /** Entries being committed by this process (so a claim of its own slow entries does not double them). */
+  private readonly inFlight = new Set<string>();
+  private readonly idle: (() => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private claiming: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly spend: SpendStore,
+    private readonly committer: UsageCommitter,
+    private readonly log: Logger,
+    private readonly options: UsageDrainOptions = {},
+  ) {}
+
+  start(): void {
+    const every = this.options.claimIntervalMs ?? 2_000;
+    if (every <= 0) return;
+    this.timer = setInterval(() => {
+      this.claiming = this.claimOnce().catch((err: unknown) => this.log.warn({ err }, 'usage claim failed'));
+    }, every);
+    this.timer.unref();
+  }
+
+  /** A call this process made durable: commit it to Postgres, then acknowledge it. */
+  add(entry: UsageEntryRef, call: CallRecord): void {
+    const id = `${entry.stream}/${entry.id}`;
+    if (this.inFlight.has(id)) return;
+    this.inFlight.add(id);
+    void this.commit(entry, call, id, 0);
+  }
+
+  /** Claim entries other drainers abandoned and drain them here. Returns how many were claimed. */
+  async claimOnce(): Promise<number> {
+    const claimed = await this.spend.claimUsage(this.options.claimIdleMs ?? 10_000, CLAIM_BATCH);
+    for (const c of claimed) this.add(c.entry, parseEvent(c));
+    if (claimed.length > 0) this.log.warn({ claimed: claimed.length }, 'claimed usage events another drainer left');
+    return claimed.length;
+  }
+
+  /** Resolves when every call handed over so far is committed and acknowledged (shutdown, tests). */
+  async flush(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((this.inFlight.size > 0 || this.acks.length > 0 || this.ackScheduled) && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        this.idle.push(r);
+        setTimeout(r, 50).unref();
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.claiming;
+    await this.flush();
+  }
+
+  private async commit(entry: UsageEntryRef, call: CallRecord, id: string, attempt: number): Promise<void> {
+    try {
+      const committed = await this.committer.commit(call);
+      this.queueAck({
+        entry,
+        orgId: call.orgId,
+        keyId: call.keyId,
+        ancestorKeyIds: call.ancestorKeyIds ?? [],
+        day: call.day,
+        pendingCents: call.outcome === 'success' ? call.priceCents : 0,
+        org: committed.org,
+        key: committed.key,
+        ancestorSpentCents: committed.ancestorSpentCents,
+      });
+    } catch (err) {
+      if (this.stopped && attempt > 3) {
+        // Shutting down with Postgres unreachable: the entry stays pending in the stream for another drainer.
+        this.done(id);
+        return;
+      }
+      const delay = Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS);
+      if (attempt === 0) this.log.warn({ err, usage_id: call.usageId }, 'usage drain commit failed; retrying');
+      setTimeout(() => void this.commit(entry, call, id, attempt + 1), delay).unref();
+      return;
+    }
+    this.done(id);
+  }
+
+  private done(id: string): void {
+    this.inFlight.delete(id);
+    this.wakeIfIdle();
+  }
+
+  private queueAck(ack: UsageAck): void {
+    this.acks.push(ack);
+    this.scheduleAck();
+  }
+
+  /** One ackUsage per turn of the event loop, one at a time. */
+  private scheduleAck(): void {
+    if (this.ackScheduled || this.acks.length === 0) return;
+    this.ackScheduled = true;
+    setImmediate(() => {
+      const batch = this.acks;
+      this.acks = [];
+      this.spend
+        .ackUsage(batch)
+        .catch((err: unknown) => this.log.warn({ err, acks: batch.length }, 'usage ack failed; entries stay pending'))
+        .finally(() => {
+          this.ackScheduled = false;
+          this.scheduleAck();
+          this.wakeIfIdle();
+        });
+    });
+  }
+
+  private wakeIfIdle(): void {
+    if (this.inFlight.size === 0 && this.acks.length === 0 && !this.ackScheduled) {
+      for (const r of this.idle.splice(0)) r();
+    }
+  }
+}
+
+/** A streamed event back into a CallRecord (dates travel as ISO strings). */
+export function parseEvent(streamed: StreamedUsage): CallRecord {
+  const raw = JSON.parse(streamed.event) as CallRecord & { at: string };
+  return { ...raw, at: new Date(raw.at) };
+}
