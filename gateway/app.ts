@@ -87,7 +87,8 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     caller: GatewayCaller | undefined,
   ): Promise<void> {
     const url = req.url ?? '/';
-    const pathname = url.split('?', 1)[0]!;
+    const query = url.indexOf('?');
+    const pathname = query === -1 ? url : url.slice(0, query);
     if (pathname === '/health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
       // The pid tells apart the processes behind one port (GATEWAY_PROCESSES > 1: node:cluster workers).
