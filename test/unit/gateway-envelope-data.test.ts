@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { envelopeDataJson, jsonValueEnd } from '../../gateway/envelope-data.js';
-import { sendOkJson, type ResponseSink } from '../../gateway/respond.js';
+import { sendOkJson } from '../../gateway/respond.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
