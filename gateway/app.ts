@@ -108,11 +108,14 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     }
     const match = PROXY_RE.exec(pathname);
     if (match) {
-      let slug: string;
-      try {
-        slug = decodeURIComponent(match[1]!);
-      } catch {
-        throw new NotFoundError('Malformed API slug.');
+      let slug = match[1]!;
+      // Slugs are plain ASCII: decoding (and its try) only when something is percent-encoded.
+      if (slug.includes('%')) {
+        try {
+          slug = decodeURIComponent(slug);
+        } catch {
+          throw new NotFoundError('Malformed API slug.');
+        }
       }
       const search = url.length > pathname.length ? url.slice(pathname.length) : '';
       checkInput(slug, match[2], search);
