@@ -31,13 +31,20 @@ export type IdKind = keyof typeof ID_PREFIXES;
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 
+// The last timestamp encoded: ids minted in the same millisecond (several per ms on the gateway) share it.
+let lastMs = -1;
+let lastTime = '';
+
 function encodeTime(ms: number): string {
+  if (ms === lastMs) return lastTime;
   let out = '';
   let t = ms;
   for (let i = 0; i < 10; i++) {
     out = CROCKFORD[t % 32]! + out;
     t = Math.floor(t / 32);
   }
+  lastMs = ms;
+  lastTime = out;
   return out;
 }
 

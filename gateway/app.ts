@@ -95,7 +95,8 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     caller: GatewayCaller | undefined,
   ): Promise<void> {
     const url = req.url ?? '/';
-    const pathname = url.split('?', 1)[0]!;
+    const query = url.indexOf('?');
+    const pathname = query === -1 ? url : url.slice(0, query);
     if (pathname === '/health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
       // The pid tells apart the processes behind one port (GATEWAY_PROCESSES > 1: node:cluster workers).
@@ -115,11 +116,14 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     }
     const match = PROXY_RE.exec(pathname);
     if (match) {
-      let slug: string;
-      try {
-        slug = decodeURIComponent(match[1]!);
-      } catch {
-        throw new NotFoundError('Malformed API slug.');
+      let slug = match[1]!;
+      // Slugs are plain ASCII: decoding (and its try) only when something is percent-encoded.
+      if (slug.includes('%')) {
+        try {
+          slug = decodeURIComponent(slug);
+        } catch {
+          throw new NotFoundError('Malformed API slug.');
+        }
       }
       const search = url.length > pathname.length ? url.slice(pathname.length) : '';
       checkInput(slug, match[2], search);

@@ -25,7 +25,8 @@ import { assertSafePath, upstreamUrl } from './upstream-path.js';
 import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
 import { forwardRequestHeaders } from './forward-headers.js';
 import { readBody } from './read-body.js';
-import { sendJson, type ResponseSink } from './respond.js';
+import { sendOkJson, type ResponseSink } from './respond.js';
+import { envelopeDataJson } from './envelope-data.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
 
@@ -131,7 +132,7 @@ export class GatewayProxy {
     const call = successCall(decision, routed, result.status, price, req, now);
     const settled = await decision.commit(call, price);
     if (settled.kind === 'replay') return replay(res, requestId, settled.record, requestHash);
-    sendJson(res, 200, { ok: true, data: parseBody(result), meta: settled.meta }, { 'X-Request-Id': requestId });
+    sendOkJson(res, requestId, parseBody(result), settled.meta);
   }
 
   /** The listing (404 unless claimed), the endpoint (404) and the own-API rule (403). */
@@ -230,8 +231,7 @@ function successCall(
 }
 
 function replay(res: ResponseSink, requestId: string, record: string, requestHash: string): void {
-  const meta = replayMeta(record, requestHash, requestId);
-  sendJson(res, 200, { ok: true, data: null, meta }, { 'X-Request-Id': requestId });
+  sendOkJson(res, requestId, 'null', replayMeta(record, requestHash, requestId));
 }
 
 function idempotencyHeader(req: IncomingMessage): string | null {
@@ -248,15 +248,7 @@ function hashRequest(method: string, path: string, search: string, body: Buffer)
   return createHash('sha256').update(`${method}\n${path}${search}\n`).update(body).digest('hex').slice(0, 32);
 }
 
-function parseBody(result: UpstreamResult): unknown {
-  if (result.body.length === 0) return null;
-  const text = result.body.toString('utf8');
-  if (result.contentType?.includes('json')) {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return text;
-    }
-  }
-  return text;
+/** The envelope's `data` as JSON text: the upstream's JSON spliced in as is, or a string, or null. */
+function parseBody(result: UpstreamResult): string {
+  return envelopeDataJson(result.body, result.contentType);
 }

@@ -4,6 +4,7 @@
  * (and at worst after `cacheTtlMs`, should a message be lost). A cached key carries its ancestors' budgets, so a
  * change to a key invalidates its descendants too (KeyAdminService does that).
  */
+import { hash as oneShotHash } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey, Org, type IApiKey, type KeySource } from '../../db/entities/index.js';
 import type { Principal, Scope } from '../auth/scopes.js';
@@ -12,7 +13,7 @@ import { UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { MAX_KEY_DEPTH } from './key-governance.js';
-import { generateKeyMaterial, hashKey } from './key-material.js';
+import { generateKeyMaterial } from './key-material.js';
 
 export const KEY_INVALIDATION_CHANNEL = 'keys:invalidate';
 
@@ -51,8 +52,13 @@ export interface CreateKeyInput {
   dailyCapCents?: number | null;
 }
 
+/** A key's principal and hot-path facts: one frozen object per cache entry, shared by every call it serves. */
+export type KeyCaller = Readonly<{ principal: Principal; key: KeyAuth }>;
+
 interface CacheEntry {
   value: KeyAuth | null; // null = known-unknown (negative cache)
+  /** What authenticate answers for `value`, built once per entry rather than per call. */
+  caller: KeyCaller | null;
   expiresAt: number;
 }
 
@@ -62,12 +68,30 @@ export interface KeysServiceOptions {
   maxEntries?: number;
 }
 
-function keyCaller(key: KeyAuth | null): { principal: Principal; key: KeyAuth } {
-  if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
-  return {
-    key,
-    principal: { type: 'api_key', orgId: key.orgId, keyId: key.keyId, keyPrefix: key.keyPrefix, scopes: key.scopes },
-  };
+function unknownKey(): UnauthenticatedError {
+  return new UnauthenticatedError('Unknown or revoked API key.');
+}
+
+function keyCaller(key: KeyAuth | null): KeyCaller | null {
+  if (!key) return null;
+  const principal: Principal = Object.freeze({
+    type: 'api_key',
+    orgId: key.orgId,
+    keyId: key.keyId,
+    keyPrefix: key.keyPrefix,
+    scopes: key.scopes,
+  });
+  return Object.freeze({ key, principal });
+}
+
+function callerOrThrow(caller: KeyCaller | null): KeyCaller {
+  if (!caller) throw unknownKey();
+  return caller;
+}
+
+/** SHA-256 hex of a plaintext key, as hashKey (core/keys/key-material.ts) computes it, without a Hash object. */
+function hashPlaintext(plaintext: string): string {
+  return oneShotHash('sha256', plaintext, 'hex');
 }
 
 export class KeysService {
@@ -122,9 +146,17 @@ export class KeysService {
     return { key, plaintext: material.plaintext };
   }
 
-  /** Resolve a plaintext API key to its principal, or throw 401. Served from cache when warm. */
-  async authenticate(plaintext: string): Promise<{ principal: Principal; key: KeyAuth }> {
-    return keyCaller(await this.lookup(hashKey(plaintext)));
+  /**
+   * Resolve a plaintext API key to its principal, or reject with 401. Served from cache when warm: then the answer is
+   * the entry's prebuilt (frozen) caller, with no async frame or allocation beyond the resolved promise.
+   */
+  authenticate(plaintext: string): Promise<KeyCaller> {
+    const hash = hashPlaintext(plaintext);
+    const hit = this.cache.get(hash);
+    if (hit !== undefined && hit.expiresAt > Date.now()) {
+      return hit.caller ? Promise.resolve(hit.caller) : Promise.reject(unknownKey());
+    }
+    return this.lookupCaller(hash).then(callerOrThrow);
   }
 
   /**
@@ -135,13 +167,18 @@ export class KeysService {
     const [row] = await this.orm.em
       .fork()
       .execute<{ key_hash: string }[]>(`select key_hash from api_keys where id = ? and revoked_at is null`, [keyId]);
-    return keyCaller(row ? await this.lookup(row.key_hash) : null);
+    return callerOrThrow(row ? await this.lookupCaller(row.key_hash) : null);
   }
 
-  private async lookup(hash: string): Promise<KeyAuth | null> {
+  private async lookupCaller(hash: string): Promise<KeyCaller | null> {
+    return (await this.lookup(hash)).caller;
+  }
+
+  /** The cache entry for a key hash: the cached one while fresh, else a new one read from Postgres. */
+  private async lookup(hash: string): Promise<CacheEntry> {
     const now = Date.now();
     const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > now) return hit.value;
+    if (hit && hit.expiresAt > now) return hit;
 
     const em = this.orm.em.fork();
     const row = await em.findOne(
@@ -184,8 +221,13 @@ export class KeysService {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
-    this.cache.set(hash, { value, expiresAt: now + (value ? this.cacheTtlMs : this.negativeTtlMs) });
-    return value;
+    const entry: CacheEntry = {
+      value,
+      caller: keyCaller(value),
+      expiresAt: now + (value ? this.cacheTtlMs : this.negativeTtlMs),
+    };
+    this.cache.set(hash, entry);
+    return entry;
   }
 
   /**
