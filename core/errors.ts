@@ -154,8 +154,47 @@ export function fromDatabaseError(err: unknown): ValidationError | undefined {
   return undefined;
 }
 
-/** Normalise anything thrown into an AppError; unknown errors become a masked 500 (the cause keeps the original). */
+/** Socket-level failures of a client connection (the database or Redis is down or restarting). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTCONN']);
+
+/**
+ * Postgres being unreachable rather than the request being wrong: class 08 connection exceptions (except the NUL case
+ * above), 57P01-57P03 (shutdown, crash recovery, cannot connect now), a refused or reset socket, a closed connection,
+ * or a pool that could not hand out a connection in time.
+ */
+function isUnavailableError(e: { code?: unknown; message?: unknown }): boolean {
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  if (UNREACHABLE_CODES.has(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|Client has encountered a connection error|Timeout acquiring a connection|the database system is (starting up|shutting down|in recovery mode)/i.test(
+    message,
+  );
+}
+
+/** The 503 for a dependency that is down (the caller may retry), or undefined. Looks through `cause` chains. */
+export function fromUnavailableError(err: unknown): ServiceUnavailableError | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    if (isUnavailableError(e)) {
+      return new ServiceUnavailableError('A service this request needs is unavailable; retry shortly.', {
+        cause: err,
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Normalise anything thrown into an AppError: a caller's bad text is 400, a dependency that is down is 503, and any
+ * other unknown error a masked 500 (the cause keeps the original).
+ */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  return fromDatabaseError(err) ?? new InternalError('An unexpected error occurred.', { cause: err });
+  return (
+    fromDatabaseError(err) ??
+    fromUnavailableError(err) ??
+    new InternalError('An unexpected error occurred.', { cause: err })
+  );
 }

@@ -58,6 +58,9 @@ export class CatalogCache {
       this.reload(slug).catch(() => undefined);
       return hit.value;
     }
+    // Postgres unreachable: a listing this process knew is still served (its prices and credential as last read);
+    // nothing known, the error (503 when the database is down) is the answer.
+    if (hit?.value) return this.reload(slug).catch(() => hit.value);
     return this.reload(slug);
   }
 

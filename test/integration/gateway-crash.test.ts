@@ -37,7 +37,7 @@ const SWEEP_BOUND_MS = 30_000; // reservation TTL (upstream timeout 1 s + 10 s m
  *   than twice its TTL) lets the database error through as 500 internal_error instead of 503 while Postgres is down or
  *   still recovering.
  */
-const KNOWN_BUGS = { sweeperLeavesIdempotentSettled: true, catalog500OnDatabaseOutage: true };
+const KNOWN_BUGS = { sweeperLeavesIdempotentSettled: false, catalog500OnDatabaseOutage: false };
 
 interface Fixture {
   slug: string;
