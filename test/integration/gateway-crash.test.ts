@@ -472,4 +472,51 @@ describe('gateway crash tests (real processes)', () => {
     );
     expect(row!.n).toBeGreaterThan(0);
   }, 150_000);
+
+  it('SIGKILL of a drainer holding answered calls Postgres never got: another gateway claims and books them', async () => {
+    const pg: ScratchPostgres = await startScratchPostgres();
+    cleanups.push(() => pg.stop());
+    const redis: DurableRedis = await startDurableRedis();
+    cleanups.push(() => redis.stop());
+    const prefix = testRedisPrefix();
+    const f = await seed(pg.url, upstream);
+    const env = { ...gatewayEnv(pg.url, redis.url, prefix), GATEWAY_DRAIN_CLAIM_IDLE_MS: '500' };
+    const drainer = await startProcess({ roles: ['gateway'], env });
+    cleanups.push(() => drainer.stop('SIGKILL'));
+
+    const warm = await warmUp([drainer.urls.gateway], f);
+    // Postgres goes away: the fast state still answers paid calls (durable in the usage stream), the drain retries.
+    await pg.kill();
+    const during: Recorded[] = [];
+    for (let i = 0; i < 20; i++) {
+      during.push({
+        ...(await call(drainer.urls.gateway, f.slug, f.mainKey, undefined)),
+        target: 0,
+        key: 'main',
+        at: Date.now(),
+      });
+    }
+    const answered = during.filter((a) => a.status === 200);
+    expect(answered.length, JSON.stringify(tally(during))).toBeGreaterThan(0);
+    expect(unexpected(during, [drainer])).toEqual([]);
+    // The drainer dies with those calls in its pending list; Postgres comes back; another gateway takes them over.
+    await drainer.stop('SIGKILL');
+    await pg.restart();
+    const heir = await startProcess({ roles: ['gateway'], env });
+    cleanups.push(() => heir.stop('SIGKILL'));
+    const recovery = await expectRecovery(heir.urls.gateway, f, 30_000);
+    await expectNoOpenReservations(redis.url, prefix, pg.url);
+    const report = await checkBooks(pg.url, [...warm, ...during, ...recovery]);
+    console.log(
+      'drainer kill:',
+      JSON.stringify({ answered: answered.length, ...report, unannouncedCharges: undefined }),
+    );
+    const ids = answered.map((a) => a.requestId!);
+    const rows = await sql<{ n: number }>(
+      pg.url,
+      "select count(*)::int as n from usage_events where outcome = 'success' and request_id = any($1)",
+      [ids],
+    );
+    expect(rows[0]!.n).toBe(ids.length);
+  }, 150_000);
 });
