@@ -1,7 +1,7 @@
 /**
  * The gateway process's request handler: `ALL /v1/proxy/{apiSlug}/{path}` (gateway/proxy.ts) and `GET /health`, on
- * bare node:http to keep the hot path lean. It owns the upstream pools, the group committer, the reservation
- * sweeper and the subscription to gateway events (core/gateway-events.ts), and closes them on shutdown. `dispatch`
+ * bare node:http to keep the hot path lean. It owns the upstream pools, the usage drain and its group committer, the
+ * reservation sweeper and the subscription to gateway events (core/gateway-events.ts), and closes them on shutdown. `dispatch`
  * serves a request for a caller already authenticated as a key (the agent-tool server's calls, gateway/in-process.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,7 +17,9 @@ import { newId } from '../core/ids.js';
 import { checkPath, checkSearch, checkText } from '../core/input.js';
 import { subscribeGatewayEvents } from '../core/gateway-events.js';
 import type { Services } from '../core/services.js';
+import type { Logger } from '../core/logger.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
+import { RedisCounterStore } from '../core/counters/index.js';
 import { CatalogCache } from './catalog-cache.js';
 import { GatewayProxy, type GatewayCaller } from './proxy.js';
 import { sendError, sendJson, type ResponseSink } from './respond.js';
@@ -72,6 +74,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     claimIntervalMs: config.gateway.drainClaimIntervalMs,
   });
   drain.start();
+  warnWithoutPersistence(services, log);
   const gateway = new GatewayProxy(services, catalog, upstream, committer, drain);
   const sweeper = startSweeper({ ...services, intervalMs: config.gateway.sweepIntervalMs });
   // Writers elsewhere announce suspensions, billing-mode, balance and listing changes (core/gateway-events.ts):
@@ -181,4 +184,24 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       await upstream.close();
     },
   });
+}
+
+/**
+ * A call's answer is durable once it is in Redis's usage stream (docs/durability.md), which holds only if Redis
+ * persists it: say so at start when Redis runs without an append-only file (CONFIG may be refused on managed Redis).
+ */
+function warnWithoutPersistence(services: Services, log: Logger): void {
+  if (!(services.counters instanceof RedisCounterStore)) return;
+  const client = services.counters.client;
+  (client.config('GET', 'appendonly') as Promise<unknown>)
+    .then((reply) => {
+      const flat = (Array.isArray(reply) ? reply.flat(2) : []) as unknown[];
+      if (flat[1] === 'no') {
+        log.warn(
+          'Redis runs without appendonly: answered calls not yet in Postgres (normally milliseconds of them) would be ' +
+            'lost if Redis restarted. Production needs appendonly yes (docs/durability.md).',
+        );
+      }
+    })
+    .catch(() => undefined);
 }

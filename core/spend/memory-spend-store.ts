@@ -117,13 +117,15 @@ export class MemorySpendStore implements SpendStore {
     if (o.susp) return { outcome: 'suspended' };
     if (a.priceCents > 0) {
       if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents) return { outcome: 'per_call' };
-      if (a.budgetCents !== null && k!.sp! + k!.res + k!.pend + a.priceCents > a.budgetCents) return { outcome: 'budget' };
+      if (a.budgetCents !== null && k!.sp! + k!.res + k!.pend + a.priceCents > a.budgetCents)
+        return { outcome: 'budget' };
       for (const x of ancestors) {
         if (x.budgetCents !== null && x.state!.sp! + x.state!.res + x.state!.pend + a.priceCents > x.budgetCents) {
           return { outcome: 'budget', ancestorKeyId: x.keyId };
         }
       }
-      if (a.dailyCapCents !== null && d!.sp! + d!.res + d!.pend + a.priceCents > a.dailyCapCents) return { outcome: 'daily_cap' };
+      if (a.dailyCapCents !== null && d!.sp! + d!.res + d!.pend + a.priceCents > a.dailyCapCents)
+        return { outcome: 'daily_cap' };
       const headroom = o.bal - o.res - o.pend;
       if (o.mode === 'card') {
         if (headroom + o.lim < a.priceCents) return { outcome: 'credit_limit' };

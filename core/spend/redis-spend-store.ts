@@ -575,7 +575,10 @@ export class RedisSpendStore implements SpendStore {
     this.nextClaimBucket = (this.nextClaimBucket + 1) % SPEND_BUCKETS;
     const out: StreamedUsage[] = [];
     for (let i = 0; i < SPEND_BUCKETS && out.length < limit; i += CLAIM_WAVE) {
-      const wave = Array.from({ length: Math.min(CLAIM_WAVE, SPEND_BUCKETS - i) }, (_, j) => (start + i + j) % SPEND_BUCKETS);
+      const wave = Array.from(
+        { length: Math.min(CLAIM_WAVE, SPEND_BUCKETS - i) },
+        (_, j) => (start + i + j) % SPEND_BUCKETS,
+      );
       const found = await Promise.all(
         wave.map((b) =>
           this.run<[string, string[] | null][]>('spClaim', [usageStreamKey(b)], [this.consumer, minIdleMs, limit]),

@@ -71,7 +71,8 @@ export class Reservation implements ReservationRef {
   /** The call succeeded upstream: make it durable (see the file header). Throws 503 when it could not be. */
   async commit(call: CallRecord, price: EffectivePrice): Promise<Settled> {
     if (this.kind === 'degraded') return this.commitInPostgres(call, price);
-    const record = this.idempotencyKey === null ? null : replayRecordParts(this.requestHash, call.requestId, this.priceCents, price);
+    const record =
+      this.idempotencyKey === null ? null : replayRecordParts(this.requestHash, call.requestId, this.priceCents, price);
     const input: SettleInput = {
       orgId: this.orgId,
       keyId: this.keyId,
@@ -106,7 +107,10 @@ export class Reservation implements ReservationRef {
       this.ctx.remember(this.idempotencyKey!, full, this.nowMs);
     }
     this.ctx.drain.add(settled.entry, { ...call, creditAppliedCents, billableCents });
-    return { kind: 'committed', meta: billingMeta(call.requestId, this.priceCents, creditAppliedCents, billableCents, price) };
+    return {
+      kind: 'committed',
+      meta: billingMeta(call.requestId, this.priceCents, creditAppliedCents, billableCents, price),
+    };
   }
 
   /** The call failed: release the hold (the refund) and record the call as failed and unbilled. */

@@ -17,12 +17,7 @@ export interface Sweeper {
 
 const SWEEP_BATCH = 200;
 
-export function startSweeper(deps: {
-  spend: SpendStore;
-  clock: Clock;
-  logger: Logger;
-  intervalMs: number;
-}): Sweeper {
+export function startSweeper(deps: { spend: SpendStore; clock: Clock; logger: Logger; intervalMs: number }): Sweeper {
   const log = deps.logger.child({ component: 'reservation-sweeper' });
   let running: Promise<unknown> = Promise.resolve();
 

@@ -9,7 +9,11 @@ import type { SpendStore } from './spend-store.js';
 /** The most a read waits for the drain; past it the read goes ahead (Postgres is behind: docs/durability.md). */
 export const BARRIER_TIMEOUT_MS = 2_000;
 
-export async function untilUsageDrained(spend: SpendStore, orgId: string, timeoutMs = BARRIER_TIMEOUT_MS): Promise<void> {
+export async function untilUsageDrained(
+  spend: SpendStore,
+  orgId: string,
+  timeoutMs = BARRIER_TIMEOUT_MS,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = 2;
   for (;;) {

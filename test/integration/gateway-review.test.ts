@@ -333,10 +333,13 @@ describe('gateway review fixes (issue 10)', () => {
       expect(again.status, show(again)).toBe(200);
       expect(again.body.meta).toMatchObject({ replayed: true, cost_cents: 5 });
       // The entry was delivered to this process but never handed to its drain: a claim picks it up.
-      await waitFor(async () => {
-        await gateway.drain.claimOnce();
-        return (await debits(c.orgId)) === 1 ? true : undefined;
-      }, { timeoutMs: 15_000 });
+      await waitFor(
+        async () => {
+          await gateway.drain.claimOnce();
+          return (await debits(c.orgId)) === 1 ? true : undefined;
+        },
+        { timeoutMs: 15_000 },
+      );
       expect(await balance(c.orgId)).toBe(15);
     });
 

@@ -225,7 +225,11 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect((await a.admit({ ancestors, reservationId: 'use_anc2' })).outcome).toBe('admitted');
     await settleAndAck(
       { ...ref, reservationId: 'use_anc2' },
-      { org: { creditCents: 995, balanceVersion: 2 }, key: { spentCents: 5, daySpentCents: 5 }, ancestorSpentCents: [8, 5] },
+      {
+        org: { creditCents: 995, balanceVersion: 2 },
+        key: { spentCents: 5, daySpentCents: 5 },
+        ancestorSpentCents: [8, 5],
+      },
     );
     // The parent has 8 of 12 spent: a 5-cent call no longer fits, a 4-cent one does.
     expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
@@ -287,7 +291,11 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(false);
     await settleAndAck(
       { ...ref, reservationId: 'use_v2' },
-      { org: { creditCents: 5, balanceVersion: 2 }, key: { spentCents: 5, daySpentCents: 5 }, ancestorSpentCents: null },
+      {
+        org: { creditCents: 5, balanceVersion: 2 },
+        key: { spentCents: 5, daySpentCents: 5 },
+        ancestorSpentCents: null,
+      },
     );
     // 5 left: one more call fits, then none.
     expect((await a.admit()).outcome).toBe('admitted');
@@ -363,10 +371,12 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     expect(await store.void({ ...ref, reservationId: 'use_g2' })).toBe(false);
     // A failed call's event goes to the stream with the void.
     expect((await a.admit({ reservationId: 'use_g3' })).outcome).toBe('admitted');
-    expect(await store.fail({ ...ref, reservationId: 'use_g3' }, eventOf({ ...ref, reservationId: 'use_g3' }))).toEqual({
-      stream: expect.any(String),
-      id: expect.any(String),
-    });
+    expect(await store.fail({ ...ref, reservationId: 'use_g3' }, eventOf({ ...ref, reservationId: 'use_g3' }))).toEqual(
+      {
+        stream: expect.any(String),
+        id: expect.any(String),
+      },
+    );
     expect(await store.void({ ...ref, reservationId: 'use_g3' })).toBe(false);
     expect(await store.pendingUsage(a.orgId)).toBe(2);
   });
@@ -514,7 +524,11 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
         record: { head: `d|${'h'.repeat(32)}|{"cost_cents":5,"c":`, middle: ',"b":', tail: '}' },
         idempotencyTtlMs: Date.now() - NOW + 60_000,
       },
-      { org: { creditCents: 95, balanceVersion: 2 }, key: { spentCents: 5, daySpentCents: 5 }, ancestorSpentCents: null },
+      {
+        org: { creditCents: 95, balanceVersion: 2 },
+        key: { spentCents: 5, daySpentCents: 5 },
+        ancestorSpentCents: null,
+      },
     );
     const record = `d|${'h'.repeat(32)}|{"cost_cents":5,"c":5,"b":0}`;
     expect(await a.admit({ idempotencyKey: key })).toEqual({ outcome: 'replay', record });

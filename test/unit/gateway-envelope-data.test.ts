@@ -182,7 +182,9 @@ describe('envelopeDataJson', () => {
   });
 
   it('passes a huge JSON body through unchanged', () => {
-    const value = { items: Array.from({ length: 100_000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })) };
+    const value = {
+      items: Array.from({ length: 100_000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })),
+    };
     const text = JSON.stringify(value, null, 1);
     expect(text.length).toBeGreaterThan(5_000_000);
     const out = envelopeDataJson(Buffer.from(text), JSON_TYPE);
@@ -221,7 +223,9 @@ describe('sendOkJson', () => {
     const data = envelopeDataJson(Buffer.from('{"q":"é","n":[1,2]}'), JSON_TYPE);
     sendOkJson(sink, 'req_1', data, { request_id: 'req_1', billing: { price_cents: 3 } });
     expect(sink.statusCode).toBe(200);
-    expect(sink.body).toBe('{"ok":true,"data":{"q":"é","n":[1,2]},"meta":{"request_id":"req_1","billing":{"price_cents":3}}}');
+    expect(sink.body).toBe(
+      '{"ok":true,"data":{"q":"é","n":[1,2]},"meta":{"request_id":"req_1","billing":{"price_cents":3}}}',
+    );
     expect(JSON.parse(sink.body)).toEqual({
       ok: true,
       data: { q: 'é', n: [1, 2] },
