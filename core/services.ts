@@ -232,7 +232,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       searchIndex,
     });
     const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
-    const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator });
+    const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
     const directory = new DirectoryService({ orm, clock, profiles });
     const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
     const rollups = new RollupsService({ orm, clock, logger });

@@ -5,6 +5,8 @@
  * answer empty lists and an OpenAPI document without paths. Rollup reads (merit, stats, history, ranks) each go
  * through one small reader beside this file (merit.ts, stats.ts, rollup-reads.ts), which documents its table.
  */
+import { untilUsageDrained } from '../spend/usage-barrier.js';
+import type { SpendStore } from '../spend/spend-store.js';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Api, Category, Endpoint, Profile, type IApi, type IEndpoint } from '../../db/entities/index.js';
@@ -142,6 +144,7 @@ export class ListingsService {
       documents: DocumentsService;
       keys: KeysService;
       authenticator: Authenticator;
+      spend: SpendStore;
     },
   ) {}
 
@@ -293,6 +296,8 @@ export class ListingsService {
         caller = { type: 'session' };
       } else {
         caller = { type: 'api_key', ...(await keys.authenticate(credential.token)) };
+        // The key's spend as Postgres has it includes every call answered so far (core/spend/usage-barrier.ts).
+        await untilUsageDrained(this.deps.spend, caller.principal.orgId);
       }
     }
     return this.quoteAs(slug, query, caller);

@@ -403,6 +403,7 @@ describe('gateway review fixes (issue 10)', () => {
       expectFailure(refused, 402, 'insufficient_budget');
       expect(refused.body.error.details).toMatchObject({ key_id: parent.body.data.id });
       expectFailure(await order(parent.body.data.api_key as string), 402, 'insufficient_budget');
+      await gateway.drain.flush();
       const [row] = await sql(stack.db.url, 'select spent_cents from api_keys where id = $1', [parent.body.data.id]);
       expect(row).toEqual({ spent_cents: '10' });
     } finally {
