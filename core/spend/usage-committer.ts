@@ -108,6 +108,7 @@ interface PooledClient {
   releaseConnection(connection: unknown): Promise<void>;
 }
 const CHECK_VIOLATION = '23514';
+const UNIQUE_VIOLATION = '23505';
 
 interface CommitResult {
   orgs: { id: string; credit: number | string; version: number | string }[] | null;
@@ -125,7 +126,7 @@ const RELOAD_CROSSED = crossesReloadThresholdSql(
   'balance_after',
 );
 
-const ONE_STATEMENT_COMMIT = `
+const COMMIT_TEMPLATE = `
 with raw as (
   select * from jsonb_to_recordset(?::jsonb) as c(
     seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
@@ -134,8 +135,7 @@ with raw as (
     anc text[], cr bigint, bl bigint)
 ),
 input as (
-  -- Idempotent on the usage id: a call already in Postgres (drained twice after a drainer's crash) is skipped.
-  select * from raw r where not exists (select 1 from usage_events u where u.id = r.id and u.created_at = r.created_at)
+  select * from raw r /*KNOWN*/
 ),
 claimed as (
   insert into idempotency_records (org_id, key_id, idempotency_key, usage_id, request_hash, extra, created_at)
@@ -211,6 +211,18 @@ select json_build_object(
   'usage', (select json_agg(ins_usage) from ins_usage)
 ) as result`;
 
+/** The common case: no call of the batch is in Postgres yet (a duplicate fails the statement on a unique key). */
+const ONE_STATEMENT_COMMIT = COMMIT_TEMPLATE.replace('/*KNOWN*/', '');
+/**
+ * After a unique violation: some calls of the batch are already in Postgres (drained again after a drainer died
+ * between its commit and its acknowledgement), and are skipped. A separate statement because the probe runs per call
+ * across usage_events' partitions, which the common case should not pay for.
+ */
+const DEDUP_COMMIT = COMMIT_TEMPLATE.replace(
+  '/*KNOWN*/',
+  'where not exists (select 1 from usage_events u where u.id = r.id and u.created_at = r.created_at)',
+);
+
 export class UsageCommitter {
   private queue: Pending[] = [];
   private inFlight = 0;
@@ -269,7 +281,10 @@ export class UsageCommitter {
     try {
       let results: CommittedCall[];
       try {
-        results = await this.writeOneStatement(batch);
+        results = await this.writeOneStatement(batch, false).catch((err: unknown) => {
+          if ((err as { code?: string }).code !== UNIQUE_VIOLATION) throw err;
+          return this.writeOneStatement(batch, true); // some of the batch is booked already: skip those
+        });
       } catch (err) {
         // A prepaid balance would go negative (a debit from elsewhere raced an in-flight call): the careful path.
         if ((err as { code?: string }).code !== CHECK_VIOLATION) throw err;
@@ -288,7 +303,7 @@ export class UsageCommitter {
    * sum in call order; usage events, ledger rows, balances (version bumped, auto-reload crossing marked), key spend
    * and key-day spend are written by data-modifying CTEs. The prepaid CHECK makes it fail rather than overdraw.
    */
-  private async writeOneStatement(batch: Pending[]): Promise<CommittedCall[]> {
+  private async writeOneStatement(batch: Pending[], dedup: boolean): Promise<CommittedCall[]> {
     const fee = this.deps.feePercent;
     const calls = batch.map(({ call }, seq) => {
       const split = call.priceCents > 0 ? splitPrice(call.priceCents, fee) : null;
@@ -322,7 +337,7 @@ export class UsageCommitter {
         bl: call.billableCents ?? null,
       };
     });
-    const result = await this.runCommit(JSON.stringify(calls));
+    const result = await this.runCommit(JSON.stringify(calls), dedup);
     const orgs = new Map((result.orgs ?? []).map((o) => [o.id, o]));
     const keys = new Map((result.keys ?? []).map((k) => [k.id, Number(k.spent)]));
     const days = new Map((result.days ?? []).map((d) => [`${d.key_id}|${d.day}`, Number(d.spent)]));
@@ -348,18 +363,19 @@ export class UsageCommitter {
    * Run the commit statement. On Postgres it is a named prepared statement on a pooled connection: planning this
    * statement costs more than running it for a small batch, and a prepared statement is planned once per connection.
    */
-  private async runCommit(json: string): Promise<CommitResult> {
+  private async runCommit(json: string, dedup: boolean): Promise<CommitResult> {
+    const statement = dedup ? DEDUP_COMMIT : ONE_STATEMENT_COMMIT;
     const connection = this.deps.orm.em.getConnection();
     if (!this.deps.prepared) {
-      const [row] = await connection.execute<{ result: CommitResult }[]>(ONE_STATEMENT_COMMIT, [json]);
+      const [row] = await connection.execute<{ result: CommitResult }[]>(statement, [json]);
       return row!.result;
     }
     const client = connection.getKnex().client as unknown as PooledClient;
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: 'usage_commit_v4',
-        text: ONE_STATEMENT_COMMIT.replace('?::jsonb', '$1::jsonb'),
+        name: dedup ? 'usage_commit_dedup_v5' : 'usage_commit_v5',
+        text: statement.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
       return res.rows[0]!.result;

@@ -4,6 +4,9 @@
 // the answer arrives (never through the drain's own flush). Also: a read right after a call sees it (the control
 // plane's read barrier), and the pending spend the fast state holds is released once Postgres has the call.
 import pg from 'pg';
+import { newId } from '../../core/ids.js';
+import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
+import { sql } from '../helpers/db.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
@@ -24,6 +27,7 @@ describe('usage drain', () => {
   let apiApp: RunningHttpServer;
   let upstream: Upstream;
   let api: LiveApi;
+  let providerOrgId: string;
 
   beforeAll(async () => {
     upstream = await startUpstream();
@@ -32,6 +36,7 @@ describe('usage drain', () => {
     server = await serve(gateway);
     apiApp = await serve(createApiApp(stack.services).callback());
     const provider = await createPerson(stack.services);
+    providerOrgId = provider.orgId;
     api = await createLiveApi(stack.services, {
       providerOrgId: provider.orgId,
       baseUrl: `${upstream.url}/base`,
@@ -145,5 +150,58 @@ describe('usage drain', () => {
     expect(await stack.services.spend.pendingUsage(c.orgId)).toBe(0);
     // 10 cents bought exactly five 2-cent calls; the sixth is refused whether or not Postgres had caught up.
     expect((await call(c, 6)).status).toBe(402);
+  });
+
+  it('a call drained twice (its drainer died between commit and ack) is booked once, alone or in a batch', async () => {
+    const c = await consumer(100);
+    const committer = new UsageCommitter({
+      orm: stack.services.orm,
+      logger: stack.services.logger,
+      feePercent: stack.config.billing.platformFeePercent,
+      prepared: true,
+    });
+    const at = new Date();
+    const record = (usageId: string): CallRecord => ({
+      usageId,
+      orgId: c.orgId,
+      keyId: c.keyId,
+      apiId: api.apiId,
+      apiSlug: api.slug,
+      endpointId: api.endpoints['GET /items/{id}']!,
+      providerOrgId,
+      method: 'GET',
+      path: '/items/1',
+      status: 200,
+      outcome: 'success',
+      priceCents: 2,
+      priceCentsEffective: 2,
+      latencyMs: 1,
+      idempotencyKey: null,
+      requestId: newId('request'),
+      day: at.toISOString().slice(0, 10),
+      at,
+      creditAppliedCents: 2,
+      billableCents: 0,
+    });
+    const first = record(newId('usage'));
+    await committer.commit(first);
+    // Again alone, then again beside a new call in one batch: only the new call is booked.
+    await committer.commit(first);
+    const second = record(newId('usage'));
+    await Promise.all([committer.commit(first), committer.commit(second)]);
+    await committer.flush();
+    const rows = await sql<{ n: number; cents: number }>(
+      stack.db.url,
+      `select count(*)::int as n, coalesce(-sum(amount_cents), 0)::int as cents from ledger_entries
+        where org_id = $1 and kind = 'usage'`,
+      [c.orgId],
+    );
+    expect(rows[0]).toEqual({ n: 2, cents: 4 });
+    const usage = await sql<{ n: number }>(
+      stack.db.url,
+      'select count(*)::int as n from usage_events where org_id = $1',
+      [c.orgId],
+    );
+    expect(usage[0]!.n).toBe(2);
   });
 });
