@@ -50,6 +50,7 @@ import type {
   StreamedUsage,
   UsageAck,
   UsageEntryRef,
+  ScanPart,
 } from './spend-store.js';
 
 const DAY_TTL_MS = 3 * 86_400_000;
@@ -570,15 +571,13 @@ export class RedisSpendStore implements SpendStore {
   }
 
   /** Every bucket's stream (concurrently, from a rotating first bucket) until `limit` entries are claimed. */
-  async claimUsage(minIdleMs: number, limit: number): Promise<StreamedUsage[]> {
+  async claimUsage(minIdleMs: number, limit: number, part?: ScanPart): Promise<StreamedUsage[]> {
+    const count = part ? Math.ceil(SPEND_BUCKETS / part.of) : SPEND_BUCKETS;
     const start = this.nextClaimBucket;
-    this.nextClaimBucket = (this.nextClaimBucket + 1) % SPEND_BUCKETS;
+    this.nextClaimBucket = (this.nextClaimBucket + (part ? count : 1)) % SPEND_BUCKETS;
     const out: StreamedUsage[] = [];
-    for (let i = 0; i < SPEND_BUCKETS && out.length < limit; i += CLAIM_WAVE) {
-      const wave = Array.from(
-        { length: Math.min(CLAIM_WAVE, SPEND_BUCKETS - i) },
-        (_, j) => (start + i + j) % SPEND_BUCKETS,
-      );
+    for (let i = 0; i < count && out.length < limit; i += CLAIM_WAVE) {
+      const wave = Array.from({ length: Math.min(CLAIM_WAVE, count - i) }, (_, j) => (start + i + j) % SPEND_BUCKETS);
       const found = await Promise.all(
         wave.map((b) =>
           this.run<[string, string[] | null][]>('spClaim', [usageStreamKey(b)], [this.consumer, minIdleMs, limit]),
@@ -631,10 +630,11 @@ export class RedisSpendStore implements SpendStore {
    * Every bucket's set is read (concurrently: auto pipelining sends them as one batch per node), from a rotating first
    * bucket, until `limit` reservations are found.
    */
-  async expired(nowMs: number, limit: number): Promise<ReservationRef[]> {
+  async expired(nowMs: number, limit: number, part?: ScanPart): Promise<ReservationRef[]> {
+    const count = part ? Math.ceil(SPEND_BUCKETS / part.of) : SPEND_BUCKETS;
     const start = this.nextBucket;
-    this.nextBucket = (this.nextBucket + 1) % SPEND_BUCKETS;
-    const order = Array.from({ length: SPEND_BUCKETS }, (_, i) => (start + i) % SPEND_BUCKETS);
+    this.nextBucket = (this.nextBucket + (part ? count : 1)) % SPEND_BUCKETS;
+    const order = Array.from({ length: count }, (_, i) => (start + i) % SPEND_BUCKETS);
     const found = await Promise.all(
       order.map((b) => this.redis.zrangebyscore(bucketResvKey(b), '-inf', nowMs, 'LIMIT', 0, limit)),
     );

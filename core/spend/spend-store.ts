@@ -145,6 +145,14 @@ export interface HydrateInput {
   nowMs: number;
 }
 
+/**
+ * A periodic scan of every shard (1,024 spend buckets on Redis) spread over `of` smaller scans, so no single scan
+ * sends a burst of commands that delays the calls in flight (the sweeper and the usage claims).
+ */
+export interface ScanPart {
+  of: number;
+}
+
 export interface SpendStore {
   admit(input: AdmitInput): Promise<Admission>;
   /** The call succeeded: see SettleInput. Idempotent for an open reservation; `gone` once it is not open. */
@@ -159,12 +167,12 @@ export interface SpendStore {
    * org's generation, so a snapshot read before the change cannot bring the old flags back.
    */
   forgetOrg(orgId: string): Promise<void>;
-  /** Open reservations past their expiry. */
-  expired(nowMs: number, limit: number): Promise<ReservationRef[]>;
+  /** Open reservations past their expiry (with `part`, in the next 1/`of` of the store's shards, rotating). */
+  expired(nowMs: number, limit: number, part?: ScanPart): Promise<ReservationRef[]>;
   /** The idempotency record (replay or in-flight marker) of a scoped key. */
   idempotencyRecord(idempotencyKey: string): Promise<string | null>;
   /** Usage events delivered to another drainer that has not acknowledged them for `minIdleMs`, now this one's. */
-  claimUsage(minIdleMs: number, limit: number): Promise<StreamedUsage[]>;
+  claimUsage(minIdleMs: number, limit: number, part?: ScanPart): Promise<StreamedUsage[]>;
   /** Postgres has these calls: remove them from the stream and release their pending spend (each once). */
   ackUsage(acks: readonly UsageAck[]): Promise<void>;
   /** How many of the org's usage events are not in Postgres yet (the read barrier of the control plane). */

@@ -11,31 +11,37 @@ import type { Logger } from '../logger.js';
 import type { SpendStore } from './spend-store.js';
 
 export interface Sweeper {
+  /** One sweep of every shard now (tests, operators); the timer sweeps a part at a time. */
   sweepOnce(): Promise<{ voided: number }>;
   stop(): Promise<void>;
 }
 
 const SWEEP_BATCH = 200;
+/** Each sweep interval is covered by this many smaller scans (no burst of 1,024 reads at once). */
+const SCAN_PARTS = 16;
 
 export function startSweeper(deps: { spend: SpendStore; clock: Clock; logger: Logger; intervalMs: number }): Sweeper {
   const log = deps.logger.child({ component: 'reservation-sweeper' });
   let running: Promise<unknown> = Promise.resolve();
 
-  async function sweepOnce(): Promise<{ voided: number }> {
-    const expired = await deps.spend.expired(deps.clock.now().getTime(), SWEEP_BATCH);
+  async function sweepOnce(part?: { of: number }): Promise<{ voided: number }> {
+    const expired = await deps.spend.expired(deps.clock.now().getTime(), SWEEP_BATCH, part);
     let voided = 0;
     for (const ref of expired) if (await deps.spend.void(ref)) voided += 1;
     if (voided > 0) log.warn({ voided }, 'released reservations nobody settled');
     return { voided };
   }
 
-  const timer = setInterval(() => {
-    running = sweepOnce().catch((err: unknown) => log.warn({ err }, 'reservation sweep failed'));
-  }, deps.intervalMs);
+  const timer = setInterval(
+    () => {
+      running = sweepOnce({ of: SCAN_PARTS }).catch((err: unknown) => log.warn({ err }, 'reservation sweep failed'));
+    },
+    Math.max(1, Math.floor(deps.intervalMs / SCAN_PARTS)),
+  );
   timer.unref();
 
   return {
-    sweepOnce,
+    sweepOnce: () => sweepOnce(),
     async stop() {
       clearInterval(timer);
       await running;

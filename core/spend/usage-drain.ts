@@ -26,6 +26,8 @@ export interface UsageDrainOptions {
 }
 
 const CLAIM_BATCH = 1_000;
+/** Each claim interval is covered by this many smaller scans of the streams (no burst of 1,024 scripts at once). */
+const SCAN_PARTS = 16;
 const MAX_BACKOFF_MS = 5_000;
 
 export class UsageDrain {
@@ -48,9 +50,14 @@ export class UsageDrain {
   start(): void {
     const every = this.options.claimIntervalMs ?? 2_000;
     if (every <= 0) return;
-    this.timer = setInterval(() => {
-      this.claiming = this.claimOnce().catch((err: unknown) => this.log.warn({ err }, 'usage claim failed'));
-    }, every);
+    this.timer = setInterval(
+      () => {
+        this.claiming = this.claimOnce({ of: SCAN_PARTS }).catch((err: unknown) =>
+          this.log.warn({ err }, 'usage claim failed'),
+        );
+      },
+      Math.max(1, Math.floor(every / SCAN_PARTS)),
+    );
     this.timer.unref();
   }
 
@@ -63,8 +70,8 @@ export class UsageDrain {
   }
 
   /** Claim entries other drainers abandoned and drain them here. Returns how many were claimed. */
-  async claimOnce(): Promise<number> {
-    const claimed = await this.spend.claimUsage(this.options.claimIdleMs ?? 10_000, CLAIM_BATCH);
+  async claimOnce(part?: { of: number }): Promise<number> {
+    const claimed = await this.spend.claimUsage(this.options.claimIdleMs ?? 10_000, CLAIM_BATCH, part);
     for (const c of claimed) this.add(c.entry, parseEvent(c));
     if (claimed.length > 0) this.log.warn({ claimed: claimed.length }, 'claimed usage events another drainer left');
     return claimed.length;
