@@ -173,13 +173,14 @@ export function evaluateChecks(ratios: Ratios): Check[] {
     measured: value,
     pass: value === null ? null : value <= max,
   });
+  // Issue 13's targets (Gateway v2).
   return [
     atLeast('gateway_throughput', 'gateway_paid req/s ÷ bare proxy req/s', ratios.gatewayVsBareThroughput, 0.6, '×'),
-    atMost('added_latency_p50', 'gateway p50 − bare p50 at the fixed rate', ratios.addedLatencyP50Ms, 1, ' ms'),
-    atMost('added_latency_p99', 'gateway p99 − bare p99 at the fixed rate', ratios.addedLatencyP99Ms, 5, ' ms'),
+    atMost('added_latency_p50', 'gateway p50 − bare p50 at the fixed rate', ratios.addedLatencyP50Ms, 0.5, ' ms'),
+    atMost('added_latency_p99', 'gateway p99 − bare p99 at the fixed rate', ratios.addedLatencyP99Ms, 3, ' ms'),
     atLeast('throughput_429', 'gateway_429 req/s ÷ gateway_paid req/s', ratios.gateway429VsGatewayThroughput, 2, '×'),
     atLeast('replay_throughput', 'gateway_replay req/s ÷ bare proxy req/s', ratios.replayVsBareThroughput, 1, '×'),
-    atMost('gateway_cpu', 'CPU-µs per paid call (node + redis + postgres)', ratios.gatewayCpuUsPerCall, 300, ' µs'),
+    atMost('gateway_cpu', 'CPU-µs per paid call (node + redis + postgres)', ratios.gatewayCpuUsPerCall, 150, ' µs'),
   ];
 }
 
