@@ -99,6 +99,7 @@ describe('approval mode', () => {
       expectFailure(r, 402, 'payment_required');
       expect(r.body.error.details.reason).toBe('approval_required');
     }
+    await gateway.drain.flush(); // Postgres has the calls (the usage drain: docs/durability.md)
     const [key] = await sql(stack.db.url, 'select spent_cents, approved_cents from api_keys where id = $1', [
       owner.keyId,
     ]);

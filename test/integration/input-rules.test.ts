@@ -155,6 +155,7 @@ describe('input rules', () => {
 
     it('refuses NUL in the slug, the path or the query with 400, before any lookup or upstream call', async () => {
       const seen = upstream.seen.length;
+      await gateway.drain.flush(); // the baseline call is in Postgres before counting
       const events = await sql(stack.db.url, 'select count(*)::int as n from usage_events');
       for (const path of [
         '/v1/proxy/%00/x', // the slug reached Postgres: 500

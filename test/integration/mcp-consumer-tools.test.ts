@@ -4,6 +4,7 @@
 // credential reaches the recording upstream, the consumer's key never does; refusals before any upstream call;
 // idempotent retries billed once; an OAuth token acting as its key can call); billing tools need billing:write and
 // return the URL a person opens; bad arguments are refused as invalid params, never a server error.
+import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -174,11 +175,14 @@ describe('agent-tool server: consumer tools', () => {
     return person;
   }
 
-  const creditOf = async (orgId: string) =>
-    Number(
-      (await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [orgId]))[0]!
-        .credit_cents,
-    );
+  // The org's answered calls are in Postgres first (the read barrier: docs/durability.md).
+  const creditOf = async (orgId: string) => {
+    await untilUsageDrained(stack.services.spend, orgId);
+    const [row] = await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [
+      orgId,
+    ]);
+    return Number(row!.credit_cents);
+  };
 
   it('lists every consumer tool with its parameters, a title and annotations', async () => {
     const client = await connect(await anonymousKey());
