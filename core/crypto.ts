@@ -1,5 +1,5 @@
 /** Small, audited helpers for secrets: CSPRNG strings without modulo bias, SHA-256 digests, constant-time compare. */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash as oneShotHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -23,8 +23,9 @@ export function randomDigits(digits: number): string {
   return randomString(digits, '0123456789');
 }
 
+/** SHA-256 in hex, by node:crypto's one-shot `hash` (no Hash object per call: the gateway hashes every key it sees). */
 export function sha256Hex(value: string | Buffer): string {
-  return createHash('sha256').update(value).digest('hex');
+  return oneShotHash('sha256', value, 'hex');
 }
 
 export function safeEqual(a: string, b: string): boolean {

@@ -4,7 +4,6 @@
  * (and at worst after `cacheTtlMs`, should a message be lost). A cached key carries its ancestors' budgets, so a
  * change to a key invalidates its descendants too (KeyAdminService does that).
  */
-import { hash as oneShotHash } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey, Org, type IApiKey, type KeySource } from '../../db/entities/index.js';
 import type { Principal, Scope } from '../auth/scopes.js';
@@ -13,7 +12,7 @@ import { UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { MAX_KEY_DEPTH } from './key-governance.js';
-import { generateKeyMaterial } from './key-material.js';
+import { generateKeyMaterial, hashKey } from './key-material.js';
 
 export const KEY_INVALIDATION_CHANNEL = 'keys:invalidate';
 
@@ -89,11 +88,6 @@ function callerOrThrow(caller: KeyCaller | null): KeyCaller {
   return caller;
 }
 
-/** SHA-256 hex of a plaintext key, as hashKey (core/keys/key-material.ts) computes it, without a Hash object. */
-function hashPlaintext(plaintext: string): string {
-  return oneShotHash('sha256', plaintext, 'hex');
-}
-
 export class KeysService {
   private readonly cache = new Map<string, CacheEntry>();
   private unsubscribe: Unsubscribe | undefined;
@@ -151,7 +145,7 @@ export class KeysService {
    * the entry's prebuilt (frozen) caller, with no async frame or allocation beyond the resolved promise.
    */
   authenticate(plaintext: string): Promise<KeyCaller> {
-    const hash = hashPlaintext(plaintext);
+    const hash = hashKey(plaintext);
     const hit = this.cache.get(hash);
     if (hit !== undefined && hit.expiresAt > Date.now()) {
       return hit.caller ? Promise.resolve(hit.caller) : Promise.reject(unknownKey());

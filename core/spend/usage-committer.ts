@@ -247,6 +247,16 @@ export class UsageCommitter {
     });
   }
 
+  /**
+   * Commit one call in a batch of its own, now (the drain's retries): a call Postgres keeps refusing then fails only
+   * itself, never the calls that would have shared its batch.
+   */
+  commitAlone(call: CallRecord): Promise<CommittedCall> {
+    return new Promise<CommittedCall>((resolve, reject) => {
+      void this.writeBatch([{ call, resolve, reject }]);
+    });
+  }
+
   /** Resolves when everything queued so far is committed (shutdown). */
   async flush(): Promise<void> {
     while (this.queue.length > 0 || this.inFlight > 0) {

@@ -5,8 +5,8 @@
  *
  * - Calls this process settled are handed over in memory (`add`) and go to Postgres in the group commit's next batch:
  *   in steady state a call is in Postgres a few milliseconds after its answer.
- * - A commit that fails (Postgres down) is retried with backoff until it succeeds; the entries stay in this process's
- *   pending list meanwhile.
+ * - A commit that fails (Postgres down) is retried with backoff until it succeeds, each call in a batch of its own (so
+ *   one call Postgres refuses cannot hold the others back); the entries stay in this process's pending list meanwhile.
  * - Every `claimIntervalMs`, entries another drainer took and has not acknowledged for `claimIdleMs` (it died) are
  *   claimed and drained here. A call committed by a drainer that died before its ack is drained again: the commit is
  *   idempotent on the usage id and the ack releases pending spend once (only the acknowledgement that removes the
@@ -97,7 +97,8 @@ export class UsageDrain {
 
   private async commit(entry: UsageEntryRef, call: CallRecord, id: string, attempt: number): Promise<void> {
     try {
-      const committed = await this.committer.commit(call);
+      // A retry goes alone, so a call Postgres refuses for good cannot keep failing the batches of others.
+      const committed = await (attempt === 0 ? this.committer.commit(call) : this.committer.commitAlone(call));
       this.queueAck({
         entry,
         orgId: call.orgId,

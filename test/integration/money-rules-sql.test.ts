@@ -2,6 +2,7 @@
 // split: each SQL or Lua twin must agree with its TypeScript rule (core/spend/money-rules.ts) over random values.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { seededRandom as random } from '../helpers/random.js';
 import {
   CHARGE_CALL_LUA,
   chargeCall,
@@ -11,16 +12,6 @@ import {
 } from '../../core/spend/money-rules.js';
 import { sql } from '../helpers/db.js';
 import { PG_ADMIN_URL, REDIS_URL } from '../helpers/env.js';
-
-function random(seed: number): (max: number) => number {
-  let a = seed;
-  return (max) => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * max);
-  };
-}
 
 describe('money rules in SQL', () => {
   it('credit applied and the auto-reload crossing agree with the TypeScript rules', async () => {

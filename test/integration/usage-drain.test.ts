@@ -6,6 +6,8 @@
 import pg from 'pg';
 import { newId } from '../../core/ids.js';
 import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
+import { UsageDrain } from '../../core/spend/usage-drain.js';
+import { waitFor } from '../helpers/ports.js';
 import { sql } from '../helpers/db.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
@@ -203,5 +205,58 @@ describe('usage drain', () => {
       [c.orgId],
     );
     expect(usage[0]!.n).toBe(2);
+  });
+
+  it('a call Postgres refuses for good does not hold back the calls that shared its batch', async () => {
+    const c = await consumer(100);
+    const committer = new UsageCommitter({
+      orm: stack.services.orm,
+      logger: stack.services.logger,
+      feePercent: stack.config.billing.platformFeePercent,
+      prepared: true,
+    });
+    const drain = new UsageDrain(stack.services.spend, committer, stack.services.logger, { claimIntervalMs: 0 });
+    const at = new Date();
+    const record = (path: string): CallRecord => ({
+      usageId: newId('usage'),
+      orgId: c.orgId,
+      keyId: c.keyId,
+      apiId: api.apiId,
+      apiSlug: api.slug,
+      endpointId: api.endpoints['GET /items/{id}']!,
+      providerOrgId,
+      method: 'GET',
+      path,
+      status: 200,
+      outcome: 'success',
+      priceCents: 2,
+      priceCentsEffective: 2,
+      latencyMs: 1,
+      idempotencyKey: null,
+      requestId: newId('request'),
+      day: at.toISOString().slice(0, 10),
+      at,
+      creditAppliedCents: 2,
+      billableCents: 0,
+    });
+    // Postgres refuses a NUL in text: this call fails every batch it is in.
+    const poison = record('/items/a\u0000b');
+    const good = record('/items/1');
+    drain.add({ stream: '0', id: '0-1' }, poison);
+    drain.add({ stream: '0', id: '0-2' }, good);
+    const booked = async () =>
+      (
+        await sql<{ n: number }>(stack.db.url, 'select count(*)::int as n from usage_events where request_id = $1', [
+          good.requestId,
+        ])
+      )[0]!.n;
+    await waitFor(async () => (await booked()) === 1, { timeoutMs: 5_000, what: 'the good call booked alone' });
+    await drain.stop();
+    const [ledger] = await sql<{ n: number }>(
+      stack.db.url,
+      "select count(*)::int as n from ledger_entries where org_id = $1 and kind = 'usage'",
+      [c.orgId],
+    );
+    expect(ledger!.n).toBe(1);
   });
 });

@@ -1,17 +1,7 @@
 // The money rules, property-style over random values (plain loops; a seeded generator so a failure reproduces).
 import { describe, expect, it } from 'vitest';
+import { seededRandom as random } from '../helpers/random.js';
 import { addKeySpend, chargeCall, crossesReloadThreshold } from '../../core/spend/money-rules.js';
-
-/** mulberry32: a small seeded generator. */
-function random(seed: number): (max: number) => number {
-  let a = seed;
-  return (max) => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * max);
-  };
-}
 
 describe('chargeCall', () => {
   it('credit applied plus billable is the price; credit is never more than the positive balance', () => {

@@ -75,6 +75,7 @@ describe('usagePartitionsWorkflow', () => {
   it('retires a month past retention once rolled up; reconciliation still ties the call to its money', async () => {
     const res = await http(gw.url, 'GET', `/v1/proxy/${api.slug}/forecast`, { token: consumer.apiKey });
     expect(res.status, show(res)).toBe(200);
+    await gateway.drain.flush(); // Postgres has the call (the usage drain: docs/durability.md)
     const [call] = await sql<{ id: string; part: string }>(
       s.db.url,
       `select id, tableoid::regclass::text as part from usage_events where org_id = $1`,
