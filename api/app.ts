@@ -12,6 +12,7 @@ import { requestContext } from './middleware/request-context.js';
 import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
+import { consoleRoutes } from './pages/console/console.routes.js';
 import { termsPages } from './pages/terms.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { billingRoutes } from './routes/billing.routes.js';
@@ -69,6 +70,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     pagesRoutes(services),
     termsPages(services),
     approvalPages(services),
+    consoleRoutes(services),
     oauthRoutes(services),
   ];
 }
