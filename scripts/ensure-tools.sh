@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Go tools the marketplace runs against into .tools/bin/ (go install with GOBIN), skipping what is
-# already built at the pinned version: the Temporal CLI (dev server + Web UI) and stripe-mock. A build is announced
+# already built at the pinned version: the Temporal CLI (dev server + Web UI), stripe-mock, and Toxiproxy (the fault
+# tests put it between a process and Redis, Postgres, an upstream or Stripe). A build is announced
 # before it starts (what, that it happens once, roughly how long) and then reports every 30 s that it is still going,
 # because `go install` itself prints nothing for minutes.
 set -euo pipefail
@@ -9,10 +10,11 @@ cd "$(dirname "$0")/.."
 BIN="$PWD/.tools/bin"
 TEMPORAL_VERSION="v1.5.1"      # newest tag whose go.mod has no replace directive (go install refuses those)
 STRIPE_MOCK_VERSION="v0.197.0"
+TOXIPROXY_VERSION="v2.5.0"       # the newest tag the Go module proxy lists for github.com/Shopify/toxiproxy/v2
 PROGRESS_SECONDS="${ENSURE_TOOLS_PROGRESS_SECONDS:-30}"
 
-build() { # name module version what how-long
-  local name=$1 module=$2 version=$3 what=$4 how_long=$5 stamp="$BIN/.$1.version"
+build() { # name module version what how-long [binary go install writes, when not named like the tool]
+  local name=$1 module=$2 version=$3 what=$4 how_long=$5 produced=${6:-$1} stamp="$BIN/.$1.version"
   if [ -x "$BIN/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then
     return 0
   fi
@@ -41,6 +43,7 @@ build() { # name module version what how-long
     echo "error: go install $module@$version failed (GOPROXY=$(go env GOPROXY))." >&2
     exit 1
   fi
+  if [ "$produced" != "$name" ]; then mv -f "$BIN/$produced" "$BIN/$name"; fi
   echo "Built $name in $((SECONDS - started)) s."
   echo "$version" > "$stamp"
 }
@@ -49,3 +52,5 @@ build temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" \
   "the Temporal dev server and Web UI for the embedded mode" "3 to 10 minutes"
 build stripe-mock github.com/stripe/stripe-mock "$STRIPE_MOCK_VERSION" \
   "a local Stripe API for billing without a Stripe account" "about a minute"
+build toxiproxy-server github.com/Shopify/toxiproxy/v2/cmd/server "$TOXIPROXY_VERSION" \
+  "a TCP proxy that injects faults for the fault-matrix tests" "about a minute" server
