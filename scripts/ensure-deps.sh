@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A node_modules that is a symbolic link belongs to another checkout (a git worktree sharing its install): that
+# checkout's own runs keep it current; `npm ci` here would empty it under the other checkout's feet.
+if [ -L node_modules ]; then
+  exit 0
+fi
+
 stamp=node_modules/.ci-stamp
 lock_sum=$(node -e "process.stdout.write(require('crypto').createHash('sha256').update(require('fs').readFileSync('package-lock.json')).digest('hex'))")
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$lock_sum" ]; then

@@ -15,6 +15,8 @@ export interface StartOptions {
   /** Give the embedded Temporal dev server its own ports (needed when TEMPORAL_ADDRESS is not set). */
   embeddedTemporal?: boolean;
   readyTimeoutMs?: number;
+  /** Fixed ports (default: free ones), e.g. to restart a killed process where its clients expect it. */
+  ports?: { api?: number; gateway?: number; mcp?: number };
   /** Where to run (default: this checkout), e.g. a fresh copy of the repository. */
   cwd?: string;
 }
@@ -30,7 +32,9 @@ export interface RunningProcess {
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'GOPATH', 'GOMODCACHE', 'GOPROXY', 'GOSUMDB', 'GOFLAGS'];
 
 export async function startProcess(options: StartOptions = {}): Promise<RunningProcess> {
-  const [api, gateway, mcp] = [await freePort(), await freePort(), await freePort()];
+  const api = options.ports?.api ?? (await freePort());
+  const gateway = options.ports?.gateway ?? (await freePort());
+  const mcp = options.ports?.mcp ?? (await freePort());
   const env: Record<string, string> = {};
   for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name];
   Object.assign(env, {

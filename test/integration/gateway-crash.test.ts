@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
 import { createPerson } from '../helpers/accounts.js';
-import { checkBooks, openReservations, type CallAnswer, type OpenReservation } from '../helpers/books.js';
+import { checkBooks, openReservations, type OpenReservation } from '../helpers/books.js';
+import { call, CALL_TIMEOUT_MS, sleep, startLoad, tally, type Recorded } from '../helpers/paid-load.js';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
 import { startDurableRedis, type DurableRedis } from '../helpers/durable-redis.js';
 import { createLiveApi } from '../helpers/listings.js';
@@ -21,8 +22,6 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 const SECRETS_KEY = '7e'.repeat(32);
 const PRICE = 2;
 const TIGHT_BUDGET = 40; // the small key's budget: it runs out during the load (402s), and must never be overspent
-const CONCURRENCY = 12;
-const CALL_TIMEOUT_MS = 10_000;
 const SWEEP_BOUND_MS = 30_000; // reservation TTL (upstream timeout 1 s + 10 s margin) + sweeps, with room
 
 /**
@@ -97,109 +96,6 @@ function gatewayEnv(databaseUrl: string, redisUrl: string, prefix: string): Reco
     GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
     SHUTDOWN_GRACE_MS: '2000',
   };
-}
-
-/** One recorded answer, with what the load loop knows about the call. */
-interface Recorded extends CallAnswer {
-  target: number;
-  key: 'main' | 'tight';
-  idempotencyKey?: string;
-  at: number;
-  error?: string;
-}
-
-interface Load {
-  answers: Recorded[];
-  /** Targets (gateway indexes) the loop no longer sends to, as a load balancer would after a failed connection. */
-  retire(target: number): void;
-  stop(): Promise<Recorded[]>;
-}
-
-async function call(
-  base: string,
-  slug: string,
-  token: string,
-  idempotencyKey: string | undefined,
-): Promise<Omit<Recorded, 'target' | 'key' | 'at'>> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-  try {
-    const res = await fetch(`${base}/v1/proxy/${slug}/paid`, {
-      headers,
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-    });
-    const text = await res.text();
-    let body: any;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    const meta = body?.meta ?? {};
-    return {
-      status: res.status,
-      requestId: meta.request_id ?? res.headers.get('x-request-id') ?? undefined,
-      costCents: typeof meta.cost_cents === 'number' ? meta.cost_cents : undefined,
-      replayed: meta.replayed === true,
-      originalRequestId: meta.original_request_id,
-      code: body?.error?.code,
-      idempotencyKey,
-    };
-  } catch (err) {
-    return { status: 0, error: (err as Error).message, idempotencyKey };
-  }
-}
-
-/** Concurrent paid calls spread over `targets` until stopped: half with an Idempotency-Key, a third of those reused. */
-function startLoad(targets: string[], f: Fixture): Load {
-  const answers: Recorded[] = [];
-  const retired = new Set<number>();
-  const recentKeys: Record<'main' | 'tight', string[]> = { main: [], tight: [] };
-  let running = true;
-  let n = 0;
-  const worker = async (w: number) => {
-    while (running) {
-      const live = targets.map((_, i) => i).filter((i) => !retired.has(i));
-      const target = live[(w + n++) % live.length]!;
-      const key = Math.random() < 0.1 ? 'tight' : 'main';
-      let idem: string | undefined;
-      if (Math.random() < 0.5) {
-        const pool = recentKeys[key];
-        if (pool.length > 0 && Math.random() < 0.33) idem = pool[Math.floor(Math.random() * pool.length)];
-        else {
-          idem = `crash-${randomBytes(6).toString('hex')}`;
-          pool.push(idem);
-          if (pool.length > 50) pool.shift();
-        }
-      }
-      const at = Date.now();
-      const answer = await call(targets[target]!, f.slug, key === 'main' ? f.mainKey : f.tightKey, idem);
-      answers.push({ ...answer, target, key, at });
-      if (answer.status === 0 || answer.status >= 500) await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  const workers = Array.from({ length: CONCURRENCY }, (_, w) => worker(w));
-  return {
-    answers,
-    retire: (t) => retired.add(t),
-    async stop() {
-      running = false;
-      await Promise.all(workers);
-      return answers;
-    },
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Statuses by count, for failure messages. */
-function tally(answers: readonly Recorded[]): Record<string, number> {
-  const t: Record<string, number> = {};
-  for (const a of answers) {
-    const k = `${a.status}${a.code ? ` ${a.code}` : ''}${a.error ? ` (${a.error})` : ''}`;
-    t[k] = (t[k] ?? 0) + 1;
-  }
-  return t;
 }
 
 /** A few sequential paid calls before the load (a fresh process's first calls are slow); all must be 200. */
@@ -365,7 +261,7 @@ describe('gateway crash tests (real processes)', () => {
     const [victim, survivor] = gateways as [RunningProcess, RunningProcess];
 
     const warm = await warmUp([victim.urls.gateway, survivor.urls.gateway], f);
-    const load = startLoad([victim.urls.gateway, survivor.urls.gateway], f);
+    const load = startLoad([victim.urls.gateway, survivor.urls.gateway], f, { idempotencyPrefix: 'crash' });
     await sleep(2_500);
     const killedAt = Date.now();
     await victim.stop('SIGKILL');
@@ -401,7 +297,7 @@ describe('gateway crash tests (real processes)', () => {
     cleanups.push(() => gateway.stop('SIGKILL'));
 
     const warm = await warmUp([gateway.urls.gateway], f);
-    const load = startLoad([gateway.urls.gateway], f);
+    const load = startLoad([gateway.urls.gateway], f, { idempotencyPrefix: 'crash' });
     await sleep(2_500);
     const killedAt = Date.now();
     await redis.kill();
@@ -434,7 +330,7 @@ describe('gateway crash tests (real processes)', () => {
     cleanups.push(() => gateway.stop('SIGKILL'));
 
     const warm = await warmUp([gateway.urls.gateway], f);
-    const load = startLoad([gateway.urls.gateway], f);
+    const load = startLoad([gateway.urls.gateway], f, { idempotencyPrefix: 'crash' });
     await sleep(2_500);
     const killedAt = Date.now();
     await pg.kill();
