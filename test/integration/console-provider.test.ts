@@ -2,10 +2,13 @@
 // Temporal with the worker, SMTP capture) and a loopback upstream: empty states, the CSRF check, a person without
 // provider:write, bad form input (400, message shown, form kept), and the provider flow from the forms: create,
 // credential, prices (dollars → cents), verify, publish, then the catalog's search, listing, category and board pages.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { csrfOf, FormBrowser, type PageResponse } from '../helpers/form-browser.js';
+import { ROOT } from '../helpers/env.js';
 import { codeFromMail, startFullStack, type FullStack } from '../helpers/full-stack.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
@@ -45,7 +48,13 @@ describe('console: Catalog and Provider', () => {
   };
 
   beforeAll(async () => {
+    const openapi = await readFile(path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json'), 'utf8');
     upstream = await startUpstream((req, res) => {
+      if (req.url === '/openapi.json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(openapi);
+        return;
+      }
       res.writeHead(req.url?.startsWith('/v1/') ? 200 : 404, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     });
@@ -313,5 +322,54 @@ describe('console: Catalog and Provider', () => {
     expect(asked.location).toBe('/console/catalog?done=requested');
     const requests = await browser.request('GET', '/console/provider/requests');
     expect(requests.text).toContain('tide tables for harbours');
+  });
+
+  it('imports endpoints from an OpenAPI URL and edits the details (a bad URL is a 400 that keeps the input)', async () => {
+    const created = await submit(browser, '/console/provider', '/console/provider/apis', {
+      name: 'Imported Weather',
+      slug: 'imported-weather',
+      summary: 'Imported from OpenAPI',
+      base_url: `${upstream.url}/v2`,
+      openapi_url: `${upstream.url}/openapi.json`,
+      endpoints: 'GET /health 0.01',
+    });
+    expect(created.status, created.text).toBe(303);
+    const apiPath = created.location!.split('?')[0]!;
+    const page = await browser.request('GET', apiPath);
+    expect(page.text).toContain('Imported from');
+    for (const p of ['/alerts', '/forecast/{city}', '/health']) expect(page.text).toContain(`<code>${p}</code>`);
+    expect(page.text).toMatch(/<code>\/health<\/code><\/label>[\s\S]*?value="0\.01"/);
+
+    const bad = await submit(browser, apiPath, apiPath, {
+      name: 'Renamed',
+      summary: 'Imported from OpenAPI',
+      base_url: `${upstream.url}/v2`,
+      docs_url: 'ftp://docs',
+      tags: 'weather, alerts',
+      category: '',
+    });
+    expectPage(bad, 400);
+    expect(bad.text).toContain('docs_url: must be an http or https URL');
+    expect(bad.text).toContain('value="Renamed"');
+    const saved = await submit(browser, apiPath, apiPath, {
+      name: 'Renamed',
+      summary: 'Imported from OpenAPI',
+      base_url: `${upstream.url}/v2`,
+      docs_url: 'https://docs.example.com',
+      tags: 'weather, alerts',
+      category: 'weather',
+    });
+    expect(saved.location).toBe(`${apiPath}?done=details`);
+    const [row] = await sql<{ name: string; tags: string[]; category: string; docs_url: string }>(
+      s.db.url,
+      'select name, tags, category, docs_url from apis where slug = $1',
+      ['imported-weather'],
+    );
+    expect(row).toEqual({
+      name: 'Renamed',
+      tags: ['weather', 'alerts'],
+      category: 'weather',
+      docs_url: 'https://docs.example.com/',
+    });
   });
 });

@@ -104,6 +104,7 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/console/catalog/requests', need: 'none' },
   { method: 'POST', path: '/console/provider/apis', need: 'none' },
   { method: 'GET', path: '/console/provider/apis/:id', need: 'none' },
+  { method: 'POST', path: '/console/provider/apis/:id', need: 'none' },
   { method: 'POST', path: '/console/provider/apis/:id/credentials', need: 'none' },
   { method: 'POST', path: '/console/provider/apis/:id/pricing', need: 'none' },
   { method: 'POST', path: '/console/provider/apis/:id/endpoints/:endpoint_id/cancel-price', need: 'none' },

@@ -343,9 +343,8 @@ ${detail.description ? `<p>${escapeHtml(detail.description)}</p>` : ''}
 ${tags}
 <p>Gateway: <code>${escapeHtml(detail.gateway_url)}</code> · <a href="/v1/apis/${encodeURIComponent(slug)}/openapi">OpenAPI document</a>${detail.docs_url ? ` · <a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer">Documentation</a>` : ''}</p>
 <section aria-labelledby="endpoints-h"><h2 id="endpoints-h">Endpoints and prices</h2>${endpointsTable(detail)}</section>
-<section aria-labelledby="stats-h"><h2 id="stats-h">Stats</h2>${callsChart}
-<table><caption class="visually-hidden">Stats by period</caption><thead><tr><th scope="col">Period</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Success rate</th><th scope="col" class="num">p50 ms</th><th scope="col" class="num">p95 ms</th><th scope="col" class="num">GMV</th><th scope="col" class="num">Consumers</th></tr></thead><tbody>${statsRows}</tbody></table>
-${scoreChart}</section>
+<section aria-labelledby="stats-h"><h2 id="stats-h">Stats</h2><div class="charts">${callsChart}${scoreChart}</div>
+<table><caption class="visually-hidden">Stats by period</caption><thead><tr><th scope="col">Period</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Success rate</th><th scope="col" class="num">p50 ms</th><th scope="col" class="num">p95 ms</th><th scope="col" class="num">GMV</th><th scope="col" class="num">Consumers</th></tr></thead><tbody>${statsRows}</tbody></table></section>
 <section aria-labelledby="ranks-h"><h2 id="ranks-h">Ranks</h2>${rankList}</section>
 <section aria-labelledby="terms-h"><h2 id="terms-h">Terms</h2>${terms}</section>`,
   };

@@ -18,6 +18,7 @@ import {
   CredentialsBody,
   PricingBody,
   PublishBody,
+  UpdateApiBody,
 } from '../../../core/providers/providers.schemas.js';
 import type { LifecycleOutcome, ProviderApiView } from '../../../core/providers/providers.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
@@ -44,6 +45,7 @@ type Flash = Record<string, ['good' | 'warn' | 'bad', string]>;
 
 const FLASH: Flash = {
   created: ['good', 'API created as a draft. Set its prices and credential, then verify and publish it.'],
+  details: ['good', 'Details saved.'],
   credentials: ['good', 'Upstream credential saved. It is stored encrypted and never shown again.'],
   priced: ['good', 'Prices saved.'],
   scheduled: ['good', 'Prices saved. Increases on a live API apply after the notice period (see Scheduled changes).'],
@@ -213,9 +215,10 @@ async function createApi(services: Services, ctx: AppContext, person: SessionPri
 // ---- one API --------------------------------------------------------------------------------------------------
 
 interface ApiFormState {
-  form: 'pricing' | 'credentials' | 'publish';
+  form: 'pricing' | 'credentials' | 'publish' | 'details';
   message: string;
-  prices?: Record<string, string>;
+  /** What was typed, shown again after a 400. */
+  typed?: Record<string, string>;
 }
 
 function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
@@ -248,11 +251,11 @@ function verificationTable(api: ProviderApiView): string {
 
 function pricingForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
   if (!api.endpoints.length) return emptyState('This API has no endpoints to price.');
-  const typed = state?.form === 'pricing' ? state.prices : undefined;
+  const typed = state?.form === 'pricing' ? state.typed : undefined;
   const rows = api.endpoints
     .map((e) => {
       const id = `price_${e.endpoint_id}`;
-      const value = typed?.[e.endpoint_id] ?? centsToDollars(e.price_cents);
+      const value = typed?.[`price_${e.endpoint_id}`] ?? centsToDollars(e.price_cents);
       return `<tr><td><code>${escapeHtml(e.method)}</code></td><td><label for="${id}" class="inline-label"><code>${escapeHtml(e.path)}</code></label>${e.summary ? `<br><span class="muted">${escapeHtml(e.summary)}</span>` : ''}</td>
 <td class="num">${money(e.price_cents_effective)}</td><td>$ <input id="${id}" name="${id}" inputmode="decimal" size="8" value="${escapeHtml(value)}"></td></tr>`;
     })
@@ -275,6 +278,40 @@ function scheduledTable(ctx: AppContext, api: ProviderApiView): string {
     )
     .join('');
   return `<table><caption class="visually-hidden">Scheduled price changes</caption><thead><tr><th scope="col">Endpoint</th><th scope="col" class="num">Now</th><th scope="col" class="num">New</th><th scope="col">From</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+async function detailsForm(services: Services, ctx: AppContext, api: ProviderApiView, state?: ApiFormState) {
+  const categories = await services.listings.categories();
+  const typed = state?.form === 'details' ? state.typed : undefined;
+  const v = (name: string, current: string | null) => escapeHtml(typed?.[name] ?? current ?? '');
+  return `${state?.form === 'details' ? formError(state.message) : ''}
+<form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}">${hidden('csrf', csrfToken(ctx))}
+<label for="edit-name">Name</label><input id="edit-name" name="name" required maxlength="100" size="40" value="${v('name', api.name)}">
+<label for="edit-summary">Summary</label><input id="edit-summary" name="summary" required maxlength="300" size="60" value="${v('summary', api.summary)}">
+<label for="edit-category">Category</label><select id="edit-category" name="category"><option value="">None</option>${options(
+    categories.map((c) => ({ value: c.slug, label: c.name })),
+    typed?.category ?? api.category ?? '',
+  )}</select>
+<label for="edit-tags">Tags (comma-separated)</label><input id="edit-tags" name="tags" maxlength="900" size="60" value="${v('tags', api.tags.join(', '))}">
+<label for="edit-base_url">Upstream base URL (changing it needs a new verification)</label><input id="edit-base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url', api.base_url)}">
+<label for="edit-docs_url">Documentation URL (optional)</label><input id="edit-docs_url" name="docs_url" maxlength="2000" size="60" value="${v('docs_url', api.docs_url)}">
+<p><button type="submit">Save details</button></p></form>`;
+}
+
+/** The details form → UpdateApiBody (the upstream only when it changed: a new upstream is unverified). */
+function detailsInput(api: ProviderApiView, body: Record<string, string>): UpdateApiBody {
+  const baseUrl = (body.base_url ?? '').trim();
+  return parseForm(UpdateApiBody, {
+    name: body.name ?? '',
+    summary: body.summary ?? '',
+    category: body.category ? body.category : null,
+    tags: (body.tags ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+    docs_url: body.docs_url?.trim() ? body.docs_url.trim() : null,
+    ...(baseUrl !== api.base_url ? { base_url: baseUrl } : {}),
+  });
 }
 
 function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
@@ -335,6 +372,7 @@ ${source}
 <section aria-labelledby="lifecycle-h"><h2 id="lifecycle-h">Verify and publish</h2>${lifecycleForms(ctx, api, state)}${verificationTable(api)}</section>
 <section aria-labelledby="pricing-h"><h2 id="pricing-h">Prices</h2>${pricingForm(ctx, api, state)}</section>
 <section aria-labelledby="scheduled-h"><h2 id="scheduled-h">Scheduled changes</h2>${scheduledTable(ctx, api)}</section>
+<section aria-labelledby="details-h"><h2 id="details-h">Details</h2>${await detailsForm(services, ctx, api, state)}</section>
 <section aria-labelledby="credential-h"><h2 id="credential-h">Upstream credential</h2>${credentialsForm(ctx, api, state)}</section>
 <section aria-labelledby="docs-h"><h2 id="docs-h">Documents</h2>${docList}<p><a href="/console/provider/documents">Add or activate documents</a></p></section>`,
   };
@@ -354,12 +392,8 @@ function apiAction(
       seeOther(ctx, `/console/provider/apis/${encodeURIComponent(apiId)}`, await act(ctx, person, apiId, body));
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500 || err.status === 404 || err.status === 403) throw err;
-      const prices = Object.fromEntries(
-        Object.entries(body)
-          .filter(([k]) => k.startsWith('price_'))
-          .map(([k, v]) => [k.slice('price_'.length), v]),
-      );
-      return apiView(services, ctx, person, { form, message: err.message, prices });
+      const { secret: _secret, ...typed } = body;
+      return apiView(services, ctx, person, { form, message: err.message, typed });
     }
   });
 }
@@ -527,7 +561,7 @@ ${barChart(
 <div><button type="submit">Show</button></div></form>
 <p class="muted">${escapeHtml(when(view.range.from))} to ${escapeHtml(when(view.range.to))}</p>
 <div class="cards">${card('Calls', t.calls.toLocaleString('en-US'))}${card('Successful calls', t.successful_calls.toLocaleString('en-US'))}${card('GMV', money(t.gmv_cents))}${card('Earnings', money(t.provider_earnings_cents))}${card('Platform fees', money(t.platform_fee_cents))}${card('Net', money(t.net_earnings_cents))}${card('Paid out', money(t.payouts_cents))}</div>
-${charts}
+<div class="charts">${charts}</div>
 <section aria-labelledby="by-api-h"><h2 id="by-api-h">By API</h2>${byApi}</section>`,
   };
 }
@@ -603,6 +637,14 @@ export function providerConsole(services: Services, router: Router<AppState>): v
   router.get(
     '/console/provider/apis/:id',
     page((ctx, person) => apiView(services, ctx, person)),
+  );
+  router.post(
+    '/console/provider/apis/:id',
+    apiAction(services, 'details', async (_ctx, person, apiId, body) => {
+      const api = await providers.get(person, apiId);
+      await providers.update(person, apiId, detailsInput(api, body));
+      return 'details';
+    }),
   );
   router.post(
     '/console/provider/apis/:id/credentials',

@@ -77,6 +77,7 @@ const STYLE = `
   label.inline-label { display: inline; font-weight: normal; margin: 0; }
   textarea { font: .9rem/1.4 ui-monospace, monospace; padding: .45rem; box-sizing: border-box; max-width: 100%; }
   a.button { display: inline-block; border: 1px solid #1f4aa0; border-radius: 4px; text-decoration: none; }
+  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
 `;
 
 function nav(active: ConsoleSection, person: SessionPrincipal, csrf: string): string {
