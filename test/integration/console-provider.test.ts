@@ -10,11 +10,13 @@ import { sql } from '../helpers/db.js';
 import { csrfOf, FormBrowser, type PageResponse } from '../helpers/form-browser.js';
 import { ROOT } from '../helpers/env.js';
 import { codeFromMail, startFullStack, type FullStack } from '../helpers/full-stack.js';
+import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 describe('console: Catalog and Provider', () => {
   let s: FullStack;
   let upstream: Upstream;
+  let stripe: StripeMock;
   let provider: Person;
   let browser: FormBrowser;
 
@@ -58,13 +60,17 @@ describe('console: Catalog and Provider', () => {
       res.writeHead(req.url?.startsWith('/v1/') ? 200 : 404, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     });
-    s = await startFullStack({ env: { UPSTREAM_ALLOW_PRIVATE: 'true' } });
+    stripe = await startStripeMock();
+    s = await startFullStack({
+      env: { UPSTREAM_ALLOW_PRIVATE: 'true', STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url },
+    });
     provider = await createPerson(s.services);
     browser = await signIn(provider.email);
   });
   afterAll(async () => {
     await s?.close();
     await upstream?.close();
+    await stripe?.stop();
   });
 
   it('without a session every page sends the person to sign in and back', async () => {
@@ -270,6 +276,10 @@ describe('console: Catalog and Provider', () => {
     expectPage(search, 200);
     expect(search.text).toContain('href="/console/catalog/apis/console-weather"');
     expect(search.text).toContain('Free – $0.07 / call');
+    const directoryOnly = await browser.request('GET', '/console/catalog?q=console+weather&source=directory');
+    expect(directoryOnly.text).not.toContain('href="/console/catalog/apis/console-weather"');
+    const cheapOnly = await browser.request('GET', '/console/catalog?category=weather&max_price=0.00');
+    expect(cheapOnly.text).toContain('href="/console/catalog/apis/console-weather"'); // one endpoint is free
 
     const listing = await browser.request('GET', '/console/catalog/apis/console-weather');
     expectPage(listing, 200);
@@ -371,5 +381,43 @@ describe('console: Catalog and Provider', () => {
       category: 'weather',
       docs_url: 'https://docs.example.com/',
     });
+  });
+
+  it('Connect: the section shows the onboarding status and hands out the Stripe link', async () => {
+    const before = await browser.request('GET', '/console/provider');
+    expect(before.text).toMatch(/badge ">none</);
+    expect(before.text).toContain('Start payouts onboarding');
+    const started = await submit(browser, '/console/provider', '/console/provider/connect', {});
+    expectPage(started, 200);
+    expect(started.text).toMatch(/<a class="button" href="https:\/\/[^"]+"[^>]*>Continue to Stripe<\/a>/);
+    const after = await browser.request('GET', '/console/provider');
+    expect(after.text).toMatch(/badge ">pending</);
+    expect(after.text).toContain('Continue onboarding');
+  });
+
+  it('an action on an API that is not the person’s own is a 404 page with a way back', async () => {
+    const other = await createPerson(s.services);
+    const theirs = await s.services.providers.create(
+      {
+        type: 'session',
+        orgId: other.orgId,
+        sessionId: 'x',
+        userId: other.userId,
+        role: 'owner',
+        emailVerified: true,
+        scopes: ['provider:write'],
+      },
+      {
+        name: 'Theirs',
+        slug: 'theirs',
+        summary: 'Not yours',
+        base_url: `${upstream.url}/v1`,
+        endpoints: [{ method: 'GET', path: '/x' }],
+      },
+    );
+    expectPage(await browser.request('GET', `/console/provider/apis/${theirs.api_id}`), 404);
+    const res = await submit(browser, '/console/provider', `/console/provider/apis/${theirs.api_id}/verify`, {});
+    expectPage(res, 404);
+    expect(res.text).toContain('href="/console/provider">Back to my APIs');
   });
 });

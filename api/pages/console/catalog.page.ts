@@ -103,6 +103,13 @@ ${category}
     SEARCH_SORTS.map((s) => ({ value: s, label: SORT_LABELS[s] })),
     query.sort,
   )}</select></div>
+<div><label for="source">Source</label><select id="source" name="source"><option value="">Any</option>${options(
+    [
+      { value: 'provider', label: 'Served through the gateway' },
+      { value: 'directory', label: 'Directory links' },
+    ],
+    query.source,
+  )}</select></div>
 <div><label for="max_price">Max price per call ($)</label><input id="max_price" name="max_price" inputmode="decimal" size="8" value="${escapeHtml(query.max_price ?? '')}"></div>
 <div><label for="limit">Per page</label><select id="limit" name="limit">${options(
     PAGE_SIZES.map((n) => ({ value: String(n), label: String(n) })),

@@ -219,6 +219,7 @@ interface ApiFormState {
   message: string;
   /** What was typed, shown again after a 400. */
   typed?: Record<string, string>;
+  status?: number;
 }
 
 function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
@@ -357,7 +358,7 @@ async function apiView(
   return {
     section: 'provider',
     title: api.name,
-    status: state ? 400 : 200,
+    status: state ? (state.status ?? 400) : 200,
     banners: flash(ctx, FLASH),
     body: `${subNav('')}
 <p><a href="/console/provider">← My APIs</a> · <a href="/console/provider/apis/${encodeURIComponent(api.api_id)}">Refresh status</a></p>
@@ -391,9 +392,19 @@ function apiAction(
     try {
       seeOther(ctx, `/console/provider/apis/${encodeURIComponent(apiId)}`, await act(ctx, person, apiId, body));
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500 || err.status === 404 || err.status === 403) throw err;
+      if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
       const { secret: _secret, ...typed } = body;
-      return apiView(services, ctx, person, { form, message: err.message, typed });
+      return apiView(services, ctx, person, { form, message: err.message, typed, status: err.status }).catch(
+        (missing: unknown) => {
+          if (!(missing instanceof AppError) || missing.status !== 404) throw missing;
+          return {
+            section: 'provider' as const,
+            title: 'Provider',
+            status: 404,
+            body: `<p class="error" role="alert">${escapeHtml(missing.message)}</p><p><a href="/console/provider">Back to my APIs</a></p>`,
+          };
+        },
+      );
     }
   });
 }
