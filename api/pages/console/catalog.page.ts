@@ -1,16 +1,396 @@
-/** Console · Catalog. */
+/**
+ * Console · Catalog: search with filters, sorts and pages (the service behind GET /v1/search), category pages,
+ * leaderboards (GET /v1/leaderboards/{board}), a listing's page (GET /v1/apis/{slug}, its stats, history and ranks:
+ * endpoints, prices, scheduled changes, charts, terms), and requests for APIs the catalog lacks (POST
+ * /v1/api-requests, as the signed-in person).
+ */
 import type Router from '@koa/router';
+import { ApiRequestBody } from '../../../core/demand/demand.service.js';
+import { BOARD_METRICS, BOARDS, type Board } from '../../../core/catalog/rollups.scoring.js';
+import { SEARCH_SORTS, SearchQuery, type SearchSort } from '../../../core/catalog/search.schemas.js';
+import type { ListingDetail, CategoryView } from '../../../core/catalog/listings.service.js';
+import type { SearchResult } from '../../../core/catalog/search.service.js';
+import { AppError, NotFoundError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
-import type { AppState } from '../../context.js';
-import { consolePage, emptyState } from './shell.js';
+import type { AppContext, AppState } from '../../context.js';
+import { barChart, lineChart } from '../charts.js';
+import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
+import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
+import { dollarsToCents, flash, formError, formQuery, options, parseForm, seeOther, when } from './provider-forms.js';
+
+const SORT_LABELS: Record<SearchSort, string> = {
+  svc_score: 'SVC score',
+  price: 'Price (lowest first)',
+  relevance: 'Relevance',
+  new: 'Newest',
+  calls: 'Most called',
+  gmv: 'Top grossing',
+  reliability: 'Most reliable',
+  value: 'Best value',
+  momentum: 'Momentum',
+};
+
+const BOARD_LABELS: Record<Board, string> = {
+  top_grossing: 'Top grossing',
+  most_used: 'Most used',
+  most_reliable: 'Most reliable',
+  best_value: 'Best value',
+  trending: 'Trending',
+  new_rising: 'New and rising',
+};
+
+const PAGE_SIZES = [10, 25, 50, 100];
+
+const FLASH = {
+  requested: ['good', 'Your request is recorded. Providers see it under Provider · Requests.'],
+  merged: ['good', 'A similar request was already open; your vote was added to it.'],
+} as const satisfies Record<string, ['good' | 'warn' | 'bad', string]>;
+
+const listingLink = (slug: string, name: string) =>
+  `<a href="/console/catalog/apis/${encodeURIComponent(slug)}">${escapeHtml(name)}</a>`;
+
+const categoryLink = (c: { slug: string; name: string } | null) =>
+  c ? `<a href="/console/catalog/categories/${encodeURIComponent(c.slug)}">${escapeHtml(c.name)}</a>` : '—';
+
+function priceRange(p: { min_price_cents: number | null; max_price_cents: number | null; free: boolean }): string {
+  if (p.min_price_cents == null) return '—';
+  if (p.max_price_cents === 0) return 'Free';
+  if (p.min_price_cents === p.max_price_cents) return `${money(p.min_price_cents)} / call`;
+  return `${p.min_price_cents === 0 ? 'Free' : money(p.min_price_cents)} – ${money(p.max_price_cents ?? 0)} / call`;
+}
+
+function resultsTable(result: SearchResult): string {
+  const rows = result.items
+    .map(
+      (i) => `<tr><td>${listingLink(i.slug, i.name)}<br><span class="muted">${escapeHtml(i.summary)}</span></td>
+<td>${categoryLink(i.category)}</td><td>${escapeHtml(priceRange(i.price))}</td>
+<td class="num">${i.svc_score}</td><td>${escapeHtml(i.provider.name ?? i.provider.slug ?? '—')}</td></tr>`,
+    )
+    .join('');
+  return `<table><caption class="visually-hidden">Search results</caption>
+<thead><tr><th scope="col">API</th><th scope="col">Category</th><th scope="col">Price</th><th scope="col" class="num">SVC score</th><th scope="col">Provider</th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+}
+
+/** Previous / next links that keep the other filters. */
+function pager(base: string, query: Record<string, string>, result: SearchResult): string {
+  const link = (offset: number, label: string, rel: string) =>
+    `<a rel="${rel}" href="${base}?${escapeHtml(new URLSearchParams({ ...query, offset: String(offset) }).toString())}">${label}</a>`;
+  const parts: string[] = [];
+  if (result.offset > 0) parts.push(link(Math.max(0, result.offset - result.limit), '← Previous', 'prev'));
+  if (result.offset + result.limit < result.total) parts.push(link(result.offset + result.limit, 'Next →', 'next'));
+  return parts.length ? `<nav aria-label="Result pages"><p>${parts.join(' · ')}</p></nav>` : '';
+}
+
+function searchForm(
+  action: string,
+  query: Record<string, string>,
+  categories: CategoryView[],
+  withCategory: boolean,
+): string {
+  const category = withCategory
+    ? `<div><label for="category">Category</label><select id="category" name="category"><option value="">Any category</option>${options(
+        categories.map((c) => ({ value: c.slug, label: `${c.name} (${c.api_count})` })),
+        query.category,
+      )}</select></div>`
+    : '';
+  return `<form class="filters" method="get" action="${action}" role="search">
+<div><label for="q">Search</label><input id="q" name="q" type="search" value="${escapeHtml(query.q ?? '')}" placeholder="weather forecast, geocoding…" size="30"></div>
+${category}
+<div><label for="sort">Sort by</label><select id="sort" name="sort"><option value="">Best match</option>${options(
+    SEARCH_SORTS.map((s) => ({ value: s, label: SORT_LABELS[s] })),
+    query.sort,
+  )}</select></div>
+<div><label for="source">Source</label><select id="source" name="source"><option value="">Any</option>${options(
+    [
+      { value: 'provider', label: 'Served through the gateway' },
+      { value: 'directory', label: 'Directory links' },
+    ],
+    query.source,
+  )}</select></div>
+<div><label for="max_price">Max price per call ($)</label><input id="max_price" name="max_price" inputmode="decimal" size="8" value="${escapeHtml(query.max_price ?? '')}"></div>
+<div><label for="limit">Per page</label><select id="limit" name="limit">${options(
+    PAGE_SIZES.map((n) => ({ value: String(n), label: String(n) })),
+    query.limit ?? '25',
+  )}</select></div>
+<div><button type="submit">Search</button></div>
+</form>`;
+}
+
+function requestForm(ctx: AppContext, query: string, message?: string): string {
+  return `<section aria-labelledby="request-h"><h2 id="request-h">Request an API</h2>
+<p class="muted">Missing something? Tell providers what you need; they see the most requested APIs.</p>
+${formError(message)}
+<form method="post" action="/console/catalog/requests">${hidden('csrf', csrfToken(ctx))}
+<label for="request-query">What should the API do?</label><input id="request-query" name="query" required maxlength="500" size="50" value="${escapeHtml(query)}">
+<label for="request-notes">Notes (optional, not shown publicly)</label><input id="request-notes" name="notes" maxlength="2000" size="50">
+<p><button type="submit">Request this API</button></p></form></section>`;
+}
+
+/** The search's input from the page's query (dollars → cents, page size default 25). */
+function searchInput(query: Record<string, string>, category?: string) {
+  const { max_price, done: _done, ...rest } = query;
+  return parseForm(SearchQuery, {
+    limit: '25',
+    ...rest,
+    ...(category ? { category } : {}),
+    ...(max_price !== undefined ? { max_price_cents: dollarsToCents(max_price, 'max_price') } : {}),
+  });
+}
+
+function boardsNav(current?: Board, category?: string): string {
+  const qs = category ? `?category=${encodeURIComponent(category)}` : '';
+  return `<ul class="chips">${BOARDS.map(
+    (b) =>
+      `<li><a href="/console/catalog/leaderboards/${b}${qs}"${b === current ? ' aria-current="page"' : ''}>${escapeHtml(BOARD_LABELS[b])}</a></li>`,
+  ).join('')}</ul>`;
+}
+
+function categoriesList(categories: CategoryView[]): string {
+  if (!categories.length) return emptyState('No categories are defined on this marketplace yet.');
+  return `<ul class="chips">${categories
+    .map(
+      (c) =>
+        `<li><a href="/console/catalog/categories/${encodeURIComponent(c.slug)}">${escapeHtml(c.name)}</a> <span class="muted">${c.api_count}</span></li>`,
+    )
+    .join('')}</ul>`;
+}
+
+async function catalogView(
+  services: Services,
+  ctx: AppContext,
+  requestError?: { message: string; query: string },
+): Promise<ConsoleView> {
+  const query = formQuery(ctx);
+  const categories = await services.listings.categories();
+  let result: SearchResult | undefined;
+  let searchError: string | undefined;
+  try {
+    result = await services.search.search(searchInput(query));
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    searchError = err.message;
+  }
+  const requests = await services.demand.list({ limit: 10, status: 'open' });
+  let results: string;
+  if (searchError) results = formError(searchError);
+  else if (!result!.total) {
+    results = emptyState(
+      query.q
+        ? `<p><strong>No API matches “${escapeHtml(query.q)}”.</strong></p><p>Try fewer words or another category, or request it below.</p>`
+        : '<p><strong>No live APIs match these filters.</strong></p><p>Clear the filters, or request the API you need below.</p>',
+    );
+  } else {
+    const from = result!.offset + 1;
+    const to = result!.offset + result!.items.length;
+    results = `<p role="status">${result!.total} API${result!.total === 1 ? '' : 's'} · showing ${from}–${to} · sorted by ${escapeHtml(SORT_LABELS[result!.sort])}</p>
+${resultsTable(result!)}${pager('/console/catalog', query, result!)}`;
+  }
+  const requested = requests.length
+    ? `<h3>Most requested</h3><ul>${requests.map((r) => `<li>${escapeHtml(r.query)} <span class="muted">(${r.votes} vote${r.votes === 1 ? '' : 's'})</span></li>`).join('')}</ul>`
+    : '';
+  return {
+    section: 'catalog',
+    title: 'Catalog',
+    status: requestError ? 400 : searchError ? 400 : 200,
+    banners: flash(ctx, FLASH),
+    body: `${searchForm('/console/catalog', query, categories, true)}
+<section aria-labelledby="results-h"><h2 id="results-h">Results</h2>${results}</section>
+<section aria-labelledby="categories-h"><h2 id="categories-h">Categories</h2>${categoriesList(categories)}</section>
+<section aria-labelledby="boards-h"><h2 id="boards-h">Leaderboards</h2>${boardsNav()}</section>
+${requestForm(ctx, requestError?.query ?? query.q ?? '', requestError?.message)}
+${requested}`,
+  };
+}
+
+async function categoryView(services: Services, ctx: AppContext): Promise<ConsoleView> {
+  const slug = paramOf(ctx, 'category');
+  const categories = await services.listings.categories();
+  const category = categories.find((c) => c.slug === slug);
+  if (!category) throw new NotFoundError(`No category "${slug.slice(0, 64)}". The catalog lists the categories.`);
+  const query = formQuery(ctx);
+  const result = await services.search.search(searchInput(query, category.slug));
+  const results = result.total
+    ? `<p role="status">${result.total} API${result.total === 1 ? '' : 's'} in ${escapeHtml(category.name)}</p>${resultsTable(result)}${pager(`/console/catalog/categories/${encodeURIComponent(slug)}`, query, result)}`
+    : emptyState(
+        query.q
+          ? `<p><strong>No API in ${escapeHtml(category.name)} matches “${escapeHtml(query.q)}”.</strong></p>`
+          : `<p><strong>No live API in ${escapeHtml(category.name)} yet.</strong></p><p><a href="/console/catalog">Search the whole catalog</a> or <a href="/console/catalog#request-h">request an API</a>.</p>`,
+      );
+  return {
+    section: 'catalog',
+    title: category.name,
+    body: `<p><a href="/console/catalog">← Catalog</a></p>
+${searchForm(`/console/catalog/categories/${encodeURIComponent(slug)}`, query, categories, false)}
+<section aria-labelledby="results-h"><h2 id="results-h">APIs in ${escapeHtml(category.name)}</h2>${results}</section>
+<section aria-labelledby="boards-h"><h2 id="boards-h">Leaderboards in ${escapeHtml(category.name)}</h2>${boardsNav(undefined, category.slug)}</section>`,
+  };
+}
+
+/** A board's metric, readable: money for GMV, a percentage for growth, else a plain number. */
+function metricText(board: Board, value: number): string {
+  if (board === 'top_grossing') return money(Math.round(value));
+  if (board === 'trending') return `${(value * 100).toFixed(1)}%`;
+  if (board === 'most_used') return Math.round(value).toLocaleString('en-US');
+  return String(Math.round(value * 1000) / 1000);
+}
+
+async function leaderboardView(services: Services, ctx: AppContext): Promise<ConsoleView> {
+  const query = formQuery(ctx);
+  const boardName = paramOf(ctx, 'board');
+  if (!(BOARDS as readonly string[]).includes(boardName)) {
+    throw new NotFoundError(`No leaderboard "${boardName.slice(0, 64)}": use one of ${BOARDS.join(', ')}.`);
+  }
+  const board = boardName as Board;
+  const categories = await services.listings.categories();
+  const result = await services.market.leaderboard(board, { category: query.category, limit: 50 });
+  const metric = BOARD_METRICS[board];
+  const format = (v: number) => metricText(board, v);
+  const rows = result.items
+    .map(
+      (i) =>
+        `<tr><td class="num">${i.rank}</td><td>${listingLink(i.slug, i.name)}</td><td>${categoryLink(i.category)}</td><td>${escapeHtml(i.provider.name ?? '—')}</td><td class="num">${escapeHtml(format(i.metric.value))}</td></tr>`,
+    )
+    .join('');
+  const table = result.items.length
+    ? `${barChart([{ name: metric, points: result.items.slice(0, 10).map((i) => ({ label: i.name.slice(0, 18), value: i.metric.value })) }], { title: `${BOARD_LABELS[board]}: top ${Math.min(10, result.items.length)} by ${metric}`, format })}
+<table><caption class="visually-hidden">${escapeHtml(BOARD_LABELS[board])}</caption><thead><tr><th scope="col" class="num">Rank</th><th scope="col">API</th><th scope="col">Category</th><th scope="col">Provider</th><th scope="col" class="num">${escapeHtml(metric)}</th></tr></thead><tbody>${rows}</tbody></table>`
+    : emptyState(
+        '<p><strong>No API is ranked on this board yet.</strong></p><p>Boards are recomputed from calls every few minutes; an API appears once it has traffic.</p>',
+      );
+  return {
+    section: 'catalog',
+    title: `Leaderboard: ${BOARD_LABELS[board]}`,
+    body: `<p><a href="/console/catalog">← Catalog</a></p>
+${boardsNav(board, query.category)}
+<form class="filters" method="get" action="/console/catalog/leaderboards/${board}"><div><label for="category">Category</label><select id="category" name="category"><option value="">All categories</option>${options(
+      categories.map((c) => ({ value: c.slug, label: c.name })),
+      query.category,
+    )}</select></div><div><button type="submit">Show</button></div></form>
+<p class="muted">Ranked by <code>${escapeHtml(metric)}</code>.</p>
+${table}`,
+  };
+}
+
+function endpointsTable(detail: ListingDetail): string {
+  if (!detail.endpoints.length) return emptyState('This API lists no endpoints.');
+  const rows = detail.endpoints
+    .map((e) => {
+      const discount = e.discount
+        ? `<br><span class="ok">${escapeHtml(e.discount.label ?? 'Discount')}: −${money(e.discount.off_cents)}</span>`
+        : '';
+      const scheduled = e.price_increase
+        ? `${money(e.price_increase.price_cents)} from ${escapeHtml(when(e.price_increase.effective_at))}`
+        : '—';
+      return `<tr><td><code>${escapeHtml(e.method)}</code></td><td><code>${escapeHtml(e.path)}</code>${e.summary ? `<br><span class="muted">${escapeHtml(e.summary)}</span>` : ''}</td>
+<td class="num">${e.free ? 'Free' : money(e.price_cents_effective)}${e.price_cents !== e.price_cents_effective ? ` <s>${money(e.price_cents)}</s>` : ''}${discount}</td><td>${scheduled}</td></tr>`;
+    })
+    .join('');
+  return `<table><caption class="visually-hidden">Endpoints and prices</caption><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col" class="num">Price per call</th><th scope="col">Scheduled change</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+async function listingView(services: Services, ctx: AppContext): Promise<ConsoleView> {
+  const slug = paramOf(ctx, 'slug');
+  const { listings } = services;
+  const detail = await listings.detail(slug);
+  const [day, week, month, history, ranks] = await Promise.all([
+    listings.stats(slug, { window: '24h' }),
+    listings.stats(slug, { window: '7d' }),
+    listings.stats(slug, { window: '30d' }),
+    listings.history(slug, { limit: 30 }),
+    listings.ranks(slug),
+  ]);
+  const windows = [
+    ['Last 24 hours', day],
+    ['Last 7 days', week],
+    ['Last 30 days', month],
+  ] as const;
+  const callsChart = barChart(
+    [
+      { name: 'Calls', points: windows.map(([label, s]) => ({ label, value: s.calls })) },
+      { name: 'Successful', points: windows.map(([label, s]) => ({ label, value: s.successes })) },
+    ],
+    { title: 'Calls by period', empty: 'No calls yet: the chart fills in once consumers call this API.' },
+  );
+  const scoreChart = lineChart(
+    [{ name: 'SVC score', points: history.map((h) => ({ label: h.day, value: h.svc_score })) }],
+    {
+      title: 'SVC score per day',
+      empty: 'No score history yet: scores are recorded once a day.',
+    },
+  );
+  const statsRows = windows
+    .map(
+      ([label, s]) =>
+        `<tr><th scope="row">${label}</th><td class="num">${s.calls}</td><td class="num">${s.success_rate == null ? '—' : `${(s.success_rate * 100).toFixed(1)}%`}</td><td class="num">${s.latency_ms.p50 ?? '—'}</td><td class="num">${s.latency_ms.p95 ?? '—'}</td><td class="num">${money(s.gmv_cents)}</td><td class="num">${s.unique_consumers}</td></tr>`,
+    )
+    .join('');
+  const terms = detail.terms.documents.length
+    ? `<ul>${detail.terms.documents.map((d) => `<li>${escapeHtml(d.title ?? d.kind)} <span class="muted">(${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${escapeHtml(d.acceptance_mode)})</span></li>`).join('')}</ul>
+<p><a href="/terms/${encodeURIComponent(slug)}">Read and accept the terms</a>${detail.terms.required ? ' (required before calling)' : ''}</p>`
+    : `<p>This API has no terms of its own. <a href="/terms/${encodeURIComponent(slug)}">Terms page</a></p>`;
+  const rankList = ranks.length
+    ? `<ul>${ranks.map((r) => `<li><a href="/console/catalog/leaderboards/${encodeURIComponent(r.board)}${r.category ? `?category=${encodeURIComponent(r.category)}` : ''}">${escapeHtml(BOARD_LABELS[r.board as Board] ?? r.board)}</a>${r.category ? ` in ${escapeHtml(r.category)}` : ''}: #${r.rank}</li>`).join('')}</ul>`
+    : '<p class="muted">Not ranked on any board yet.</p>';
+  const tags = detail.tags.length ? `<p class="muted">Tags: ${detail.tags.map(escapeHtml).join(', ')}</p>` : '';
+  return {
+    section: 'catalog',
+    title: detail.name,
+    body: `<p><a href="/console/catalog">← Catalog</a></p>
+<p>${escapeHtml(detail.summary)}</p>
+${detail.description ? `<p>${escapeHtml(detail.description)}</p>` : ''}
+<div class="cards">
+<div class="card"><div class="muted">SVC score</div><div class="figure">${detail.svc_score}</div></div>
+<div class="card"><div class="muted">Price</div><div class="figure">${escapeHtml(priceRange({ min_price_cents: detail.endpoints.length ? detail.pricing.min_price_cents : null, max_price_cents: detail.pricing.max_price_cents, free: detail.pricing.free }))}</div></div>
+<div class="card"><div class="muted">Category</div><div>${categoryLink(detail.category)}</div><div class="muted">Provider: ${escapeHtml(detail.provider.name ?? '—')}</div></div>
+<div class="card"><div class="muted">Verification</div><div>${escapeHtml(detail.verification.status)}</div><div class="muted">${escapeHtml(when(detail.verification.checked_at))}</div></div>
+</div>
+${tags}
+<p>Gateway: <code>${escapeHtml(detail.gateway_url)}</code> · <a href="/v1/apis/${encodeURIComponent(slug)}/openapi">OpenAPI document</a>${detail.docs_url ? ` · <a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer">Documentation</a>` : ''}</p>
+<section aria-labelledby="endpoints-h"><h2 id="endpoints-h">Endpoints and prices</h2>${endpointsTable(detail)}</section>
+<section aria-labelledby="stats-h"><h2 id="stats-h">Stats</h2><div class="charts">${callsChart}${scoreChart}</div>
+<table><caption class="visually-hidden">Stats by period</caption><thead><tr><th scope="col">Period</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Success rate</th><th scope="col" class="num">p50 ms</th><th scope="col" class="num">p95 ms</th><th scope="col" class="num">GMV</th><th scope="col" class="num">Consumers</th></tr></thead><tbody>${statsRows}</tbody></table></section>
+<section aria-labelledby="ranks-h"><h2 id="ranks-h">Ranks</h2>${rankList}</section>
+<section aria-labelledby="terms-h"><h2 id="terms-h">Terms</h2>${terms}</section>`,
+  };
+}
+
+async function requestApi(services: Services, ctx: AppContext, person: SessionPrincipal): Promise<ConsoleView | void> {
+  const form = await readForm(ctx);
+  try {
+    const body = parseForm(ApiRequestBody, {
+      query: form.query ?? '',
+      ...(form.notes?.trim() ? { notes: form.notes } : {}),
+    });
+    const { merged } = await services.demand.request(person, body);
+    seeOther(ctx, '/console/catalog', merged ? 'merged' : 'requested');
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    return catalogView(services, ctx, { message: err.message, query: form.query ?? '' });
+  }
+}
 
 export function catalogConsole(services: Services, router: Router<AppState>): void {
   router.get(
     '/console/catalog',
-    consolePage(services, 'catalog', async () => ({
-      section: 'catalog',
-      title: 'Catalog',
-      body: emptyState('Nothing here yet.'),
-    })),
+    consolePage(services, 'catalog', (ctx) => catalogView(services, ctx)),
+  );
+  router.get(
+    '/console/catalog/categories/:category',
+    consolePage(services, 'catalog', (ctx) => categoryView(services, ctx)),
+  );
+  router.get(
+    '/console/catalog/leaderboards/:board',
+    consolePage(services, 'catalog', (ctx) => leaderboardView(services, ctx)),
+  );
+  router.get(
+    '/console/catalog/apis/:slug',
+    consolePage(services, 'catalog', (ctx) => listingView(services, ctx)),
+  );
+  router.post(
+    '/console/catalog/requests',
+    consolePage(services, 'catalog', (ctx, person) => requestApi(services, ctx, person)),
   );
 }

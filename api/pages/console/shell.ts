@@ -70,6 +70,14 @@ const STYLE = `
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   .empty { padding: 1.5rem; background: #fff; border: 1px dashed #bbb; border-radius: 6px; text-align: center; color: #555; }
   a { color: #1f4aa0; }
+  ul.chips { display: flex; flex-wrap: wrap; gap: .5rem 1rem; list-style: none; padding: 0; margin: .5rem 0 1rem; }
+  ul.chips a[aria-current=page] { font-weight: 600; color: #1b1b1f; }
+  .badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; border: 1px solid #888; font-size: .85rem; background: #fff; }
+  .badge.ok { border-color: #1b6b2c; } .badge.error { border-color: #a4161a; }
+  label.inline-label { display: inline; font-weight: normal; margin: 0; }
+  textarea { font: .9rem/1.4 ui-monospace, monospace; padding: .45rem; box-sizing: border-box; max-width: 100%; }
+  a.button { display: inline-block; border: 1px solid #1f4aa0; border-radius: 4px; text-decoration: none; }
+  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
 `;
 
 function nav(active: ConsoleSection, person: SessionPrincipal, csrf: string): string {
