@@ -115,7 +115,8 @@ export async function request<T = unknown>(conn: Connection, spec: RequestSpec):
     return { status: res.status, headers: res.headers, data: parsed as T, meta: {}, text };
   }
   if (!isEnvelope(parsed)) {
-    throw localFailure('bad_response', `${spec.method} ${url} answered ${res.status} without the JSON envelope`);
+    const start = text.slice(0, 120).replace(/\s+/g, ' ');
+    throw localFailure('bad_response', `${spec.method} ${url} answered ${res.status} without the envelope: ${start}`);
   }
   if (!parsed.ok) throw new ApiFailure(parsed.error.code, parsed.error.message, text);
   return { status: res.status, headers: res.headers, data: parsed.data as T, meta: parsed.meta, text };

@@ -12,6 +12,13 @@ export function money(cents: number | null | undefined): string {
   return `${sign}$${dollars}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/** `free`, `$0.05`, or a range whose free end says `free` (`free-$0.05`); `-` without priced endpoints. */
+export function priceRange(min: number | null, max: number | null): string {
+  if (min === null || max === null) return '-';
+  const one = (c: number) => (c === 0 ? 'free' : money(c));
+  return min === max ? one(min) : `${one(min)}-${one(max)}`;
+}
+
 export interface Column<T> {
   header: string;
   value: (row: T) => string | number | boolean | null | undefined;

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { enc, parseMethod, parseNonNegativeInt, parsePath, parsePositiveInt } from '../args.js';
 import { cliOf } from '../context.js';
-import { fields, money, pretty, table, when } from '../format.js';
+import { fields, money, pretty, priceRange, table, when } from '../format.js';
 
 interface Named {
   slug: string;
@@ -83,13 +83,6 @@ interface Terms {
   approval_url: string;
 }
 
-const priceRange = (p: SearchItem['price']) =>
-  p.free
-    ? 'free'
-    : p.min_price_cents === p.max_price_cents
-      ? money(p.min_price_cents)
-      : `${money(p.min_price_cents)}-${money(p.max_price_cents)}`;
-
 export function catalogCommands(program: Command): void {
   program
     .command('search')
@@ -116,7 +109,11 @@ export function catalogCommands(program: Command): void {
             { header: 'SLUG', value: (i) => i.slug },
             { header: 'NAME', value: (i) => i.name, max: 30 },
             { header: 'CATEGORY', value: (i) => i.category?.slug },
-            { header: 'PRICE', value: (i) => priceRange(i.price), align: 'right' },
+            {
+              header: 'PRICE',
+              value: (i) => priceRange(i.price.min_price_cents, i.price.max_price_cents),
+              align: 'right',
+            },
             { header: 'SCORE', value: (i) => i.svc_score, align: 'right' },
             { header: 'SUMMARY', value: (i) => i.summary, max: 60 },
           ],
@@ -191,8 +188,8 @@ export function catalogCommands(program: Command): void {
         cli.print(res, pretty);
         return;
       }
-      const res = await cli.send<SchemaRow[]>({ method: 'GET', path: `/v1/apis/${enc(slug)}/schema` });
-      cli.print(res, (rows) =>
+      const res = await cli.send<{ endpoints: SchemaRow[] }>({ method: 'GET', path: `/v1/apis/${enc(slug)}/schema` });
+      cli.print(res, ({ endpoints: rows }) =>
         rows.length === 0
           ? '(no endpoints)\n'
           : rows

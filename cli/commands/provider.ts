@@ -59,7 +59,7 @@ interface ListingFlags {
   name?: string;
   slug?: string;
   summary?: string;
-  baseUrl?: string;
+  upstream?: string;
   description?: string;
   category?: string;
   tags?: string[];
@@ -85,7 +85,7 @@ function listingBody(o: ListingFlags): Record<string, unknown> {
   set('name', o.name);
   set('slug', o.slug);
   set('summary', o.summary);
-  set('base_url', o.baseUrl);
+  set('base_url', o.upstream);
   set('description', o.description);
   set('category', o.category);
   set('tags', o.tags);
@@ -100,7 +100,7 @@ function withListingFlags(cmd: Command): Command {
     .option('--name <name>', 'display name')
     .option('--slug <slug>', 'URL name in the catalog (lower-case, digits, hyphens)')
     .option('--summary <text>', 'one-line summary')
-    .option('--base-url <url>', 'the upstream base URL')
+    .option('--upstream <url>', "the upstream base URL (the body's base_url)")
     .option('--description <text>', 'longer description')
     .option('--category <slug>', 'a category slug (see: svc categories)')
     .option('--tags <list>', 'comma-separated tags', parseList)
