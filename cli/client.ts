@@ -110,6 +110,10 @@ export async function request<T = unknown>(conn: Connection, spec: RequestSpec):
     throw localFailure('network_error', networkMessage(err, url, conn.timeoutMs));
   }
 
+  // HEAD answers carry no body: the status is the answer.
+  if (spec.method === 'HEAD' && res.ok && text === '') {
+    return { status: res.status, headers: res.headers, data: null as T, meta: {}, text };
+  }
   const parsed = parseJson(text);
   if (spec.raw && res.ok && parsed !== undefined) {
     return { status: res.status, headers: res.headers, data: parsed as T, meta: {}, text };

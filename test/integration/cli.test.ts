@@ -22,7 +22,8 @@ interface Run {
   stderr: string;
 }
 
-describe('svc CLI (spawned processes)', () => {
+// Each spawn is a Node start (about 0.4 s idle, seconds on a loaded machine): the long flows get room.
+describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   let s: FullStack;
   let gateway: GatewayHandler;
   let gw: RunningHttpServer;
@@ -204,8 +205,9 @@ describe('svc CLI (spawned processes)', () => {
       [['checkout'], /exactly one of --pack or --amount/],
       [['--base-url', 'ftp://x', 'me'], /--base-url must be an http\(s\) URL/],
     ];
-    for (const [args, message] of cases) {
-      const r = await svc(args, { profile });
+    const runs = await Promise.all(cases.map(([args]) => svc(args, { profile })));
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, `${args.join(' ')}\n${shown(r)}`).toBe(2);
       expect(r.stderr.trimEnd().split('\n'), shown(r)).toHaveLength(1);
       expect(r.stderr, shown(r)).toMatch(message);
@@ -216,6 +218,17 @@ describe('svc CLI (spawned processes)', () => {
     expect(help.stdout).toMatch(/call an API through the gateway/);
     const version = await svc(['--version'], { profile });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('npx svc runs the package bin from the project root', async () => {
+    const r = await new Promise<Run>((resolve) => {
+      execFile('npx', ['--no-install', 'svc', '--version'], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+      );
+    });
+    expect(r.code, shown(r)).toBe(0);
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(r.stdout.trim()).toBe(pkg.version);
   });
 
   it('keys create --budget 500 then keys list shows the $5.00 cap; update and revoke', async () => {
