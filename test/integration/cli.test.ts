@@ -2,7 +2,7 @@
 // SVC_CONFIG, HOME in a temporary directory) against a real control plane and gateway, and checks stdout, stderr and
 // the exit code: 0 success, 1 an API failure (`code: message` on stderr, the envelope on stdout with --json), 2 a
 // usage error.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { ROOT } from '../helpers/env.js';
 import { codeFromMail, startFullStack, tokenFromMail, type FullStack } from '../helpers/full-stack.js';
 import { http, serve } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import { waitFor } from '../helpers/ports.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
 interface Run {
@@ -412,6 +413,33 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(() => statSync(profile)).toThrow();
     const stale = await http(s.base, 'GET', '/v1/me', { token: saved.session_token });
     expect(stale.status).toBe(401);
+  });
+
+  it('login on a terminal asks for the mailed code and stores the session', async () => {
+    const person = await createPerson(s.services);
+    const profile = newProfile();
+    const env = { PATH: process.env.PATH ?? '', HOME: home, SVC_CONFIG: profile, SVC_BASE_URL: s.base };
+    // util-linux `script` gives the CLI a pseudo-terminal, as a person's shell would.
+    const child = spawn('script', ['-qec', `node bin/svc.js login --email ${person.email}`, '/dev/null'], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const mail = await s.smtp.waitForMail(person.email, { subject: /sign-in code/ });
+    await waitFor(() => Promise.resolve(output.includes('Code: ')), { timeoutMs: 20_000, what: 'the code prompt' });
+    child.stdin.write(`${codeFromMail(mail.text)}\n`);
+    expect(await exited, output).toBe(0);
+    expect(output).toMatch(new RegExp(`signed in:\\s+${person.email}`));
+    const saved = JSON.parse(readFileSync(profile, 'utf8')) as Record<string, string>;
+    expect(saved).toMatchObject({
+      org_id: person.orgId,
+      email: person.email,
+      session_token: expect.stringMatching(/^sess_/),
+    });
   });
 
   it('provider commands with an anonymous key: exit 1 forbidden', async () => {
