@@ -190,6 +190,16 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, data: null, meta: { replayed: true, cost_cents: 5 } });
     const balance = await svc(['balance'], { profile });
     expect(balance.stdout).toMatch(/credits:\s+\$0\.95/);
+    // Usage rows arrive through the gateway's drain: poll until the call shows.
+    const usage = await waitFor(
+      async () => {
+        const r = await svc(['usage'], { profile });
+        return r.stdout.includes('GET /paid') ? r : false;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: 'the call in svc usage' },
+    );
+    expect(usage.stdout).toMatch(/^\S+\s+clitest-echo\s+GET \/paid\s+200\s+success\s+\$0\.05\s+\d+$/m);
+    expect(usage.stdout).toMatch(/^1 calls \(1 ok\), cost \$0\.05, billed \$0\.00 from /m);
   });
 
   it('usage errors exit 2 with one line on stderr and send nothing', async () => {
@@ -447,5 +457,11 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     const r = await svc(['provider', 'apis'], { profile });
     expect(r.code, shown(r)).toBe(1);
     expect(r.stderr).toMatch(/^forbidden: /);
+    const checkout = await svc(['checkout', '--pack', 'starter'], { profile });
+    expect(checkout.code, shown(checkout)).toBe(1);
+    expect(checkout.stderr).toMatch(/^forbidden: /);
+    const packs = await svc(['packs'], { profile });
+    expect(packs.code, shown(packs)).toBe(0);
+    expect(packs.stdout).toMatch(/^starter\s+\$5\.00\s+\$5\.00$/m);
   });
 });
