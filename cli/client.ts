@@ -29,6 +29,7 @@ export class ApiFailure extends Error {
     readonly code: string,
     message: string,
     readonly text: string,
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -122,7 +123,7 @@ export async function request<T = unknown>(conn: Connection, spec: RequestSpec):
     const start = text.slice(0, 120).replace(/\s+/g, ' ');
     throw localFailure('bad_response', `${spec.method} ${url} answered ${res.status} without the envelope: ${start}`);
   }
-  if (!parsed.ok) throw new ApiFailure(parsed.error.code, parsed.error.message, text);
+  if (!parsed.ok) throw new ApiFailure(parsed.error.code, parsed.error.message, text, parsed.error.details);
   return { status: res.status, headers: res.headers, data: parsed.data as T, meta: parsed.meta, text };
 }
 

@@ -80,11 +80,17 @@ function report(err: unknown, json: boolean): number {
   }
   if (err instanceof ApiFailure) {
     if (json) process.stdout.write(err.text.endsWith('\n') ? err.text : `${err.text}\n`);
-    else process.stderr.write(`${err.code}: ${oneLine(err.message)}\n`);
+    else process.stderr.write(`${err.code}: ${oneLine(err.message)}${nextStep(err.details)}\n`);
     return EXIT_API_FAILURE;
   }
   process.stderr.write(`error: ${oneLine((err as Error).message ?? String(err))}\n`);
   return EXIT_API_FAILURE;
+}
+
+/** Where a person acts next (approve spend, accept terms), kept on the same line. */
+function nextStep(details: Record<string, unknown> | undefined): string {
+  const url = details?.approval_url;
+  return typeof url === 'string' ? ` (${url})` : '';
 }
 
 function oneLine(text: string): string {

@@ -3,7 +3,7 @@
 // the exit code: 0 success, 1 an API failure (`code: message` on stderr, the envelope on stdout with --json), 2 a
 // usage error.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -400,19 +400,41 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
         '# Terms',
         '--api-id',
         apiId,
+        '--acceptance-mode',
+        'required',
       ],
       { profile },
     );
     expect(doc.code, shown(doc)).toBe(0);
     const docId = /^document:\s+(\S+)$/m.exec(doc.stdout)![1]!;
     const docs = await svc(['provider', 'documents'], { profile });
-    expect(docs.stdout).toMatch(new RegExp(`^${docId}\\s+terms\\s+1\\s+draft\\s`, 'm'));
+    expect(docs.stdout).toMatch(new RegExp(`^${docId}\\s+terms\\s+1\\s+draft\\s+required\\s`, 'm'));
+    const activated = await svc(['provider', 'documents', 'activate', docId], { profile });
+    expect(activated.code, shown(activated)).toBe(0);
+    expect(activated.stdout).toMatch(/status:\s+active/);
 
     const published = await svc(['provider', 'publish', apiId, '--accept-terms', '--skip-verify'], { profile });
     expect(published.code, shown(published)).toBe(0);
     expect(published.stdout).toMatch(/status:\s+live/);
     const noTerms = await svc(['provider', 'publish', apiId], { profile });
     expect(noTerms.code).toBe(2);
+
+    // A consumer (a signed-in owner: session and key in the profile) meets the required terms, accepts, calls.
+    const consumer = await createPerson(s.services);
+    const consumerProfile = newProfile();
+    mkdirSync(path.dirname(consumerProfile), { recursive: true });
+    writeFileSync(consumerProfile, JSON.stringify({ api_key: consumer.apiKey, session_token: consumer.session }));
+    const refused = await svc(['call', 'cli-weather', 'GET', '/free'], { profile: consumerProfile });
+    expect(refused.code, shown(refused)).toBe(1);
+    expect(refused.stderr).toMatch(/^terms_acceptance_required: .+ \(http:\/\/\S+\)\n$/);
+    const terms = await svc(['terms', 'cli-weather'], { profile: consumerProfile });
+    expect(terms.stdout).toMatch(new RegExp(`^${docId}\\s+terms\\s+1\\s+required\\s+no\\b`, 'm'));
+    const accept = await svc(['terms', 'cli-weather', '--accept'], { profile: consumerProfile });
+    expect(accept.code, shown(accept)).toBe(0);
+    expect(accept.stdout).toBe(`Accepted terms 1 (${docId}).\n`);
+    const called = await svc(['call', 'cli-weather', 'GET', '/free'], { profile: consumerProfile });
+    expect(called.code, shown(called)).toBe(0);
+    expect(JSON.parse(called.stdout)).toEqual({ hello: 'world', path: '/free' });
 
     const analytics = await svc(['provider', 'analytics'], { profile });
     expect(analytics.code, shown(analytics)).toBe(0);
