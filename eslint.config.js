@@ -72,7 +72,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js'],
+    // Plain JavaScript outside the TypeScript program: the config itself and the CLI's launcher (bin/svc.js).
+    files: ['eslint.config.js', 'bin/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
   prettier,

@@ -1,0 +1,144 @@
+/** Money: usage history, balance, credit packs and checkout (prints the hosted checkout URL to open in a browser). */
+import { InvalidArgumentError, type Command } from 'commander';
+import { parseAmount, parsePositiveInt, parseNonNegativeInt } from '../args.js';
+import { UsageError } from '../client.js';
+import { cliOf } from '../context.js';
+import { fields, money, table, when } from '../format.js';
+
+interface UsageRecord {
+  created_at: string;
+  api_slug: string;
+  method: string;
+  path: string;
+  status: number;
+  outcome: string;
+  cost_cents: number;
+  billable_cents: number;
+  latency_ms: number;
+}
+
+interface UsageSummary {
+  calls: number;
+  successful_calls: number;
+  cost_cents: number;
+  billable_cents: number;
+}
+
+interface Balance {
+  credit_cents: number;
+  billing_mode: string;
+  auto_reload_enabled: boolean;
+  has_payment_method: boolean;
+  suspended: boolean;
+  billable_cents?: number;
+}
+
+/** `2026-11-01` or a full ISO instant, as the usage route takes them. */
+function parseInstant(value: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new InvalidArgumentError('expected a date (2026-11-01) or an ISO time (2026-11-01T12:00:00Z).');
+  }
+  return value;
+}
+
+export function billingCommands(program: Command): void {
+  program
+    .command('usage')
+    .description('your metered calls and their cost over a time range')
+    .option('--from <date>', 'start (date or ISO time; default: 30 days ago)', parseInstant)
+    .option('--to <date>', 'end (date or ISO time; default: now)', parseInstant)
+    .option('--key-id <id>', 'only calls made with this key')
+    .option('--limit <n>', 'at most this many rows (max 200)', parsePositiveInt)
+    .option('--offset <n>', 'skip this many rows', parseNonNegativeInt)
+    .action(async (opts: { from?: string; to?: string; keyId?: string; limit?: number; offset?: number }, cmd) => {
+      const cli = cliOf(cmd as Command);
+      const query = { from: opts.from, to: opts.to, key_id: opts.keyId, limit: opts.limit, offset: opts.offset };
+      const res = await cli.send<UsageRecord[]>({ method: 'GET', path: '/v1/usage', query });
+      cli.print(res, (items, meta) => {
+        const rows = table(
+          items,
+          [
+            { header: 'TIME', value: (u) => when(u.created_at) },
+            { header: 'API', value: (u) => u.api_slug },
+            { header: 'CALL', value: (u) => `${u.method} ${u.path}`, max: 40 },
+            { header: 'STATUS', value: (u) => u.status, align: 'right' },
+            { header: 'OUTCOME', value: (u) => u.outcome },
+            { header: 'COST', value: (u) => money(u.cost_cents), align: 'right' },
+            { header: 'MS', value: (u) => u.latency_ms, align: 'right' },
+          ],
+          'No calls in this range.',
+        );
+        const s = meta.summary as UsageSummary | undefined;
+        const range = meta.range as { from: string; to: string } | undefined;
+        const total = s
+          ? `${s.calls} calls (${s.successful_calls} ok), cost ${money(s.cost_cents)}, billed ${money(s.billable_cents)}` +
+            (range ? ` from ${when(range.from)} to ${when(range.to)}` : '') +
+            '\n'
+          : '';
+        return rows + total;
+      });
+    });
+
+  program
+    .command('balance')
+    .description('your credits, billing mode and payment method')
+    .action(async (_opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<Balance>({ method: 'GET', path: '/v1/billing/balance' });
+      cli.print(res, (b) =>
+        fields([
+          ['credits', money(b.credit_cents)],
+          ['owed', b.billable_cents ? money(b.billable_cents) : null],
+          ['billing mode', b.billing_mode],
+          ['payment method', b.has_payment_method ? 'on file' : 'none'],
+          ['auto-reload', b.auto_reload_enabled ? 'on' : 'off'],
+          ['suspended', b.suspended ? 'yes' : 'no'],
+        ]),
+      );
+    });
+
+  program
+    .command('packs')
+    .description('the credit packs checkout sells')
+    .action(async (_opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<{ name: string; price_cents: number; credit_cents: number }[]>({
+        method: 'GET',
+        path: '/v1/billing/packs',
+      });
+      cli.print(res, (packs) =>
+        table(packs, [
+          { header: 'PACK', value: (p) => p.name },
+          { header: 'PRICE', value: (p) => money(p.price_cents), align: 'right' },
+          { header: 'CREDITS', value: (p) => money(p.credit_cents), align: 'right' },
+        ]),
+      );
+    });
+
+  program
+    .command('checkout')
+    .description('buy credits: prints a hosted checkout URL to open in a browser (needs billing:write)')
+    .option('--pack <name>', 'a credit pack (see: svc packs)')
+    .option('--amount <amount>', 'a custom amount: cents (500) or dollars ($5)', parseAmount)
+    .option('--success-url <url>', 'where the browser goes after paying')
+    .option('--cancel-url <url>', 'where the browser goes on cancel')
+    .action(async (opts: { pack?: string; amount?: number; successUrl?: string; cancelUrl?: string }, cmd) => {
+      const cli = cliOf(cmd as Command);
+      if ((opts.pack === undefined) === (opts.amount === undefined)) {
+        throw new UsageError('give exactly one of --pack or --amount');
+      }
+      const body = {
+        pack: opts.pack,
+        amount_cents: opts.amount,
+        success_url: opts.successUrl,
+        cancel_url: opts.cancelUrl,
+      };
+      const res = await cli.send<{ checkout_url: string; amount_cents: number; credit_cents: number }>({
+        method: 'POST',
+        path: '/v1/billing/checkout',
+        body,
+      });
+      cli.print(res, (c) => `${c.checkout_url}\n`);
+      cli.note(`Open the URL to pay ${money(res.data.amount_cents)} for ${money(res.data.credit_cents)} of credits.`);
+    });
+}

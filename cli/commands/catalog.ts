@@ -1,0 +1,311 @@
+/** The catalog: search, categories, a listing, its schema (or raw OpenAPI), leaderboards, quotes and terms. */
+import type { Command } from 'commander';
+import { enc, parseMethod, parseNonNegativeInt, parsePath, parsePositiveInt } from '../args.js';
+import { cliOf } from '../context.js';
+import { fields, money, pretty, priceRange, table, when } from '../format.js';
+
+interface Named {
+  slug: string;
+  name: string;
+}
+
+interface SearchItem extends Named {
+  summary: string;
+  category: Named | null;
+  price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
+  svc_score: number;
+}
+
+interface EndpointRow {
+  endpoint_id: string;
+  method: string;
+  path: string;
+  summary: string | null;
+  price_cents: number;
+  price_cents_effective: number;
+}
+
+interface Listing extends Named {
+  summary: string;
+  description: string | null;
+  category: Named | null;
+  tags: string[];
+  provider: { name: string | null };
+  docs_url: string | null;
+  gateway_url: string;
+  svc_score: number;
+  verification: { status: string };
+  pricing: { endpoints: number; free_endpoints: number; min_price_cents: number; max_price_cents: number };
+  endpoints: EndpointRow[];
+  terms: { required: boolean };
+}
+
+interface SchemaRow {
+  method: string;
+  path: string;
+  summary: string | null;
+  gateway_url: string;
+  input_schema: unknown;
+  output_schema: unknown;
+}
+
+interface BoardItem extends Named {
+  rank: number;
+  category: Named | null;
+  metric: { name: string; value: number };
+}
+
+interface Quote {
+  api: string;
+  endpoint: { endpoint_id: string; method: string; path: string };
+  gateway_url: string;
+  price_cents: number;
+  price_cents_effective: number;
+  price_increase: { price_cents: number; effective_at: string } | null;
+  discount: { label?: string | null; amount_off_cents?: number } | null;
+  admission?: { allowed: boolean; error_code?: string; message?: string };
+}
+
+interface TermsDocument {
+  document_id: string;
+  kind: string;
+  title: string | null;
+  version: string;
+  acceptance_mode: string;
+  content_hash: string;
+  accepted: boolean | null;
+}
+
+interface Terms {
+  api: string;
+  documents: TermsDocument[];
+  all_required_accepted: boolean | null;
+  approval_url: string;
+}
+
+export function catalogCommands(program: Command): void {
+  program
+    .command('search')
+    .description('search the catalog (no query browses)')
+    .argument('[q...]', 'what you are looking for')
+    .option('--category <slug>', 'only this category (see: svc categories)')
+    .option('--sort <sort>', 'svc_score, price, relevance, new, calls, gmv, reliability, value or momentum')
+    .option('--limit <n>', 'at most this many results (max 500)', parsePositiveInt)
+    .option('--offset <n>', 'skip this many results', parseNonNegativeInt)
+    .action(async (q: string[], opts: { category?: string; sort?: string; limit?: number; offset?: number }, cmd) => {
+      const cli = cliOf(cmd as Command);
+      const query = {
+        q: q.join(' '),
+        category: opts.category,
+        sort: opts.sort,
+        limit: opts.limit,
+        offset: opts.offset,
+      };
+      const res = await cli.send<SearchItem[]>({ method: 'GET', path: '/v1/search', query });
+      cli.print(res, (items, meta) => {
+        const rows = table(
+          items,
+          [
+            { header: 'SLUG', value: (i) => i.slug },
+            { header: 'NAME', value: (i) => i.name, max: 30 },
+            { header: 'CATEGORY', value: (i) => i.category?.slug },
+            {
+              header: 'PRICE',
+              value: (i) => priceRange(i.price.min_price_cents, i.price.max_price_cents),
+              align: 'right',
+            },
+            { header: 'SCORE', value: (i) => i.svc_score, align: 'right' },
+            { header: 'SUMMARY', value: (i) => i.summary, max: 60 },
+          ],
+          'No listings match.',
+        );
+        return typeof meta.total === 'number' ? `${rows}${items.length} of ${meta.total}\n` : rows;
+      });
+    });
+
+  program
+    .command('categories')
+    .description('list the catalog categories with their number of live APIs')
+    .action(async (_opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<(Named & { api_count: number })[]>({ method: 'GET', path: '/v1/categories' });
+      cli.print(res, (items) =>
+        table(items, [
+          { header: 'SLUG', value: (c) => c.slug },
+          { header: 'NAME', value: (c) => c.name },
+          { header: 'APIS', value: (c) => c.api_count, align: 'right' },
+        ]),
+      );
+    });
+
+  program
+    .command('api')
+    .description('show a listing: summary, score, pricing per endpoint')
+    .argument('<slug>', 'the API slug')
+    .action(async (slug: string, _opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<Listing>({ method: 'GET', path: `/v1/apis/${enc(slug)}` });
+      cli.print(res, (d) => {
+        const head = fields([
+          ['api', `${d.name} (${d.slug})`],
+          ['summary', d.summary],
+          ['category', d.category?.name],
+          ['provider', d.provider.name],
+          ['tags', d.tags.length ? d.tags.join(', ') : null],
+          ['score', d.svc_score],
+          ['verification', d.verification.status],
+          ['terms', d.terms.required ? 'acceptance required (svc terms ' + d.slug + ')' : null],
+          ['docs', d.docs_url],
+          ['gateway', d.gateway_url],
+        ]);
+        const endpoints = table(
+          d.endpoints,
+          [
+            { header: 'METHOD', value: (e) => e.method },
+            { header: 'PATH', value: (e) => e.path },
+            {
+              header: 'PRICE',
+              value: (e) => (e.price_cents_effective === 0 ? 'free' : money(e.price_cents_effective)),
+              align: 'right',
+            },
+            { header: 'SUMMARY', value: (e) => e.summary, max: 60 },
+          ],
+          '(no endpoints)',
+        );
+        return `${head}\n${endpoints}`;
+      });
+    });
+
+  program
+    .command('schema')
+    .description("show a listing's endpoints with their input and output schemas")
+    .argument('<slug>', 'the API slug')
+    .option('--openapi', 'print the raw OpenAPI 3.0 document instead')
+    .action(async (slug: string, opts: { openapi?: boolean }, cmd: Command) => {
+      const cli = cliOf(cmd);
+      if (opts.openapi) {
+        const res = await cli.send({ method: 'GET', path: `/v1/apis/${enc(slug)}/openapi`, raw: true });
+        cli.print(res, pretty);
+        return;
+      }
+      const res = await cli.send<{ endpoints: SchemaRow[] }>({ method: 'GET', path: `/v1/apis/${enc(slug)}/schema` });
+      cli.print(res, ({ endpoints: rows }) =>
+        rows.length === 0
+          ? '(no endpoints)\n'
+          : rows
+              .map(
+                (r) =>
+                  `${r.method} ${r.path}${r.summary ? `  ${r.summary}` : ''}\n  call: ${r.gateway_url}\n` +
+                  `  input:  ${JSON.stringify(r.input_schema)}\n  output: ${JSON.stringify(r.output_schema)}\n`,
+              )
+              .join('\n'),
+      );
+    });
+
+  program
+    .command('leaderboard')
+    .description('a ranked board: top_grossing, most_used, most_reliable, best_value, trending or new_rising')
+    .argument('<board>', 'the board')
+    .option('--category <slug>', 'only this category')
+    .option('--limit <n>', 'at most this many rows', parsePositiveInt)
+    .action(async (board: string, opts: { category?: string; limit?: number }, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<BoardItem[]>({
+        method: 'GET',
+        path: `/v1/leaderboards/${enc(board)}`,
+        query: { category: opts.category, limit: opts.limit },
+      });
+      cli.print(res, (items) =>
+        table(
+          items,
+          [
+            { header: '#', value: (i) => i.rank, align: 'right' },
+            { header: 'SLUG', value: (i) => i.slug },
+            { header: 'NAME', value: (i) => i.name, max: 30 },
+            { header: 'CATEGORY', value: (i) => i.category?.slug },
+            { header: 'METRIC', value: (i) => i.metric.name },
+            { header: 'VALUE', value: (i) => i.metric.value, align: 'right' },
+          ],
+          'The board is empty.',
+        ),
+      );
+    });
+
+  program
+    .command('quote')
+    .description('price a call before making it (and, with a key, whether the gateway would admit it now)')
+    .argument('<slug>', 'the API slug')
+    .argument('<method>', 'HTTP method', parseMethod)
+    .argument('<path>', 'the path after the slug, e.g. /forecast/paris', parsePath)
+    .action(async (slug: string, method: string, path: string, _opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<Quote>({
+        method: 'GET',
+        path: `/v1/apis/${enc(slug)}/quote`,
+        query: { method, path },
+      });
+      cli.print(res, (q) =>
+        fields([
+          ['endpoint', `${q.endpoint.method} ${q.endpoint.path}`],
+          ['price', q.price_cents_effective === 0 ? 'free' : money(q.price_cents_effective)],
+          ['list price', q.price_cents !== q.price_cents_effective ? money(q.price_cents) : null],
+          ['discount', q.discount ? (q.discount.label ?? 'active') : null],
+          [
+            'increase',
+            q.price_increase
+              ? `${money(q.price_increase.price_cents)} from ${when(q.price_increase.effective_at)}`
+              : null,
+          ],
+          [
+            'admission',
+            q.admission
+              ? q.admission.allowed
+                ? 'allowed'
+                : `refused: ${q.admission.error_code}: ${q.admission.message ?? ''}`.trim()
+              : null,
+          ],
+          ['call', q.gateway_url],
+        ]),
+      );
+    });
+
+  program
+    .command('terms')
+    .description("show an API's provider terms (and accept them with --accept: needs a signed-in owner or admin)")
+    .argument('<slug>', 'the API slug')
+    .option('--accept', 'accept every document of these terms not yet accepted')
+    .action(async (slug: string, opts: { accept?: boolean }, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<Terms>({ method: 'GET', path: `/v1/apis/${enc(slug)}/terms` });
+      if (!opts.accept) {
+        cli.print(res, termsText);
+        return;
+      }
+      const pending = res.data.documents.filter((d) => d.accepted !== true);
+      for (const doc of pending) {
+        const accepted = await cli.send({
+          method: 'POST',
+          path: `/v1/apis/${enc(slug)}/terms/accept`,
+          body: { document_id: doc.document_id, content_hash: doc.content_hash },
+        });
+        cli.print(accepted, () => `Accepted ${doc.kind} ${doc.version} (${doc.document_id}).\n`);
+      }
+      if (pending.length === 0) cli.print(res, () => 'Nothing to accept.\n');
+    });
+}
+
+function termsText(t: Terms): string {
+  const docs = table(
+    t.documents,
+    [
+      { header: 'DOCUMENT', value: (d) => d.document_id },
+      { header: 'KIND', value: (d) => d.kind },
+      { header: 'VERSION', value: (d) => d.version },
+      { header: 'MODE', value: (d) => d.acceptance_mode },
+      { header: 'ACCEPTED', value: (d) => (d.accepted === null ? '-' : d.accepted ? 'yes' : 'no') },
+      { header: 'TITLE', value: (d) => d.title, max: 40 },
+    ],
+    'No terms for this API.',
+  );
+  return `${docs}${t.documents.length ? `Read and accept: ${t.approval_url}\n` : ''}`;
+}

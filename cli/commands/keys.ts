@@ -1,0 +1,124 @@
+/** `svc keys list|create|update|revoke`: the org's API keys and their spend caps (amounts in cents or `$`). */
+import type { Command } from 'commander';
+import { enc, parseList, parseMoney } from '../args.js';
+import { UsageError } from '../client.js';
+import { cliOf } from '../context.js';
+import { fields, money, table, when } from '../format.js';
+
+export interface KeySummary {
+  id: string;
+  name: string;
+  keyPrefix: string;
+  scopes: string[];
+  budget_cents: number | null;
+  per_call_max_cents: number | null;
+  daily_cap_cents: number | null;
+  approval_mode: boolean;
+  spent_cents: number;
+  spent_today_cents: number;
+  remaining_budget_cents: number | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+interface CapOptions {
+  budget?: number | null;
+  perCallMax?: number | null;
+  dailyCap?: number | null;
+  approvalMode?: boolean;
+}
+
+const capsBody = (o: CapOptions) => ({
+  budget_cents: o.budget,
+  per_call_max_cents: o.perCallMax,
+  daily_cap_cents: o.dailyCap,
+  approval_mode: o.approvalMode,
+});
+
+function withCapOptions(cmd: Command): Command {
+  return cmd
+    .option('--budget <amount>', 'lifetime spend cap: cents (500), dollars ($5) or "none"', parseMoney)
+    .option('--per-call-max <amount>', 'most one call may cost', parseMoney)
+    .option('--daily-cap <amount>', 'spend cap per UTC day', parseMoney)
+    .option('--approval-mode', 'spend needs a person’s approval')
+    .option('--no-approval-mode', 'turn approval mode off');
+}
+
+function keyDetails(k: KeySummary): string {
+  return fields([
+    ['id', k.id],
+    ['name', k.name],
+    ['prefix', k.keyPrefix],
+    ['scopes', k.scopes.join(', ')],
+    ['budget', money(k.budget_cents)],
+    ['per call max', money(k.per_call_max_cents)],
+    ['daily cap', money(k.daily_cap_cents)],
+    ['approval mode', k.approval_mode ? 'on' : 'off'],
+    ['spent', money(k.spent_cents)],
+    ['revoked', k.revoked_at ? when(k.revoked_at) : null],
+  ]);
+}
+
+export function keysCommands(program: Command): void {
+  const keys = program.command('keys').description('list, create, update and revoke API keys');
+
+  keys
+    .command('list')
+    .description("list the org's API keys with their caps and spend")
+    .option('--include-revoked', 'also show revoked keys')
+    .action(async (opts: { includeRevoked?: boolean }, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const query = { include_revoked: opts.includeRevoked ? 'true' : undefined, limit: 200 };
+      const res = await cli.send<KeySummary[]>({ method: 'GET', path: '/v1/keys', query });
+      cli.print(res, (items) =>
+        table(items, [
+          { header: 'ID', value: (k) => k.id },
+          { header: 'NAME', value: (k) => k.name, max: 24 },
+          { header: 'PREFIX', value: (k) => k.keyPrefix },
+          { header: 'BUDGET', value: (k) => money(k.budget_cents), align: 'right' },
+          { header: 'SPENT', value: (k) => money(k.spent_cents), align: 'right' },
+          { header: 'PER CALL', value: (k) => money(k.per_call_max_cents), align: 'right' },
+          { header: 'DAILY', value: (k) => money(k.daily_cap_cents), align: 'right' },
+          { header: 'SCOPES', value: (k) => k.scopes.join(',') },
+          { header: 'STATE', value: (k) => (k.revoked_at ? 'revoked' : 'active') },
+        ]),
+      );
+    });
+
+  withCapOptions(
+    keys
+      .command('create')
+      .description('create an API key (the plaintext key is shown once)')
+      .option('--name <name>', 'a name for the key', 'cli')
+      .option('--scopes <list>', 'comma-separated scopes (default: the server’s consumer scopes)', parseList),
+  ).action(async (opts: CapOptions & { name: string; scopes?: string[] }, cmd: Command) => {
+    const cli = cliOf(cmd);
+    const body = { name: opts.name, scopes: opts.scopes, ...capsBody(opts) };
+    const res = await cli.send<KeySummary & { api_key: string }>({ method: 'POST', path: '/v1/keys', body });
+    cli.print(res, (k) => `${keyDetails(k)}key:  ${k.api_key}\n`);
+    cli.note('The key is shown only this once: store it now.');
+  });
+
+  withCapOptions(
+    keys.command('update').description("change a key's caps").argument('<id>', 'the key id (see: svc keys list)'),
+  ).action(async (id: string, opts: CapOptions, cmd: Command) => {
+    const cli = cliOf(cmd);
+    const body = capsBody(opts);
+    if (Object.values(body).every((v) => v === undefined)) {
+      throw new UsageError('give at least one of --budget, --per-call-max, --daily-cap, --[no-]approval-mode');
+    }
+    const res = await cli.send<KeySummary>({ method: 'PATCH', path: `/v1/keys/${enc(id)}`, body });
+    cli.print(res, keyDetails);
+  });
+
+  keys
+    .command('revoke')
+    .description('revoke a key: it is refused from then on')
+    .argument('<id>', 'the key id')
+    .action(async (id: string, _opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<KeySummary>({ method: 'DELETE', path: `/v1/keys/${enc(id)}` });
+      cli.print(res, (k) => `Revoked ${k.id ?? id}.\n`);
+    });
+}

@@ -1,0 +1,403 @@
+/**
+ * `svc provider …`: a provider's own APIs (create, import, credentials, pricing, verify, publish, unpublish),
+ * legal documents and analytics. Every route needs provider:write (a signed-in person or an email-verified key).
+ */
+import type { Command } from 'commander';
+import {
+  collect,
+  collectPair,
+  enc,
+  jsonObject,
+  parseAmount,
+  parseJsonData,
+  parseList,
+  parseTextOrFile,
+} from '../args.js';
+import { UsageError } from '../client.js';
+import { cliOf, type Cli } from '../context.js';
+import { fields, money, pretty, table, when } from '../format.js';
+
+interface ApiSummary {
+  api_id: string;
+  name: string;
+  slug: string;
+  status: string;
+  endpoint_count?: number;
+  verification_status?: string;
+  published_at: string | null;
+}
+
+interface ApiView extends ApiSummary {
+  summary: string;
+  base_url: string;
+  listing_url: string;
+  gateway_url: string;
+  credential: { set: boolean; injection: string | null };
+  verification: { status: string };
+  endpoints: {
+    endpoint_id: string;
+    method: string;
+    path: string;
+    price_cents: number;
+    price_cents_effective: number;
+  }[];
+}
+
+interface DocumentView {
+  document_id: string;
+  kind: string;
+  version: string;
+  title: string | null;
+  status: string;
+  acceptance_mode: string;
+  api_id: string | null;
+  content_hash: string;
+}
+
+interface ListingFlags {
+  data?: string;
+  name?: string;
+  slug?: string;
+  summary?: string;
+  upstream?: string;
+  description?: string;
+  category?: string;
+  tags?: string[];
+  docsUrl?: string;
+  endpoint?: string[];
+}
+
+/** `GET /forecast/{city}=5`: method, path and an optional price (cents or dollars; default free). */
+function parseEndpoint(spec: string): Record<string, unknown> {
+  const m = /^([A-Za-z]+)\s+(\/\S*?)(?:=(\S+))?$/.exec(spec.trim());
+  if (!m) throw new UsageError(`--endpoint "${spec}": expected "METHOD /path" or "METHOD /path=price"`);
+  const endpoint: Record<string, unknown> = { method: m[1]!.toUpperCase(), path: m[2] };
+  if (m[3] !== undefined) endpoint.price_cents = parseAmount(m[3]);
+  return endpoint;
+}
+
+/** The JSON body from --data, with each flag given laid over it. */
+function listingBody(o: ListingFlags): Record<string, unknown> {
+  const body = jsonObject(o.data);
+  const set = (k: string, v: unknown) => {
+    if (v !== undefined) body[k] = v;
+  };
+  set('name', o.name);
+  set('slug', o.slug);
+  set('summary', o.summary);
+  set('base_url', o.upstream);
+  set('description', o.description);
+  set('category', o.category);
+  set('tags', o.tags);
+  set('docs_url', o.docsUrl);
+  if (o.endpoint?.length) body.endpoints = o.endpoint.map(parseEndpoint);
+  return body;
+}
+
+function withListingFlags(cmd: Command): Command {
+  return cmd
+    .option('-d, --data <json>', 'the whole body as JSON text or @file (flags override its fields)', parseJsonData)
+    .option('--name <name>', 'display name')
+    .option('--slug <slug>', 'URL name in the catalog (lower-case, digits, hyphens)')
+    .option('--summary <text>', 'one-line summary')
+    .option('--upstream <url>', "the upstream base URL (the body's base_url)")
+    .option('--description <text>', 'longer description')
+    .option('--category <slug>', 'a category slug (see: svc categories)')
+    .option('--tags <list>', 'comma-separated tags', parseList)
+    .option('--docs-url <url>', 'documentation URL')
+    .option('--endpoint <spec>', 'an endpoint "METHOD /path[=price]" (repeatable)', collect);
+}
+
+function apiText(a: ApiView): string {
+  const head = fields([
+    ['api', `${a.api_id} (${a.slug})`],
+    ['name', a.name],
+    ['status', a.status],
+    ['summary', a.summary],
+    ['base url', a.base_url],
+    ['credential', a.credential.set ? `set (${a.credential.injection})` : 'not set'],
+    ['verification', a.verification.status],
+    ['published', a.published_at ? when(a.published_at) : null],
+    ['listing', a.listing_url],
+    ['gateway', a.gateway_url],
+  ]);
+  const endpoints = table(
+    a.endpoints,
+    [
+      { header: 'ENDPOINT', value: (e) => e.endpoint_id },
+      { header: 'METHOD', value: (e) => e.method },
+      { header: 'PATH', value: (e) => e.path },
+      { header: 'PRICE', value: (e) => money(e.price_cents_effective), align: 'right' },
+    ],
+    '(no endpoints)',
+  );
+  return `${head}\n${endpoints}`;
+}
+
+async function lifecycle(cli: Cli, apiId: string, step: string, body?: unknown): Promise<void> {
+  const res = await cli.send<Record<string, unknown>>({
+    method: 'POST',
+    path: `/v1/provider/apis/${enc(apiId)}/${step}`,
+    body,
+  });
+  cli.print(res, (d) =>
+    d.done === false
+      ? `${step}: still running (workflow ${String(d.workflow_id)}); check with: svc provider apis ${apiId}\n`
+      : fields([
+          ['api', apiId],
+          ['action', d.action as string],
+          ['status', d.status as string],
+        ]) + (d.verification ? `verification:\n${pretty(d.verification)}` : ''),
+  );
+}
+
+export function providerCommands(program: Command): void {
+  const provider = program.command('provider').description('manage the APIs you provide');
+
+  provider
+    .command('apis')
+    .description('list your APIs, or show one with its endpoints')
+    .argument('[api_id]', 'an API id to show in full')
+    .action(async (apiId: string | undefined, _opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      if (apiId) {
+        const res = await cli.send<ApiView>({ method: 'GET', path: `/v1/provider/apis/${enc(apiId)}` });
+        cli.print(res, apiText);
+        return;
+      }
+      const res = await cli.send<ApiSummary[]>({ method: 'GET', path: '/v1/provider/apis', query: { limit: 200 } });
+      cli.print(res, (items) =>
+        table(
+          items,
+          [
+            { header: 'ID', value: (a) => a.api_id },
+            { header: 'SLUG', value: (a) => a.slug },
+            { header: 'NAME', value: (a) => a.name, max: 30 },
+            { header: 'STATUS', value: (a) => a.status },
+            { header: 'ENDPOINTS', value: (a) => a.endpoint_count, align: 'right' },
+            { header: 'VERIFIED', value: (a) => a.verification_status },
+          ],
+          'No APIs yet: svc provider create or svc provider import.',
+        ),
+      );
+    });
+
+  withListingFlags(provider.command('create').description('create a draft API from flags or a JSON body')).action(
+    async (opts: ListingFlags, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<ApiView>({ method: 'POST', path: '/v1/provider/apis', body: listingBody(opts) });
+      cli.print(res, apiText);
+    },
+  );
+
+  withListingFlags(
+    provider
+      .command('import')
+      .description('create a draft API from an OpenAPI document URL (or an external docs URL)')
+      .argument('<url>', 'the document URL')
+      .option('--type <type>', 'openapi_url or external_url', 'openapi_url'),
+  ).action(async (url: string, opts: ListingFlags & { type: string }, cmd: Command) => {
+    const cli = cliOf(cmd);
+    const body = { ...listingBody(opts), import_from: { type: opts.type, url } };
+    const res = await cli.send<ApiView>({ method: 'POST', path: '/v1/provider/apis', body });
+    cli.print(res, apiText);
+  });
+
+  withListingFlags(
+    provider
+      .command('update')
+      .description("change a draft or live API's listing fields")
+      .argument('<api_id>', 'the API id'),
+  ).action(async (apiId: string, opts: ListingFlags, cmd: Command) => {
+    const cli = cliOf(cmd);
+    const res = await cli.send<ApiView>({
+      method: 'PATCH',
+      path: `/v1/provider/apis/${enc(apiId)}`,
+      body: listingBody(opts),
+    });
+    cli.print(res, apiText);
+  });
+
+  provider
+    .command('credentials')
+    .description('store the upstream secret the gateway attaches to calls')
+    .argument('<api_id>', 'the API id')
+    .requiredOption('--secret <secret>', 'the secret, or @file to read it from a file', parseTextOrFile)
+    .option('--injection <how>', 'bearer, header, query or basic', 'bearer')
+    .option('--injection-name <name>', 'header or query parameter name (for header and query)')
+    .action(async (apiId: string, opts: { secret: string; injection: string; injectionName?: string }, cmd) => {
+      const cli = cliOf(cmd as Command);
+      const res = await cli.send<{ set: boolean; injection: string | null }>({
+        method: 'PUT',
+        path: `/v1/provider/apis/${enc(apiId)}/credentials`,
+        body: { secret: opts.secret.trim(), injection: opts.injection, injection_name: opts.injectionName },
+      });
+      cli.print(res, () => `Credentials stored for ${apiId}.\n`);
+    });
+
+  provider
+    .command('pricing')
+    .description('set endpoint prices (increases are scheduled) or cancel a pending increase')
+    .argument('<api_id>', 'the API id')
+    .option('--price <endpoint_id=amount>', 'a price in cents or dollars (repeatable)', collectPair)
+    .option('-d, --data <json>', 'the whole body { "endpoints": [...] } (prices and discounts)', parseJsonData)
+    .option('--cancel-pending <endpoint_id>', "cancel this endpoint's scheduled price increase")
+    .action(async (apiId: string, opts: { price?: [string, string][]; data?: string; cancelPending?: string }, cmd) => {
+      const cli = cliOf(cmd as Command);
+      if (opts.cancelPending) {
+        const res = await cli.send<ApiView>({
+          method: 'DELETE',
+          path: `/v1/provider/apis/${enc(apiId)}/endpoints/${enc(opts.cancelPending)}/pending-price`,
+        });
+        cli.print(res, apiText);
+        return;
+      }
+      const body = jsonObject(opts.data);
+      if (opts.price?.length) {
+        body.endpoints = opts.price.map(([endpoint_id, amount]) => ({ endpoint_id, price_cents: parseAmount(amount) }));
+      }
+      if (body.endpoints === undefined) throw new UsageError('give --price, --data or --cancel-pending');
+      const res = await cli.send({ method: 'PATCH', path: `/v1/provider/apis/${enc(apiId)}/pricing`, body });
+      cli.print(res, pretty);
+    });
+
+  provider
+    .command('verify')
+    .description('run the upstream smoke test of a draft API')
+    .argument('<api_id>', 'the API id')
+    .action((apiId: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), apiId, 'verify'));
+
+  provider
+    .command('publish')
+    .description('put an API live in the catalog (needs --accept-terms)')
+    .argument('<api_id>', 'the API id')
+    .option('--accept-terms', 'accept the marketplace provider terms (required)')
+    .option('--skip-verify', 'publish without running the smoke test')
+    .action(async (apiId: string, opts: { acceptTerms?: boolean; skipVerify?: boolean }, cmd: Command) => {
+      if (!opts.acceptTerms) throw new UsageError('publishing needs --accept-terms');
+      await lifecycle(cliOf(cmd), apiId, 'publish', { accept_terms: true, skip_verify: opts.skipVerify === true });
+    });
+
+  provider
+    .command('unpublish')
+    .description('take a live API out of the catalog (back to draft)')
+    .argument('<api_id>', 'the API id')
+    .action((apiId: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), apiId, 'unpublish'));
+
+  documentCommands(provider);
+
+  provider
+    .command('analytics')
+    .description('GMV, earnings and payouts per API over a time range')
+    .option('--from <date>', 'start (date or ISO time)')
+    .option('--to <date>', 'end (date or ISO time)')
+    .action(async (opts: { from?: string; to?: string }, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<{
+        range: { from: string; to: string };
+        totals: Record<string, number>;
+        by_api: { slug: string; calls: number; successful_calls: number; gmv_cents: number }[];
+      }>({ method: 'GET', path: '/v1/provider/analytics', query: { from: opts.from, to: opts.to } });
+      cli.print(res, (a) => {
+        const t = a.totals;
+        const head = fields([
+          ['range', `${when(a.range.from)} to ${when(a.range.to)}`],
+          ['calls', `${t.calls} (${t.successful_calls} ok)`],
+          ['gmv', money(t.gmv_cents)],
+          ['earnings', money(t.provider_earnings_cents)],
+          ['platform fee', money(t.platform_fee_cents)],
+          ['net', money(t.net_earnings_cents)],
+          ['payouts', money(t.payouts_cents)],
+        ]);
+        const perApi = table(a.by_api, [
+          { header: 'API', value: (r) => r.slug },
+          { header: 'CALLS', value: (r) => r.calls, align: 'right' },
+          { header: 'OK', value: (r) => r.successful_calls, align: 'right' },
+          { header: 'GMV', value: (r) => money(r.gmv_cents), align: 'right' },
+        ]);
+        return `${head}\n${perApi}`;
+      });
+    });
+}
+
+function documentCommands(provider: Command): void {
+  const documents = provider.command('documents').description('legal documents (terms, privacy, …) for your APIs');
+
+  documents
+    .command('list', { isDefault: true })
+    .description('list your documents')
+    .option('--api-id <id>', 'only documents of this API')
+    .option('--kind <kind>', 'terms, privacy, acceptable_use, sla, dpa or other')
+    .action(async (opts: { apiId?: string; kind?: string }, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<DocumentView[]>({
+        method: 'GET',
+        path: '/v1/provider/documents',
+        query: { api_id: opts.apiId, kind: opts.kind },
+      });
+      cli.print(res, (docs) =>
+        table(docs, [
+          { header: 'DOCUMENT', value: (d) => d.document_id },
+          { header: 'KIND', value: (d) => d.kind },
+          { header: 'VERSION', value: (d) => d.version },
+          { header: 'STATUS', value: (d) => d.status },
+          { header: 'MODE', value: (d) => d.acceptance_mode },
+          { header: 'API', value: (d) => d.api_id },
+          { header: 'TITLE', value: (d) => d.title, max: 40 },
+        ]),
+      );
+    });
+
+  documents
+    .command('create')
+    .description('create a draft document (markdown body)')
+    .requiredOption('--kind <kind>', 'terms, privacy, acceptable_use, sla, dpa or other')
+    .requiredOption('--doc-version <version>', 'the document version, e.g. 2026-11')
+    .requiredOption('--body <markdown>', 'the markdown text, or @file', parseTextOrFile)
+    .option('--title <title>', 'a title')
+    .option('--api-id <id>', 'the API these terms govern')
+    .option('--acceptance-mode <mode>', 'required (consumers must accept before calling) or optional')
+    .action(
+      async (
+        o: { kind: string; docVersion: string; body: string; title?: string; apiId?: string; acceptanceMode?: string },
+        cmd: Command,
+      ) => {
+        const cli = cliOf(cmd);
+        const body = {
+          kind: o.kind,
+          version: o.docVersion,
+          body: o.body,
+          title: o.title,
+          api_id: o.apiId,
+          acceptance_mode: o.acceptanceMode,
+        };
+        const res = await cli.send<DocumentView>({ method: 'POST', path: '/v1/provider/documents', body });
+        cli.print(res, documentText);
+      },
+    );
+
+  documents
+    .command('activate')
+    .description('put a draft document in force')
+    .argument('<document_id>', 'the document id')
+    .action(async (documentId: string, _opts, cmd: Command) => {
+      const cli = cliOf(cmd);
+      const res = await cli.send<DocumentView>({
+        method: 'POST',
+        path: `/v1/provider/documents/${enc(documentId)}/activate`,
+      });
+      cli.print(res, documentText);
+    });
+}
+
+function documentText(d: DocumentView): string {
+  return fields([
+    ['document', d.document_id],
+    ['kind', d.kind],
+    ['version', d.version],
+    ['status', d.status],
+    ['acceptance', d.acceptance_mode],
+    ['api', d.api_id],
+    ['content hash', d.content_hash],
+  ]);
+}
