@@ -37,7 +37,7 @@ function charts(days: UsageDay[]): string {
     ],
     { title: `Calls per day, last ${OVERVIEW_DAYS} days (UTC)`, empty: `No calls in the last ${OVERVIEW_DAYS} days.` },
   );
-  return spend + calls;
+  return `<div class="charts">${spend}${calls}</div>`;
 }
 
 export function overviewConsole(services: Services, router: Router<AppState>): void {

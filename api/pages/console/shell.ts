@@ -79,6 +79,7 @@ const STYLE = `
   .pager { display: flex; gap: 1rem; margin: .8rem 0; }
   .packs { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 1rem; }
   input[readonly] { font-family: ui-monospace, monospace; }
+  .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
 `;
 
 function nav(active: ConsoleSection, person: SessionPrincipal, csrf: string): string {

@@ -97,7 +97,7 @@ function filterForm(q: Filters['query'], keys: KeySummary[]): string {
 
 function charts(days: UsageDay[], q: Filters['query']): string {
   const range = `${q.from} to ${q.to} (UTC)`;
-  return (
+  return `<div class="charts">${
     barChart(
       [
         { name: 'Calls', points: days.map((d) => ({ label: d.day, value: d.calls })) },
@@ -110,7 +110,7 @@ function charts(days: UsageDay[], q: Filters['query']): string {
       format: money,
       empty: 'No spend in this range.',
     })
-  );
+  }</div>`;
 }
 
 function table(rows: UsageRecord[], names: Map<string, string>): string {
