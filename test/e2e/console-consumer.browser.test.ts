@@ -49,11 +49,18 @@ describe('console consumer sections in a browser', () => {
   async function check(name: string): Promise<void> {
     await page.screenshot({ path: path.join(OUT, `console-${name}.png`), fullPage: true });
     await page.evaluate(axe.source);
-    const violations = await page.evaluate(async () => {
-      const run = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe.run;
-      return (await run()).violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes }));
+    const result = await page.evaluate(async () => {
+      const { axe: runner } = globalThis as unknown as {
+        axe: { run(): Promise<{ violations: AxeViolation[]; passes: unknown[] }> };
+      };
+      const r = await runner.run();
+      return {
+        passes: r.passes.length,
+        violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes })),
+      };
     });
-    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(result.passes, `${name}: axe ran its rules`).toBeGreaterThan(10);
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
   }
 
@@ -228,7 +235,7 @@ describe('console consumer sections in a browser', () => {
       page.getByRole('link', { name: 'Download CSV' }).click(),
     ]);
     expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d{2}-\d{2}-to-\d{4}-\d{2}-\d{2}\.csv$/);
-    const csv = readFileSync((await download.path())!, 'utf8')
+    const csv = readFileSync(await download.path(), 'utf8')
       .trim()
       .split('\r\n');
     expect(csv[0]).toMatch(/^created_at,request_id,key_id,key_name,api_slug,.*cost_cents,cost_usd/);
