@@ -267,6 +267,73 @@ describe('console: consumer sections over HTTP', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('with history: per-day series fill missing days with 0, filters and CSV agree, ledger history pages', async () => {
+    const p = await createPerson(stack.services);
+    const pages = await signIn(p.email);
+    const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString().slice(0, 10);
+    const rows: [string, string, string, string, number, number][] = [
+      // [day, api, path, outcome, status, cost]
+      [day(0), 'alpha', '/a,b"c', 'success', 200, 7],
+      [day(0), 'alpha', '/a,b"c', 'success', 200, 7],
+      [day(0), 'beta', '/fails', 'failed', 502, 0],
+      [day(3), 'alpha', '/older', 'success', 200, 10],
+      [day(40), 'alpha', '/oldest', 'success', 200, 100],
+    ];
+    for (const [i, [d, api, path, outcome, status, cost]] of rows.entries()) {
+      await sql(
+        stack.db.url,
+        `insert into usage_events (id, org_id, key_id, api_slug, method, path, status, outcome, cost_cents,
+                                   latency_ms, request_id, created_at)
+         values ($1, $2, $3, $4, 'GET', $5, $6, $7, $8, 12, $9, $10::timestamptz)`,
+        [
+          `use_seed_${p.orgId.slice(-12)}_${i}`,
+          p.orgId,
+          p.keyId,
+          api,
+          path,
+          status,
+          outcome,
+          cost,
+          `req_seed_${i}`,
+          `${d}T00:00:0${i}Z`,
+        ],
+      );
+    }
+
+    const overview = await pages.request('GET', '/console');
+    expect(overview.status).toBe(200);
+    const spendTable = /<caption>Spend per day[^<]*<\/caption>.*?<tbody>(.*?)<\/tbody>/s.exec(overview.text)?.[1] ?? '';
+    const cells = [...spendTable.matchAll(/<th scope="row">([^<]+)<\/th><td>([^<]+)<\/td>/g)].map((m) => [m[1], m[2]]);
+    expect(cells).toHaveLength(30);
+    expect(cells.at(-1)).toEqual([day(0), '$0.14']);
+    expect(cells.at(-4)).toEqual([day(3), '$0.10']);
+    expect(cells.at(-2)).toEqual([day(1), '$0.00']);
+    expect(overview.text).toContain('25.0%'); // 1 failed of 4 calls in 30 days (the 40-day-old call is outside)
+
+    const filtered = await pages.request('GET', '/console/usage?api=alpha&outcome=success');
+    expect(filtered.text).toContain('3 calls · 0 failed · $0.24 spent');
+    expect(filtered.text).toContain(
+      `href="/console/usage.csv?api=alpha&amp;from=${day(29)}&amp;to=${day(0)}&amp;outcome=success"`,
+    );
+    const csv = await pages.request('GET', `/console/usage.csv?api=alpha&from=${day(60)}`);
+    const lines = csv.text.trimEnd().split('\r\n');
+    expect(lines).toHaveLength(1 + 4);
+    expect(lines[1]).toContain(',/oldest,200,success,100,1.00,0,0.00,12');
+    expect(lines[3]).toContain(',test,alpha,GET,"/a,b""c",200,success,7,0.07,');
+
+    for (let i = 0; i < 30; i++) {
+      await stack.services.ledger.post({ orgId: p.orgId, kind: 'grant', amountCents: 1 + i, memo: `grant ${i}` });
+    }
+    const first = await pages.request('GET', '/console/billing');
+    expect(first.text.match(/<td>Credit grant<\/td>/g)).toHaveLength(25);
+    expect(first.text).toContain('grant 29');
+    expect(first.text).toContain('href="/console/billing?page=2#history"');
+    const second = await pages.request('GET', '/console/billing?page=2');
+    expect(second.text.match(/<td>Credit grant<\/td>/g)).toHaveLength(5);
+    expect(second.text).toContain('grant 0');
+    expect((await pages.request('GET', '/console/billing?page=9')).text).toContain('No entries on this page');
+  });
+
   it('CSV fields: quoted when needed, formulas neutralised', () => {
     expect(csvField('plain')).toBe('plain');
     expect(csvField('a,b')).toBe('"a,b"');
