@@ -129,10 +129,10 @@ async function billingView(ctx: AppContext, services: Services, person: SessionP
   ]);
   const csrf = csrfToken(ctx);
   const canPay = person.scopes.includes('billing:write');
-  const payments = !services.stripe
-    ? '<p class="muted">Payments are not configured on this marketplace, so credits cannot be bought here.</p>'
-    : !canPay
-      ? '<p class="muted">Verify your email (the link in the mail we sent you) to buy credits and add a card.</p>'
+  const payments = !canPay
+    ? '<p class="muted">Verify your email (the link in the mail we sent you) to buy credits and add a card.</p>'
+    : !services.stripe
+      ? '<p class="muted">Payments are not configured on this marketplace, so credits cannot be bought here.</p>'
       : `<h2>Buy credits</h2>${packs(csrf)}<h2>Card</h2>${cardForms(csrf, account)}<h2>Auto-reload</h2>${autoReloadForm(csrf, account)}`;
   return {
     section: 'billing',
