@@ -145,7 +145,7 @@ describe('console: consumer sections over HTTP', () => {
       approval_mode: 'on',
     });
     expect(created.status).toBe(200);
-    const secret = /id="secret" readonly size="60" value="([^"]+)"/.exec(created.text)?.[1];
+    const secret = /id="secret" readonly[^>]* value="([^"]+)"/.exec(created.text)?.[1];
     expect(secret).toMatch(/^svc_(live|test)_/);
     expect(created.text).toContain('Crawler &lt;b&gt;');
     const [key] = await sql<Record<string, string | boolean>>(
@@ -197,6 +197,20 @@ describe('console: consumer sections over HTTP', () => {
       key!.id,
     ]);
     expect(gone).toEqual({ revoked: true });
+  });
+
+  it('a key with fewer scopes: the ticked boxes; none ticked is a 400 page', async () => {
+    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
+      name: 'proxy only',
+      scopes_listed: '1',
+      scope: 'proxy:call',
+    });
+    expect(created.status).toBe(200);
+    const [key] = await sql(stack.db.url, "select scopes from api_keys where name = 'proxy only'");
+    expect(key).toEqual({ scopes: ['proxy:call'] });
+    const none = await submit(ownerPages, '/console/keys', '/console/keys', { name: 'no scopes', scopes_listed: '1' });
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('scopes');
   });
 
   it('a member sees no Approve button, and posting the form anyway is refused (403 page); nor may it loosen caps', async () => {

@@ -5,7 +5,7 @@
  * `/v1/keys` does, so the same scope, role and governance rules apply (a member cannot loosen caps or approve).
  */
 import type Router from '@koa/router';
-import { requireScope } from '../../../core/auth/scopes.js';
+import { requireScope, type Scope } from '../../../core/auth/scopes.js';
 import { ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { CreatedKey, KeySummary } from '../../../core/keys/key-admin.service.js';
@@ -15,7 +15,7 @@ import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { formatIssues } from '../../middleware/body.js';
 import { capBar } from '../charts.js';
-import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
+import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../pages.routes.js';
 import { accountBanners, centsFromDollars, dollarsValue, flash, seeOther, when } from './consumer-common.js';
 import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';
 
@@ -58,12 +58,29 @@ ${input('per_call_max', 'Per-call maximum (USD)', key?.per_call_max_cents, 'blan
 </div>`;
 }
 
-function createForm(csrf: string): string {
+/** What each scope lets a key do (the create form's checkboxes). */
+const SCOPE_HINTS: Record<Scope, string> = {
+  'catalog:read': 'read the catalog',
+  'proxy:call': 'call APIs through the gateway',
+  'keys:write': 'create and change keys',
+  'usage:read': 'read usage',
+  'billing:write': 'buy credits, manage the card',
+  'provider:write': 'publish and manage listings',
+};
+
+function createForm(csrf: string, person: SessionPrincipal): string {
+  const scopes = person.scopes
+    .map(
+      (scope) =>
+        `<label class="inline-label"><input type="checkbox" name="scope" value="${scope}" checked> <code>${scope}</code> <span class="muted">${SCOPE_HINTS[scope]}</span></label>`,
+    )
+    .join('<br>');
   return `<form method="post" action="/console/keys" class="panel">
 ${hidden('csrf', csrf)}
 <label for="new-name">Name</label>
 <input id="new-name" name="name" required maxlength="100" autocomplete="off">
 ${capInputs('new')}
+${hidden('scopes_listed', '1')}<fieldset class="scopes"><legend>Scopes (a key gets no more than yours)</legend>${scopes}</fieldset>
 <button type="submit">Create key</button>
 </form>`;
 }
@@ -130,7 +147,7 @@ function createdBox(created: CreatedKey): string {
   return banner(
     'good',
     `<strong>Key “${escapeHtml(created.name)}” created.</strong> Copy its secret now: it is shown only this once.
-<div><label for="secret">Secret key</label><input id="secret" readonly size="60" value="${escapeHtml(created.api_key)}"></div>`,
+<div><label for="secret">Secret key</label><input id="secret" readonly size="60" autocomplete="off" spellcheck="false" value="${escapeHtml(created.api_key)}"></div>`,
   );
 }
 
@@ -150,7 +167,7 @@ async function keysView(
     ? '<a href="/console/keys">Hide revoked keys</a>'
     : '<a href="/console/keys?revoked=1">Show revoked keys</a>';
   const body = `<h2>Create a key</h2>
-${createForm(csrf)}
+${createForm(csrf, person)}
 <h2>Your keys</h2>
 <p class="muted">${page.pagination.total} key${page.pagination.total === 1 ? '' : 's'} · ${toggle}</p>
 ${keysTable(page.items, csrf)}
@@ -175,9 +192,15 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
   router.post(
     '/console/keys',
     consolePage(services, 'keys', async (ctx, person) => {
-      const form = await readForm(ctx);
+      const params = await readFormParams(ctx);
       requireScope(person, 'keys:write');
-      const body = parse<CreateKeyBody>(CreateKeyBody, { name: form.name ?? '', ...capsOf(form) });
+      const form = Object.fromEntries(params.entries());
+      // The form marks that it sent its scope boxes (none ticked is an error); without them: the person's scopes.
+      const body = parse<CreateKeyBody>(CreateKeyBody, {
+        name: form.name ?? '',
+        ...(params.has('scopes_listed') ? { scopes: params.getAll('scope') } : {}),
+        ...capsOf(form),
+      });
       const created = await services.keyAdmin.create(person, body);
       return keysView(ctx, services, person, { banners: [createdBox(created)] });
     }),

@@ -79,6 +79,7 @@ const STYLE = `
   .pager { display: flex; gap: 1rem; margin: .8rem 0; }
   .packs { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 1rem; }
   input[readonly] { font-family: ui-monospace, monospace; }
+  fieldset.scopes { border: 1px solid #e2e2e2; border-radius: 6px; margin: 0 0 .8rem; padding: .4rem .8rem; }
   .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
 `;
 
