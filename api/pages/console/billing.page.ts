@@ -14,10 +14,9 @@ import type { LedgerHistoryRow } from '../../../core/ledger/ledger.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
-import { formatIssues } from '../../middleware/body.js';
 import { PAGE_CSP } from '../layout.js';
 import { csrfToken, hidden, readForm } from '../pages.routes.js';
-import { accountBanners, centsFromDollars, dollarsValue, flash, seeOther, when } from './consumer-common.js';
+import { accountBanners, centsFromDollars, parseForm, dollarsValue, flash, seeOther, when } from './consumer-common.js';
 import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
 
 const HISTORY_PAGE = 25;
@@ -167,12 +166,6 @@ function stripeStep(
   });
 }
 
-function parse<T>(schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } }, v: unknown): T {
-  const r = schema.safeParse(v);
-  if (!r.success) throw new ValidationError(formatIssues(r.error as Parameters<typeof formatIssues>[0]).message);
-  return r.data as T;
-}
-
 export function billingConsole(services: Services, router: Router<AppState>): void {
   const base = services.config.urls.publicBase;
 
@@ -187,7 +180,7 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
   router.post(
     '/console/billing/checkout',
     stripeStep(services, async (form, person) => {
-      const body = parse<CheckoutBody>(CheckoutBody, {
+      const body = parseForm<CheckoutBody>(CheckoutBody, {
         pack: form.pack,
         success_url: `${base}/console/billing?done=checkout`,
         cancel_url: `${base}/console/billing?done=cancelled`,
@@ -213,7 +206,7 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
       requireScope(person, 'billing:write');
       const threshold = centsFromDollars(form.threshold, 'Threshold');
       const amount = centsFromDollars(form.amount, 'Amount');
-      const body = parse<AutoReloadBody>(AutoReloadBody, {
+      const body = parseForm<AutoReloadBody>(AutoReloadBody, {
         enabled: form.enabled === 'on',
         ...(threshold === null ? {} : { threshold_cents: threshold }),
         ...(amount === null ? {} : { amount_cents: amount }),

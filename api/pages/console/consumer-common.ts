@@ -7,6 +7,7 @@ import type { AccountView } from '../../../core/billing/billing.service.js';
 import { ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { AppContext } from '../../context.js';
+import { formatIssues } from '../../middleware/body.js';
 import { banner, money } from './shell.js';
 
 /** Below this a prepaid balance (without auto-reload) shows the low-balance banner. */
@@ -87,4 +88,14 @@ export function utcDay(d: Date): string {
 /** A timestamp for a table: `2026-11-25 14:03 UTC`. */
 export function when(iso: string | null): string {
   return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '—';
+}
+
+/** A form's fields checked by the same zod schema as the REST route's body; a refusal is a 400 naming the fields. */
+export function parseForm<T>(
+  schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } },
+  value: unknown,
+): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError(formatIssues(r.error as Parameters<typeof formatIssues>[0]).message);
+  return r.data as T;
 }

@@ -13,10 +13,9 @@ import { ApproveSpendBody, CreateKeyBody, PatchKeyBody } from '../../../core/key
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
-import { formatIssues } from '../../middleware/body.js';
 import { capBar } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../pages.routes.js';
-import { accountBanners, centsFromDollars, dollarsValue, flash, seeOther, when } from './consumer-common.js';
+import { accountBanners, centsFromDollars, parseForm, dollarsValue, flash, seeOther, when } from './consumer-common.js';
 import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';
 
 const DONE = {
@@ -27,12 +26,6 @@ const DONE = {
 
 const mayApprove = (person: SessionPrincipal) =>
   (person.role === 'owner' || person.role === 'admin') && person.emailVerified;
-
-function parse<T>(schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } }, v: unknown): T {
-  const r = schema.safeParse(v);
-  if (!r.success) throw new ValidationError(formatIssues(r.error as Parameters<typeof formatIssues>[0]).message);
-  return r.data as T;
-}
 
 /** The four cap fields of a form as the body fields of the key routes (blank = no cap). */
 function capsOf(form: Record<string, string>) {
@@ -196,7 +189,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
       requireScope(person, 'keys:write');
       const form = Object.fromEntries(params.entries());
       // The form marks that it sent its scope boxes (none ticked is an error); without them: the person's scopes.
-      const body = parse<CreateKeyBody>(CreateKeyBody, {
+      const body = parseForm<CreateKeyBody>(CreateKeyBody, {
         name: form.name ?? '',
         ...(params.has('scopes_listed') ? { scopes: params.getAll('scope') } : {}),
         ...capsOf(form),
@@ -211,7 +204,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
     consolePage(services, 'keys', async (ctx, person) => {
       const form = await readForm(ctx);
       requireScope(person, 'keys:write');
-      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parse<PatchKeyBody>(PatchKeyBody, capsOf(form)));
+      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm<PatchKeyBody>(PatchKeyBody, capsOf(form)));
       seeOther(ctx, '/console/keys?done=caps');
     }),
   );
