@@ -142,10 +142,12 @@ function chart(kind: 'bar' | 'line', series: ChartSeries[], opts: ChartOptions):
     }
   });
   const every = labelEvery(labels.length, plotW);
+  const last = labels.length - 1;
+  // Evenly spaced labels, and the last one (right-aligned so it stays inside); none too close to the last.
   const xLabels = labels
     .map((label, i) =>
-      i % every === 0 || i === labels.length - 1
-        ? `<text x="${(MARGIN.left + i * slot + slot / 2).toFixed(1)}" y="${h - MARGIN.bottom + 16}" text-anchor="middle" font-size="11" fill="#444">${escapeHtml(label)}</text>`
+      i === last || (i % every === 0 && last - i >= every)
+        ? `<text x="${(MARGIN.left + i * slot + (i === last && last > 0 ? slot : slot / 2)).toFixed(1)}" y="${h - MARGIN.bottom + 16}" text-anchor="${i === last && last > 0 ? 'end' : 'middle'}" font-size="11" fill="#444">${escapeHtml(label)}</text>`
         : '',
     )
     .join('');

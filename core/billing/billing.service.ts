@@ -22,6 +22,12 @@ export interface BalanceView {
   billable_cents: number;
 }
 
+export interface AccountView extends BalanceView {
+  auto_reload_threshold_cents: number | null;
+  auto_reload_amount_cents: number | null;
+  suspended_reason: string | null;
+}
+
 /**
  * A card-on-file org's balance may go below zero: that is usage beyond its credits, owed and charged to the card
  * (see usage billing). The view shows it as `billable_cents`, and `credit_cents` never below zero.
@@ -44,6 +50,18 @@ export class BillingService {
     const org = await this.deps.orm.em.fork().findOne(Org, principal.orgId);
     if (!org) throw new NotFoundError('Organization not found.');
     return balanceView(org);
+  }
+
+  /** The balance view with what the console also shows: auto-reload settings and why the org is suspended. */
+  async account(principal: Principal): Promise<AccountView> {
+    const org = await this.deps.orm.em.fork().findOne(Org, principal.orgId);
+    if (!org) throw new NotFoundError('Organization not found.');
+    return {
+      ...balanceView(org),
+      auto_reload_threshold_cents: org.autoReloadThresholdCents ?? null,
+      auto_reload_amount_cents: org.autoReloadAmountCents ?? null,
+      suspended_reason: org.suspendedReason ?? null,
+    };
   }
 
   packs() {

@@ -12,6 +12,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { LedgerKind } from '../../db/entities/index.js';
 import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
+import { pageInfo, type Page } from '../pagination.js';
 import { crossesReloadThreshold } from '../spend/money-rules.js';
 
 /** How a writer books its rows: its own multi-row insert (`sql`), or `LedgerService.post`. */
@@ -73,6 +74,16 @@ export interface PostedEntry {
   createdAt: Date;
   /** True when the idempotency key had already been posted and this is the original row. */
   replayed: boolean;
+}
+
+export interface LedgerHistoryRow {
+  id: string;
+  kind: LedgerKind;
+  amount_cents: number;
+  balance_after_cents: number;
+  reference: string | null;
+  memo: string | null;
+  created_at: string;
 }
 
 export interface LedgerDrift {
@@ -182,6 +193,31 @@ export class LedgerService {
       .execute<{ credit_cents: string }[]>('select credit_cents from orgs where id = ?', [orgId]);
     if (!row) throw new NotFoundError(`Organization ${orgId} not found.`);
     return Number(row.credit_cents);
+  }
+
+  /** An org's ledger rows, newest first, paginated (the console's billing history). Read-only. */
+  async history(orgId: string, page: { limit: number; offset: number }): Promise<Page<LedgerHistoryRow>> {
+    const em = this.orm.em.fork();
+    const rows = await em.execute<(EntryRow & { reference: string | null; memo: string | null })[]>(
+      `select id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, memo, created_at
+         from ledger_entries where org_id = ? order by created_at desc, id desc limit ? offset ?`,
+      [orgId, page.limit, page.offset],
+    );
+    const [count] = await em.execute<{ n: string }[]>('select count(*) as n from ledger_entries where org_id = ?', [
+      orgId,
+    ]);
+    return {
+      items: rows.map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        amount_cents: Number(r.amount_cents),
+        balance_after_cents: Number(r.balance_after_cents),
+        reference: r.reference,
+        memo: r.memo,
+        created_at: new Date(r.created_at).toISOString(),
+      })),
+      pagination: pageInfo(page.limit, page.offset, rows.length, Number(count?.n ?? 0)),
+    };
   }
 
   /** Orgs whose cached balance differs from their ledger sum (empty when the books are consistent). */

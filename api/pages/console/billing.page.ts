@@ -1,16 +1,218 @@
-/** Console · Billing. */
+/**
+ * Console · Billing: balance and billing mode, credit packs (each a button to Stripe Checkout), card setup and the
+ * Stripe customer portal (buttons that answer 303 to Stripe's hosted page), auto-reload settings, and the org's
+ * ledger history (paginated). Writes go through `services.billing` with the person and need `billing:write`, as the
+ * `/v1/billing/*` routes do; the page's CSP lets its forms continue to Stripe's hosted pages and nowhere else.
+ */
 import type Router from '@koa/router';
+import { requireScope } from '../../../core/auth/scopes.js';
+import type { AccountView } from '../../../core/billing/billing.service.js';
+import { AutoReloadBody, CheckoutBody, PACKS } from '../../../core/billing/billing.schemas.js';
+import { InternalError, ServiceUnavailableError, ValidationError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import type { LedgerHistoryRow } from '../../../core/ledger/ledger.service.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
-import type { AppState } from '../../context.js';
-import { consolePage, emptyState } from './shell.js';
+import type { AppContext, AppState } from '../../context.js';
+import { PAGE_CSP } from '../layout.js';
+import { csrfToken, hidden, readForm } from '../pages.routes.js';
+import { accountBanners, centsFromDollars, parseForm, dollarsValue, flash, seeOther, when } from './consumer-common.js';
+import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
+
+const HISTORY_PAGE = 25;
+/** Where Stripe's hosted pages live: the billing page's forms may continue there (CSP `form-action`). */
+export const STRIPE_HOSTED = ['https://checkout.stripe.com', 'https://billing.stripe.com'];
+const BILLING_CSP = PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${STRIPE_HOSTED.join(' ')}`);
+
+const DONE = {
+  checkout: 'Thanks. Your credits are added as soon as Stripe confirms the payment (usually within seconds).',
+  cancelled: 'Checkout cancelled: nothing was charged.',
+  'auto-reload': 'Auto-reload settings saved.',
+};
+
+const KIND_LABELS: Record<string, string> = {
+  grant: 'Credit grant',
+  purchase: 'Purchase',
+  auto_reload: 'Auto-reload',
+  usage: 'Paid call',
+  refund: 'Refund',
+  adjustment: 'Adjustment',
+  provider_earning: 'Provider earning',
+  platform_fee: 'Platform fee',
+  payout: 'Payout',
+  chargeback: 'Chargeback',
+};
+
+function summary(account: AccountView): string {
+  const mode = account.billing_mode === 'card' ? 'Card on file' : 'Prepaid credits';
+  const owed = account.billable_cents > 0 ? ` · ${money(account.billable_cents)} owed, to be charged to the card` : '';
+  return `<div class="cards">
+<div class="card"><div class="muted">Balance</div><div class="figure">${money(account.credit_cents)}</div><div class="muted">${mode}${owed}</div></div>
+<div class="card"><div class="muted">Payment method</div><div class="figure">${account.has_payment_method ? 'Card saved' : 'None'}</div></div>
+<div class="card"><div class="muted">Auto-reload</div><div class="figure">${account.auto_reload_enabled ? 'On' : 'Off'}</div>${
+    account.auto_reload_enabled
+      ? `<div class="muted">adds ${money(account.auto_reload_amount_cents ?? 0)} below ${money(account.auto_reload_threshold_cents ?? 0)}</div>`
+      : ''
+  }</div>
+</div>`;
+}
+
+function packs(csrf: string): string {
+  return `<div class="packs">${PACKS.map(
+    (
+      p,
+    ) => `<form method="post" action="/console/billing/checkout" class="card">${hidden('csrf', csrf)}${hidden('pack', p.name)}
+<div class="figure">${money(p.credit_cents)}</div><div class="muted">of credit for ${money(p.price_cents)}</div>
+<button type="submit">Buy ${escapeHtml(p.name)}<span class="visually-hidden"> pack, ${money(p.price_cents)}</span></button></form>`,
+  ).join('')}</div>`;
+}
+
+function cardForms(csrf: string, account: AccountView): string {
+  return `<form method="post" action="/console/billing/card" class="inline">${hidden('csrf', csrf)}<button type="submit">${account.has_payment_method ? 'Replace card' : 'Add a card'}</button></form>
+<form method="post" action="/console/billing/portal" class="inline">${hidden('csrf', csrf)}<button type="submit">Open the billing portal</button></form>
+<p class="muted">Both continue on Stripe's hosted pages. With a card saved, usage beyond your credits is charged to it.</p>`;
+}
+
+function autoReloadForm(csrf: string, account: AccountView): string {
+  return `<form method="post" action="/console/billing/auto-reload" class="panel">${hidden('csrf', csrf)}
+<label for="ar-enabled"><input type="checkbox" id="ar-enabled" name="enabled"${account.auto_reload_enabled ? ' checked' : ''}> Reload automatically</label>
+<div class="cap-fields">
+<div><label for="ar-threshold">When the balance falls below (USD)</label><input id="ar-threshold" name="threshold" inputmode="decimal" size="9" value="${dollarsValue(account.auto_reload_threshold_cents)}"></div>
+<div><label for="ar-amount">Add (USD)</label><input id="ar-amount" name="amount" inputmode="decimal" size="9" value="${dollarsValue(account.auto_reload_amount_cents)}"></div>
+</div>
+${account.has_payment_method ? '' : '<p class="muted">Add a card first: reloads are charged to it.</p>'}
+<button type="submit">Save auto-reload</button></form>`;
+}
+
+function history(rows: LedgerHistoryRow[], page: number, hasMore: boolean): string {
+  if (rows.length === 0) {
+    return emptyState(
+      page > 1
+        ? 'No entries on this page. <a href="/console/billing">Back to the newest</a>.'
+        : 'No credit movements yet. Buy a pack above; grants, purchases and paid calls are listed here.',
+    );
+  }
+  const body = rows
+    .map(
+      (r) => `<tr><td>${when(r.created_at)}</td><td>${escapeHtml(KIND_LABELS[r.kind] ?? r.kind)}</td>
+<td class="num">${money(r.amount_cents)}</td><td class="num">${money(r.balance_after_cents)}</td>
+<td class="muted">${escapeHtml((r.memo ?? r.reference ?? '').slice(0, 120))}</td></tr>`,
+    )
+    .join('\n');
+  const link = (p: number, label: string, rel: string) =>
+    `<a rel="${rel}" href="/console/billing?page=${p}#history">${label}</a>`;
+  const pager =
+    page > 1 || hasMore
+      ? `<nav class="pager" aria-label="History pages">${page > 1 ? link(page - 1, '← Newer', 'prev') : ''}<span>Page ${page}</span>${hasMore ? link(page + 1, 'Older →', 'next') : ''}</nav>`
+      : '';
+  return `<table><caption class="visually-hidden">Ledger history, newest first</caption>
+<thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th>
+<th scope="col" class="num">Balance after</th><th scope="col">Note</th></tr></thead><tbody>${body}</tbody></table>${pager}`;
+}
+
+function pageOf(ctx: AppContext): number {
+  const raw = ctx.query.page;
+  if (raw === undefined || raw === '') return 1;
+  const n = Number(raw);
+  if (typeof raw !== 'string' || !Number.isInteger(n) || n < 1 || n > 100_000) {
+    throw new ValidationError('page: must be a whole number from 1.');
+  }
+  return n;
+}
+
+async function billingView(ctx: AppContext, services: Services, person: SessionPrincipal): Promise<ConsoleView> {
+  const page = pageOf(ctx);
+  const [account, ledger] = await Promise.all([
+    services.billing.account(person),
+    services.ledger.history(person.orgId, { limit: HISTORY_PAGE, offset: (page - 1) * HISTORY_PAGE }),
+  ]);
+  const csrf = csrfToken(ctx);
+  const canPay = person.scopes.includes('billing:write');
+  const payments = !canPay
+    ? '<p class="muted">Verify your email (the link in the mail we sent you) to buy credits and add a card.</p>'
+    : !services.stripe
+      ? '<p class="muted">Payments are not configured on this marketplace, so credits cannot be bought here.</p>'
+      : `<h2>Buy credits</h2>${packs(csrf)}<h2>Card</h2>${cardForms(csrf, account)}<h2>Auto-reload</h2>${autoReloadForm(csrf, account)}`;
+  return {
+    section: 'billing',
+    title: 'Billing',
+    banners: [...accountBanners(account), ...flash(ctx, DONE)],
+    body: `${summary(account)}\n${payments}\n<h2 id="history">History</h2>\n${history(ledger.items, page, ledger.pagination.has_more)}`,
+  };
+}
+
+/** A Stripe step: a 303 to Stripe's hosted page; without Stripe configured, the page says so (503). */
+function stripeStep(
+  services: Services,
+  step: (form: Record<string, string>, person: SessionPrincipal) => Promise<string | null>,
+) {
+  return consolePage(services, 'billing', async (ctx, person) => {
+    const form = await readForm(ctx);
+    requireScope(person, 'billing:write');
+    let url: string | null;
+    try {
+      url = await step(form, person);
+    } catch (err) {
+      if (!(err instanceof ServiceUnavailableError)) throw err;
+      return {
+        section: 'billing',
+        title: 'Billing',
+        status: 503,
+        body: `<p class="error" role="alert">${escapeHtml(err.message)}</p><p><a href="/console/billing">Back</a></p>`,
+      };
+    }
+    if (!url) throw new InternalError('Stripe returned no page to continue on.');
+    seeOther(ctx, url);
+  });
+}
 
 export function billingConsole(services: Services, router: Router<AppState>): void {
+  const base = services.config.urls.publicBase;
+
   router.get(
     '/console/billing',
-    consolePage(services, 'billing', async () => ({
-      section: 'billing',
-      title: 'Billing',
-      body: emptyState('Nothing here yet.'),
-    })),
+    consolePage(services, 'billing', async (ctx, person) => {
+      renderConsole(ctx, person, await billingView(ctx, services, person));
+      ctx.set('Content-Security-Policy', BILLING_CSP);
+    }),
+  );
+
+  router.post(
+    '/console/billing/checkout',
+    stripeStep(services, async (form, person) => {
+      const body = parseForm<CheckoutBody>(CheckoutBody, {
+        pack: form.pack,
+        success_url: `${base}/console/billing?done=checkout`,
+        cancel_url: `${base}/console/billing?done=cancelled`,
+      });
+      return (await services.billing.checkout(person, body)).checkout_url;
+    }),
+  );
+
+  router.post(
+    '/console/billing/card',
+    stripeStep(services, async (_form, person) => (await services.billing.setupIntent(person)).url),
+  );
+
+  router.post(
+    '/console/billing/portal',
+    stripeStep(services, async (_form, person) => (await services.billing.portal(person)).url),
+  );
+
+  router.post(
+    '/console/billing/auto-reload',
+    consolePage(services, 'billing', async (ctx, person) => {
+      const form = await readForm(ctx);
+      requireScope(person, 'billing:write');
+      const threshold = centsFromDollars(form.threshold, 'Threshold');
+      const amount = centsFromDollars(form.amount, 'Amount');
+      const body = parseForm<AutoReloadBody>(AutoReloadBody, {
+        enabled: form.enabled === 'on',
+        ...(threshold === null ? {} : { threshold_cents: threshold }),
+        ...(amount === null ? {} : { amount_cents: amount }),
+      });
+      await services.billing.configureAutoReload(person, body);
+      seeOther(ctx, '/console/billing?done=auto-reload');
+    }),
   );
 }

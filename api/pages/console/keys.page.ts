@@ -1,16 +1,234 @@
-/** Console · Keys. */
+/**
+ * Console · Keys: the org's keys with their caps and spend against them (bars), a form to create a key with caps
+ * (its secret is shown once, on the answer to that POST), per-key forms to edit caps and revoke, and the approval-mode
+ * keys with Approve buttons. Every change goes through `services.keyAdmin` with the signed-in person, exactly as
+ * `/v1/keys` does, so the same scope, role and governance rules apply (a member cannot loosen caps or approve).
+ */
 import type Router from '@koa/router';
+import { requireScope, type Scope } from '../../../core/auth/scopes.js';
+import { ValidationError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import type { CreatedKey, KeySummary } from '../../../core/keys/key-admin.service.js';
+import { ApproveSpendBody, CreateKeyBody, PatchKeyBody } from '../../../core/keys/keys.schemas.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
-import type { AppState } from '../../context.js';
-import { consolePage, emptyState } from './shell.js';
+import type { AppContext, AppState } from '../../context.js';
+import { capBar } from '../charts.js';
+import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../pages.routes.js';
+import { accountBanners, centsFromDollars, parseForm, dollarsValue, flash, seeOther, when } from './consumer-common.js';
+import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';
+
+const DONE = {
+  caps: 'Caps saved.',
+  approved: 'Spend approved.',
+  revoked: 'Key revoked. Calls with it are refused from now on.',
+};
+
+const mayApprove = (person: SessionPrincipal) =>
+  (person.role === 'owner' || person.role === 'admin') && person.emailVerified;
+
+/** The four cap fields of a form as the body fields of the key routes (blank = no cap). */
+function capsOf(form: Record<string, string>) {
+  return {
+    budget_cents: centsFromDollars(form.budget, 'Budget'),
+    daily_cap_cents: centsFromDollars(form.daily_cap, 'Daily cap'),
+    per_call_max_cents: centsFromDollars(form.per_call_max, 'Per-call maximum'),
+    approval_mode: form.approval_mode === 'on',
+  };
+}
+
+function capInputs(prefix: string, key?: KeySummary): string {
+  const input = (name: string, label: string, cents: number | null | undefined, hint: string) =>
+    `<div><label for="${prefix}-${name}">${label}</label>
+<input id="${prefix}-${name}" name="${name}" inputmode="decimal" size="9" value="${dollarsValue(cents)}" aria-describedby="${prefix}-${name}-hint">
+<div id="${prefix}-${name}-hint" class="muted">${hint}</div></div>`;
+  return `<div class="cap-fields">
+${input('budget', 'Budget (USD)', key?.budget_cents, 'total; blank for none')}
+${input('daily_cap', 'Daily cap (USD)', key?.daily_cap_cents, 'per UTC day; blank for none')}
+${input('per_call_max', 'Per-call maximum (USD)', key?.per_call_max_cents, 'blank for none')}
+<div><label for="${prefix}-approval"><input type="checkbox" id="${prefix}-approval" name="approval_mode"${key?.approval_mode ? ' checked' : ''}> Approval mode</label>
+<div class="muted">paid calls wait for an owner or admin to approve spend</div></div>
+</div>`;
+}
+
+/** What each scope lets a key do (the create form's checkboxes). */
+const SCOPE_HINTS: Record<Scope, string> = {
+  'catalog:read': 'read the catalog',
+  'proxy:call': 'call APIs through the gateway',
+  'keys:write': 'create and change keys',
+  'usage:read': 'read usage',
+  'billing:write': 'buy credits, manage the card',
+  'provider:write': 'publish and manage listings',
+};
+
+function createForm(csrf: string, person: SessionPrincipal): string {
+  const scopes = person.scopes
+    .map(
+      (scope) =>
+        `<label class="inline-label"><input type="checkbox" name="scope" value="${scope}" checked> <code>${scope}</code> <span class="muted">${SCOPE_HINTS[scope]}</span></label>`,
+    )
+    .join('<br>');
+  return `<form method="post" action="/console/keys" class="panel">
+${hidden('csrf', csrf)}
+<label for="new-name">Name</label>
+<input id="new-name" name="name" required maxlength="100" autocomplete="off">
+${capInputs('new')}
+${hidden('scopes_listed', '1')}<fieldset class="scopes"><legend>Scopes (a key gets no more than yours)</legend>${scopes}</fieldset>
+<button type="submit">Create key</button>
+</form>`;
+}
+
+function keyRow(key: KeySummary, csrf: string): string {
+  const id = escapeHtml(key.id);
+  const name = escapeHtml(key.name);
+  const actions = key.revoked_at
+    ? `<span class="muted">revoked ${when(key.revoked_at)}</span>`
+    : `<details><summary>Edit caps<span class="visually-hidden"> of ${name}</span></summary>
+<form method="post" action="/console/keys/${id}/caps">${hidden('csrf', csrf)}${capInputs(`k-${id}`, key)}
+<button type="submit">Save caps<span class="visually-hidden"> of ${name}</span></button></form></details>
+<form method="post" action="/console/keys/${id}/revoke" class="inline">${hidden('csrf', csrf)}
+<button type="submit">Revoke<span class="visually-hidden"> ${name}</span></button></form>`;
+  const perCall = key.per_call_max_cents == null ? '<span class="muted">none</span>' : money(key.per_call_max_cents);
+  const approval = key.approval_mode
+    ? `on · ${money(key.remaining_approval_cents ?? 0)} approved left`
+    : '<span class="muted">off</span>';
+  return `<tr data-key="${id}"><th scope="row">${name}<div class="muted"><code>${escapeHtml(key.keyPrefix)}…</code></div></th>
+<td>${capBar(key.spent_cents, key.budget_cents, money)}</td>
+<td>${capBar(key.spent_today_cents, key.daily_cap_cents, money)}</td>
+<td>${perCall}</td><td>${approval}</td><td>${when(key.last_used_at)}</td><td>${actions}</td></tr>`;
+}
+
+function keysTable(keys: KeySummary[], csrf: string): string {
+  if (keys.length === 0) {
+    return emptyState('No keys yet. Create one above: give it a budget and a daily cap to bound what it can spend.');
+  }
+  return `<table><caption class="visually-hidden">Keys, with spend against their caps</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Spent / budget</th><th scope="col">Today / daily cap</th>
+<th scope="col">Per-call max</th><th scope="col">Approval mode</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+<tbody>${keys.map((k) => keyRow(k, csrf)).join('\n')}</tbody></table>`;
+}
+
+/** Approval-mode keys, the ones with nothing approved left first (their paid calls get 402 approval_required). */
+function approvals(keys: KeySummary[], person: SessionPrincipal, csrf: string): string {
+  const pending = keys
+    .filter((k) => k.approval_mode && !k.revoked_at)
+    .sort((a, b) => (a.remaining_approval_cents ?? 0) - (b.remaining_approval_cents ?? 0));
+  if (pending.length === 0) return emptyState('No key is in approval mode, so nothing waits for approval.');
+  const note = mayApprove(person)
+    ? ''
+    : '<p class="muted">Only an owner or admin with a verified email can approve spend; ask one of them.</p>';
+  const rows = pending.map((k) => {
+    const id = escapeHtml(k.id);
+    const name = escapeHtml(k.name);
+    const left = k.remaining_approval_cents ?? 0;
+    const status = left === 0 ? '<strong>Waiting for approval</strong>' : `${money(left)} left`;
+    const form = mayApprove(person)
+      ? `<form method="post" action="/console/keys/${id}/approve" class="inline">${hidden('csrf', csrf)}
+<label for="approve-${id}" class="inline-label">Amount (USD)<span class="visually-hidden"> for ${name}</span></label>
+<input id="approve-${id}" name="amount" inputmode="decimal" size="7" value="5.00" required>
+<button type="submit">Approve<span class="visually-hidden"> spend for ${name}</span></button></form>`
+      : '';
+    return `<tr data-key="${id}"><th scope="row">${name}</th><td class="num">${money(k.approved_cents)}</td>
+<td class="num">${money(k.spent_cents)}</td><td>${status}</td><td>${form}</td></tr>`;
+  });
+  return `${note}<table><caption class="visually-hidden">Keys in approval mode</caption>
+<thead><tr><th scope="col">Key</th><th scope="col" class="num">Approved</th><th scope="col" class="num">Spent</th>
+<th scope="col">Status</th><th scope="col">Approve more</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+}
+
+function createdBox(created: CreatedKey): string {
+  return banner(
+    'good',
+    `<strong>Key “${escapeHtml(created.name)}” created.</strong> Copy its secret now: it is shown only this once.
+<div><label for="secret">Secret key</label><input id="secret" readonly size="60" autocomplete="off" spellcheck="false" value="${escapeHtml(created.api_key)}"></div>`,
+  );
+}
+
+async function keysView(
+  ctx: AppContext,
+  services: Services,
+  person: SessionPrincipal,
+  extra: { banners?: string[]; status?: number } = {},
+): Promise<ConsoleView> {
+  const includeRevoked = ctx.query.revoked === '1';
+  const [page, account] = await Promise.all([
+    services.keyAdmin.list(person, { limit: 200, offset: 0, include_revoked: includeRevoked }),
+    services.billing.account(person),
+  ]);
+  const csrf = csrfToken(ctx);
+  const toggle = includeRevoked
+    ? '<a href="/console/keys">Hide revoked keys</a>'
+    : '<a href="/console/keys?revoked=1">Show revoked keys</a>';
+  const body = `<h2>Create a key</h2>
+${createForm(csrf, person)}
+<h2>Your keys</h2>
+<p class="muted">${page.pagination.total} key${page.pagination.total === 1 ? '' : 's'} · ${toggle}</p>
+${keysTable(page.items, csrf)}
+<h2>Pending approvals</h2>
+${approvals(page.items, person, csrf)}`;
+  return {
+    section: 'keys',
+    title: 'Keys',
+    status: extra.status,
+    banners: [...accountBanners(account), ...(extra.banners ?? [])],
+    body,
+  };
+}
 
 export function keysConsole(services: Services, router: Router<AppState>): void {
   router.get(
     '/console/keys',
-    consolePage(services, 'keys', async () => ({
-      section: 'keys',
-      title: 'Keys',
-      body: emptyState('Nothing here yet.'),
-    })),
+    consolePage(services, 'keys', (ctx, person) => keysView(ctx, services, person, { banners: flash(ctx, DONE) })),
+  );
+
+  // The one answer that carries a secret: rendered directly (200), never put in a redirect URL.
+  router.post(
+    '/console/keys',
+    consolePage(services, 'keys', async (ctx, person) => {
+      const params = await readFormParams(ctx);
+      requireScope(person, 'keys:write');
+      const form = Object.fromEntries(params.entries());
+      // The form marks that it sent its scope boxes (none ticked is an error); without them: the person's scopes.
+      const body = parseForm<CreateKeyBody>(CreateKeyBody, {
+        name: form.name ?? '',
+        ...(params.has('scopes_listed') ? { scopes: params.getAll('scope') } : {}),
+        ...capsOf(form),
+      });
+      const created = await services.keyAdmin.create(person, body);
+      return keysView(ctx, services, person, { banners: [createdBox(created)] });
+    }),
+  );
+
+  router.post(
+    '/console/keys/:id/caps',
+    consolePage(services, 'keys', async (ctx, person) => {
+      const form = await readForm(ctx);
+      requireScope(person, 'keys:write');
+      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm<PatchKeyBody>(PatchKeyBody, capsOf(form)));
+      seeOther(ctx, '/console/keys?done=caps');
+    }),
+  );
+
+  router.post(
+    '/console/keys/:id/approve',
+    consolePage(services, 'keys', async (ctx, person) => {
+      const form = await readForm(ctx);
+      requireScope(person, 'keys:write');
+      const cents = centsFromDollars(form.amount, 'Amount');
+      const body = ApproveSpendBody.safeParse({ amount_cents: cents });
+      if (!body.success) throw new ValidationError('Amount: enter between $0.01 and $100,000.00.');
+      await services.keyAdmin.approve(person, paramOf(ctx, 'id'), body.data);
+      seeOther(ctx, '/console/keys?done=approved');
+    }),
+  );
+
+  router.post(
+    '/console/keys/:id/revoke',
+    consolePage(services, 'keys', async (ctx, person) => {
+      await readForm(ctx);
+      requireScope(person, 'keys:write');
+      await services.keyAdmin.revoke(person, paramOf(ctx, 'id'));
+      seeOther(ctx, '/console/keys?done=revoked');
+    }),
   );
 }

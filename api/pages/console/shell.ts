@@ -77,6 +77,16 @@ const STYLE = `
   label.inline-label { display: inline; font-weight: normal; margin: 0; }
   textarea { font: .9rem/1.4 ui-monospace, monospace; padding: .45rem; box-sizing: border-box; max-width: 100%; }
   a.button { display: inline-block; border: 1px solid #1f4aa0; border-radius: 4px; text-decoration: none; }
+  .panel { background: #fff; border: 1px solid #e2e2e2; border-radius: 6px; padding: .4rem 1rem 1rem; }
+  .cap-fields { display: flex; gap: 1rem; flex-wrap: wrap; margin-bottom: .8rem; }
+  .cap-fields label input[type=checkbox] { margin-right: .3rem; }
+  .inline-label { display: inline; margin: 0 .3rem 0 0; font-weight: normal; }
+  details summary { cursor: pointer; color: #1f4aa0; }
+  td form.inline button, td details { margin: .2rem 0; }
+  .pager { display: flex; gap: 1rem; margin: .8rem 0; }
+  .packs { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 1rem; }
+  input[readonly] { font-family: ui-monospace, monospace; }
+  fieldset.scopes { border: 1px solid #e2e2e2; border-radius: 6px; margin: 0 0 .8rem; padding: .4rem .8rem; }
   .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 0 1rem; }
 `;
 
@@ -137,9 +147,12 @@ export function consolePage(
 ) {
   return async (ctx: AppContext) => {
     const person = await signedIn(ctx, services);
+    // A form posted while signed out comes back to its section (its own URL answers only POST).
+    const home = CONSOLE_SECTIONS.find((s) => s.id === section)!.path;
+    const here = ctx.method === 'GET' ? ctx.path : home;
     if (!person) {
       ctx.status = 303;
-      ctx.redirect(`/login?next=${encodeURIComponent(ctx.originalUrl.slice(0, 200))}`);
+      ctx.redirect(`/login?next=${encodeURIComponent(ctx.method === 'GET' ? ctx.originalUrl.slice(0, 200) : home)}`);
       return;
     }
     try {
@@ -153,7 +166,7 @@ export function consolePage(
         section,
         title,
         status: err.status,
-        body: `<p class="error" role="alert">${escapeHtml(err.message)}</p><p><a href="${ctx.path}">Back</a></p>`,
+        body: `<p class="error" role="alert">${escapeHtml(err.message)}</p><p><a href="${escapeHtml(here)}">Back</a></p>`,
       });
     }
   };

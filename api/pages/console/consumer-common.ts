@@ -1,0 +1,101 @@
+/**
+ * What the consumer sections of the console (Overview, Keys, Usage, Billing) share: the account banners (low
+ * balance, suspension), flash messages after a form (Post/Redirect/Get), dollar inputs read as integer cents, and
+ * the 303 back to a section. The rules for the banners are in docs/console.md.
+ */
+import type { AccountView } from '../../../core/billing/billing.service.js';
+import { ValidationError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import type { AppContext } from '../../context.js';
+import { formatIssues } from '../../middleware/body.js';
+import { banner, money } from './shell.js';
+
+/** Below this a prepaid balance (without auto-reload) shows the low-balance banner. */
+export const LOW_BALANCE_CENTS = 100;
+
+/** The low-balance and suspension banners for the org's account (none when all is well). */
+export function accountBanners(account: AccountView): string[] {
+  const out: string[] = [];
+  if (account.suspended) {
+    const reason = account.suspended_reason ? ` Reason: ${escapeHtml(account.suspended_reason)}.` : '';
+    out.push(
+      banner(
+        'bad',
+        `<strong>This organization is suspended: paid calls are refused.</strong>${reason} ` +
+          `Add or update your card in <a href="/console/billing">Billing</a> (the card portal) or buy credits; ` +
+          `if the reason is not about payment, reply to the email we sent you or contact the operator.`,
+      ),
+    );
+  }
+  const low = lowBalance(account);
+  if (low) out.push(banner('warn', low));
+  return out;
+}
+
+/** The low-balance message, or undefined (rules in docs/console.md). */
+export function lowBalance(account: AccountView): string | undefined {
+  if (account.billing_mode !== 'prepaid') return undefined;
+  const balance = money(account.credit_cents);
+  if (account.auto_reload_enabled && account.auto_reload_threshold_cents != null) {
+    if (account.credit_cents >= account.auto_reload_threshold_cents) return undefined;
+    return (
+      `<strong>Low balance: ${balance}.</strong> It is below your auto-reload threshold ` +
+      `(${money(account.auto_reload_threshold_cents)}), so a reload of ${money(account.auto_reload_amount_cents ?? 0)} ` +
+      `is on its way. If the balance does not rise, check your card in <a href="/console/billing">Billing</a>.`
+    );
+  }
+  if (account.credit_cents >= LOW_BALANCE_CENTS) return undefined;
+  return (
+    `<strong>Low balance: ${balance}.</strong> Paid calls are refused once it reaches $0.00. ` +
+    `<a href="/console/billing">Buy credits or turn on auto-reload</a>.`
+  );
+}
+
+/** The flash a section shows after a form redirected back to it (`?done=…`): only known messages, never echoed. */
+export function flash(ctx: AppContext, messages: Record<string, string>): string[] {
+  const done = typeof ctx.query.done === 'string' ? ctx.query.done : '';
+  const text = Object.prototype.hasOwnProperty.call(messages, done) ? messages[done] : undefined;
+  return text ? [banner('good', escapeHtml(text))] : [];
+}
+
+/** Post/Redirect/Get: 303 back to a console path. */
+export function seeOther(ctx: AppContext, path: string): void {
+  ctx.status = 303;
+  ctx.redirect(path);
+}
+
+const DOLLARS = /^\$?\s*(\d{1,10})(?:\.(\d{1,2}))?$/;
+
+/** A dollar amount from a form (`5`, `5.5`, `$5.00`) as integer cents; blank is null (no cap). */
+export function centsFromDollars(value: string | undefined, field: string): number | null {
+  const text = (value ?? '').trim().replace(/,/g, '');
+  if (text === '') return null;
+  const m = DOLLARS.exec(text);
+  if (!m) throw new ValidationError(`${field}: enter an amount in dollars, like 5 or 5.00 (or leave it blank).`);
+  return Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0'));
+}
+
+/** Integer cents as the value of a dollar input (`5.00`), empty for null. */
+export function dollarsValue(cents: number | null | undefined): string {
+  return cents == null ? '' : (cents / 100).toFixed(2);
+}
+
+/** A UTC day `YYYY-MM-DD`. */
+export function utcDay(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+/** A timestamp for a table: `2026-11-25 14:03 UTC`. */
+export function when(iso: string | null): string {
+  return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '—';
+}
+
+/** A form's fields checked by the same zod schema as the REST route's body; a refusal is a 400 naming the fields. */
+export function parseForm<T>(
+  schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } },
+  value: unknown,
+): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError(formatIssues(r.error as Parameters<typeof formatIssues>[0]).message);
+  return r.data as T;
+}
