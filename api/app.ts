@@ -6,6 +6,7 @@ import { MethodNotAllowedError, NotFoundError } from '../core/errors.js';
 import type { Services } from '../core/services.js';
 import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
+import { httpMetrics } from './middleware/metrics.js';
 import { inputRules } from './middleware/input.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { requestContext } from './middleware/request-context.js';
@@ -29,11 +30,13 @@ export const JSON_BODY_LIMIT = '1mb';
 
 /** The shared Koa scaffolding of our surfaces: ids, envelope errors, JSON bodies and input rules, routers, 404/405. */
 export function createKoaApp(
-  services: Pick<Services, 'logger' | 'config'>,
+  services: Pick<Services, 'logger' | 'config'> & Partial<Pick<Services, 'metrics'>>,
   routers: Router<AppState>[],
+  surface: 'api' | 'mcp' = 'api',
 ): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: services.config.trustProxy });
   app.silent = true; // errors are logged by errorEnvelope with the request id
+  if (services.metrics) app.use(httpMetrics(services.metrics, surface));
   app.use(requestContext(services.logger));
   app.use(errorEnvelope());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT }));

@@ -57,6 +57,9 @@ const EnvSchema = z.object({
   MIGRATE_ON_START: boolFromEnv.optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
 
+  /** Prometheus metrics of this process on its own port (`GET /metrics`); off when unset (docs/operations.md). */
+  METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: port.default(3000),
   GATEWAY_PORT: port.default(3001),
   MCP_PORT: port.default(3002),
@@ -207,6 +210,8 @@ export interface Config {
   readonly search: { readonly embedder: 'words' | 'sentence'; readonly modelDir?: string };
   readonly demoCatalog: boolean;
   readonly ports: { readonly api: number; readonly gateway: number; readonly mcp: number };
+  /** METRICS_PORT / METRICS_HOST: this process's Prometheus endpoint, or undefined (off). */
+  readonly metrics?: { readonly port: number; readonly host: string };
   readonly urls: {
     readonly publicBase: string;
     readonly gateway: string;
@@ -365,6 +370,7 @@ export function loadConfig(
     },
     demoCatalog: e.DEMO_CATALOG,
     ports: { api: e.API_PORT, gateway: e.GATEWAY_PORT, mcp: e.MCP_PORT },
+    metrics: e.METRICS_PORT === undefined ? undefined : { port: e.METRICS_PORT, host: e.METRICS_HOST },
     urls: {
       publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? localUrl(e.API_PORT)),
       gateway: stripTrailingSlash(e.GATEWAY_URL ?? localUrl(e.GATEWAY_PORT)),

@@ -162,7 +162,14 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIME
  * above), 57P01-57P03 (shutdown, crash recovery, cannot connect now), a refused or reset socket, a closed connection,
  * or a pool that could not hand out a connection in time.
  */
-function isUnavailableError(e: { code?: unknown; message?: unknown }): boolean {
+/** Stripe's client errors that mean "Stripe is unreachable or failing right now" (by their `type`, no vendor import). */
+function isStripeUnavailable(e: { type?: unknown; statusCode?: unknown }): boolean {
+  if (e.type === 'StripeConnectionError' || e.type === 'StripeRateLimitError') return true;
+  return e.type === 'StripeAPIError' && (typeof e.statusCode !== 'number' || e.statusCode >= 500);
+}
+
+function isUnavailableError(e: { code?: unknown; message?: unknown; type?: unknown; statusCode?: unknown }): boolean {
+  if (isStripeUnavailable(e)) return true;
   const code = typeof e.code === 'string' ? e.code : '';
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
   if (UNREACHABLE_CODES.has(code)) return true;

@@ -3,6 +3,7 @@
  * when no DATABASE_URL is set), the counter store, the Temporal client (spawning the dev server when no
  * TEMPORAL_ADDRESS is set), and wires every core service. Nothing else constructs these; close() undoes it all.
  */
+import { Metrics } from './metrics/metrics.js';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
@@ -68,6 +69,8 @@ export interface Services {
   /** Tells every gateway that an org or a listing it caches changed (core/gateway-events.ts). */
   readonly gatewayEvents: GatewayEvents;
   readonly temporal: TemporalService;
+  /** This process's operators' metrics (served on METRICS_PORT by scripts/start.ts). */
+  readonly metrics: Metrics;
   readonly mailer: Mailer;
   readonly ledger: LedgerService;
   readonly keys: KeysService;
@@ -115,6 +118,8 @@ export interface Services {
 
 export interface ServiceOptions {
   logger?: Logger;
+  /** One registry per process even when several service stacks share it (tests). */
+  metrics?: Metrics;
   /** Tests inject a ManualClock to move time (code expiry, UTC days). */
   clock?: Clock;
   /** Test seams of the SSRF guard: DNS resolution, and loopback addresses to treat as public. */
@@ -275,6 +280,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       config,
       logger,
       clock,
+      metrics: options.metrics ?? new Metrics(),
       orm,
       counters,
       spend,

@@ -69,13 +69,20 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     prepared: config.database.kind === 'postgres',
   });
   const catalog = new CatalogCache(services);
+  const { metrics } = services;
   const drain = new UsageDrain(services.spend, committer, log, {
     claimIdleMs: config.gateway.drainClaimIdleMs,
     claimIntervalMs: config.gateway.drainClaimIntervalMs,
+    onBooked: (call) => {
+      metrics.drainBooked.inc({ outcome: call.outcome });
+      metrics.drainLag.observe(Math.max(0, Date.now() - call.at.getTime() - call.latencyMs) / 1000);
+    },
   });
+  metrics.watchDrainBacklog(() => drain.pending);
   drain.start();
   warnWithoutPersistence(services, log);
   const gateway = new GatewayProxy(services, catalog, upstream, committer, drain);
+  metrics.watchReservations(() => gateway.admissions.reservations());
   const sweeper = startSweeper({ ...services, intervalMs: config.gateway.sweepIntervalMs });
   // Writers elsewhere announce suspensions, billing-mode, balance and listing changes (core/gateway-events.ts):
   // forget the org's fast state and the listing, so the next call reads Postgres instead of waiting for a refresh.
@@ -142,17 +149,21 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     // Always our own id: it names the usage row and the replay's original_request_id. A caller's X-Request-Id is
     // stored beside it (usage_events.client_request_id), never in its place.
     const requestId = newId('request');
-    const started = logRequests ? performance.now() : 0;
+    const started = performance.now();
     const done = () => {
+      const ms = performance.now() - started;
+      const url = req.url ?? '/';
+      const labels = {
+        surface: 'gateway',
+        route: url.startsWith('/v1/proxy/') ? '/v1/proxy/:slug/*' : url === '/health' ? '/health' : 'unmatched',
+        method: req.method ?? 'GET',
+        status: String(res.statusCode),
+      };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, ms / 1000);
       if (!logRequests) return;
       log.info(
-        {
-          request_id: requestId,
-          method: req.method,
-          path: req.url,
-          status: res.statusCode,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-        },
+        { request_id: requestId, method: req.method, path: req.url, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
         'request',
       );
     };

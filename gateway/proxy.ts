@@ -48,7 +48,7 @@ interface Routed {
 
 export class GatewayProxy {
   private readonly log;
-  private readonly admissions: Admissions;
+  readonly admissions: Admissions;
 
   constructor(
     private readonly services: Services,
@@ -121,14 +121,17 @@ export class GatewayProxy {
 
     const routed: Routed = { api: api, endpointId: endpoint.id, method, rest, requestId, started };
     let result: UpstreamResult;
+    const upstreamStarted = performance.now();
     try {
       result = await this.upstream.request({ url, method, headers, body: body.length > 0 ? body : null });
       const failure = toGatewayError(result);
       if (failure) throw failure;
     } catch (err) {
+      this.observeUpstream(api.slug, upstreamStarted, err);
       await decision.void(this.failedCall(decision, routed, err, now));
       throw err;
     }
+    this.observeUpstream(api.slug, upstreamStarted);
     const call = successCall(decision, routed, result.status, price, req, now);
     const settled = await decision.commit(call, price);
     if (settled.kind === 'replay') return replay(res, requestId, settled.record, requestHash);
@@ -160,6 +163,14 @@ export class GatewayProxy {
       document_id: doc.id,
       content_hash: doc.contentHash,
     });
+  }
+
+  private observeUpstream(slug: string, started: number, err?: unknown): void {
+    const { metrics } = this.services;
+    metrics.upstreamDuration.observe({ api: slug, outcome: err ? 'error' : 'ok' }, (performance.now() - started) / 1e3);
+    if (!err) return;
+    const reason = err instanceof UpstreamCallError ? err.reason : err instanceof AppError ? err.code : 'other';
+    metrics.upstreamErrors.inc({ api: slug, reason });
   }
 
   /** A failed call's usage row (unbilled), with the status the upstream or the gateway gave it. */

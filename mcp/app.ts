@@ -96,7 +96,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
   });
 
-  const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router]);
+  const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router], 'mcp');
   return {
     app,
     openSessions: () => sessions.size,

@@ -52,7 +52,8 @@ export interface AdmitRequest {
 
 export type AdmissionDecision = Reservation | { kind: 'replay'; record: string } | { kind: 'refused'; error: AppError };
 
-type AdmissionServices = Pick<Services, 'spend' | 'orm' | 'clock' | 'logger' | 'config'>;
+type AdmissionServices = Pick<Services, 'spend' | 'orm' | 'clock' | 'logger' | 'config'> &
+  Partial<Pick<Services, 'metrics'>>;
 
 export class Admissions implements SettlementContext {
   readonly spend: SpendStore;
@@ -75,8 +76,35 @@ export class Admissions implements SettlementContext {
     this.log = services.logger.child({ surface: 'gateway' });
   }
 
-  /** Decide one call (see the file header). */
+  /** Reservations this process holds (id → admitted at, ms), for the operators' metrics. */
+  private readonly open = new Map<string, number>();
+
+  /** Decide one call (see the file header), counted by outcome for the operators' metrics. */
   async admit(req: AdmitRequest): Promise<AdmissionDecision> {
+    const decision = await this.decideCall(req);
+    const outcome =
+      decision.kind === 'refused' ? decision.error.code : decision.kind === 'replay' ? 'replay' : decision.kind;
+    this.services.metrics?.admissions.inc({ outcome });
+    return decision;
+  }
+
+  /** What the metrics read at scrape time: how many reservations are open and the oldest one's age. */
+  reservations(nowMs = Date.now()): { open: number; oldestAgeSeconds: number } {
+    let oldest = nowMs;
+    for (const [id, at] of this.open) {
+      // A reservation this process lost track of (an exception between admission and its end) is not kept forever.
+      if (nowMs - at > 600_000) this.open.delete(id);
+      else if (at < oldest) oldest = at;
+    }
+    return { open: this.open.size, oldestAgeSeconds: (nowMs - oldest) / 1000 };
+  }
+
+  /** A reservation ended (settled, voided or released). */
+  ended(reservationId: string): void {
+    this.open.delete(reservationId);
+  }
+
+  private async decideCall(req: AdmitRequest): Promise<AdmissionDecision> {
     const nowMs = req.now.getTime();
     const { key } = req;
     const scopedKey = req.clientKey === null ? null : `${req.orgId}:${key.keyId}:${req.clientKey}`;
@@ -188,6 +216,7 @@ export class Admissions implements SettlementContext {
     req: AdmitRequest,
     input: AdmitInput,
   ): Reservation | Promise<AdmissionDecision> {
+    if (kind === 'admitted') this.open.set(input.reservationId, Date.now());
     const reservation = new Reservation(
       this,
       kind,

@@ -47,6 +47,8 @@ export interface SettlementContext {
   readonly log: Logger;
   /** Keep a done record in process (immutable once written). */
   remember(scopedKey: string, record: string, nowMs: number): void;
+  /** The reservation ended, however (for the operators' count of open reservations). */
+  ended?(reservationId: string): void;
 }
 
 export class Reservation implements ReservationRef {
@@ -69,7 +71,11 @@ export class Reservation implements ReservationRef {
   ) {}
 
   /** The call succeeded upstream: make it durable (see the file header). Throws 503 when it could not be. */
-  async commit(call: CallRecord, price: EffectivePrice): Promise<Settled> {
+  commit(call: CallRecord, price: EffectivePrice): Promise<Settled> {
+    return this.commitOnce(call, price).finally(() => this.ctx.ended?.(this.reservationId));
+  }
+
+  private async commitOnce(call: CallRecord, price: EffectivePrice): Promise<Settled> {
     if (this.kind === 'degraded') return this.commitInPostgres(call, price);
     const record =
       this.idempotencyKey === null ? null : replayRecordParts(this.requestHash, call.requestId, this.priceCents, price);
@@ -114,7 +120,11 @@ export class Reservation implements ReservationRef {
   }
 
   /** The call failed: release the hold (the refund) and record the call as failed and unbilled. */
-  async void(failed: CallRecord): Promise<void> {
+  void(failed: CallRecord): Promise<void> {
+    return this.voidOnce(failed).finally(() => this.ctx.ended?.(this.reservationId));
+  }
+
+  private async voidOnce(failed: CallRecord): Promise<void> {
     if (this.kind === 'admitted') {
       try {
         const entry = await this.ctx.spend.fail(this, JSON.stringify(failed));
@@ -129,6 +139,7 @@ export class Reservation implements ReservationRef {
 
   /** Release the hold without recording anything (nothing will be spent); never throws. */
   release(): Promise<unknown> {
+    this.ctx.ended?.(this.reservationId);
     if (this.kind !== 'admitted') return Promise.resolve();
     return this.ctx.spend.void(this).catch(() => undefined);
   }

@@ -23,6 +23,8 @@ export interface UsageDrainOptions {
   claimIdleMs?: number;
   /** How often this process looks for such entries (default 2 s; 0: never, for tests that drive it). */
   claimIntervalMs?: number;
+  /** Told of each call once Postgres has it (the operators' drain lag and count). */
+  onBooked?: (call: CallRecord) => void;
 }
 
 const CLAIM_BATCH = 1_000;
@@ -46,6 +48,11 @@ export class UsageDrain {
     private readonly log: Logger,
     private readonly options: UsageDrainOptions = {},
   ) {}
+
+  /** Calls handed over and not yet committed and acknowledged (the operators' backlog gauge). */
+  get pending(): number {
+    return this.inFlight.size;
+  }
 
   start(): void {
     const every = this.options.claimIntervalMs ?? 2_000;
@@ -99,6 +106,7 @@ export class UsageDrain {
     try {
       // A retry goes alone, so a call Postgres refuses for good cannot keep failing the batches of others.
       const committed = await (attempt === 0 ? this.committer.commit(call) : this.committer.commitAlone(call));
+      this.options.onBooked?.(call);
       this.queueAck({
         entry,
         orgId: call.orgId,

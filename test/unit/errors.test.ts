@@ -55,6 +55,21 @@ describe('error table', () => {
     expect(e.cause).toBe(cause);
   });
 
+  it('turns Stripe being unreachable, rate limited or failing into 503 with Retry-After, not 500', async () => {
+    const Stripe = (await import('stripe')).default;
+    const { StripeConnectionError, StripeAPIError, StripeRateLimitError, StripeInvalidRequestError } = Stripe.errors;
+    for (const err of [
+      new StripeConnectionError({ message: 'connect ECONNRESET' }),
+      new StripeRateLimitError({ message: 'slow down' }),
+      new StripeAPIError({ message: 'oops', statusCode: 502 } as never),
+    ]) {
+      const app = toAppError(err);
+      expect(app.status, err.type).toBe(503);
+      expect(app.headers).toMatchObject({ 'Retry-After': '1' });
+    }
+    expect(toAppError(new StripeInvalidRequestError({ message: 'No such customer' })).status).toBe(500);
+  });
+
   it('carries Retry-After and Allow headers', () => {
     expect(new RateLimitedError(2.2).headers).toEqual({ 'Retry-After': '3' });
     expect(new MethodNotAllowedError(['GET']).headers).toEqual({ Allow: 'GET' });
