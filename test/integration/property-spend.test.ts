@@ -27,7 +27,7 @@ import { SpendModel, type KeyCaps } from '../helpers/property-spend-model.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 
-const RUNS = 25;
+const RUNS = 30;
 /** Every run starts 2.5 minutes before UTC midnight: a few sweeps carry it into the next day (daily caps reset). */
 const START = Date.UTC(2026, 10, 22, 23, 57, 30);
 
@@ -66,7 +66,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     }),
     weight: 2,
   },
-  { arbitrary: fc.record({ t: fc.constant('abandon' as const), key: keyIndex, ep: endpoint }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('abandon' as const), key: keyIndex, ep: endpoint }), weight: 3 },
   { arbitrary: fc.constant({ t: 'sweep' as const }), weight: 1 },
   { arbitrary: fc.constant({ t: 'flush' as const }), weight: 1 },
 );
@@ -80,7 +80,7 @@ const caps: fc.Arbitrary<Omit<KeyCaps, 'parent'>> = fc.record({
 const scenario = fc.record({
   mode: fc.constantFrom<'prepaid' | 'card'>('prepaid', 'prepaid', 'card'),
   creditLimitCents: cents(200),
-  startCents: fc.oneof(cents(50), cents(1_000)),
+  startCents: fc.oneof(cents(20), cents(200), cents(1_000)),
   prices: fc.tuple(fc.constantFrom(0, 1), fc.integer({ min: 1, max: 25 }), fc.integer({ min: 1, max: 150 })),
   keys: fc.tuple(caps, caps, caps),
   ops: fc.array(op, { minLength: 1, maxLength: 30, size: 'max' }),
@@ -310,11 +310,7 @@ describe('property: the ledger and spend governance against the model', () => {
           if (broken.length) fail(`after a burst: ${broken.join('; ')}`);
           for (const r of refused) {
             if (model.refusal(r.key, r.price, day()) === null) {
-              await gateway.drain.flush();
-              stats.transient += 1;
-              if (model.refusal(r.key, r.price, day()) === null && r.reason !== 'insufficient_credits') {
-                fail(`burst call refused (${r.reason}) though it fits after every success of the burst`);
-              }
+              fail(`burst call refused (${r.reason}) though it fits after every success of the burst`);
             }
           }
           break;
