@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import type { AppError } from '../../core/errors.js';
+import { checkJson } from '../../core/input.js';
 import {
   HTTP_METHODS,
   MAX_IMPORT_OPERATIONS,
@@ -19,7 +20,7 @@ import {
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { http, serve } from '../helpers/http.js';
-import { generatedImport } from '../helpers/property-openapi.js';
+import { generatedImport, type GeneratedImport } from '../helpers/property-openapi.js';
 import { propertyParameters, propertyTimeout } from '../helpers/property-runs.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
@@ -28,6 +29,38 @@ const PARSER_RUNS = 150;
 const ROUTE_RUNS = 40;
 /** No import may take longer (the parser's own guard is 5 s; a hang blows through it). */
 const IMPORT_BOUND_MS = 8_000;
+
+/** Cases found by these properties, always run first (regressions): a lone surrogate in a schema was a 500. */
+const FOUND: [GeneratedImport][] = [
+  [
+    {
+      kind: 'lone surrogate in a schema description',
+      source: {
+        openapi: '3.0.0',
+        info: { title: 't', version: '1' },
+        paths: {
+          '/a': {
+            get: {
+              responses: {
+                '200': {
+                  description: 'ok',
+                  content: { 'application/json': { schema: { type: 'object', description: '\ud800' } } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  ],
+  [
+    {
+      kind: 'NUL in a summary',
+      source:
+        '{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"summary":"a\\u0000b","responses":{"200":{"description":"ok"}}}}}}',
+    },
+  ],
+];
 
 /** A draft the importer returned is well formed: what the listing is built from. */
 function checkDraft(api: ImportedApi): void {
@@ -40,8 +73,10 @@ function checkDraft(api: ImportedApi): void {
     if (e.summary !== null) expect(e.summary.length).toBeLessThanOrEqual(200);
     for (const s of [e.input_schema, e.output_schema]) if (s !== null) expect(typeof s).toBe('object');
   }
-  // A draft is stored as JSON: it must serialise (no cycles left, no undefined-only values).
+  // A draft is stored in Postgres as text and jsonb: it serialises (no cycles left), and every key and string obeys
+  // the input rule (no NUL, no lone surrogate; Postgres refuses both in jsonb: a 500 before the rule was applied).
   expect(() => JSON.stringify(api)).not.toThrow();
+  expect(() => checkJson(api, 'draft')).not.toThrow();
 }
 
 describe('property: OpenAPI import over generated documents', () => {
@@ -74,7 +109,7 @@ describe('property: OpenAPI import over generated documents', () => {
             stats.drafts += 1;
           }
         }),
-        propertyParameters(PARSER_RUNS),
+        { ...propertyParameters<[GeneratedImport]>(PARSER_RUNS), examples: FOUND },
       );
     },
     propertyTimeout(PARSER_RUNS, 120_000),
@@ -139,7 +174,7 @@ describe('property: provider import from openapi_url over generated documents', 
             stats.refused += 1;
           }
         }),
-        propertyParameters(ROUTE_RUNS),
+        { ...propertyParameters<[GeneratedImport]>(ROUTE_RUNS), examples: FOUND },
       );
     },
     propertyTimeout(ROUTE_RUNS, 120_000),
