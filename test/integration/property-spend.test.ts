@@ -9,11 +9,13 @@
 // lifetime and daily spend, the calls booked), no reservation may be left open, and the books must balance
 // (test/helpers/books.ts).
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
 import { ManualClock } from '../../core/clock.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { Admissions, RESERVATION_MARGIN_MS } from '../../core/spend/admission.js';
+import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
+import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
 import { UsageCommitter } from '../../core/spend/usage-committer.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson } from '../helpers/accounts.js';
@@ -90,7 +92,13 @@ type Scenario = typeof scenario extends fc.Arbitrary<infer S> ? S : never;
 
 // ---- the run ----
 
-describe('property: the ledger and spend governance against the model', () => {
+/** The gateway's fast state: Redis (production), and the in-process twin of the embedded all-in-one. */
+const STORES: [string, number][] = [
+  ['redis', RUNS],
+  ['memory', Math.ceil(RUNS / 2)],
+];
+
+describe.each(STORES)('property: the ledger and spend governance against the model (%s store)', (store, runs) => {
   const clock = new ManualClock(START);
   let stack: TestStack;
   let gateway: GatewayHandler;
@@ -111,8 +119,14 @@ describe('property: the ledger and spend governance against the model', () => {
     });
     stack = await createTestStack({
       clock,
-      env: { GATEWAY_RATE_LIMIT_PER_MIN: '1000000', GATEWAY_SWEEP_INTERVAL_MS: '60000' },
+      env: {
+        GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
+        GATEWAY_SWEEP_INTERVAL_MS: '60000',
+        // Without REDIS_URL the services use the in-process counters and spend store.
+        ...(store === 'memory' ? { REDIS_URL: undefined as unknown as string } : {}),
+      },
     });
+    expect(stack.services.spend).toBeInstanceOf(store === 'memory' ? MemorySpendStore : RedisSpendStore);
     gateway = createGatewayHandler(stack.services);
     server = await serve(gateway);
     providerOrgId = (await createPerson(stack.services)).orgId;
@@ -127,7 +141,7 @@ describe('property: the ledger and spend governance against the model', () => {
   });
 
   afterAll(async () => {
-    console.log(`property-spend: ${JSON.stringify(stats)}`);
+    console.log(`property-spend (${store}): ${JSON.stringify(stats)}`);
     await server?.close();
     await gateway?.close();
     await committer?.flush();
@@ -353,8 +367,12 @@ describe('property: the ledger and spend governance against the model', () => {
     await sweep();
     model.holds = [];
     await gateway.drain.flush();
-    const open = await openReservations(REDIS_URL, stack.config.counters.keyPrefix);
+    const open = await stack.services.spend.expired(Number.MAX_SAFE_INTEGER, 1_000);
     if (open.length) fail(`open reservations after the sweep: ${JSON.stringify(open)}`);
+    if (store === 'redis') {
+      const sets = await openReservations(REDIS_URL, stack.config.counters.keyPrefix);
+      if (sets.length) fail(`reservations left in Redis after the sweep: ${JSON.stringify(sets)}`);
+    }
     const [org] = await sql<{ credit: string }>(stack.db.url, 'select credit_cents as credit from orgs where id = $1', [
       orgId,
     ]);
@@ -408,8 +426,8 @@ describe('property: the ledger and spend governance against the model', () => {
   it(
     'random top-ups, calls, failures, replays, bursts, crashes and sweeps: answers, Postgres and the books agree',
     async () => {
-      await fc.assert(fc.asyncProperty(scenario, runScenario), propertyParameters(RUNS, { timeLimitMs: 150_000 }));
+      await fc.assert(fc.asyncProperty(scenario, runScenario), propertyParameters(runs, { timeLimitMs: 150_000 }));
     },
-    propertyTimeout(RUNS, 170_000),
+    propertyTimeout(runs, 170_000),
   );
 });
