@@ -7,6 +7,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { JSON_SCHEMA, load as loadYaml } from 'js-yaml';
 import { type AppErrorOptions, ValidationError } from '../errors.js';
+import { BAD_TEXT_MESSAGE, checkJson } from '../input.js';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -81,6 +82,7 @@ export async function parseOpenApiDocument(source: string | object): Promise<Imp
   const doc = cloneJson(parsed, new Budget(MAX_DOCUMENT_BYTES, documentTooLarge)) as JsonObject;
 
   const openapiVersion = checkVersion(doc);
+  refuseBadText(doc);
   refuseExternalRefs(doc);
   const api = await validateAndDereference(doc);
 
@@ -166,6 +168,21 @@ function checkVersion(doc: JsonObject): string {
     );
   }
   return version;
+}
+
+/**
+ * The input rule (core/input.ts) over every key and string of the document: its titles, summaries and schemas are
+ * stored in Postgres, which refuses NUL in text and jsonb and rejects a lone surrogate's escape in jsonb.
+ */
+function refuseBadText(doc: JsonObject): void {
+  try {
+    checkJson(doc, 'document');
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new OpenApiImportError(`The OpenAPI document has text that ${BAD_TEXT_MESSAGE}.`, {
+      details: err.details,
+    });
+  }
 }
 
 /** Only local references ('#/…') are allowed: resolving any other one would mean reading a file or a URL. */
