@@ -10,9 +10,11 @@ import {
   NativeConnection,
   Runtime,
   Worker,
+  type ActivityInterceptorsFactory,
   type WorkflowBundleOption,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import type { Metrics } from '../core/metrics/metrics.js';
 import type { Services } from '../core/services.js';
 import { startEarningsFolder } from '../core/billing/earnings.service.js';
 import { startReloadTrigger } from '../core/billing/reload-trigger.js';
@@ -25,11 +27,24 @@ export function workflowsPath(): string {
 
 let runtimeInstalled = false;
 /** Route the SDK's own logs at `level` and above (once per process, before any worker or test server starts). */
-export function installRuntimeOnce(level: 'WARN' | 'INFO' | 'ERROR'): void {
+/**
+ * Install the Temporal runtime once per process. With `prometheusBindAddress` (METRICS_PORT set on a worker) the SDK
+ * exports its own metrics there (workflow completed/failed, task latencies, …); the process's /metrics appends them.
+ */
+export function installRuntimeOnce(level: 'WARN' | 'INFO' | 'ERROR', options: { prometheusBindAddress?: string } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({
+      logger: new DefaultLogger(level),
+      ...(options.prometheusBindAddress
+        ? {
+            telemetryOptions: {
+              metrics: { prometheus: { bindAddress: options.prometheusBindAddress, countersTotalSuffix: true } },
+            },
+          }
+        : {}),
+    });
   } catch {
     // Already installed by someone else in this process (tests): keep theirs.
   }
@@ -48,7 +63,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(
-  services: ActivityServices & Pick<Services, 'temporal' | 'logger' | 'earnings'>,
+  services: ActivityServices & Pick<Services, 'temporal' | 'logger' | 'earnings'> & Partial<Pick<Services, 'metrics'>>,
   options: { workflowBundle?: WorkflowBundleOption; reloadTrigger?: boolean } = {},
 ): Promise<RunningWorker> {
   installRuntimeOnce('WARN');
@@ -60,6 +75,7 @@ export async function startWorker(
     taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
     activities: createActivities(services),
+    interceptors: services.metrics ? { activity: [activityMetrics(services.metrics)] } : undefined,
   });
   const done = worker.run().finally(() => connection.close());
   // Off the gateway's request path: start auto-reloads for orgs the ledger marked.
@@ -85,4 +101,23 @@ export async function startWorker(
       await done;
     },
   };
+}
+
+/** Counts each activity execution by type and outcome (completed, failed) for the operators' metrics. */
+function activityMetrics(metrics: Metrics): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const activity = ctx.info.activityType;
+        try {
+          const result = await next(input);
+          metrics.activities.inc({ activity, outcome: 'completed' });
+          return result;
+        } catch (err) {
+          metrics.activities.inc({ activity, outcome: 'failed' });
+          throw err;
+        }
+      },
+    },
+  });
 }

@@ -9,8 +9,10 @@
  * alone may fork; the other roles keep their single process (run them as separate starts).
  */
 import cluster from 'node:cluster';
+import net from 'node:net';
 import { createApiApp } from '../api/app.js';
-import { startWorker, type RunningWorker } from '../activities/worker.js';
+import { installRuntimeOnce, startWorker, type RunningWorker } from '../activities/worker.js';
+import { startMetricsServer } from '../core/metrics/metrics-server.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
 import { superviseGatewayWorkers, WORKER_READY } from '../core/runtime/cluster.js';
@@ -89,6 +91,18 @@ async function runGatewayPrimary(config: Config): Promise<void> {
   process.on('SIGTERM', shutdown);
 }
 
+/** A free loopback port (for a listener we do not open ourselves). */
+function loopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 function exitAfterFlush(log: ReturnType<typeof createLogger>, code: number): void {
   log.flush(() => process.exit(code));
 }
@@ -154,7 +168,29 @@ async function main(): Promise<void> {
       await startHttpServer({ ...common, name: 'mcp', port: config.ports.mcp, handler: mcp.app.callback() }),
     );
   }
+  let temporalMetrics: string | undefined;
+  if (roles.has('worker') && config.metrics) {
+    // The Temporal SDK serves its own series on a loopback port; this process's /metrics appends them.
+    temporalMetrics = `127.0.0.1:${await loopbackPort()}`;
+    installRuntimeOnce('WARN', { prometheusBindAddress: temporalMetrics });
+  }
   if (roles.has('worker')) worker = await startWorker(services);
+  if (config.metrics) {
+    if (roles.has('api')) services.metrics.watchLedgerDrift(async () => (await services.ledger.findDrift()).length);
+    // Gateway processes of one cluster share METRICS_PORT's neighbourhood: worker N serves on METRICS_PORT + N.
+    const port = config.metrics.port + (cluster.isWorker ? (cluster.worker?.id ?? 0) : 0);
+    const source = temporalMetrics;
+    servers.push(
+      await startMetricsServer(services.metrics, {
+        host: config.metrics.host,
+        port,
+        logger: log,
+        more: source
+          ? async () => (await fetch(`http://${source}/metrics`, { signal: AbortSignal.timeout(2_000) })).text()
+          : undefined,
+      }),
+    );
+  }
 
   // A terminal's Ctrl-C reaches the whole process group and npm relays it too, so one keypress can arrive twice:
   // only a repeat more than a second later means "stop waiting".

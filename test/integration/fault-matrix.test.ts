@@ -1,7 +1,7 @@
 // The fault matrix (test/helpers/fault-matrix.ts, docs/reliability.md). `npm test` runs the fast cells (FAST_CELLS);
 // `npm run faults` sets FAULT_MATRIX=all, runs every cell, writes the results to test-results/fault-matrix.json and
 // regenerates docs/reliability.md from them (scripts/fault-report.ts).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
@@ -25,7 +25,11 @@ describe('fault matrix (real processes behind Toxiproxy)', () => {
     if (ALL || only) {
       const out = path.join(ROOT, 'test-results', 'fault-matrix.json');
       mkdirSync(path.dirname(out), { recursive: true });
-      writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), results }, null, 1)}\n`);
+      // A run of chosen cells (FAULT_CELLS) replaces those cells in the last full run's results.
+      const earlier: CellResult[] =
+        only && existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as { results: CellResult[] }).results : [];
+      const merged = [...earlier.filter((r) => !results.some((x) => x.id === r.id)), ...results];
+      writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), results: merged }, null, 1)}\n`);
     }
   }, 120_000);
 
