@@ -8,6 +8,7 @@ import type { AppState } from './context.js';
 import { errorEnvelope } from './middleware/error-envelope.js';
 import { inputRules } from './middleware/input.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
+import { openApiRoutes } from './openapi/openapi.routes.js';
 import { requestContext } from './middleware/request-context.js';
 import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
@@ -72,6 +73,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     approvalPages(services),
     consoleRoutes(services),
     oauthRoutes(services),
+    openApiRoutes(),
   ];
 }
 

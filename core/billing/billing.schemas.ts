@@ -35,3 +35,13 @@ export const AutoReloadBody = z
     message: 'threshold_cents and amount_cents are required to enable auto-reload',
   });
 export type AutoReloadBody = z.infer<typeof AutoReloadBody>;
+
+/** Response `data` of GET /v1/billing/balance (billing.service.ts balanceView; the OpenAPI document shares it). */
+export const BalanceView = z.object({
+  credit_cents: z.number().int(),
+  billing_mode: z.string(),
+  auto_reload_enabled: z.boolean(),
+  has_payment_method: z.boolean(),
+  suspended: z.boolean(),
+  billable_cents: z.number().int(),
+});
