@@ -148,16 +148,26 @@ function envelope(data: z.ZodType, meta?: z.ZodObject): Json {
     type: 'object',
     required: ['ok', 'data', 'meta'],
     additionalProperties: false,
-    properties: { ok: { const: true }, data: jsonSchema(data, 'output'), meta: meta ? jsonSchema(meta, 'output') : ref('Meta') },
+    properties: {
+      ok: { const: true },
+      data: jsonSchema(data, 'output'),
+      meta: meta ? jsonSchema(meta, 'output') : ref('Meta'),
+    },
   };
 }
 
 function successResponse(body: SuccessBody): Json {
   switch (body.kind) {
     case 'envelope':
-      return { description: body.description, content: { 'application/json': { schema: envelope(body.data, body.meta) } } };
+      return {
+        description: body.description,
+        content: { 'application/json': { schema: envelope(body.data, body.meta) } },
+      };
     case 'json':
-      return { description: body.description, content: { 'application/json': { schema: jsonSchema(body.schema, 'output') } } };
+      return {
+        description: body.description,
+        content: { 'application/json': { schema: jsonSchema(body.schema, 'output') } },
+      };
     case 'media':
       return { description: body.description, content: { [body.type]: {} } };
     case 'redirect':

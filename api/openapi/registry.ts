@@ -33,6 +33,7 @@ import {
   CreatedKeyView,
   KeySummaryView,
   ListKeysQuery,
+  RevokedKeyView,
   PatchKeyBody,
 } from '../../core/keys/keys.schemas.js';
 import { ActivityQuery, LeaderboardQuery } from '../../core/market/market.service.js';
@@ -292,7 +293,10 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Profile',
     auth: 'bearer',
     scope: 'provider:write',
-    body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'The image bytes; the type is judged by them.' },
+    body: {
+      raw: ['image/png', 'image/jpeg', 'image/webp'],
+      description: 'The image bytes; the type is judged by them.',
+    },
     success: { 200: env(Obj('`avatar_url` and the profile.'), 'Stored.') },
   },
   {
@@ -350,7 +354,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Keys',
     auth: 'bearer',
     scope: 'keys:write',
-    success: { 200: env(KeySummaryView, 'The revoked key.') },
+    success: { 200: env(RevokedKeyView, 'The key is revoked.') },
     errors: [409],
   },
   {
@@ -665,7 +669,11 @@ const CONTROL_PLANE: Decl[] = [
     auth: 'bearer',
     body: ApiRequestBody,
     success: {
-      200: env(Obj('The request it merged into.'), 'Merged.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
+      200: env(
+        Obj('The request it merged into.'),
+        'Merged.',
+        z.looseObject({ request_id: z.string(), merged: z.boolean() }),
+      ),
       201: env(Obj('The new request.'), 'Recorded.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
     },
     errors: [429],
@@ -987,41 +995,37 @@ const oauthDecl = ([method, path, operationId, summary]: [HttpMethod, string, st
 /** The gateway: `ALL /v1/proxy/{apiSlug}/{path}` (its `GET /health` is the control plane's `/health`, same shape). */
 const PROXY_METHODS: HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
 const GATEWAY: Decl[] = [
-  ...PROXY_METHODS.map(
-    (method): Decl => ({
-      method,
-      path: '/v1/proxy/{apiSlug}/{path}',
-      operationId: `proxy${method[0]!.toUpperCase()}${method.slice(1)}`,
-      summary: `Call a catalog API (${method.toUpperCase()})`,
-      tag: 'Gateway',
-      auth: 'key',
-      scope: 'proxy:call',
-      description:
-        '`path` is the rest of the upstream path and may contain `/`. Any method the upstream endpoint supports is ' +
-        'allowed; method and body pass through. `Idempotency-Key` (or `X-Idempotency-Key`) makes a retry a replay: ' +
-        '`meta.replayed` is true and `data` is null. A session token is refused with 401.',
-      ...(method === 'get' || method === 'head' || method === 'delete' || method === 'options'
-        ? {}
-        : { body: { raw: ['*/*'], description: "Passed to the upstream as is (the endpoint's input)." } }),
-      success:
-        method === 'head'
-          ? { 200: { kind: 'empty', description: 'The upstream answered (HEAD: no body).' } }
-          : {
-              200: env(
-                z.unknown().describe("The upstream's answer (parsed JSON, else text); null on a replay."),
-                'The upstream answered; meta carries the billing fields.',
-                GatewayMeta,
-              ),
-            },
-      errors: [402, 409, 413, 422, 428, 429, 502],
-    }),
-  ),
+  ...PROXY_METHODS.map((method): Decl => ({
+    method,
+    path: '/v1/proxy/{apiSlug}/{path}',
+    operationId: `proxy${method[0]!.toUpperCase()}${method.slice(1)}`,
+    summary: `Call a catalog API (${method.toUpperCase()})`,
+    tag: 'Gateway',
+    auth: 'key',
+    scope: 'proxy:call',
+    description:
+      '`path` is the rest of the upstream path and may contain `/`. Any method the upstream endpoint supports is ' +
+      'allowed; method and body pass through. `Idempotency-Key` (or `X-Idempotency-Key`) makes a retry a replay: ' +
+      '`meta.replayed` is true and `data` is null. A session token is refused with 401.',
+    ...(method === 'get' || method === 'head' || method === 'delete' || method === 'options'
+      ? {}
+      : { body: { raw: ['*/*'], description: "Passed to the upstream as is (the endpoint's input)." } }),
+    success:
+      method === 'head'
+        ? { 200: { kind: 'empty', description: 'The upstream answered (HEAD: no body).' } }
+        : {
+            200: env(
+              z.unknown().describe("The upstream's answer (parsed JSON, else text); null on a replay."),
+              'The upstream answered; meta carries the billing fields.',
+              GatewayMeta,
+            ),
+          },
+    errors: [402, 409, 413, 422, 428, 429, 502],
+  })),
 ];
 
-export const OPERATIONS: Operation[] = [
-  ...CONTROL_PLANE,
-  ...PAGES.map(pageDecl),
-  ...OAUTH.map(oauthDecl),
-].map((d): Operation => ({ surface: 'control-plane', ...d }));
+export const OPERATIONS: Operation[] = [...CONTROL_PLANE, ...PAGES.map(pageDecl), ...OAUTH.map(oauthDecl)].map(
+  (d): Operation => ({ surface: 'control-plane', ...d }),
+);
 
 export const GATEWAY_OPERATIONS: Operation[] = GATEWAY.map((d): Operation => ({ ...d, surface: 'gateway' }));

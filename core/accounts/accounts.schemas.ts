@@ -92,7 +92,11 @@ export const VerifiedView = z.object({
   withheld_credit_cents: z.number().int(),
 });
 export const AttachEmailView = z.object({ sent: z.literal(true), email: z.string(), expires_in_seconds: z.number() });
-export const LoginRequestView = z.object({ sent: z.literal(true), message: z.string(), expires_in_seconds: z.number() });
+export const LoginRequestView = z.object({
+  sent: z.literal(true),
+  message: z.string(),
+  expires_in_seconds: z.number(),
+});
 export const SessionView = z.object({
   session_token: z.string(),
   session_id: z.string(),

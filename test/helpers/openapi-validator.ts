@@ -82,7 +82,9 @@ export class OpenApiValidator {
       if (sample.status === 405 || sample.status === 404) {
         return this.check('#/components/schemas/FailureEnvelope', sample, where);
       }
-      throw new OpenApiMismatchError(`${where}: ${sample.method.toUpperCase()} ${template} is not in the OpenAPI document.`);
+      throw new OpenApiMismatchError(
+        `${where}: ${sample.method.toUpperCase()} ${template} is not in the OpenAPI document.`,
+      );
     }
     let response = op.responses[String(sample.status)] as Json | undefined;
     if (!response) {

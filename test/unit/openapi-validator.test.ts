@@ -53,7 +53,9 @@ describe('the OpenAPI response-validation hook', () => {
   it('fails a body whose field has the wrong type, naming the operation and the field', () => {
     const broken = sample({ body: { ok: true, data: [{ ...key, spent_cents: '12' }], meta } });
     expect(() => validator.validate(broken)).toThrow(OpenApiMismatchError);
-    expect(() => validator.validate(broken)).toThrow(/GET \/v1\/keys → 200[\s\S]*\/data\/0\/spent_cents must be integer/);
+    expect(() => validator.validate(broken)).toThrow(
+      /GET \/v1\/keys → 200[\s\S]*\/data\/0\/spent_cents must be integer/,
+    );
   });
 
   it('fails a body that lacks a field or leaves the envelope', () => {
@@ -64,7 +66,9 @@ describe('the OpenAPI response-validation hook', () => {
   });
 
   it('fails an undocumented status, an undocumented media type and a code its status does not have', () => {
-    expect(() => validator.validate(sample({ status: 418 }))).toThrow(/status 418 is not documented for GET \/v1\/keys/);
+    expect(() => validator.validate(sample({ status: 418 }))).toThrow(
+      /status 418 is not documented for GET \/v1\/keys/,
+    );
     expect(() => validator.validate(sample({ contentType: 'text/html' }))).toThrow(/content type "text\/html"/);
     const wrongCode = { ok: false, error: { code: 'not_found', message: 'x' }, meta: { request_id: 'r' } };
     expect(() => validator.validate(sample({ status: 401, body: wrongCode }))).toThrow(OpenApiMismatchError);
