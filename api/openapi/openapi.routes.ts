@@ -71,7 +71,8 @@ async function asset(file: string): Promise<Buffer> {
 }
 
 export function openApiRoutes(): Router<AppState> {
-  const router = new Router<AppState>();
+  // Strict: `/docs/` is not the reference (home.page.ts's `/docs/{file}` answers 404 for it).
+  const router = new Router<AppState>({ strict: true });
 
   router.get('/v1/openapi.json', (ctx) => {
     ctx.type = 'application/json; charset=utf-8';

@@ -251,6 +251,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Accounts',
     auth: 'bearer',
     success: { 200: env(MeView, 'The caller.') },
+    errors: [404],
   },
   {
     method: 'post',
@@ -385,6 +386,7 @@ const CONTROL_PLANE: Decl[] = [
         PaginationMeta.extend({ range: z.looseObject({}), summary: z.looseObject({}) }),
       ),
     },
+    errors: [404],
   },
   // Billing
   {
@@ -395,6 +397,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Billing',
     auth: 'bearer',
     success: { 200: env(BalanceView, 'The balance.') },
+    errors: [404],
   },
   {
     method: 'get',
@@ -827,6 +830,7 @@ const CONTROL_PLANE: Decl[] = [
     scope: 'provider:write',
     query: ListDocumentsQuery,
     success: { 200: env(z.unknown().describe('Documents.'), 'The documents.') },
+    errors: [404],
   },
   {
     method: 'post',
@@ -838,7 +842,7 @@ const CONTROL_PLANE: Decl[] = [
     scope: 'provider:write',
     body: CreateDocumentBody,
     success: { 201: env(Obj('The draft document.'), 'Created.') },
-    errors: [409, 422],
+    errors: [404, 409, 422],
   },
   {
     method: 'post',
