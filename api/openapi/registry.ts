@@ -22,10 +22,18 @@ import {
   VerifyEmailBody,
 } from '../../core/accounts/accounts.schemas.js';
 import type { Scope } from '../../core/auth/scopes.js';
-import { AutoReloadBody, BalanceView, CheckoutBody } from '../../core/billing/billing.schemas.js';
+import {
+  AutoReloadBody,
+  BalanceView,
+  CheckoutBody,
+  ConnectOnboardView,
+  PackView,
+} from '../../core/billing/billing.schemas.js';
+import { CategoryView, HistoryPointView, RankView } from '../../core/catalog/listings.schemas.js';
 import { HistoryQuery, StatsQuery } from '../../core/catalog/listings.service.js';
 import { QuoteQuery } from '../../core/catalog/quote.js';
 import { SearchQuery } from '../../core/catalog/search.schemas.js';
+import { ApiRequestView } from '../../core/demand/demand.schemas.js';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
 import {
   ApproveSpendBody,
@@ -406,7 +414,7 @@ const CONTROL_PLANE: Decl[] = [
     summary: 'Credit packs for sale',
     tag: 'Billing',
     auth: 'bearer',
-    success: { 200: env(List('Packs.'), 'The packs.') },
+    success: { 200: env(z.array(PackView), 'The packs.') },
   },
   {
     method: 'post',
@@ -498,10 +506,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Catalog',
     auth: 'none',
     success: {
-      200: env(
-        z.array(z.looseObject({ slug: z.string(), name: z.string(), api_count: z.number().int() })),
-        'Categories.',
-      ),
+      200: env(z.array(CategoryView), 'Categories.'),
     },
   },
   {
@@ -578,7 +583,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Catalog',
     auth: 'none',
     query: HistoryQuery,
-    success: { 200: env(z.unknown().describe('Score history.'), 'The history.') },
+    success: { 200: env(z.array(HistoryPointView), 'The latest daily points, oldest first.') },
   },
   {
     method: 'get',
@@ -587,7 +592,7 @@ const CONTROL_PLANE: Decl[] = [
     summary: 'Ranks per board',
     tag: 'Catalog',
     auth: 'none',
-    success: { 200: env(z.unknown().describe('Ranks.'), 'The ranks.') },
+    success: { 200: env(z.array(RankView), 'The ranks.') },
   },
   {
     method: 'get',
@@ -672,12 +677,8 @@ const CONTROL_PLANE: Decl[] = [
     auth: 'bearer',
     body: ApiRequestBody,
     success: {
-      200: env(
-        Obj('The request it merged into.'),
-        'Merged.',
-        z.looseObject({ request_id: z.string(), merged: z.boolean() }),
-      ),
-      201: env(Obj('The new request.'), 'Recorded.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
+      200: env(ApiRequestView, 'Merged.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
+      201: env(ApiRequestView, 'Recorded.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
     },
     errors: [429],
   },
@@ -689,7 +690,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Market',
     auth: 'none',
     query: ApiRequestsQuery,
-    success: { 200: env(z.unknown().describe('Requests.'), 'The requests.') },
+    success: { 200: env(z.array(ApiRequestView), 'The requests.') },
   },
   // Provider
   {
@@ -876,7 +877,7 @@ const CONTROL_PLANE: Decl[] = [
     auth: 'bearer',
     scope: 'provider:write',
     body: EmptyBody,
-    success: { 200: env(Obj('The onboarding link.'), 'Created.') },
+    success: { 200: env(ConnectOnboardView, 'The onboarding link.') },
     errors: [409, 502],
   },
   // Reference

@@ -45,3 +45,20 @@ export const BalanceView = z.object({
   suspended: z.boolean(),
   billable_cents: z.number().int(),
 });
+
+/** GET /v1/billing/packs: the packs with their currency. */
+export const PackView = z.object({
+  name: z.string(),
+  price_cents: z.number().int(),
+  credit_cents: z.number().int(),
+  currency: z.literal('usd'),
+});
+
+/** POST /v1/provider/connect/onboard (connect.service.ts ConnectOnboardView). */
+export const ConnectOnboardView = z.object({
+  url: z.string(),
+  account_id: z.string(),
+  status: z.string(),
+  expires_at: z.string().nullable(),
+  workflow_id: z.string(),
+});

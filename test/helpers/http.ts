@@ -24,6 +24,9 @@ export interface RequestOptions {
   skipOpenApi?: boolean;
 }
 
+/** Built when this module loads, not inside a test's burst of concurrent calls (it takes ~0.1 s once). */
+const validator = documentValidator();
+
 export async function http<T = any>(
   baseUrl: string,
   method: string,
@@ -47,7 +50,7 @@ export async function http<T = any>(
     // not JSON: keep the text
   }
   if (!opts.skipOpenApi) {
-    documentValidator().validate({
+    validator.validate({
       method,
       path: new URL(baseUrl + path).pathname,
       status: res.status,
