@@ -9,6 +9,7 @@ import { errorEnvelope } from './middleware/error-envelope.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { inputRules } from './middleware/input.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
+import { openApiRoutes } from './openapi/openapi.routes.js';
 import { requestContext } from './middleware/request-context.js';
 import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
@@ -75,6 +76,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     approvalPages(services),
     consoleRoutes(services),
     oauthRoutes(services),
+    openApiRoutes(),
   ];
 }
 

@@ -40,3 +40,68 @@ export type LoginVerifyBody = z.infer<typeof LoginVerifyBody>;
 
 /** Routes that take no input accept an empty body or `{}`; anything else is refused. */
 export const EmptyBody = z.object({}).strict();
+
+// Response `data` of the account routes (what AccountsService and IdentityService return; the OpenAPI document
+// shares them).
+export const UserView = z.object({
+  user_id: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+  role: z.string(),
+  email_verified: z.boolean(),
+});
+export const RegistrationView = z.object({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() });
+export const MeView = z.object({
+  org_id: z.string(),
+  org: z.object({
+    org_id: z.string(),
+    kind: z.string(),
+    name: z.string().nullable(),
+    billing_mode: z.string(),
+    suspended: z.boolean(),
+    created_at: z.string(),
+  }),
+  credit_cents: z.number().int(),
+  withheld_credit_cents: z.number().int(),
+  scopes: z.array(z.string()),
+  user: UserView.nullable(),
+  credential: z.union([
+    z.object({ type: z.literal('api_key'), key_id: z.string(), key_prefix: z.string() }),
+    z.object({ type: z.literal('session'), session_id: z.string() }),
+  ]),
+});
+export const SignupView = z.object({
+  account: UserView.extend({ org_id: z.string() }),
+  api_key: z.string(),
+  key_id: z.string(),
+  session_token: z.string(),
+  session_expires_at: z.string(),
+  credit_cents: z.number().int(),
+  starter_credits: z.object({
+    amount_cents: z.number().int(),
+    status: z.literal('withheld'),
+    released_by: z.literal('email_verification'),
+  }),
+});
+export const VerifiedView = z.object({
+  verified: z.literal(true),
+  org_id: z.string(),
+  user: UserView,
+  scopes_added: z.array(z.string()),
+  credit_cents: z.number().int(),
+  withheld_credit_cents: z.number().int(),
+});
+export const AttachEmailView = z.object({ sent: z.literal(true), email: z.string(), expires_in_seconds: z.number() });
+export const LoginRequestView = z.object({
+  sent: z.literal(true),
+  message: z.string(),
+  expires_in_seconds: z.number(),
+});
+export const SessionView = z.object({
+  session_token: z.string(),
+  session_id: z.string(),
+  expires_at: z.string(),
+  org_id: z.string(),
+  user: UserView,
+});
+export const LogoutView = z.object({ signed_out: z.literal(true) });

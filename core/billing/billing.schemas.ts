@@ -35,3 +35,30 @@ export const AutoReloadBody = z
     message: 'threshold_cents and amount_cents are required to enable auto-reload',
   });
 export type AutoReloadBody = z.infer<typeof AutoReloadBody>;
+
+/** Response `data` of GET /v1/billing/balance (billing.service.ts balanceView; the OpenAPI document shares it). */
+export const BalanceView = z.object({
+  credit_cents: z.number().int(),
+  billing_mode: z.string(),
+  auto_reload_enabled: z.boolean(),
+  has_payment_method: z.boolean(),
+  suspended: z.boolean(),
+  billable_cents: z.number().int(),
+});
+
+/** GET /v1/billing/packs: the packs with their currency. */
+export const PackView = z.object({
+  name: z.string(),
+  price_cents: z.number().int(),
+  credit_cents: z.number().int(),
+  currency: z.literal('usd'),
+});
+
+/** POST /v1/provider/connect/onboard (connect.service.ts ConnectOnboardView). */
+export const ConnectOnboardView = z.object({
+  url: z.string(),
+  account_id: z.string(),
+  status: z.string(),
+  expires_at: z.string().nullable(),
+  workflow_id: z.string(),
+});

@@ -48,3 +48,29 @@ export const ListKeysQuery = Pagination.extend({
     .transform((v) => v === 'true'),
 }).strict();
 export type ListKeysQuery = z.infer<typeof ListKeysQuery>;
+
+/** Response `data` of the key routes (what KeyAdminService returns; the OpenAPI document shares it). */
+export const KeySummaryView = z.object({
+  id: z.string(),
+  name: z.string(),
+  keyPrefix: z.string(),
+  scopes: z.array(z.string()),
+  source: z.string(),
+  parent_key_id: z.string().nullable(),
+  budget_cents: z.number().int().nullable(),
+  per_call_max_cents: z.number().int().nullable(),
+  daily_cap_cents: z.number().int().nullable(),
+  approval_mode: z.boolean(),
+  approved_cents: z.number().int(),
+  remaining_approval_cents: z.number().int().nullable(),
+  spent_cents: z.number().int(),
+  spent_today_cents: z.number().int(),
+  remaining_budget_cents: z.number().int().nullable(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+/** POST /v1/keys: the summary plus the plaintext key, shown in this response only. */
+export const CreatedKeyView = KeySummaryView.extend({ api_key: z.string() });
+/** DELETE /v1/keys/{id}: the revoked key's id and when (the first revocation's time on a repeat). */
+export const RevokedKeyView = z.object({ id: z.string(), revoked: z.literal(true), revoked_at: z.string() });

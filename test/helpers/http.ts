@@ -1,8 +1,12 @@
-/** A small HTTP client for tests: JSON in, status + headers + parsed envelope out. */
+/**
+ * A small HTTP client for tests: JSON in, status + headers + parsed envelope out. Every response is checked against
+ * the OpenAPI document (test/helpers/openapi-validator.ts): a response the document does not describe fails the test.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createLogger } from '../../core/logger.js';
+import { documentValidator } from './openapi-validator.js';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -16,7 +20,12 @@ export interface RequestOptions {
   body?: unknown;
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /** Skip the OpenAPI check: only for a server that is not ours (a loopback upstream) or a deliberately broken call. */
+  skipOpenApi?: boolean;
 }
+
+/** Built when this module loads, not inside a test's burst of concurrent calls (it takes ~0.1 s once). */
+const validator = documentValidator();
 
 export async function http<T = any>(
   baseUrl: string,
@@ -39,6 +48,15 @@ export async function http<T = any>(
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
     // not JSON: keep the text
+  }
+  if (!opts.skipOpenApi) {
+    validator.validate({
+      method,
+      path: new URL(baseUrl + path).pathname,
+      status: res.status,
+      contentType: res.headers.get('content-type'),
+      body: text === '' ? undefined : parsed,
+    });
   }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }

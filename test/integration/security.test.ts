@@ -151,6 +151,9 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/oauth/interaction/:uid/email', need: 'none' },
   { method: 'POST', path: '/oauth/interaction/:uid/code', need: 'none' },
   { method: 'POST', path: '/oauth/interaction/:uid/consent', need: 'none' },
+  { method: 'GET', path: '/v1/openapi.json', need: 'none' },
+  { method: 'GET', path: '/docs', need: 'none' },
+  { method: 'GET', path: '/docs/assets/:file', need: 'none' },
 ];
 
 const concrete = (path: string, keyId: string) =>
