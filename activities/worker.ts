@@ -31,7 +31,10 @@ let runtimeInstalled = false;
  * Install the Temporal runtime once per process. With `prometheusBindAddress` (METRICS_PORT set on a worker) the SDK
  * exports its own metrics there (workflow completed/failed, task latencies, …); the process's /metrics appends them.
  */
-export function installRuntimeOnce(level: 'WARN' | 'INFO' | 'ERROR', options: { prometheusBindAddress?: string } = {}): void {
+export function installRuntimeOnce(
+  level: 'WARN' | 'INFO' | 'ERROR',
+  options: { prometheusBindAddress?: string } = {},
+): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {

@@ -163,7 +163,13 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       metrics.httpDuration.observe(labels, ms / 1000);
       if (!logRequests) return;
       log.info(
-        { request_id: requestId, method: req.method, path: req.url, status: res.statusCode, ms: Math.round(ms * 10) / 10 },
+        {
+          request_id: requestId,
+          method: req.method,
+          path: req.url,
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+        },
         'request',
       );
     };

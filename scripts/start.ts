@@ -233,8 +233,14 @@ async function main(): Promise<void> {
     void shutdown('worker-failure');
   });
 
-  const label: Record<string, string> = { api: 'control plane', gateway: 'gateway', mcp: 'agent tools' };
-  const lines = servers.map((s) => `  ${label[s.name]!.padEnd(15)} ${s.url}${s.name === 'mcp' ? '/mcp' : ''}`);
+  const label: Record<string, string> = {
+    api: 'control plane',
+    gateway: 'gateway',
+    mcp: 'agent tools',
+    metrics: 'metrics',
+  };
+  const suffix: Record<string, string> = { mcp: '/mcp', metrics: '/metrics' };
+  const lines = servers.map((s) => `  ${label[s.name]!.padEnd(15)} ${s.url}${suffix[s.name] ?? ''}`);
   if (worker) lines.push(`  ${'worker'.padEnd(15)} task queue "${config.temporal.taskQueue}"`);
   if (services.runtime.temporalUiUrl) lines.push(`  ${'Temporal UI'.padEnd(15)} ${services.runtime.temporalUiUrl}`);
   const backends = [

@@ -12,9 +12,10 @@
 // Results: bench/results/soak-<date>.json and .md. The open-model scheduler sends on time whatever the answers do, so
 // a slow system shows as latency and errors, not as a lower rate.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { SCOPES } from '../../core/auth/scopes.js';
@@ -114,7 +115,7 @@ async function seed(services: Services, upstreamUrl: string): Promise<Seed> {
 
 function rssOf(pid: number): number {
   try {
-    const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
   } catch {
     return 0;
@@ -256,7 +257,7 @@ async function main(): Promise<void> {
           await go(`${api}/v1/register`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ name: `soak agent ${randomBytes(3).toString('hex')}` }),
+            body: '{}',
           });
           break;
         case 'top_up':
@@ -279,7 +280,7 @@ async function main(): Promise<void> {
       errors++;
       if (errorSamples.length < 20) errorSamples.push(`${kind} ${status} ${body.slice(0, 200)}`);
     }
-    if (kind === 'paid' || kind === 'replay') {
+    if (kind === 'paid' || kind === 'replay' || kind === 'free') {
       let meta: Record<string, unknown> = {};
       let code: string | undefined;
       try {
@@ -309,6 +310,11 @@ async function main(): Promise<void> {
   };
 
   const pids = { api: children.api!.pid, gateway: children.gateway!.pid };
+  const sizeOf = async () =>
+    Number(
+      ((await admin.query('select pg_database_size($1)::bigint as size', [dbName])).rows[0] as { size: string }).size,
+    );
+  const sizeBefore = await sizeOf();
   const samples: Sample[] = [];
   const started = Date.now();
   const endAt = started + MINUTES * 60_000;
@@ -350,11 +356,9 @@ async function main(): Promise<void> {
   await Promise.allSettled([...inflight]);
 
   const books = await checkBooks(databaseUrl, answers, { throwOnFailure: false, settleTimeoutMs: 60_000 });
-  const [{ size }] = (await admin.query('select pg_database_size($1)::bigint as size', [dbName])).rows as [
-    { size: string },
-  ];
+  const size = (await sizeOf()) - sizeBefore;
   if (!(services.counters instanceof RedisCounterStore)) throw new Error('the soak needs Redis');
-  const redis = services.counters.client;
+  const redis = new Redis(REDIS_URL); // no key prefix: SCAN returns full names and MEMORY USAGE takes them as they are
   let redisBytes = 0;
   let cursor = '0';
   do {
@@ -362,6 +366,7 @@ async function main(): Promise<void> {
     cursor = next;
     for (const k of keys) redisBytes += Number((await redis.call('MEMORY', 'USAGE', k)) ?? 0);
   } while (cursor !== '0');
+  redis.disconnect();
   const gatewayCalls = answers.length;
   const steady = samples.slice(Math.floor(samples.length / 10));
   const slope = (f: (x: Sample) => number) => slopePerHour(steady.map((x) => ({ x: x.at, y: f(x) })));
@@ -381,8 +386,8 @@ async function main(): Promise<void> {
       eldP99GatewayMsPerHour: slope((x) => x.eldP99Ms.gateway!),
     },
     storage: {
-      postgresBytes: Number(size),
-      postgresBytesPerMillionCalls: (Number(size) / Math.max(1, gatewayCalls)) * 1e6,
+      postgresBytes: size,
+      postgresBytesPerMillionCalls: (size / Math.max(1, gatewayCalls)) * 1e6,
       redisBytes,
       redisBytesPerMillionCalls: (redisBytes / Math.max(1, gatewayCalls)) * 1e6,
     },
@@ -433,7 +438,7 @@ ${r.minutes} min at ${r.rate} req/s: ${r.calls} requests (${r.gatewayCalls} thro
 
 | storage | total | per million gateway calls |
 |---|---|---|
-| Postgres (database) | ${mb(r.storage.postgresBytes!)} | ${mb(r.storage.postgresBytesPerMillionCalls!)} |
+| Postgres (the database's growth) | ${mb(r.storage.postgresBytes!)} | ${mb(r.storage.postgresBytesPerMillionCalls!)} |
 | Redis (the prefix's keys) | ${mb(r.storage.redisBytes!)} | ${mb(r.storage.redisBytesPerMillionCalls!)} |
 
 Answers by kind and status:

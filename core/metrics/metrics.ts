@@ -5,7 +5,7 @@
  * reasons are fixed words. Values that live elsewhere (open reservations, the drain's backlog, ledger drift) are read
  * at scrape time through the `watch*` hooks, so the hot path pays for none of them.
  */
-import client, { type Counter, type Gauge, type Histogram, type Registry } from 'prom-client';
+import client, { type Counter, type Histogram, type Registry } from 'prom-client';
 
 /** Seconds buckets from 1 ms to 30 s: HTTP requests, upstream calls, drain lag. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

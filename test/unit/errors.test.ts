@@ -61,7 +61,7 @@ describe('error table', () => {
     for (const err of [
       new StripeConnectionError({ message: 'connect ECONNRESET' }),
       new StripeRateLimitError({ message: 'slow down' }),
-      new StripeAPIError({ message: 'oops', statusCode: 502 } as never),
+      new StripeAPIError({ message: 'oops', statusCode: 502 }),
     ]) {
       const app = toAppError(err);
       expect(app.status, err.type).toBe(503);
