@@ -50,6 +50,7 @@ export const LEDGER_WRITERS = {
   'scripts/admin.ts': { via: 'post', kinds: ['grant', 'adjustment'], what: "an operator's grant or adjustment" },
   'bench/gateway/gateway-targets.ts': { via: 'post', kinds: ['grant'], what: "the benchmark consumer's credit" },
   'bench/gateway/extended.ts': { via: 'post', kinds: ['grant'], what: "the extended benchmark's consumers' credit" },
+  'bench/soak/run.ts': { via: 'post', kinds: ['grant'], what: "the soak's consumer credit and its top-ups" },
 } as const satisfies Record<string, { via: LedgerWriterVia; kinds: readonly LedgerKind[]; what: string }>;
 
 export type LedgerWriter = keyof typeof LEDGER_WRITERS;

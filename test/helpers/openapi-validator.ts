@@ -8,6 +8,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { openApiDocument } from '../../api/openapi/document.js';
+import { isUndocumented } from '../../api/openapi/registry.js';
 
 type Json = Record<string, any>;
 
@@ -65,6 +66,7 @@ export class OpenApiValidator {
   /** The documented path template for a request path, or undefined (not ours: skipped). */
   match(path: string): string | undefined {
     const pathname = path.split(/[?#]/, 1)[0]!;
+    if (isUndocumented(pathname)) return undefined; // left out of the document on purpose (UNDOCUMENTED_PREFIXES)
     return this.routes.find((r) => r.re.test(pathname))?.template;
   }
 

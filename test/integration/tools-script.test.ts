@@ -94,6 +94,7 @@ describe('ensure-tools.sh', () => {
     for (const [name, version] of [
       ['temporal', 'v1.5.1'],
       ['stripe-mock', 'v0.197.0'],
+      ['toxiproxy-server', 'v2.5.0'],
     ]) {
       await writeFile(path.join(bin, name!), '#!/bin/sh\n', { mode: 0o755 });
       await writeFile(path.join(bin, `.${name}.version`), `${version}\n`);
