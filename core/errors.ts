@@ -170,11 +170,13 @@ function isStripeUnavailable(e: { type?: unknown; statusCode?: unknown }): boole
 
 function isUnavailableError(e: { code?: unknown; message?: unknown; type?: unknown; statusCode?: unknown }): boolean {
   if (isStripeUnavailable(e)) return true;
+  // gRPC UNAVAILABLE (14): the Temporal server cannot be reached (the client's ServiceError carries it as its cause).
+  if (e.code === 14) return true;
   const code = typeof e.code === 'string' ? e.code : '';
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
   if (UNREACHABLE_CODES.has(code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|Client has encountered a connection error|Timeout acquiring a connection|the database system is (starting up|shutting down|in recovery mode)/i.test(
+  return /Connection terminated|Client has encountered a connection error|Timeout acquiring a connection|Failed to connect before the deadline|the database system is (starting up|shutting down|in recovery mode)/i.test(
     message,
   );
 }

@@ -70,6 +70,13 @@ describe('error table', () => {
     expect(toAppError(new StripeInvalidRequestError({ message: 'No such customer' })).status).toBe(500);
   });
 
+  it('turns an unreachable Temporal server (gRPC UNAVAILABLE) into 503, not 500', async () => {
+    const { ServiceError } = await import('@temporalio/client');
+    const grpc = Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 });
+    expect(toAppError(new ServiceError('Failed to start workflow', { cause: grpc })).status).toBe(503);
+    expect(toAppError(new Error('Failed to connect before the deadline')).status).toBe(503);
+  });
+
   it('carries Retry-After and Allow headers', () => {
     expect(new RateLimitedError(2.2).headers).toEqual({ 'Retry-After': '3' });
     expect(new MethodNotAllowedError(['GET']).headers).toEqual({ Allow: 'GET' });
