@@ -14,6 +14,7 @@ import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js'
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { serve } from '../helpers/http.js';
+import { documentValidator } from '../helpers/openapi-validator.js';
 import { createLiveApi } from '../helpers/listings.js';
 import { seededRandom } from '../helpers/random.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
@@ -210,6 +211,7 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
 
     const problems: string[] = [];
     const paid: number[] = [];
+    const validator = documentValidator();
     const known = new Set<string>(Object.values(ERROR_KINDS).map((k) => k.code));
     for (let i = 0; i < attempts.length; i += 8) {
       await Promise.all(
@@ -225,6 +227,25 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
             });
             status = res.status;
             text = await res.text();
+            // The answer is one the document lists for this operation, and its body matches the schema.
+            let parsed: unknown = text;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              // not JSON: the validator says whether that is documented
+            }
+            const u = new URL(a.url);
+            try {
+              validator.validate({
+                method: a.method,
+                path: u.pathname + u.search,
+                status,
+                contentType: res.headers.get('content-type'),
+                body: parsed,
+              });
+            } catch (err) {
+              problems.push(`${a.label}: ${(err as Error).message.slice(0, 300)}`);
+            }
             // A gateway call whose (opaque) body and query the upstream took is a real, paid call.
             if (status === 200 && a.url.startsWith(gatewayServer.url)) {
               const cost = (JSON.parse(text) as Json).meta?.cost_cents;
