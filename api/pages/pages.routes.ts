@@ -5,6 +5,7 @@
  */
 import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import Router from '@koa/router';
+import type { z } from 'zod';
 import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { randomString, safeEqual } from '../../core/crypto.js';
@@ -86,12 +87,8 @@ export async function readForm(ctx: AppContext): Promise<Record<string, string>>
   return Object.fromEntries((await readFormParams(ctx)).entries());
 }
 
-function parseWith<T>(
-  schema: {
-    safeParse(v: unknown): { success: true; data: T } | { success: false; error: Parameters<typeof formatIssues>[0] };
-  },
-  value: unknown,
-): T {
+/** Parse with a route's own zod schema; a failure is a 400 whose message names the fields (pages and console forms). */
+export function parseForm<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const r = schema.safeParse(value);
   if (!r.success) throw new ValidationError(formatIssues(r.error).message);
   return r.data;
@@ -153,7 +150,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
       async (ctx) => {
         const form = await readForm(ctx);
         ctx.state.pageNext = safeNext(form.next);
-        const body = parseWith(LoginRequestBody, { email: form.email });
+        const body = parseForm(LoginRequestBody, { email: form.email });
         await services.identity.requestLoginCode(body, clientOf(ctx));
         render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email, undefined, ctx.state.pageNext));
       },
@@ -168,7 +165,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
         const form = await readForm(ctx);
         ctx.state.pageEmail = form.email ?? '';
         ctx.state.pageNext = safeNext(form.next);
-        const body = parseWith(LoginVerifyBody, { email: form.email, code: form.code });
+        const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
         const session = await services.identity.verifyLoginCode(body, clientOf(ctx));
         ctx.cookies.set(SESSION_COOKIE, session.session_token, {
           httpOnly: true,
@@ -261,7 +258,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
     pageHandler(
       async (ctx) => {
         const form = await readForm(ctx);
-        const body = parseWith(VerifyEmailBody, { token: form.token });
+        const body = parseForm(VerifyEmailBody, { token: form.token });
         const result = await services.identity.verifyEmail(body);
         const credit = (result.credit_cents / 100).toFixed(2);
         render(

@@ -8,7 +8,6 @@
 // paid key equal its successful responses (within wrk's in-flight window), the replay and 429 keys wrote nothing
 // beyond the priming call, no balance went negative and the ledger has no drift.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -17,7 +16,7 @@ import { loadConfig } from '../../core/config.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { rateWindowKey } from '../../core/spend/redis-spend-store.js';
 import { createServices, type Services } from '../../core/services.js';
-import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
+import { createBenchDatabase } from '../bench-db.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
 import { freePort, nodeTsArgs, startChild, waitForHttp, type ManagedChild } from './proc.js';
@@ -29,7 +28,6 @@ export interface GatewayTargetsContext {
 }
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRETS_KEY = '5b'.repeat(32);
 const GRANT_CENTS = 1_000_000_000;
@@ -49,20 +47,9 @@ function pids(name: string, oldestOnly = false): number[] {
 
 export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<GatewayTargets | null> {
   if (process.env.BENCH_SKIP_GATEWAY === '1') return null;
-  const suffix = randomBytes(4).toString('hex');
-  const dbName = `mp_bench_${suffix}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  await admin.end();
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const databaseUrl = dbUrl.toString();
-  const prefix = `bench:${suffix}:`;
-
-  const migrator = await initOrm({ url: databaseUrl, poolMax: 1 });
-  await migrateUp(migrator);
-  await migrator.close(true);
+  const db = await createBenchDatabase('bench');
+  const databaseUrl = db.url;
+  const prefix = `bench:${db.suffix}:`;
 
   const env = {
     NODE_ENV: 'development',
@@ -162,10 +149,10 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
       },
     },
     async verify(traffic: Record<string, TrafficCount>) {
-      const db = new pg.Client({ connectionString: databaseUrl });
-      await db.connect();
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
       try {
-        const usage = await db.query<{ key_id: string; outcome: string; n: string; cost: string }>(
+        const usage = await client.query<{ key_id: string; outcome: string; n: string; cost: string }>(
           `select key_id, outcome, count(*) as n, coalesce(sum(cost_cents), 0) as cost
              from usage_events group by key_id, outcome`,
         );
@@ -177,16 +164,16 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
         const replayRows = count(seed.replayKeyId);
         const limitedRows = count(seed.limitedKeyId);
         const failed = usage.rows.filter((r) => r.outcome !== 'success').reduce((s, r) => s + Number(r.n), 0);
-        const org = await db.query<{ credit_cents: string }>('select credit_cents from orgs where id = $1', [
+        const org = await client.query<{ credit_cents: string }>('select credit_cents from orgs where id = $1', [
           seed.consumerOrgId,
         ]);
         const balance = Number(org.rows[0]?.credit_cents);
         const spent = paidRows + replayRows; // 1 cent each
-        const drift = await db.query(
+        const drift = await client.query(
           `select o.id from orgs o left join (select org_id, sum(amount_cents) s from ledger_entries group by org_id) l
              on l.org_id = o.id where o.credit_cents <> coalesce(l.s, 0)`,
         );
-        const negative = await db.query("select id from orgs where billing_mode = 'prepaid' and credit_cents < 0");
+        const negative = await client.query("select id from orgs where billing_mode = 'prepaid' and credit_cents < 0");
         const details = {
           paid_usage_rows: paidRows,
           paid_expected: paid?.expected ?? null,
@@ -208,7 +195,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
           negative.rowCount === 0;
         return { ok, details };
       } finally {
-        await db.end();
+        await client.end();
       }
     },
     async stop() {
@@ -219,10 +206,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
         await redis.del(...keys.slice(i, i + 500).map((k) => k.slice(prefix.length)));
       }
       await services.close();
-      const cleanup = new pg.Client({ connectionString: ADMIN_URL });
-      await cleanup.connect();
-      await cleanup.query(`drop database if exists ${dbName} with (force)`);
-      await cleanup.end();
+      await db.drop();
     },
   };
 }

@@ -24,13 +24,12 @@ import { RedisCounterStore } from '../../core/counters/index.js';
 import { newId } from '../../core/ids.js';
 import { createServices, type Services } from '../../core/services.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
-import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
+import { createBenchDatabase, BENCH_ADMIN_URL } from '../bench-db.js';
 import { checkBooks, type CallAnswer } from '../../test/helpers/books.js';
 import { startUpstream } from '../gateway/nginx.js';
 import { freePort, nodeTsArgs, startChild, stopAllChildren, waitForHttp, type ManagedChild } from '../gateway/proc.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const RATE = Number(process.env.SOAK_RATE ?? 60);
@@ -147,18 +146,11 @@ const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 
 async function main(): Promise<void> {
-  const suffix = randomBytes(4).toString('hex');
-  const dbName = `mp_soak_${suffix}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  const db = await createBenchDatabase('soak');
+  const databaseUrl = db.url;
+  const prefix = `soak:${db.suffix}:`;
+  const admin = new pg.Client({ connectionString: BENCH_ADMIN_URL });
   await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const databaseUrl = dbUrl.toString();
-  const prefix = `soak:${suffix}:`;
-  const migrator = await initOrm({ url: databaseUrl, poolMax: 1 });
-  await migrateUp(migrator);
-  await migrator.close(true);
 
   const upstream = await startUpstream();
   const env = {
@@ -312,7 +304,7 @@ async function main(): Promise<void> {
   const pids = { api: children.api!.pid, gateway: children.gateway!.pid };
   const sizeOf = async () =>
     Number(
-      ((await admin.query('select pg_database_size($1)::bigint as size', [dbName])).rows[0] as { size: string }).size,
+      ((await admin.query('select pg_database_size($1)::bigint as size', [db.name])).rows[0] as { size: string }).size,
     );
   const sizeBefore = await sizeOf();
   const samples: Sample[] = [];
@@ -405,8 +397,8 @@ async function main(): Promise<void> {
   await services.close();
   await stopAllChildren();
   await upstream.stop();
-  await admin.query(`drop database if exists ${dbName} with (force)`);
   await admin.end();
+  await db.drop();
   process.exitCode = errors === 0 && books.ok ? 0 : 1;
 }
 

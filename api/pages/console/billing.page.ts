@@ -16,7 +16,8 @@ import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
 import { csrfToken, hidden, readForm } from '../pages.routes.js';
-import { accountBanners, centsFromDollars, parseForm, dollarsValue, flash, seeOther, when } from './consumer-common.js';
+import { accountBanners, centsFromDollars } from './consumer-common.js';
+import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
 import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
 
 const HISTORY_PAGE = 25;
@@ -180,7 +181,7 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
   router.post(
     '/console/billing/checkout',
     stripeStep(services, async (form, person) => {
-      const body = parseForm<CheckoutBody>(CheckoutBody, {
+      const body = parseForm(CheckoutBody, {
         pack: form.pack,
         success_url: `${base}/console/billing?done=checkout`,
         cancel_url: `${base}/console/billing?done=cancelled`,
@@ -206,7 +207,7 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
       requireScope(person, 'billing:write');
       const threshold = centsFromDollars(form.threshold, 'Threshold');
       const amount = centsFromDollars(form.amount, 'Amount');
-      const body = parseForm<AutoReloadBody>(AutoReloadBody, {
+      const body = parseForm(AutoReloadBody, {
         enabled: form.enabled === 'on',
         ...(threshold === null ? {} : { threshold_cents: threshold }),
         ...(amount === null ? {} : { amount_cents: amount }),

@@ -18,7 +18,8 @@ import type { AppContext, AppState } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
 import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
-import { dollarsToCents, flash, formError, formQuery, options, parseForm, seeOther, when } from './provider-forms.js';
+import { dollarsToCents, formError, formQuery, options } from './provider-forms.js';
+import { flash, parseForm, seeOther, when } from './forms.js';
 
 const SORT_LABELS: Record<SearchSort, string> = {
   svc_score: 'SVC score',

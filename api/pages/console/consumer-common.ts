@@ -1,13 +1,11 @@
 /**
  * What the consumer sections of the console (Overview, Keys, Usage, Billing) share: the account banners (low
- * balance, suspension), flash messages after a form (Post/Redirect/Get), dollar inputs read as integer cents, and
- * the 303 back to a section. The rules for the banners are in docs/console.md.
+ * balance, suspension), and dollar inputs read as integer cents (caps: blank is no cap). The form helpers every
+ * section uses are in forms.ts. The rules for the banners are in docs/console.md.
  */
 import type { AccountView } from '../../../core/billing/billing.service.js';
 import { ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
-import type { AppContext } from '../../context.js';
-import { formatIssues } from '../../middleware/body.js';
 import { banner, money } from './shell.js';
 
 /** Below this a prepaid balance (without auto-reload) shows the low-balance banner. */
@@ -51,19 +49,6 @@ export function lowBalance(account: AccountView): string | undefined {
   );
 }
 
-/** The flash a section shows after a form redirected back to it (`?done=…`): only known messages, never echoed. */
-export function flash(ctx: AppContext, messages: Record<string, string>): string[] {
-  const done = typeof ctx.query.done === 'string' ? ctx.query.done : '';
-  const text = Object.prototype.hasOwnProperty.call(messages, done) ? messages[done] : undefined;
-  return text ? [banner('good', escapeHtml(text))] : [];
-}
-
-/** Post/Redirect/Get: 303 back to a console path. */
-export function seeOther(ctx: AppContext, path: string): void {
-  ctx.status = 303;
-  ctx.redirect(path);
-}
-
 const DOLLARS = /^\$?\s*(\d{1,10})(?:\.(\d{1,2}))?$/;
 
 /** A dollar amount from a form (`5`, `5.5`, `$5.00`) as integer cents; blank is null (no cap). */
@@ -75,27 +60,7 @@ export function centsFromDollars(value: string | undefined, field: string): numb
   return Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0'));
 }
 
-/** Integer cents as the value of a dollar input (`5.00`), empty for null. */
-export function dollarsValue(cents: number | null | undefined): string {
-  return cents == null ? '' : (cents / 100).toFixed(2);
-}
-
 /** A UTC day `YYYY-MM-DD`. */
 export function utcDay(d: Date): string {
   return d.toISOString().slice(0, 10);
-}
-
-/** A timestamp for a table: `2026-11-25 14:03 UTC`. */
-export function when(iso: string | null): string {
-  return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '—';
-}
-
-/** A form's fields checked by the same zod schema as the REST route's body; a refusal is a 400 naming the fields. */
-export function parseForm<T>(
-  schema: { safeParse(v: unknown): { success: boolean; data?: T; error?: unknown } },
-  value: unknown,
-): T {
-  const r = schema.safeParse(value);
-  if (!r.success) throw new ValidationError(formatIssues(r.error as Parameters<typeof formatIssues>[0]).message);
-  return r.data as T;
 }

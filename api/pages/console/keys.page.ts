@@ -15,7 +15,8 @@ import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { capBar } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../pages.routes.js';
-import { accountBanners, centsFromDollars, parseForm, dollarsValue, flash, seeOther, when } from './consumer-common.js';
+import { accountBanners, centsFromDollars } from './consumer-common.js';
+import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
 import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';
 
 const DONE = {
@@ -189,7 +190,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
       requireScope(person, 'keys:write');
       const form = Object.fromEntries(params.entries());
       // The form marks that it sent its scope boxes (none ticked is an error); without them: the person's scopes.
-      const body = parseForm<CreateKeyBody>(CreateKeyBody, {
+      const body = parseForm(CreateKeyBody, {
         name: form.name ?? '',
         ...(params.has('scopes_listed') ? { scopes: params.getAll('scope') } : {}),
         ...capsOf(form),
@@ -204,7 +205,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
     consolePage(services, 'keys', async (ctx, person) => {
       const form = await readForm(ctx);
       requireScope(person, 'keys:write');
-      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm<PatchKeyBody>(PatchKeyBody, capsOf(form)));
+      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm(PatchKeyBody, capsOf(form)));
       seeOther(ctx, '/console/keys?done=caps');
     }),
   );

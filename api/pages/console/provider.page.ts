@@ -28,17 +28,8 @@ import type { AppContext, AppState } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
 import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
-import {
-  centsToDollars,
-  dollarsToCents,
-  flash,
-  formError,
-  formQuery,
-  options,
-  parseForm,
-  seeOther,
-  when,
-} from './provider-forms.js';
+import { dollarsToCents, formError, formQuery, options } from './provider-forms.js';
+import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
 import { parseEndpointLines } from './provider-endpoints.js';
 
 type Flash = Record<string, ['good' | 'warn' | 'bad', string]>;
@@ -256,7 +247,7 @@ function pricingForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState
   const rows = api.endpoints
     .map((e) => {
       const id = `price_${e.endpoint_id}`;
-      const value = typed?.[`price_${e.endpoint_id}`] ?? centsToDollars(e.price_cents);
+      const value = typed?.[`price_${e.endpoint_id}`] ?? dollarsValue(e.price_cents);
       return `<tr><td><code>${escapeHtml(e.method)}</code></td><td><label for="${id}" class="inline-label"><code>${escapeHtml(e.path)}</code></label>${e.summary ? `<br><span class="muted">${escapeHtml(e.summary)}</span>` : ''}</td>
 <td class="num">${money(e.price_cents_effective)}</td><td>$ <input id="${id}" name="${id}" inputmode="decimal" size="8" value="${escapeHtml(value)}"></td></tr>`;
     })

@@ -18,7 +18,8 @@ import type { UsageDay, UsageFilter, UsageRecord } from '../../../core/usage/usa
 import type { AppContext, AppState } from '../../context.js';
 import { formatIssues } from '../../middleware/body.js';
 import { barChart } from '../charts.js';
-import { accountBanners, utcDay, when } from './consumer-common.js';
+import { accountBanners, utcDay } from './consumer-common.js';
+import { dollarsValue, when } from './forms.js';
 import { consolePage, emptyState, money } from './shell.js';
 
 const PAGE_SIZE = 50;
@@ -165,8 +166,6 @@ const CSV_COLUMNS = [
   'latency_ms',
 ];
 
-const usd = (cents: number) => (cents / 100).toFixed(2);
-
 function csvLine(r: UsageRecord, names: Map<string, string>): string {
   return `${[
     r.created_at,
@@ -179,9 +178,9 @@ function csvLine(r: UsageRecord, names: Map<string, string>): string {
     r.status,
     r.outcome,
     r.cost_cents,
-    usd(r.cost_cents),
+    dollarsValue(r.cost_cents),
     r.billable_cents,
-    usd(r.billable_cents),
+    dollarsValue(r.billable_cents),
     r.latency_ms,
   ]
     .map(csvField)
