@@ -12,8 +12,16 @@ import {
   Worker,
   type ActivityInterceptorsFactory,
   type WorkflowBundleOption,
+  type WorkerOptions,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
+import { createRequire } from 'node:module';
+import type { Tracing } from '../core/tracing/tracing.js';
 import type { Metrics } from '../core/metrics/metrics.js';
 import type { Services } from '../core/services.js';
 import { startEarningsFolder } from '../core/billing/earnings.service.js';
@@ -54,8 +62,12 @@ export function installRuntimeOnce(
 }
 
 /** Bundle the workflow code once (a few seconds); tests share one bundle across workers. */
-export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: new DefaultLogger('WARN') });
+export async function bundleWorkflows(options: { tracing?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    logger: new DefaultLogger('WARN'),
+    ...(options.tracing ? { workflowInterceptorModules: WORKFLOW_TRACING_MODULES } : {}),
+  });
 }
 
 export interface RunningWorker {
@@ -67,7 +79,12 @@ export interface RunningWorker {
 
 export async function startWorker(
   services: ActivityServices & Pick<Services, 'temporal' | 'logger' | 'earnings'> & Partial<Pick<Services, 'metrics'>>,
-  options: { workflowBundle?: WorkflowBundleOption; reloadTrigger?: boolean } = {},
+  options: {
+    workflowBundle?: WorkflowBundleOption;
+    reloadTrigger?: boolean;
+    /** This process's tracing (core/tracing/tracing.ts); workflow and activity spans when enabled. */
+    tracing?: Tracing;
+  } = {},
 ): Promise<RunningWorker> {
   installRuntimeOnce('WARN');
   const { address, namespace, taskQueue } = services.temporal.target;
@@ -78,7 +95,7 @@ export async function startWorker(
     taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: workflowsPath() }),
     activities: createActivities(services),
-    interceptors: services.metrics ? { activity: [activityMetrics(services.metrics)] } : undefined,
+    ...workerObservability(services.metrics, options.tracing, options.workflowBundle !== undefined),
   });
   const done = worker.run().finally(() => connection.close());
   // Off the gateway's request path: start auto-reloads for orgs the ledger marked.
@@ -103,6 +120,37 @@ export async function startWorker(
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
     },
+  };
+}
+
+/** The workflow-side tracing interceptors, bundled into the workflow code when tracing is on. */
+export const WORKFLOW_TRACING_MODULES = [
+  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
+
+/**
+ * Metrics and, when tracing is on, Temporal's OpenTelemetry interceptors: activity spans continue the workflow's
+ * trace (and activities' upstream calls continue theirs), workflow spans made inside the sandbox reach this
+ * process's span processor through the `exporter` sink. A pre-built workflow bundle must then have been built with
+ * WORKFLOW_TRACING_MODULES (bundleWorkflows({ tracing: true })).
+ */
+function workerObservability(
+  metrics: Metrics | undefined,
+  tracing: Tracing | undefined,
+  prebundled: boolean,
+): Partial<WorkerOptions> {
+  const activity: ActivityInterceptorsFactory[] = [];
+  if (metrics) activity.push(activityMetrics(metrics));
+  if (!tracing?.enabled || !tracing.processor || !tracing.resource) {
+    return activity.length ? { interceptors: { activity } } : {};
+  }
+  activity.push((ctx) => ({
+    inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+    outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+  }));
+  return {
+    interceptors: { activity, ...(prebundled ? {} : { workflowModules: WORKFLOW_TRACING_MODULES }) },
+    sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
   };
 }
 

@@ -11,6 +11,8 @@ import { inputRules } from './middleware/input.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
 import { requestContext } from './middleware/request-context.js';
+import { httpTracing } from './middleware/tracing.js';
+import { tracingOn } from '../core/tracing/tracing.js';
 import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
@@ -39,6 +41,7 @@ export function createKoaApp(
   app.silent = true; // errors are logged by errorEnvelope with the request id
   if (services.metrics) app.use(httpMetrics(services.metrics, surface));
   app.use(requestContext(services.logger));
+  if (tracingOn()) app.use(httpTracing(surface));
   app.use(errorEnvelope());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: JSON_BODY_LIMIT }));
   app.use(inputRules()); // no NUL or lone surrogate in the path, query or JSON body reaches a route

@@ -26,6 +26,7 @@ import { sendError, sendJson, type ResponseSink } from './respond.js';
 import { startSweeper, type Sweeper } from '../core/spend/sweeper.js';
 import { UsageDrain } from '../core/spend/usage-drain.js';
 import { UpstreamClient } from './upstream-client.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, tracingOn, withSpan } from '../core/tracing/tracing.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
 
@@ -150,6 +151,14 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     // stored beside it (usage_events.client_request_id), never in its place.
     const requestId = newId('request');
     const started = performance.now();
+    // Tracing off (the default): no span, nothing else on this path.
+    const span = tracingOn()
+      ? startServerSpan(`${req.method ?? 'GET'} gateway`, req.headers, {
+          'http.request.method': req.method ?? 'GET',
+          'svc.surface': 'gateway',
+          [REQUEST_ID_ATTRIBUTE]: requestId,
+        })
+      : undefined;
     const done = () => {
       const ms = performance.now() - started;
       const url = req.url ?? '/';
@@ -161,10 +170,16 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, ms / 1000);
+      if (span) {
+        span.setAttribute('http.route', labels.route);
+        span.updateName(`${labels.method} ${labels.route}`);
+        endHttpSpan(span, res.statusCode, 'server');
+      }
       if (!logRequests) return;
       log.info(
         {
           request_id: requestId,
+          ...(span ? { trace_id: span.spanContext().traceId } : {}),
           method: req.method,
           path: req.url,
           status: res.statusCode,
@@ -173,10 +188,12 @@ export function createGatewayHandler(services: Services): GatewayHandler {
         'request',
       );
     };
-    return handle(req, res, requestId, caller).then(done, (err: unknown) => {
+    const work = span ? withSpan(span, () => handle(req, res, requestId, caller)) : handle(req, res, requestId, caller);
+    return work.then(done, (err: unknown) => {
       const appError = toAppError(err);
       if (appError instanceof InternalError || appError.status === 500 || appError.status === 503) {
         log.error({ request_id: requestId, err: appError.cause ?? appError }, 'gateway request failed');
+        span?.recordException(appError.cause instanceof Error ? appError.cause : appError);
       }
       // Drain a body we did not read so the keep-alive connection stays usable.
       req.resume();

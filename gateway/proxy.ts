@@ -28,6 +28,7 @@ import { readBody } from './read-body.js';
 import { sendOkJson, type ResponseSink } from './respond.js';
 import { envelopeDataJson } from './envelope-data.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startClientSpan, tracingOn } from '../core/tracing/tracing.js';
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
 
 /** Who makes a call: the key's principal and what the hot path needs about the key (caps, ancestors). */
@@ -122,11 +123,23 @@ export class GatewayProxy {
     const routed: Routed = { api: api, endpointId: endpoint.id, method, rest, requestId, started };
     let result: UpstreamResult;
     const upstreamStarted = performance.now();
+    // Tracing on: a client span, its traceparent sent upstream (never the URL: a query credential may be in it).
+    const span = tracingOn()
+      ? startClientSpan(`${method} upstream`, headers, {
+          'http.request.method': method,
+          'server.address': url.hostname,
+          'svc.api_slug': api.slug,
+          'svc.endpoint_id': endpoint.id,
+          [REQUEST_ID_ATTRIBUTE]: requestId,
+        })
+      : undefined;
     try {
       result = await this.upstream.request({ url, method, headers, body: body.length > 0 ? body : null });
+      if (span) endHttpSpan(span, result.status, 'client');
       const failure = toGatewayError(result);
       if (failure) throw failure;
     } catch (err) {
+      if (span?.isRecording()) endHttpSpan(span, 0, 'client', err);
       this.observeUpstream(api.slug, upstreamStarted, err);
       await decision.void(this.failedCall(decision, routed, err, now));
       throw err;

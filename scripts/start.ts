@@ -9,6 +9,7 @@
  * alone may fork; the other roles keep their single process (run them as separate starts).
  */
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { createApiApp } from '../api/app.js';
 import { installRuntimeOnce, startWorker, type RunningWorker } from '../activities/worker.js';
@@ -19,11 +20,15 @@ import { superviseGatewayWorkers, WORKER_READY } from '../core/runtime/cluster.j
 import { DevServerError } from '../core/temporal/dev-server.js';
 import { startHttpServer, type RunningHttpServer } from '../core/runtime/http-server.js';
 import { createServices } from '../core/services.js';
+import { otlpTracesEndpoint, startTracing } from '../core/tracing/tracing.js';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { createMcpApp } from '../mcp/app.js';
 
 const ROLES = ['api', 'gateway', 'mcp', 'worker'] as const;
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string }
+).version;
 type Role = (typeof ROLES)[number];
 
 function parseRoles(args: string[]): { roles: Set<Role>; allInOne: boolean } {
@@ -122,8 +127,15 @@ async function main(): Promise<void> {
   }
   if (clustered && cluster.isPrimary) return runGatewayPrimary(config);
 
+  // Before the services: their Temporal client takes the tracing interceptor only when tracing is on.
+  const tracing = startTracing({
+    serviceName: `${process.env.OTEL_SERVICE_NAME?.trim() || 'svc-marketplace'}${allInOne ? '' : `-${[...roles].join('-')}`}`,
+    endpoint: otlpTracesEndpoint(),
+    serviceVersion: PACKAGE_VERSION,
+  });
   const services = await createServices(config);
   const log = services.logger;
+  if (tracing.enabled) log.info({ endpoint: otlpTracesEndpoint() }, 'tracing: exporting spans over OTLP');
 
   // A cluster worker leaves migrations and the demo import to its primary.
   if (!cluster.isWorker && (config.migrateOnStart ?? allInOne)) {
@@ -174,7 +186,7 @@ async function main(): Promise<void> {
     temporalMetrics = `127.0.0.1:${await loopbackPort()}`;
     installRuntimeOnce('WARN', { prometheusBindAddress: temporalMetrics });
   }
-  if (roles.has('worker')) worker = await startWorker(services);
+  if (roles.has('worker')) worker = await startWorker(services, { tracing });
   if (config.metrics) {
     if (roles.has('api')) services.metrics.watchLedgerDrift(async () => (await services.ledger.findDrift()).length);
     // Gateway processes of one cluster share METRICS_PORT's neighbourhood: worker N serves on METRICS_PORT + N.
@@ -215,6 +227,7 @@ async function main(): Promise<void> {
     await step('gateway', async () => closeGateway?.());
     await step('worker', async () => worker?.shutdown());
     await step('services', () => services.close());
+    await step('tracing', () => tracing.shutdown());
     log.info('stopped');
     await new Promise<void>((resolve) => log.flush(() => resolve()));
     process.exit(0);

@@ -13,6 +13,8 @@ import {
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
+import { tracingOn } from '../tracing/tracing.js';
 import type { Logger } from '../logger.js';
 import { ConflictError } from '../errors.js';
 import {
@@ -71,7 +73,12 @@ export class TemporalService {
     private readonly logger: Logger,
   ) {
     this.connection = Connection.lazy({ address: target.address, connectTimeout: '3s' });
-    this.client = new Client({ connection: this.connection, namespace: target.namespace });
+    // Tracing on (core/tracing/tracing.ts): starts and signals carry the caller's trace into the workflow's headers.
+    this.client = new Client({
+      connection: this.connection,
+      namespace: target.namespace,
+      ...(tracingOn() ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+    });
     this.probeConnection = Connection.lazy({ address: target.address, connectTimeout: '2s', interceptors: [] });
   }
 

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { AppError, type AppErrorOptions } from '../errors.js';
 import { isNonPublicAddress } from './address-policy.js';
+import { endHttpSpan, startClientSpan, tracingOn } from '../tracing/tracing.js';
 
 export type UpstreamFailureReason =
   | 'invalid_url'
@@ -163,6 +164,32 @@ export class UpstreamGuard {
    * as a stream and aborted as soon as it exceeds maxBytes, also refusing early on a larger Content-Length.
    */
   async fetch(url: string, options: GuardedFetchOptions): Promise<GuardedResponse> {
+    if (!tracingOn()) return this.fetchUntraced(url, options);
+    // Tracing on: one client span for the whole exchange (redirects included), its traceparent sent along. The span
+    // names the host only: a URL may carry a credential in its query.
+    const headers = { ...options.headers };
+    const method = (options.method ?? 'GET').toUpperCase();
+    let host = '';
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      // checkUrl refuses it below
+    }
+    const span = startClientSpan(`${method} upstream`, headers, {
+      'http.request.method': method,
+      'server.address': host,
+    });
+    try {
+      const res = await this.fetchUntraced(url, { ...options, headers });
+      endHttpSpan(span, res.status, 'client');
+      return res;
+    } catch (err) {
+      endHttpSpan(span, 0, 'client', err);
+      throw err;
+    }
+  }
+
+  private async fetchUntraced(url: string, options: GuardedFetchOptions): Promise<GuardedResponse> {
     const controller = new AbortController();
     const timeoutError = new UpstreamRequestError(
       'timeout',
