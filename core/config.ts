@@ -121,9 +121,33 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: optionalString,
   STRIPE_API_BASE: httpUrl.optional(),
 
+  /** Seals upstream credentials at rest (core/secrets); also keys the OAuth cookies and the login-code hashes. */
   SECRETS_KEY: z
     .string()
     .refine((v) => decodeKey(v) !== undefined, 'must be 32 bytes as 64 hex characters or base64')
+    .optional(),
+  /**
+   * Earlier SECRETS_KEYs, comma-separated, newest first: values sealed under them still open until
+   * `npm run admin -- rotate-secrets` re-seals them (docs/operations.md, "Rotating SECRETS_KEY").
+   */
+  SECRETS_KEY_PREVIOUS: z
+    .string()
+    .transform((v, ctx) => {
+      const entries = v.split(',').map((s) => s.trim());
+      const keys: Buffer[] = [];
+      entries.forEach((entry, i) => {
+        const key = decodeKey(entry);
+        if (key) keys.push(key);
+        else
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              `entry ${i + 1} of ${entries.length} must be 32 bytes as 64 hex characters or base64 ` +
+              '(a comma-separated list of keys)',
+          });
+      });
+      return keys;
+    })
     .optional(),
   UPSTREAM_ALLOW_PRIVATE: boolFromEnv.default(false),
   GATEWAY_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(1_000_000).default(300),
@@ -241,6 +265,8 @@ export interface Config {
   readonly mail: MailConfig;
   readonly stripe: { readonly secretKey?: string; readonly webhookSecret?: string; readonly apiBase?: string };
   readonly secretsKey?: Buffer;
+  /** SECRETS_KEY_PREVIOUS: keys that still open sealed values and verify OAuth cookies and login codes. */
+  readonly previousSecretsKeys: readonly Buffer[];
   readonly upstreamAllowPrivate: boolean;
   readonly providers: {
     /** How long a price increase on a live listing waits before it applies (fractions allowed, for tests). */
@@ -334,6 +360,10 @@ export function loadConfig(
     if (issues.length) throw new ConfigError(issues);
   }
 
+  if (e.SECRETS_KEY_PREVIOUS?.length && !e.SECRETS_KEY) {
+    throw new ConfigError(['SECRETS_KEY_PREVIOUS: needs SECRETS_KEY (the new key) to be set as well']);
+  }
+
   if (e.SEARCH_EMBEDDER === 'sentence' && !e.SEARCH_MODEL_DIR) {
     throw new ConfigError([
       'SEARCH_MODEL_DIR: required when SEARCH_EMBEDDER=sentence (a local sentence-transformer model)',
@@ -417,6 +447,7 @@ export function loadConfig(
     mail: e.SMTP_URL ? { kind: 'smtp', url: e.SMTP_URL, from: e.MAIL_FROM } : { kind: 'console', from: e.MAIL_FROM },
     stripe: { secretKey: e.STRIPE_SECRET_KEY, webhookSecret: e.STRIPE_WEBHOOK_SECRET, apiBase: e.STRIPE_API_BASE },
     secretsKey: e.SECRETS_KEY ? decodeKey(e.SECRETS_KEY) : undefined,
+    previousSecretsKeys: e.SECRETS_KEY_PREVIOUS ?? [],
     upstreamAllowPrivate: e.UPSTREAM_ALLOW_PRIVATE,
     providers: {
       priceIncreaseNoticeMs: Math.round(e.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),

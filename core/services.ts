@@ -209,7 +209,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir);
     if (secretsKey.generated)
       logger.warn({ dir: config.dataDir }, 'SECRETS_KEY is not set: generated a development key');
-    const secrets = new SecretBox(secretsKey.key);
+    const secrets = new SecretBox(secretsKey.key, config.previousSecretsKeys);
 
     let stripeSettings = config.stripe;
     if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {

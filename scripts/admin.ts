@@ -10,6 +10,8 @@
  *   unsuspend <org_id> [--operator <name>]
  *   set-credit-limit <org_id> <cents|default> --reason <text> [--operator <name>]
  *   reconcile
+ *   rotate-secrets [--dry-run]     re-seal every stored secret under SECRETS_KEY (docs/operations.md, "Rotating
+ *                                  SECRETS_KEY"); refuses, writing nothing, if a value opens under no configured key
  */
 import { parseArgs } from 'node:util';
 import { ReconciliationService } from '../core/billing/reconciliation.service.js';
@@ -19,6 +21,8 @@ import { createCounterStore } from '../core/counters/index.js';
 import { GatewayEvents } from '../core/gateway-events.js';
 import { LedgerService } from '../core/ledger/ledger.service.js';
 import { createLogger } from '../core/logger.js';
+import { rotateSecrets } from '../core/secrets/rotate-secrets.js';
+import { resolveSecretsKey, SecretBox } from '../core/secrets/secret-box.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { Org } from '../db/entities/index.js';
 import { initOrm } from '../db/mikro-orm.config.js';
@@ -28,7 +32,8 @@ const USAGE = `usage: npm run admin -- <command>
   suspend <org_id> --reason <text> [--operator <name>]
   unsuspend <org_id> [--operator <name>]
   set-credit-limit <org_id> <cents|default> --reason <text> [--operator <name>]
-  reconcile`;
+  reconcile
+  rotate-secrets [--dry-run]`;
 
 class UsageError extends Error {}
 
@@ -42,7 +47,12 @@ async function main(): Promise<number> {
     parsed = parseArgs({
       args: argv.map((a, i) => (negatives.has(i) ? `__neg${i}` : a)),
       allowPositionals: true,
-      options: { reason: { type: 'string' }, operator: { type: 'string' }, key: { type: 'string' } },
+      options: {
+        reason: { type: 'string' },
+        operator: { type: 'string' },
+        key: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+      },
     });
   } catch (err) {
     throw new UsageError((err as Error).message);
@@ -144,6 +154,25 @@ async function main(): Promise<number> {
         const report = await new ReconciliationService({ orm, ledger, clock: systemClock, logger: audit }).run();
         console.log(JSON.stringify(report, null, 2));
         return report.ok ? 0 : 1;
+      }
+      case 'rotate-secrets': {
+        const dryRun = values['dry-run'] === true;
+        const box = new SecretBox(resolveSecretsKey(config.secretsKey, config.dataDir).key, config.previousSecretsKeys);
+        const result = await rotateSecrets({ orm, box, dryRun });
+        const { failures, ...counts } = result;
+        audit.info(
+          { action: command, operator, ...counts, failed_ids: failures.map((f) => `${f.table}:${f.id}`) },
+          'admin action',
+        );
+        console.log(JSON.stringify(result, null, 2));
+        if (!result.ok)
+          console.error(
+            `error: ${result.failed} stored secret(s) open under none of the configured keys (SECRETS_KEY ` +
+              `${result.key_id}, SECRETS_KEY_PREVIOUS ${result.previous_key_ids.join(', ') || 'unset'}); ` +
+              `${result.resealed ? `${result.resealed} other(s) were re-sealed` : 'nothing was re-sealed'}. Add the ` +
+              'key they were sealed under to SECRETS_KEY_PREVIOUS and run again.',
+          );
+        return result.ok ? 0 : 1;
       }
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -148,15 +148,19 @@ function userView(user: {
 }
 
 export class IdentityService {
-  private readonly pepper: Buffer;
+  /** Current first; the previous SECRETS_KEYs only verify, so codes sent before a key rotation still work. */
+  private readonly peppers: readonly Buffer[];
 
   constructor(private readonly deps: IdentityDeps) {
     // Codes have only 10^6 values, so a plain hash would fall to a dictionary if the table leaked: key it.
-    this.pepper = deps.config.secretsKey ?? Buffer.from('svc-marketplace-development-pepper');
+    const { secretsKey, previousSecretsKeys } = deps.config;
+    this.peppers = secretsKey
+      ? [secretsKey, ...previousSecretsKeys]
+      : [Buffer.from('svc-marketplace-development-pepper')];
   }
 
-  private codeHash(email: string, code: string): string {
-    return createHmac('sha256', this.pepper).update(`${email}:${code}`).digest('hex');
+  private codeHash(email: string, code: string, pepper = this.peppers[0]!): string {
+    return createHmac('sha256', pepper).update(`${email}:${code}`).digest('hex');
   }
 
   private async limit(name: string, bucket: { limit: number; windowMs: number }, message: string): Promise<void> {
@@ -543,9 +547,9 @@ export class IdentityService {
         [input.email, now, LOGIN_CODE_MAX_ATTEMPTS, LOGIN_LIVE_CODES_CHECKED],
       );
       if (rows.length === 0) return undefined;
-      const hash = this.codeHash(input.email, input.code);
-      // Compare with every live code (constant time each), not stopping at the first match.
-      const match = rows.filter((r) => safeEqual(hash, r.code_hash))[0];
+      const hashes = this.peppers.map((pepper) => this.codeHash(input.email, input.code, pepper));
+      // Compare with every live code under every key (constant time each), not stopping at the first match.
+      const match = rows.filter((r) => hashes.reduce((hit, hash) => safeEqual(hash, r.code_hash) || hit, false))[0];
       if (!match) {
         // A wrong guess counts against every live code: more codes in flight must not mean more guesses.
         await tem.execute(

@@ -47,10 +47,18 @@ export interface OAuthServerDeps {
   logger: Logger;
 }
 
-/** Cookie signing keys derived from SECRETS_KEY (HKDF), so every instance signs alike. */
-function cookieKeys(config: Config): string[] {
-  const secret = config.secretsKey ?? Buffer.from('svc-marketplace-development-oauth-cookies');
-  return [Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'oauth cookie keys', 32)).toString('base64url')];
+/**
+ * Cookie signing keys derived from SECRETS_KEY (HKDF), so every instance signs alike. The library signs with the first
+ * and verifies with any (keygrip), so the keys derived from SECRETS_KEY_PREVIOUS keep in-flight authorizations alive
+ * through a key rotation.
+ */
+export function cookieKeys(config: Pick<Config, 'secretsKey' | 'previousSecretsKeys'>): string[] {
+  const secrets = config.secretsKey
+    ? [config.secretsKey, ...config.previousSecretsKeys]
+    : [Buffer.from('svc-marketplace-development-oauth-cookies')];
+  return secrets.map((secret) =>
+    Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'oauth cookie keys', 32)).toString('base64url'),
+  );
 }
 
 export function createOAuthProvider(deps: OAuthServerDeps): Provider {

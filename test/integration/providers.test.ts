@@ -99,7 +99,7 @@ describe('provider lifecycle', () => {
       'select credential_ciphertext from apis where id = $1',
       [created.api_id],
     );
-    expect(stored!.credential_ciphertext).toMatch(/^v1\./);
+    expect(stored!.credential_ciphertext).toMatch(/^v2\.[0-9a-f]{8}\./);
     expect(stored!.credential_ciphertext).not.toContain('up-secret-123');
 
     const forecast = byRoute['GET /forecast/{city}'].endpoint_id;
