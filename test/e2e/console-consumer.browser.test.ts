@@ -100,6 +100,8 @@ describe('console consumer sections in a browser', () => {
     page = await context.newPage();
   }, 180_000);
   afterAll(async () => {
+    await gateway?.drain.flush();
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await context?.close();
     await browser?.close();
     await gw?.close();

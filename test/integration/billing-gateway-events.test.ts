@@ -1,7 +1,8 @@
 // Billing and listing changes reach every gateway at once (core/gateway-events.ts): two real gateway processes share
 // Redis and Postgres; each has the org's fast state and the listing cached from a call just before the change. An
-// operator's suspension (the admin CLI, its own process), the unsuspension, a price decrease and an unpublish apply to
-// the very next call on both gateways, well within 1 s, instead of waiting out their 5 s refreshes.
+// operator's suspension (the admin CLI, its own process), the unsuspension, a price decrease, a cancelled and an
+// applied scheduled increase, a billing-mode change and an unpublish apply to the very next call on both gateways,
+// well within 1 s, instead of waiting out their 5 s refreshes.
 import { waitFor } from '../helpers/ports.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -136,6 +137,103 @@ describe('billing and listing changes reach every gateway at once', () => {
       const res = await paidCall(gateway, consumer);
       expect(res.status, show(res)).toBe(200);
       expect(res.body.meta).toMatchObject({ cost_cents: 4, price_cents_effective: 4 });
+    }
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
+  });
+
+  /** A fresh listing whose endpoint carries a scheduled increase to 25 cents at `effectiveAt` (set as the pricing
+   * workflow's schedule leaves it), not yet seen by either gateway. */
+  async function listingWithIncrease(effectiveAt: Date): Promise<{ listing: LiveApi; endpointId: string }> {
+    const listing = await createLiveApi(stack.services, {
+      providerOrgId: provider.orgId,
+      baseUrl: upstream.url,
+      endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
+    });
+    const endpointId = listing.endpoints['GET /paid']!;
+    await stack.services.orm.em
+      .fork()
+      .execute('update endpoints set pending_price_cents = 25, pending_price_effective_at = ? where id = ?', [
+        effectiveAt,
+        endpointId,
+      ]);
+    return { listing, endpointId };
+  }
+
+  it('a cancelled increase is never charged: both gateways drop the cached schedule at once', async () => {
+    const consumer = await consumerWith(1_000);
+    const effectiveAt = new Date(Date.now() + 1_500);
+    const { listing, endpointId } = await listingWithIncrease(effectiveAt);
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer, listing.slug); // each gateway caches the listing and its schedule
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta.cost_cents).toBe(10);
+    }
+    // The provider cancels before the increase is due (no Temporal here: the schedule's workflow is not running).
+    const temporal = stack.services.temporal;
+    const cancelRun = temporal.cancelPriceChange.bind(temporal);
+    temporal.cancelPriceChange = () => Promise.resolve(false);
+    try {
+      const principal = {
+        type: 'api_key' as const,
+        orgId: provider.orgId,
+        keyId: provider.keyId,
+        keyPrefix: 'svc_live_',
+        scopes: SCOPES,
+      };
+      const view = await stack.services.providers.cancelPendingPrice(principal, listing.apiId, endpointId);
+      expect(view).toMatchObject({ price_cents: 10, price_increase: null });
+    } finally {
+      temporal.cancelPriceChange = cancelRun;
+    }
+    const cancelledAt = Date.now();
+    // Past the old effective instant, and well before either gateway's own refresh (5-10 s).
+    await new Promise((r) => setTimeout(r, Math.max(SETTLE_MS, effectiveAt.getTime() - Date.now() + 100)));
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer, listing.slug);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta).toMatchObject({ cost_cents: 10, price_cents_effective: 10 });
+    }
+    expect(Date.now() - cancelledAt).toBeLessThan(5_000);
+  });
+
+  it('an applied increase is charged by both gateways on the next call', async () => {
+    const consumer = await consumerWith(1_000);
+    const effectiveAt = new Date(Date.now() + 3_600_000);
+    const { listing, endpointId } = await listingWithIncrease(effectiveAt);
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer, listing.slug);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta.cost_cents).toBe(10);
+    }
+    // The pricing workflow's activity applies the scheduled price (here directly, as the activity does).
+    expect(
+      await stack.services.providers.applyScheduledPrice({
+        endpointId,
+        priceCents: 25,
+        effectiveAt: effectiveAt.toISOString(),
+      }),
+    ).toBe(true);
+    const appliedAt = Date.now();
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer, listing.slug);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta).toMatchObject({ cost_cents: 25, price_cents_effective: 25 });
+    }
+    expect(Date.now() - appliedAt).toBeLessThan(1_000);
+  });
+
+  it('a billing-mode change (a card saved) lets both gateways serve an org without credit on the next call', async () => {
+    const consumer = await createPerson(stack.services); // prepaid, no credit
+    for (const gateway of gateways) expectFailure(await paidCall(gateway, consumer), 402, 'payment_required');
+    // What the setup_intent.succeeded webhook commits, then announces (billing.test.ts checks that announcement).
+    await stack.services.orm.em.fork().execute("update orgs set billing_mode = 'card' where id = ?", [consumer.orgId]);
+    await stack.services.gatewayEvents.orgChanged(consumer.orgId);
+    const changedAt = Date.now();
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer);
+      expect(res.status, show(res)).toBe(200);
     }
     expect(Date.now() - changedAt).toBeLessThan(1_000);
   });

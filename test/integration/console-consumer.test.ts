@@ -66,6 +66,7 @@ describe('console: consumer sections over HTTP', () => {
     memberPages = await signIn(member.email);
   });
   afterAll(async () => {
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server?.close();
     await stack?.close();
     await smtp?.close();

@@ -1,4 +1,5 @@
 // One contract, two stores: Redis (production) and the in-process store (embedded mode) behave the same.
+import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCounterStore, RedisCounterStore, type CounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
@@ -97,6 +98,21 @@ describe('RedisCounterStore when Redis is unreachable', () => {
     await expect(store.ping()).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(2_000);
     await store.close();
+  });
+});
+
+describe('RedisCounterStore after a reconnect', () => {
+  it('never resends an unanswered command (a resent admission script would run twice), single node or cluster', async () => {
+    const store = new RedisCounterStore({ url: 'redis://127.0.0.1:9', keyPrefix: 'x:', logger });
+    expect((store.client as Redis).options.autoResendUnfulfilledCommands).toBe(false);
+    await store.close();
+    const cluster = new RedisCounterStore({
+      clusterNodes: [{ host: '127.0.0.1', port: 9 }],
+      keyPrefix: 'x:',
+      logger,
+    });
+    expect((cluster.client as Cluster).options.redisOptions?.autoResendUnfulfilledCommands).toBe(false);
+    await cluster.close();
   });
 });
 

@@ -133,6 +133,8 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
   });
 
   afterAll(async () => {
+    await gateway?.drain.flush();
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await gatewayServer?.close();
     await gateway?.close();
     await api?.close();

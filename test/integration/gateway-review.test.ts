@@ -3,6 +3,7 @@
 // commit is fenced (never a 503 for a charged call, never a void of spent money), a card-billed org is bounded by its
 // credit limit, and a blocked upstream is reported without naming the network.
 import { request as httpRequest } from 'node:http';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { ManualClock } from '../../core/clock.js';
@@ -383,6 +384,36 @@ describe('gateway review fixes (issue 10)', () => {
     await stack.services.spend.forgetOrg(c.orgId);
     expect((await order()).status).toBe(200);
     expect(await balance(c.orgId)).toBe(-15);
+  });
+
+  it("a paid call never waits for the provider's org row: earnings are queued, then folded off the hot path", async () => {
+    const c = await consumer(10);
+    // Another transaction holds the provider's org row (a payout, an operator) for the whole call and its booking.
+    const holder = new pg.Client({ connectionString: stack.db.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select id from orgs where id = $1 for update', [provider.orgId]);
+      const res = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {} });
+      expect(res.status, show(res)).toBe(200);
+      let timer: NodeJS.Timeout | undefined;
+      const booked = await Promise.race([
+        gateway.drain.flush().then(() => true),
+        new Promise<false>((r) => (timer = setTimeout(() => r(false), 5_000))),
+      ]);
+      clearTimeout(timer);
+      expect(booked, 'the booking waited for the lock on the provider').toBe(true);
+      const [queued] = await sql<{ gross_cents: string }>(
+        stack.db.url,
+        'select gross_cents from earning_accruals where consumer_org_id = $1',
+        [c.orgId],
+      );
+      expect(queued).toEqual({ gross_cents: '5' });
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+    }
+    expect(await debits(c.orgId)).toBe(1);
   });
 
   it("a child key's spend counts against its parent's budget too (minted by the key, over the real routes)", async () => {

@@ -47,6 +47,8 @@ describe('input rules', () => {
     });
   });
   afterAll(async () => {
+    await gateway?.drain.flush();
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await gatewayServer?.close();
     await gateway?.close();
     await api?.close();

@@ -297,6 +297,8 @@ describe('property: idempotent calls through the gateway', () => {
     });
   });
   afterAll(async () => {
+    await gateway?.drain.flush();
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await server?.close();
     await gateway?.close();
     await stack?.close();

@@ -26,6 +26,8 @@ describe('catalog search and the directory', () => {
     gatewayServer = await serve(gateway);
   });
   afterAll(async () => {
+    await gateway?.drain.flush();
+    if (s) expect(await s.services.ledger.findDrift()).toEqual([]);
     await gatewayServer?.close();
     await gateway?.close();
     await s?.close();

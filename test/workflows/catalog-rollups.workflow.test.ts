@@ -72,6 +72,8 @@ describe('catalogRollupsWorkflow', () => {
     await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 1_000 });
   });
   afterAll(async () => {
+    await gateway?.drain.flush();
+    if (s) expect(await s.services.ledger.findDrift()).toEqual([]);
     await gw?.close();
     await gateway?.close();
     await s?.close();
