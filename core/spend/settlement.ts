@@ -6,7 +6,8 @@
  *   spend, decides the charge's split, appends the usage event to the durable usage stream and writes the replay
  *   record (SpendStore.settle); the answer is sent after it. The usage drain (core/spend/usage-drain.ts) then books
  *   the call in Postgres (usage row, ledger debit, earning) within milliseconds. A reservation the sweeper already
- *   voided (the call outlived it) cannot settle: the caller is told 503 and nothing is charged.
+ *   voided (the call outlived it) cannot settle: the caller is told 503 and nothing is charged. A settle whose outcome
+ *   is unknown (its reply lost) books the call in Postgres directly before answering.
  * - `void(failed)`: the call failed. The hold is released (the refund) and the failed call appended to the stream in
  *   the same step, unbilled.
  * - A free call made while the fast state is down (`degraded`) is booked in Postgres directly before its answer.
@@ -96,13 +97,9 @@ export class Reservation implements ReservationRef {
     try {
       settled = await this.ctx.spend.settle(input);
     } catch (err) {
-      // The step may or may not have run (the answer was lost): a retry with the same Idempotency-Key replays it if
-      // it did; without one, the reservation's expiry settles the question (the sweeper voids it if it did not).
-      this.ctx.log.error({ err, usage_id: call.usageId }, 'settle outcome unknown');
-      throw new ServiceUnavailableError(
-        'The call could not be recorded. Retry with the same Idempotency-Key: if it was charged, the retry replays it.',
-        { cause: err },
-      );
+      // The step may or may not have run (its answer was lost, or the fast state failed): book the call in Postgres.
+      this.ctx.log.error({ err, usage_id: call.usageId }, 'settle outcome unknown: booking the call in Postgres');
+      return this.commitAfterUnknownSettle(call, price, err);
     }
     if (settled.outcome === 'gone') {
       throw new ServiceUnavailableError('The call outlived its reservation and was not charged; retry it.');
@@ -116,6 +113,41 @@ export class Reservation implements ReservationRef {
     return {
       kind: 'committed',
       meta: billingMeta(call.requestId, this.priceCents, creditAppliedCents, billableCents, price),
+    };
+  }
+
+  /**
+   * The settle's outcome is unknown. The call succeeded upstream, so it is booked in Postgres directly, and answered
+   * 200 once it is: the booking is idempotent on the usage id, so if the settle did run, the drain's later booking of
+   * its stream entry is a duplicate (charged once, its pending spend released by the acknowledgement); if it did not,
+   * the hold is released here (or by the sweeper at its expiry when the fast state is still failing). The org is then
+   * re-read from Postgres by the next admission (balance, key and day spend max-merged), so no budget or daily cap is
+   * overshot. Only when Postgres cannot book the call either is the answer 503: the call was then charged only if the
+   * settle ran, and a retry with the same Idempotency-Key replays it if so.
+   */
+  private async commitAfterUnknownSettle(call: CallRecord, price: EffectivePrice, cause: unknown): Promise<Settled> {
+    let booked;
+    try {
+      booked = await this.ctx.committer.commit(call);
+    } catch (err) {
+      this.ctx.log.error({ err, usage_id: call.usageId }, 'call not booked after an unknown settle outcome');
+      throw new ServiceUnavailableError(
+        'The call could not be recorded. Retry with the same Idempotency-Key: if it was charged, the retry replays it.',
+        { cause },
+      );
+    }
+    if (booked.duplicate) {
+      // Another call under the same Idempotency-Key was booked first: this one is not charged; the retry replays it.
+      throw new ServiceUnavailableError(
+        'The call could not be recorded; it was not charged. Retry with the same Idempotency-Key to get the answer.',
+        { cause },
+      );
+    }
+    await this.ctx.spend.void(this).catch(() => undefined);
+    await this.ctx.spend.forgetOrg(this.orgId).catch(() => undefined);
+    return {
+      kind: 'committed',
+      meta: billingMeta(call.requestId, this.priceCents, booked.creditAppliedCents, booked.billableCents, price),
     };
   }
 

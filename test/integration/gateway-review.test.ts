@@ -309,7 +309,7 @@ describe('gateway review fixes (issue 10)', () => {
   });
 
   describe('ambiguous settle outcome', () => {
-    it('a settle whose answer is lost: 503, and the retry with the same key replays it (charged once)', async () => {
+    it('a settle whose answer is lost: the call is booked in Postgres and answered 200, charged once', async () => {
       const c = await consumer(20);
       // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below; called with its own this
       const original = RedisSpendStore.prototype.settle;
@@ -324,8 +324,15 @@ describe('gateway review fixes (issue 10)', () => {
       } finally {
         RedisSpendStore.prototype.settle = original;
       }
-      expectFailure(res, 503, 'internal_error');
-      expect(res.body.error.message).toMatch(/same Idempotency-Key/);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta).toMatchObject({ cost_cents: 5, credit_applied_cents: 5, billable_cents: 0 });
+      // Booked before the answer: the debit is in Postgres already.
+      const [row] = await sql<{ n: string }>(
+        stack.db.url,
+        "select count(*) as n from ledger_entries where org_id = $1 and kind = 'usage'",
+        [c.orgId],
+      );
+      expect(Number(row!.n)).toBe(1);
       const again = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, {
         token: c.apiKey,
         body: {},
@@ -333,18 +340,20 @@ describe('gateway review fixes (issue 10)', () => {
       });
       expect(again.status, show(again)).toBe(200);
       expect(again.body.meta).toMatchObject({ replayed: true, cost_cents: 5 });
-      // The entry was delivered to this process but never handed to its drain: a claim picks it up.
+      // The settle's stream entry was delivered to this process but never handed to its drain: a claim books it,
+      // as a duplicate of the call already in Postgres.
       await waitFor(
         async () => {
           await gateway.drain.claimOnce();
-          return (await debits(c.orgId)) === 1 ? true : undefined;
+          return (await stack.services.spend.pendingUsage(c.orgId)) === 0 ? true : undefined;
         },
         { timeoutMs: 15_000 },
       );
+      expect(await debits(c.orgId)).toBe(1);
       expect(await balance(c.orgId)).toBe(15);
     });
 
-    it('a settle that never ran (the fast state failed first): 503, and the sweeper releases the hold', async () => {
+    it('a settle that never ran (the fast state failed first): booked in Postgres, answered 200, the hold released', async () => {
       const c = await consumer(5);
       // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
       const original = RedisSpendStore.prototype.settle;
@@ -356,6 +365,31 @@ describe('gateway review fixes (issue 10)', () => {
         res = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {} });
       } finally {
         RedisSpendStore.prototype.settle = original;
+      }
+      expect(res.status, show(res)).toBe(200);
+      expect(await balance(c.orgId)).toBe(0);
+      // The hold is gone and the org is re-read from Postgres: nothing left to spend, and nothing for the sweeper.
+      const next = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {} });
+      expectFailure(next, 402, 'payment_required');
+      clock.advance(60_000);
+      expect(await gateway.sweeper.sweepOnce()).toEqual({ voided: 0 });
+      expect(await debits(c.orgId)).toBe(1);
+    });
+
+    it('a settle whose outcome is unknown while Postgres also refuses the booking: 503, not charged', async () => {
+      const c = await consumer(5);
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
+      const original = RedisSpendStore.prototype.settle;
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
+      const commit = UsageCommitter.prototype.commit;
+      RedisSpendStore.prototype.settle = () => Promise.reject(new Error('connection refused'));
+      UsageCommitter.prototype.commit = () => Promise.reject(new Error('database down'));
+      let res;
+      try {
+        res = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {} });
+      } finally {
+        RedisSpendStore.prototype.settle = original;
+        UsageCommitter.prototype.commit = commit;
       }
       expectFailure(res, 503, 'internal_error');
       expect(await balance(c.orgId)).toBe(5);
