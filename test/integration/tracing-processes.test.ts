@@ -17,6 +17,7 @@ import { createTestStack, testRedisPrefix } from '../helpers/services.js';
 import { startTemporal } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 import { REDIS_URL } from '../helpers/env.js';
+import { checkBooks, type CallAnswer } from '../helpers/books.js';
 
 interface ReceivedSpan {
   service: string;
@@ -98,6 +99,7 @@ describe('traces across real processes, exported over OTLP', () => {
   let provider: Person;
   let consumerKey: string;
   let slug: string;
+  const answers: CallAnswer[] = [];
 
   beforeAll(async () => {
     [db, temporal, upstream, collector] = await Promise.all([
@@ -141,6 +143,8 @@ describe('traces across real processes, exported over OTLP', () => {
   }, 240_000);
 
   afterAll(async () => {
+    // Every paid answer booked exactly once, nothing else charged, the ledger balanced.
+    if (db) expect((await checkBooks(db.url, answers)).ok).toBe(true);
     for (const p of procs) await p.stop().catch(() => undefined);
     await upstream?.close();
     await collector?.server.close();
@@ -157,6 +161,7 @@ describe('traces across real processes, exported over OTLP', () => {
       headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
     });
     expect(res.status, show(res)).toBe(200);
+    answers.push({ status: res.status, requestId: res.body.meta.request_id, costCents: res.body.meta.cost_cents });
     await expect.poll(() => trace(caller.traceId).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     const spans = trace(caller.traceId);
     const server = spans.find((s) => s.name === 'GET /v1/proxy/:slug/*');

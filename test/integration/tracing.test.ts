@@ -68,6 +68,13 @@ describe('traces across the control plane, Temporal, the gateway and the upstrea
   }, 120_000);
 
   afterAll(async () => {
+    // The books after the traced calls: every cached balance equals its ledger, every call's debit its earning.
+    if (gateway && stack) {
+      await gateway.drain.flush();
+      await stack.services.earnings.foldAll();
+      const report = await stack.services.reconciliation.run();
+      expect(report.ok, JSON.stringify(report)).toBe(true);
+    }
     await apiServer?.close();
     await gatewayServer?.close();
     await gateway?.close();
