@@ -20,8 +20,14 @@ import { escapeHtml, page, PAGE_CSP } from './layout.js';
 const CSRF_COOKIE = 'svc_csrf';
 
 /** Where to go after signing in: only a path on this site (never `//host` or a full URL). */
-function safeNext(value: unknown): string | undefined {
-  return typeof value === 'string' && /^\/(?!\/)[A-Za-z0-9/_.~%-]*$/.test(value) && value.length <= 200
+/**
+ * Where to go after signing in: a path on this site only (one leading slash, no scheme, host, backslash or fragment),
+ * with an optional plain query string (`/console/usage?outcome=failed`), at most 200 characters; else undefined.
+ */
+export function safeNext(value: unknown): string | undefined {
+  return typeof value === 'string' &&
+    /^\/(?!\/)[A-Za-z0-9/_.~%-]*(\?[A-Za-z0-9_.~%=&+,-]*)?$/.test(value) &&
+    value.length <= 200
     ? value
     : undefined;
 }
