@@ -30,6 +30,7 @@ export interface SearchItem {
   tags: string[];
   source: 'provider' | 'directory';
   docs_url: string | null;
+  /** `free`: every endpoint is free (as the detail's `pricing.free`); `min_price_cents` 0 shows a free endpoint. */
   price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
   svc_score: number;
   merit: { reliability: number; latency: number; usage: number; value: number; freshness: number };
@@ -360,15 +361,13 @@ export class SearchService {
       ids = this.filtered(query).map((e) => e.id);
     }
     const em = this.deps.orm.em.fork();
-    let prices: Map<string, { min: number; max: number; free: boolean }> | null = null;
+    let prices: Map<string, { min: number; max: number }> | null = null;
     if (query.max_price_cents !== undefined || sort === 'price') {
       const rows = await em.execute<{ api_id: string; min: string; max: string }[]>(
         `select e.api_id, min(e.price_cents) as min, max(e.price_cents) as max
            from endpoints e join apis a on a.id = e.api_id and a.status = 'live' group by e.api_id`,
       );
-      prices = new Map(
-        rows.map((r) => [r.api_id, { min: Number(r.min), max: Number(r.max), free: Number(r.min) === 0 }]),
-      );
+      prices = new Map(rows.map((r) => [r.api_id, { min: Number(r.min), max: Number(r.max) }]));
       if (query.max_price_cents !== undefined) {
         const cap = query.max_price_cents;
         ids = ids.filter((id) => (prices!.get(id)?.min ?? Infinity) <= cap);
@@ -434,7 +433,11 @@ export class SearchService {
         tags: r.tags,
         source: r.source,
         docs_url: r.docs_url,
-        price: { min_price_cents: min, max_price_cents: r.max === null ? null : Number(r.max), free: min === 0 },
+        price: {
+          min_price_cents: min,
+          max_price_cents: r.max === null ? null : Number(r.max),
+          free: r.max !== null && Number(r.max) === 0,
+        },
         svc_score: s.svc_score,
         merit: {
           reliability: s.reliability,

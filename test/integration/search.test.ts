@@ -271,6 +271,34 @@ describe('catalog search and the directory', () => {
     );
   });
 
+  it('price.free means every endpoint is free (as the detail says); a free endpoint alone shows as min_price_cents 0', async () => {
+    const publish = async (slug: string, prices: number[]) => {
+      const created = await providerApi('POST', '/v1/provider/apis', {
+        name: `Quokka ${slug}`,
+        slug,
+        summary: 'Counts quokkas on islands, a zoological census service',
+        base_url: 'http://127.0.0.1:9/v1',
+        endpoints: prices.map((price_cents, i) => ({ method: 'GET', path: `/census${i}`, price_cents })),
+      });
+      expect(created.status, show(created)).toBe(201);
+      const published = await providerApi('POST', `/v1/provider/apis/${created.body.data.api_id}/publish`, {
+        accept_terms: true,
+        skip_verify: true,
+      });
+      expect(published.status, show(published)).toBe(200);
+    };
+    await publish('quokka-mixed', [0, 4]);
+    await publish('quokka-free', [0, 0]);
+    const found = await get('/v1/search?q=quokka%20census&limit=10');
+    const bySlug = new Map((found.body.data as { slug: string; price: unknown }[]).map((i) => [i.slug, i.price]));
+    expect(bySlug.get('quokka-mixed'), show(found)).toEqual({ min_price_cents: 0, max_price_cents: 4, free: false });
+    expect(bySlug.get('quokka-free')).toEqual({ min_price_cents: 0, max_price_cents: 0, free: true });
+    for (const slug of ['quokka-mixed', 'quokka-free']) {
+      const detail = await get(`/v1/apis/${slug}`);
+      expect(detail.body.data.pricing.free, show(detail)).toBe(slug === 'quokka-free');
+    }
+  });
+
   it('the gateway answers 404 not_found for a directory listing: listed, not callable until claimed', async () => {
     const res = await http(gatewayServer.url, 'GET', '/v1/proxy/open-meteo/v1/forecast', { token: consumer.apiKey });
     expectFailure(res, 404, 'not_found');
