@@ -1,4 +1,4 @@
-// The operators' metrics with real processes (control plane, gateway, worker; scripts/start.ts, one role each, each
+// The operators' metrics with real processes (control plane, gateway, worker, agent-tool server; scripts/start.ts, one role each, each
 // with METRICS_PORT): after traffic (a paid call, a refused one, an API request, a publish workflow) each process's
 // /metrics shows the series docs/operations.md lists, with the labels an alert would use.
 import { randomBytes } from 'node:crypto';
@@ -33,9 +33,10 @@ describe('metrics on every process', () => {
   let temporal: Awaited<ReturnType<typeof startTemporal>>;
   let upstream: Upstream;
   const procs: RunningProcess[] = [];
-  const ports = { api: 0, gateway: 0, worker: 0 };
+  const ports = { api: 0, gateway: 0, worker: 0, mcp: 0 };
   let api: RunningProcess;
   let gateway: RunningProcess;
+  let mcp: RunningProcess;
   let provider: Person;
   let consumerKey: string;
   let poorKey: string;
@@ -77,12 +78,14 @@ describe('metrics on every process', () => {
       SECRETS_KEY: '3a'.repeat(32),
       UPSTREAM_ALLOW_PRIVATE: 'true',
     };
-    for (const role of ['api', 'gateway', 'worker'] as const) ports[role] = await freePort();
-    const withMetrics = (role: 'api' | 'gateway' | 'worker') =>
+    for (const role of ['api', 'gateway', 'worker', 'mcp'] as const) ports[role] = await freePort();
+    const withMetrics = (role: 'api' | 'gateway' | 'worker' | 'mcp') =>
       startProcess({ roles: [role], env: { ...common, METRICS_PORT: String(ports[role]) } });
     [api, gateway] = await Promise.all([withMetrics('api'), withMetrics('gateway')]);
     procs.push(api, gateway);
     procs.push(await withMetrics('worker'));
+    mcp = await withMetrics('mcp');
+    procs.push(mcp);
   }, 240_000);
 
   afterAll(async () => {
@@ -136,6 +139,19 @@ describe('metrics on every process', () => {
     );
     expect(text).not.toMatch(/route="\/v1\/keys\/key_/);
     expect(valueOf(text, 'ledger_drift_orgs')).toBe(0);
+  });
+
+  it('the agent-tool server: its requests by route and status', async () => {
+    // Without a bearer the MCP endpoint answers 401 (with its OAuth discovery header).
+    const res = await fetch(`${mcp.urls.mcp}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    const text = await scrape(ports.mcp);
+    expect(text).toMatch(/http_requests_total\{surface="mcp",route="[^"]+",method="POST",status="401"\} 1/);
+    expect(valueOf(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
   it('the worker: activity outcomes and the Temporal SDK series after a publish workflow', async () => {
