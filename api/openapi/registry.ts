@@ -116,6 +116,67 @@ export interface Operation {
 const Obj = (description: string) => z.looseObject({}).describe(description);
 const List = (description: string) => z.array(z.looseObject({})).describe(description);
 
+/** One ranked listing of `GET /v1/search` (core/catalog/search.service.ts `SearchItem`). */
+const SearchItem = z
+  .looseObject({
+    slug: z.string(),
+    name: z.string(),
+    summary: z.string(),
+    category: z.object({ slug: z.string(), name: z.string() }).nullable(),
+    tags: z.array(z.string()),
+    source: z.enum(['provider', 'directory']),
+    docs_url: z.string().nullable(),
+    price: z
+      .object({
+        min_price_cents: z.number().int().nullable(),
+        max_price_cents: z.number().int().nullable(),
+        free: z.boolean().describe('Every endpoint is free (as the detail’s `pricing.free`).'),
+      })
+      .describe('Base prices over the endpoints; nulls and `free: false` without endpoints.'),
+    svc_score: z.number(),
+    merit: z.object({
+      reliability: z.number(),
+      latency: z.number(),
+      usage: z.number(),
+      value: z.number(),
+      freshness: z.number(),
+    }),
+    relevance: z.number().optional().describe('0-1, only with `q`.'),
+    provider: z.object({ slug: z.string().nullable(), name: z.string().nullable() }),
+  })
+  .describe('A ranked listing.');
+
+const PriceIncrease = z.object({ price_cents: z.number().int(), effective_at: z.string() }).nullable();
+const Discount = z.looseObject({ off_cents: z.number().int() }).nullable();
+
+/** `GET /v1/apis/{slug}/quote` (core/catalog/quote.ts `QuoteView`). */
+const Quote = z
+  .looseObject({
+    api: z.string(),
+    endpoint: z.object({
+      endpoint_id: z.string(),
+      method: z.string(),
+      path: z.string(),
+      summary: z.string().nullable(),
+    }),
+    gateway_url: z.string(),
+    price_cents: z.number().int(),
+    price_cents_effective: z.number().int(),
+    price_increase: PriceIncrease,
+    discount: Discount,
+    admission: z
+      .looseObject({
+        allowed: z.boolean(),
+        error_code: z.string().optional(),
+        status: z.number().int().optional(),
+        message: z.string().optional(),
+        details: z.looseObject({}).optional(),
+      })
+      .optional()
+      .describe('What the gateway would decide now, when the caller sent a bearer credential.'),
+  })
+  .describe('The quote.');
+
 const PageInfo = z.object({
   limit: z.number().int(),
   offset: z.number().int(),
@@ -486,7 +547,7 @@ const CONTROL_PLANE: Decl[] = [
     query: SearchQuery,
     success: {
       200: env(
-        List('Ranked listings.'),
+        z.array(SearchItem),
         'Ranked listings; meta carries total, limit, offset and sort.',
         z.looseObject({
           request_id: z.string(),
@@ -602,7 +663,7 @@ const CONTROL_PLANE: Decl[] = [
     tag: 'Catalog',
     auth: 'optional',
     query: QuoteQuery,
-    success: { 200: env(Obj('The quote.'), 'The quote.') },
+    success: { 200: env(Quote, 'The quote.') },
   },
   {
     method: 'get',

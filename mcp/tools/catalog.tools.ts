@@ -78,7 +78,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
             name: i.name,
             summary: i.summary,
             category: i.category?.slug ?? null,
-            has_free_endpoint: i.price.free,
+            has_free_endpoint: i.price.min_price_cents === 0,
             min_price_cents: i.price.min_price_cents,
             max_price_cents: i.price.max_price_cents,
             svc_score: i.svc_score,
