@@ -116,6 +116,28 @@ export interface Operation {
 const Obj = (description: string) => z.looseObject({}).describe(description);
 const List = (description: string) => z.array(z.looseObject({})).describe(description);
 
+/** One metered call of `GET /v1/usage` (core/usage/usage.service.ts `UsageRecord`). */
+const UsageEvent = z
+  .looseObject({
+    id: z.string(),
+    created_at: z.string(),
+    key_id: z.string(),
+    api_slug: z.string(),
+    endpoint_id: z.string().nullable(),
+    method: z.string(),
+    path: z.string(),
+    status: z.number().int(),
+    outcome: z.enum(['success', 'failed']),
+    cost_cents: z.number().int(),
+    price_cents_effective: z.number().int(),
+    credit_applied_cents: z.number().int(),
+    billable_cents: z.number().int(),
+    latency_ms: z.number(),
+    request_id: z.string(),
+    idempotency_key: z.string().nullable(),
+  })
+  .describe('A metered call.');
+
 /** One ranked listing of `GET /v1/search` (core/catalog/search.service.ts `SearchItem`). */
 const SearchItem = z
   .looseObject({
@@ -450,9 +472,17 @@ const CONTROL_PLANE: Decl[] = [
     query: UsageQuery,
     success: {
       200: env(
-        List('Usage events.'),
+        z.array(UsageEvent),
         'A page of usage events.',
-        PaginationMeta.extend({ range: z.looseObject({}), summary: z.looseObject({}) }),
+        PaginationMeta.extend({
+          range: z.object({ from: z.string(), to: z.string() }),
+          summary: z.object({
+            calls: z.number().int(),
+            successful_calls: z.number().int(),
+            cost_cents: z.number().int(),
+            billable_cents: z.number().int(),
+          }),
+        }),
       ),
     },
     errors: [404],
