@@ -49,16 +49,14 @@ export interface RotationOptions {
 
 type Row = { id: string; value: string };
 
+/** The counts of one pass over the sealed values (the check, then the re-seal). */
+function emptyCounts() {
+  return { scanned: 0, resealed: 0, already_current: 0, pending: 0, failed: 0, failures: [] as RotationFailure[] };
+}
+
 export async function rotateSecrets(options: RotationOptions): Promise<RotationResult> {
   const { orm, box, dryRun = false, batchSize = 200 } = options;
-  const check = {
-    scanned: 0,
-    resealed: 0,
-    already_current: 0,
-    pending: 0,
-    failed: 0,
-    failures: [] as RotationFailure[],
-  };
+  const check = emptyCounts();
   const verdict = (table: string, row: Row) => {
     try {
       box.open(row.value);
@@ -96,14 +94,7 @@ export async function rotateSecrets(options: RotationOptions): Promise<RotationR
   const base = { dry_run: dryRun, key_id: box.keyId, previous_key_ids: box.keyIds.slice(1) };
   if (dryRun || check.failed > 0 || check.pending === 0) return { ok: check.failed === 0, ...base, ...check };
 
-  const done = {
-    scanned: 0,
-    resealed: 0,
-    already_current: 0,
-    pending: 0,
-    failed: 0,
-    failures: [] as RotationFailure[],
-  };
+  const done = emptyCounts();
   for (const { table, column } of SEALED_COLUMNS) {
     for (let after = ''; ;) {
       const last = await orm.em.fork().transactional(async (tem) => {

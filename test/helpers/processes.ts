@@ -3,7 +3,8 @@
  * their /health endpoints answer. Each runs in its own process group so a stop reaches every child.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ROOT } from './env.js';
+import { REDIS_URL, ROOT } from './env.js';
+import { testRedisPrefix } from './services.js';
 import { freePort, waitFor } from './ports.js';
 
 export interface StartOptions {
@@ -27,6 +28,21 @@ export interface RunningProcess {
   output(): string;
   /** Send a signal to the process group and wait for exit; resolves with the exit code (or signal name). */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | string | null>;
+}
+
+/**
+ * The settings a role started with `startProcess` needs to share one marketplace with this test: its database, the
+ * test's Redis under a fresh key prefix, the test's Temporal, a fixed SECRETS_KEY, and loopback upstreams allowed.
+ */
+export function sharedRoleEnv(databaseUrl: string, temporalAddress: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_KEY_PREFIX: testRedisPrefix(),
+    TEMPORAL_ADDRESS: temporalAddress,
+    SECRETS_KEY: '3a'.repeat(32),
+    UPSTREAM_ALLOW_PRIVATE: 'true',
+  };
 }
 
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'GOPATH', 'GOMODCACHE', 'GOPROXY', 'GOSUMDB', 'GOFLAGS'];

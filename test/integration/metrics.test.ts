@@ -9,11 +9,10 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { http } from '../helpers/http.js';
 import { createLiveApi } from '../helpers/listings.js';
 import { freePort } from '../helpers/ports.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
-import { createTestStack, testRedisPrefix } from '../helpers/services.js';
+import { sharedRoleEnv, startProcess, type RunningProcess } from '../helpers/processes.js';
+import { createTestStack } from '../helpers/services.js';
 import { startTemporal } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
-import { REDIS_URL } from '../helpers/env.js';
 
 const scrape = async (port: number) => {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -70,14 +69,7 @@ describe('metrics on every process', () => {
     } finally {
       await stack.close();
     }
-    const common = {
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: testRedisPrefix(),
-      TEMPORAL_ADDRESS: temporal.address,
-      SECRETS_KEY: '3a'.repeat(32),
-      UPSTREAM_ALLOW_PRIVATE: 'true',
-    };
+    const common = sharedRoleEnv(db.url, temporal.address);
     for (const role of ['api', 'gateway', 'worker', 'mcp'] as const) ports[role] = await freePort();
     const withMetrics = (role: 'api' | 'gateway' | 'worker' | 'mcp') =>
       startProcess({ roles: [role], env: { ...common, METRICS_PORT: String(ports[role]) } });

@@ -12,11 +12,10 @@ import { createPerson, type Person } from '../helpers/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { describe as show, http, serve } from '../helpers/http.js';
 import { createLiveApi } from '../helpers/listings.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
-import { createTestStack, testRedisPrefix } from '../helpers/services.js';
+import { sharedRoleEnv, startProcess, type RunningProcess } from '../helpers/processes.js';
+import { createTestStack } from '../helpers/services.js';
 import { startTemporal } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
-import { REDIS_URL } from '../helpers/env.js';
 import { checkBooks, type CallAnswer } from '../helpers/books.js';
 
 interface ReceivedSpan {
@@ -126,12 +125,7 @@ describe('traces across real processes, exported over OTLP', () => {
       await stack.close();
     }
     const env = {
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: testRedisPrefix(),
-      TEMPORAL_ADDRESS: temporal.address,
-      SECRETS_KEY: '3a'.repeat(32),
-      UPSTREAM_ALLOW_PRIVATE: 'true',
+      ...sharedRoleEnv(db.url, temporal.address),
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.server.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
