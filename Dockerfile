@@ -1,10 +1,10 @@
 # One image for every process; the command picks the role (api | gateway | mcp | worker | all).
-FROM node:20.20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:20.20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0
 COPY --from=deps /app/node_modules ./node_modules

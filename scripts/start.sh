@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Node 22+: the system's when it has one, else the pinned LTS the script installs into .tools/node/ (says so once).
+source scripts/node-runtime.sh
 bash scripts/ensure-deps.sh
 bash scripts/ensure-tools.sh
 exec node --import tsx scripts/start.ts all "$@"

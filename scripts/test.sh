@@ -5,6 +5,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
+step "Node runtime"
+# Node 22+ (the system's when it has one, else the pinned LTS in .tools/node/, first on PATH from here on).
+source scripts/node-runtime.sh
+echo "Node $SVC_NODE_CHOSEN"
+
 step "dependencies"
 bash scripts/ensure-deps.sh
 
@@ -17,7 +22,7 @@ bash scripts/ensure-services.sh
 step "Chromium (browser tests)"
 bash scripts/ensure-browser.sh
 
-step "MCP conformance runner and Node 22 (.tools/conformance)"
+step "MCP conformance runner (.tools/conformance)"
 bash scripts/ensure-conformance.sh
 
 step "lint"
