@@ -18,6 +18,7 @@ import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
 import { consoleRoutes } from './pages/console/console.routes.js';
 import { termsPages } from './pages/terms.page.js';
+import { embeddedPaymentsPages } from './pages/embedded-payments.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { billingRoutes } from './routes/billing.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
@@ -76,6 +77,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     homePages(services),
     pagesRoutes(services),
     termsPages(services),
+    embeddedPaymentsPages(services),
     approvalPages(services),
     consoleRoutes(services),
     oauthRoutes(services),

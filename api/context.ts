@@ -11,6 +11,8 @@ export interface AppState extends DefaultState {
   pageEmail?: string;
   /** Pages: where to send the person after signing in. */
   pageNext?: string;
+  /** Pages: this response's CSRF token, so every form of one page carries the one token its cookie holds. */
+  csrf?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState, DefaultContext>;

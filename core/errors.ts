@@ -25,6 +25,7 @@ export const ERROR_KINDS = {
   upstream_rate_limited: { status: 429, code: 'upstream_rate_limited' },
   internal: { status: 500, code: 'internal_error' },
   upstream_error: { status: 502, code: 'upstream_error' },
+  payment_provider_error: { status: 502, code: 'payment_provider_error' },
   unavailable: { status: 503, code: 'internal_error' },
 } as const satisfies Record<string, { status: number; code: string }>;
 
@@ -125,6 +126,12 @@ export class ServiceUnavailableError extends AppError {
     super('unavailable', message, options);
   }
 }
+/** The payment provider (Stripe) refused a request for a reason that is not the caller's (docs/decisions.md). */
+export class PaymentProviderError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('payment_provider_error', message, options);
+  }
+}
 export class InternalError extends AppError {
   constructor(message = 'Internal error.', options?: AppErrorOptions) {
     super('internal', message, options);
@@ -195,6 +202,35 @@ export function fromUnavailableError(err: unknown): ServiceUnavailableError | un
   return undefined;
 }
 
+/** A Stripe client error, told by its `type` (`StripeAuthenticationError`, ...) with no vendor import. */
+export function isStripeError(e: unknown): e is { type: string; statusCode?: number; message?: string } {
+  return typeof e === 'object' && e !== null && typeof (e as { type?: unknown }).type === 'string'
+    ? /^Stripe[A-Za-z]*Error$/.test((e as { type: string }).type)
+    : false;
+}
+
+/**
+ * Stripe refusing us (not "down", which is the 503 above): a declined card is the payer's 402; anything else (a bad
+ * or revoked secret key, missing permissions, an invalid request we built) is the operator's problem, never the
+ * caller's: 502 `payment_provider_error`, logged with Stripe's own message by the error middleware. Stripe's 401
+ * in particular must never reach a person as their own `unauthenticated`.
+ */
+export function fromPaymentProviderError(err: unknown): AppError | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    if (isStripeError(e)) {
+      if (e.type === 'StripeCardError') {
+        return new PaymentRequiredError(`The card was declined: ${e.message ?? 'no reason given'}`, { cause: err });
+      }
+      return new PaymentProviderError(
+        'The payment provider refused this request; the operator has been told. Try again later.',
+        { cause: err },
+      );
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /**
  * Normalise anything thrown into an AppError: a caller's bad text is 400, a dependency that is down is 503, and any
  * other unknown error a masked 500 (the cause keeps the original).
@@ -204,6 +240,7 @@ export function toAppError(err: unknown): AppError {
   return (
     fromDatabaseError(err) ??
     fromUnavailableError(err) ??
+    fromPaymentProviderError(err) ??
     new InternalError('An unexpected error occurred.', { cause: err })
   );
 }

@@ -20,6 +20,7 @@ import { ConnectService } from './billing/connect.service.js';
 import { ReconciliationService } from './billing/reconciliation.service.js';
 import { WebhooksService } from './billing/webhooks.service.js';
 import { createStripeClient, type StripeClient } from './billing/stripe.js';
+import { EmbeddedPayments } from './billing/embedded-payments.js';
 import { startEmbeddedStripe } from './billing/stripe-mock.js';
 import { ListingsService } from './catalog/listings.service.js';
 import { RollupsService } from './catalog/rollups.service.js';
@@ -95,6 +96,8 @@ export interface Services {
   readonly analytics: AnalyticsService;
   readonly connect: ConnectService;
   readonly billing: BillingService;
+  /** The test pages that pay stripe-mock's checkouts; only when payments run embedded (`npm start`, no Stripe key). */
+  readonly embeddedPayments: EmbeddedPayments | undefined;
   readonly charges: ChargesService;
   readonly webhooks: WebhooksService;
   readonly reconciliation: ReconciliationService;
@@ -212,11 +215,20 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const secrets = new SecretBox(secretsKey.key, config.previousSecretsKeys);
 
     let stripeSettings = config.stripe;
+    let embeddedPayments: EmbeddedPayments | undefined;
     if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {
       const embeddedStripe = await startEmbeddedStripe(path.dirname(config.temporal.cliPath), logger);
       if (embeddedStripe) {
         cleanups.push(() => embeddedStripe.stop());
-        stripeSettings = { ...stripeSettings, secretKey: embeddedStripe.secretKey, apiBase: embeddedStripe.apiBase };
+        // Its test pages pay the checkouts stripe-mock cannot (core/billing/embedded-payments.ts); the events they
+        // sign go through the real webhook handler, so it gets their secret.
+        embeddedPayments = new EmbeddedPayments({ orm, publicBase: config.urls.publicBase, webhooks: () => webhooks });
+        stripeSettings = {
+          ...stripeSettings,
+          secretKey: embeddedStripe.secretKey,
+          apiBase: embeddedStripe.apiBase,
+          webhookSecret: embeddedPayments.webhookSecret,
+        };
       }
     }
     const stripe = createStripeClient(stripeSettings);
@@ -251,12 +263,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const market = new MarketService({ orm, clock });
     const analytics = new AnalyticsService({ orm, usage, demand });
     const connect = new ConnectService({ orm, config, stripe, temporal });
-    const billing = new BillingService({ orm, config, stripe });
+    const billing = new BillingService({ orm, config, stripe, embedded: embeddedPayments });
     const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
     const earnings = new EarningsService({ orm, logger });
     const webhooks = new WebhooksService({
       orm,
-      config,
+      config: embeddedPayments ? { ...config, stripe: stripeSettings } : config,
       clock,
       ledger,
       connect,
@@ -309,6 +321,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       analytics,
       connect,
       billing,
+      embeddedPayments,
       charges,
       webhooks,
       reconciliation,

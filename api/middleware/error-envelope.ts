@@ -7,6 +7,7 @@ import type { Middleware } from 'koa';
 import { fail } from '../../core/envelope.js';
 import {
   AppError,
+  isStripeError,
   ForbiddenError,
   MethodNotAllowedError,
   NotFoundError,
@@ -31,6 +32,9 @@ interface HttpishError {
 export function fromHttpError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   if (typeof err !== 'object' || err === null) return undefined;
+  // A vendor client's error carries the vendor's status (Stripe's 401 for a bad secret key): not an HTTP error of
+  // this request. toAppError maps it (core/errors.ts, fromPaymentProviderError).
+  if (isStripeError(err)) return undefined;
   const e = err as HttpishError;
   const status = e.status ?? e.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;

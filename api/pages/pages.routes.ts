@@ -9,11 +9,12 @@ import type { z } from 'zod';
 import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { randomString, safeEqual } from '../../core/crypto.js';
-import { AppError, ForbiddenError, ValidationError } from '../../core/errors.js';
+import { type AppError, ForbiddenError, toAppError, ValidationError } from '../../core/errors.js';
 import { SESSION_ABSOLUTE_MS, type SessionPrincipal } from '../../core/sessions/sessions.service.js';
 import type { Services } from '../../core/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { formatIssues, readRawBody } from '../middleware/body.js';
+import { fromHttpError } from '../middleware/error-envelope.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml, page, PAGE_CSP } from './layout.js';
 
@@ -68,11 +69,15 @@ function secureCookies(ctx: AppContext): boolean {
 }
 
 export function csrfToken(ctx: AppContext): string {
+  if (ctx.state.csrf) return ctx.state.csrf;
   let token = ctx.cookies.get(CSRF_COOKIE);
   if (!token || !/^[0-9A-Za-z]{32}$/.test(token)) {
+    // A first visit with several forms: one new token for all of them (each call minting its own left every form
+    // but the last with a token its cookie no longer held).
     token = randomString(32);
     ctx.cookies.set(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: secureCookies(ctx), path: '/' });
   }
+  ctx.state.csrf = token;
   return token;
 }
 
@@ -130,15 +135,28 @@ function codeForm(csrf: string, email: string, message?: string, next?: string):
 <p class="muted"><a href="/login">Use another email or get a new code</a></p>`;
 }
 
-/** Run a page handler; domain errors become an HTML page with the error's status (never the JSON envelope). */
+/**
+ * What a page shows for a failure: the typed error as it is; anything else mapped as the API maps it (a dependency down
+ * is 503, Stripe refusing us 502, an unknown error a masked 500). A 5xx is logged here with its cause, as the error
+ * middleware does for the API, since the page answers instead of it.
+ */
+export function pageError(ctx: AppContext, err: unknown): AppError {
+  const appError = fromHttpError(err) ?? toAppError(err);
+  if (appError.status >= 500) {
+    ctx.state.log.error({ err: appError.cause ?? appError, code: appError.code }, 'page request failed');
+  }
+  return appError;
+}
+
+/** Run a page handler; every error becomes an HTML page with the error's status (never the JSON envelope). */
 export function pageHandler(fn: (ctx: AppContext) => Promise<void>, onError: (ctx: AppContext, err: AppError) => void) {
   return async (ctx: AppContext) => {
     try {
       await fn(ctx);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500) throw err;
-      for (const [k, v] of Object.entries(err.headers ?? {})) ctx.set(k, v);
-      onError(ctx, err);
+      const appError = pageError(ctx, err);
+      for (const [k, v] of Object.entries(appError.headers ?? {})) ctx.set(k, v);
+      onError(ctx, appError);
     }
   };
 }

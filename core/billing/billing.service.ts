@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { ConflictError, InternalError, NotFoundError } from '../errors.js';
 import { newId } from '../ids.js';
 import { PACKS, type AutoReloadBody, type CheckoutBody } from './billing.schemas.js';
+import type { EmbeddedPayments } from './embedded-payments.js';
 import { requireStripe } from './stripe.js';
 
 export interface BalanceView {
@@ -44,7 +45,15 @@ export function balanceView(org: IOrg): BalanceView {
 }
 
 export class BillingService {
-  constructor(private readonly deps: { orm: MikroORM; config: Config; stripe: Stripe | undefined }) {}
+  constructor(
+    private readonly deps: {
+      orm: MikroORM;
+      config: Config;
+      stripe: Stripe | undefined;
+      /** Set only when payments run on the embedded stripe-mock (`npm start` with no Stripe key): its test pages. */
+      embedded?: EmbeddedPayments;
+    },
+  ) {}
 
   async balance(principal: Principal): Promise<BalanceView> {
     const org = await this.deps.orm.em.fork().findOne(Org, principal.orgId);
@@ -91,6 +100,8 @@ export class BillingService {
     const customer = await this.ensureCustomer(principal.orgId);
     const base = this.deps.config.urls.publicBase;
     const paymentId = newId('payment');
+    const successUrl = body.success_url ?? `${base}/billing/return?status=success&session_id={CHECKOUT_SESSION_ID}`;
+    const cancelUrl = body.cancel_url ?? `${base}/billing/return?status=cancel`;
     const metadata = {
       org_id: principal.orgId,
       credit_cents: String(credit),
@@ -112,8 +123,8 @@ export class BillingService {
             },
           },
         ],
-        success_url: body.success_url ?? `${base}/billing/return?status=success&session_id={CHECKOUT_SESSION_ID}`,
-        cancel_url: body.cancel_url ?? `${base}/billing/return?status=cancel`,
+        success_url: successUrl,
+        cancel_url: cancelUrl,
         metadata,
         payment_intent_data: { metadata },
       },
@@ -131,7 +142,9 @@ export class BillingService {
     });
     await em.flush();
     return {
-      checkout_url: session.url,
+      checkout_url: this.deps.embedded
+        ? this.deps.embedded.checkoutUrl(paymentId, successUrl.replace('{CHECKOUT_SESSION_ID}', session.id), cancelUrl)
+        : session.url,
       checkout_session_id: session.id,
       amount_cents: amount,
       credit_cents: credit,
@@ -165,7 +178,7 @@ export class BillingService {
     return {
       setup_intent_id: intent.id,
       client_secret: intent.client_secret,
-      url: page.url,
+      url: this.deps.embedded ? this.deps.embedded.setupUrl(principal.orgId) : page.url,
       checkout_session_id: page.id,
       expires_at: page.expires_at ? new Date(page.expires_at * 1000).toISOString() : null,
     };

@@ -8,6 +8,8 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../logger.js';
 
+export const EMBEDDED_STRIPE_SECRET_KEY = 'sk_test_embeddedStripeMock';
+
 export interface EmbeddedStripe {
   apiBase: string;
   secretKey: string;
@@ -61,7 +63,9 @@ export async function startEmbeddedStripe(toolsBin: string, logger: Logger): Pro
   logger.info({ port }, 'stripe-mock started (embedded payments)');
   return {
     apiBase: `http://127.0.0.1:${port}`,
-    secretKey: 'sk_test_embedded_stripe_mock',
+    // stripe-mock takes any "valid looking" test key: sk_test_ then letters and digits only (an underscore after
+    // the prefix is refused with a 401, which once made every embedded payment fail).
+    secretKey: EMBEDDED_STRIPE_SECRET_KEY,
     stop: () =>
       new Promise<void>((resolve) => {
         if (exited) return resolve();

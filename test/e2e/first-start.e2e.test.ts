@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
+import { waitFor } from '../helpers/ports.js';
 import { startProcess, type RunningProcess } from '../helpers/processes.js';
 
 const run = promisify(execFile);
@@ -79,6 +80,75 @@ describe('npm start on a fresh clone', () => {
     expect(html).toContain('href="/login"');
     expect(html).toContain('href="/docs/spec.md"');
     expect(html).toContain(`href="http://localhost:${new URL(proc.urls.temporalUi!).port}/`);
+  });
+
+  it('buys a credit pack on the embedded payments: checkout, the test page, the signed event, the balance', async () => {
+    const api = proc.urls.api;
+    const json = (res: Response) => res.json() as Promise<{ ok: boolean; data: Record<string, unknown> }>;
+    const signup = await json(
+      await fetch(`${api}/v1/signup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'first-hour@example.com', name: 'First Hour' }),
+      }),
+    );
+    expect(signup.ok).toBe(true);
+    const key = signup.data.api_key as string;
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    // The mail goes to the log in this mode: its verification link is there.
+    const token = await waitFor(
+      () => Promise.resolve(/verify-email\?token=([A-Za-z0-9_-]+)/.exec(proc.output())?.[1]),
+      { timeoutMs: 10_000, what: 'the verification mail in the log' },
+    );
+    const verified = await fetch(`${api}/v1/auth/verify-email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token }),
+    });
+    expect(verified.status).toBe(200);
+
+    const checkout = await fetch(`${api}/v1/billing/checkout`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ pack: 'starter' }),
+    });
+    const body = await json(checkout);
+    expect(checkout.status, JSON.stringify(body)).toBeLessThan(300);
+    const url = body.data.checkout_url as string;
+    expect(url.startsWith(`${api}/embedded-payments/checkout/`)).toBe(true);
+
+    const before = (await json(await fetch(`${api}/v1/billing/balance`, { headers: auth }))).data;
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('Pay $5.00');
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+    const action = /<form method="post" action="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&');
+    const paid = await fetch(`${api}${action}`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf }).toString(),
+      redirect: 'manual',
+    });
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toMatch(/\/billing\/return\?status=success&session_id=cs_/);
+
+    const after = (await json(await fetch(`${api}/v1/billing/balance`, { headers: auth }))).data;
+    expect((after.credit_cents as number) - (before.credit_cents as number)).toBe(500);
+    // Paying the same page again is the same event: credited once.
+    const again = await fetch(`${api}${action}`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf }).toString(),
+      redirect: 'manual',
+    });
+    expect(again.status).toBe(303);
+    const final = (await json(await fetch(`${api}/v1/billing/balance`, { headers: auth }))).data;
+    expect(final.credit_cents).toBe(after.credit_cents);
   });
 
   it('stops gracefully on SIGTERM (one Node process behind npm, no tsx CLI in between)', async () => {

@@ -127,6 +127,37 @@ describe('billing', () => {
     });
   });
 
+  it("a Stripe refusal of our own credentials is the operator's 502 payment_provider_error, never the caller's 401", async () => {
+    // What the live API (and stripe-mock) answer for a secret key they do not accept.
+    const badKey = { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_***' };
+    stripe.failNext('/v1/checkout/sessions', 401, badKey);
+    const res = await http(s.base, 'POST', '/v1/billing/checkout', {
+      token: person.session,
+      body: { pack: 'starter' },
+    });
+    expectFailure(res, 502, 'payment_provider_error');
+    expect(res.body.error.message).not.toMatch(/bearer token|Invalid API Key/);
+
+    // The console shows a page saying so (never the raw JSON envelope).
+    const cookie = `svc_session=${person.session}`;
+    const page = await fetch(`${s.base}/console/billing`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const csrfCookie = page.headers.getSetCookie().map((c) => c.split(';')[0]!);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+    stripe.failNext('/v1/checkout/sessions', 401, badKey);
+    const buy = await fetch(`${s.base}/console/billing/checkout`, {
+      method: 'POST',
+      headers: { cookie: [cookie, ...csrfCookie].join('; '), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, pack: 'starter' }).toString(),
+      redirect: 'manual',
+    });
+    expect(buy.status, await buy.clone().text()).toBe(502);
+    expect(buy.headers.get('content-type')).toContain('text/html');
+    const html = await buy.text();
+    expect(html).toContain('The payment provider refused this request');
+    expect(html).not.toContain('"ok":false');
+  });
+
   it('refuses checkout to a bare key and to a session without billing:write, and bad bodies with 400', async () => {
     const bare = await createPerson(s.services, {
       scopes: SCOPES.filter((x) => x !== 'billing:write' && x !== 'provider:write'),

@@ -5,12 +5,11 @@
  */
 import type Router from '@koa/router';
 import { escapeHtml } from '../../../core/html.js';
-import { AppError } from '../../../core/errors.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
-import { csrfToken, hidden, signedIn } from '../pages.routes.js';
+import { csrfToken, hidden, pageError, signedIn } from '../pages.routes.js';
 
 export const CONSOLE_SECTIONS = [
   { id: 'overview', path: '/console', label: 'Overview' },
@@ -159,14 +158,15 @@ export function consolePage(
       const view = await fn(ctx, person);
       if (view) renderConsole(ctx, person, view);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500) throw err;
-      for (const [k, v] of Object.entries(err.headers ?? {})) ctx.set(k, v);
+      // Every failure is a console page, never the JSON envelope: a person reads it (a 5xx is logged first).
+      const appError = pageError(ctx, err);
+      for (const [k, v] of Object.entries(appError.headers ?? {})) ctx.set(k, v);
       const title = CONSOLE_SECTIONS.find((s) => s.id === section)!.label;
       renderConsole(ctx, person, {
         section,
         title,
-        status: err.status,
-        body: `<p class="error" role="alert">${escapeHtml(err.message)}</p><p><a href="${escapeHtml(here)}">Back</a></p>`,
+        status: appError.status,
+        body: `<p class="error" role="alert">${escapeHtml(appError.message)}</p><p><a href="${escapeHtml(here)}">Back</a></p>`,
       });
     }
   };
