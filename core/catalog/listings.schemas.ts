@@ -8,7 +8,8 @@ export const RankView = z.object({
   board: z.string(),
   scope: z.enum(['overall', 'category']),
   category: z.string().nullable(),
-  rank: z.number().int(),
+  rank: z.number().int().nullable(),
+  board_size: z.number().int(),
   metric: z.number().nullable(),
   updated_at: z.string().nullable(),
 });

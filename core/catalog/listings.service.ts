@@ -279,7 +279,7 @@ export class ListingsService {
   async ranks(slug: string): Promise<RankRow[]> {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
-    return ranksFor(em, api.id);
+    return ranksFor(em, api.id, api.category ?? null);
   }
 
   /**

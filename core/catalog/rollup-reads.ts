@@ -12,6 +12,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { part, type MeritParts } from './merit.js';
+import { BOARDS } from './rollups.scoring.js';
 
 export const HISTORY_LIMIT = { default: 30, max: 365 } as const;
 
@@ -25,7 +26,10 @@ export interface RankRow {
   scope: 'overall' | 'category';
   /** The category's slug for a category rank, else null. */
   category: string | null;
-  rank: number;
+  /** Null while the listing is not on this board (no traffic yet, or below the board's cut). */
+  rank: number | null;
+  /** How many listings this board ranks in this scope. */
+  board_size: number;
   metric: number | null;
   updated_at: string | null;
 }
@@ -59,22 +63,40 @@ export async function historyFor(em: EntityManager, apiId: string, limit: number
   }));
 }
 
-/** The listing's rank on each board: overall, then in its category. */
-export async function ranksFor(em: EntityManager, apiId: string): Promise<RankRow[]> {
+/**
+ * The listing's place on every board (issue 22): each of the six boards overall and, when the listing has a category,
+ * in that category, in the boards' order; `rank: null` where it is not ranked (yet), and `board_size`, how many
+ * listings the board ranks in that scope, so "not ranked" and "12th of 40" read the same way. The size comes from
+ * the (board, scope, rank) index.
+ */
+export async function ranksFor(em: EntityManager, apiId: string, category: string | null): Promise<RankRow[]> {
+  const scopes = category ? ['overall', `category:${category}`] : ['overall'];
+  const wanted = BOARDS.flatMap((board) => scopes.map((scope) => ({ board, scope })));
   const rows = await em.execute<
-    { board: string; scope: string; rank: number; metric: number | string | null; updated_at: Date | string | null }[]
+    {
+      board: string;
+      scope: string;
+      rank: number | null;
+      metric: number | string | null;
+      updated_at: Date | string | null;
+      board_size: number | string;
+    }[]
   >(
-    `select board, scope, rank, metric, updated_at from api_ranks where api_id = ?
-      order by board, (scope = 'overall') desc, scope`,
-    [apiId],
+    `select w.board, w.scope, r.rank, r.metric, r.updated_at,
+            (select count(*) from api_ranks c where c.board = w.board and c.scope = w.scope) as board_size
+       from unnest(?::text[], ?::text[]) with ordinality as w(board, scope, position)
+       left join api_ranks r on r.api_id = ? and r.board = w.board and r.scope = w.scope
+      order by w.position`,
+    [`{${wanted.map((w) => w.board).join(',')}}`, `{${wanted.map((w) => `"${w.scope}"`).join(',')}}`, apiId],
   );
   return rows.map((r) => {
-    const category = r.scope.startsWith('category:') ? r.scope.slice('category:'.length) : null;
+    const inCategory = r.scope.startsWith('category:') ? r.scope.slice('category:'.length) : null;
     return {
       board: r.board,
-      scope: category === null ? 'overall' : 'category',
-      category,
-      rank: Number(r.rank),
+      scope: inCategory === null ? 'overall' : 'category',
+      category: inCategory,
+      rank: r.rank === null ? null : Number(r.rank),
+      board_size: Number(r.board_size),
       metric: r.metric === null ? null : Number(r.metric),
       updated_at: r.updated_at === null ? null : new Date(r.updated_at).toISOString(),
     };

@@ -387,43 +387,50 @@ describe('listing detail and sub-resources', () => {
       expect((await http(base, 'GET', '/v1/apis/weather-detail/history')).body.data).toHaveLength(3);
     });
 
-    it('ranks: empty, then the rank on each board overall and in the category', async () => {
-      expect((await http(base, 'GET', '/v1/apis/weather-detail/ranks')).body.data).toEqual([]);
+    it('ranks: every board overall and in the category, rank null until ranked, with each board size', async () => {
+      const boards = ['top_grossing', 'most_used', 'most_reliable', 'best_value', 'trending', 'new_rising'];
+      const unranked = (await http(base, 'GET', '/v1/apis/weather-detail/ranks')).body.data;
+      expect(unranked).toEqual(
+        boards.flatMap((board) => [
+          { board, scope: 'overall', category: null, rank: null, board_size: 0, metric: null, updated_at: null },
+          { board, scope: 'category', category: 'weather', rank: null, board_size: 0, metric: null, updated_at: null },
+        ]),
+      );
       await sql(
         stack.db.url,
         `insert into api_ranks (api_id, board, scope, rank, metric, updated_at) values
            ($1, 'most_used', 'category:weather', 1, 990, '2026-11-23T12:00:00Z'),
            ($1, 'most_used', 'overall', 12, 990, '2026-11-23T12:00:00Z'),
-           ($1, 'top_grossing', 'overall', 30, 4950, '2026-11-23T12:00:00Z')`,
+           ($1, 'top_grossing', 'overall', 30, 4950, '2026-11-23T12:00:00Z'),
+           ('api_other', 'most_used', 'overall', 1, 5000, '2026-11-23T12:00:00Z')`,
         [apiId],
       );
       const res = await http(base, 'GET', '/v1/apis/weather-detail/ranks');
-      expect(res.body.data, show(res)).toEqual([
-        {
-          board: 'most_used',
-          scope: 'overall',
-          category: null,
-          rank: 12,
-          metric: 990,
-          updated_at: '2026-11-23T12:00:00.000Z',
-        },
-        {
-          board: 'most_used',
-          scope: 'category',
-          category: 'weather',
-          rank: 1,
-          metric: 990,
-          updated_at: '2026-11-23T12:00:00.000Z',
-        },
-        {
-          board: 'top_grossing',
-          scope: 'overall',
-          category: null,
-          rank: 30,
-          metric: 4950,
-          updated_at: '2026-11-23T12:00:00.000Z',
-        },
-      ]);
+      const data = res.body.data as { board: string; scope: string; rank: number | null }[];
+      expect(data, show(res)).toHaveLength(12);
+      expect(data.map((r) => `${r.board}/${r.scope}`)).toEqual(
+        boards.flatMap((b) => [`${b}/overall`, `${b}/category`]),
+      );
+      expect(data.find((r) => r.board === 'most_used' && r.scope === 'overall')).toEqual({
+        board: 'most_used',
+        scope: 'overall',
+        category: null,
+        rank: 12,
+        board_size: 2,
+        metric: 990,
+        updated_at: '2026-11-23T12:00:00.000Z',
+      });
+      expect(data.find((r) => r.board === 'most_used' && r.scope === 'category')).toMatchObject({
+        category: 'weather',
+        rank: 1,
+        board_size: 1,
+      });
+      expect(data.find((r) => r.board === 'top_grossing' && r.scope === 'overall')).toMatchObject({
+        rank: 30,
+        board_size: 1,
+        metric: 4950,
+      });
+      expect(data.filter((r) => r.rank === null)).toHaveLength(9);
     });
   });
 
@@ -447,7 +454,8 @@ describe('listing detail and sub-resources', () => {
       expect((await http(base, 'GET', '/v1/apis/cat-facts-dir/endpoints')).body.data).toEqual([]);
       expect((await http(base, 'GET', '/v1/apis/cat-facts-dir/schema')).body.data.endpoints).toEqual([]);
       expect((await http(base, 'GET', '/v1/apis/cat-facts-dir/history')).body.data).toEqual([]);
-      expect((await http(base, 'GET', '/v1/apis/cat-facts-dir/ranks')).body.data).toEqual([]);
+      const dirRanks = (await http(base, 'GET', '/v1/apis/cat-facts-dir/ranks')).body.data as { rank: number | null }[];
+      expect(dirRanks.map((r) => r.rank)).toEqual(Array(12).fill(null));
       expect((await http(base, 'GET', '/v1/apis/cat-facts-dir/stats')).body.data).toMatchObject({ calls: 0 });
       const doc = (await http(base, 'GET', '/v1/apis/cat-facts-dir/openapi')).body;
       expect(doc.paths).toEqual({});

@@ -332,8 +332,9 @@ async function listingView(services: Services, ctx: AppContext): Promise<Console
     ? `<ul>${detail.terms.documents.map((d) => `<li>${escapeHtml(d.title ?? d.kind)} <span class="muted">(${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${escapeHtml(d.acceptance_mode)})</span></li>`).join('')}</ul>
 <p><a href="/terms/${encodeURIComponent(slug)}">Read and accept the terms</a>${detail.terms.required ? ' (required before calling)' : ''}</p>`
     : `<p>This API has no terms of its own. <a href="/terms/${encodeURIComponent(slug)}">Terms page</a></p>`;
-  const rankList = ranks.length
-    ? `<ul>${ranks.map((r) => `<li><a href="/console/catalog/leaderboards/${encodeURIComponent(r.board)}${r.category ? `?category=${encodeURIComponent(r.category)}` : ''}">${escapeHtml(BOARD_LABELS[r.board as Board] ?? r.board)}</a>${r.category ? ` in ${escapeHtml(r.category)}` : ''}: #${r.rank}</li>`).join('')}</ul>`
+  const ranked = ranks.filter((r) => r.rank !== null);
+  const rankList = ranked.length
+    ? `<ul>${ranked.map((r) => `<li><a href="/console/catalog/leaderboards/${encodeURIComponent(r.board)}${r.category ? `?category=${encodeURIComponent(r.category)}` : ''}">${escapeHtml(BOARD_LABELS[r.board as Board] ?? r.board)}</a>${r.category ? ` in ${escapeHtml(r.category)}` : ''}: #${r.rank} of ${r.board_size}</li>`).join('')}</ul>`
     : '<p class="muted">Not ranked on any board yet.</p>';
   const tags = detail.tags.length ? `<p class="muted">Tags: ${detail.tags.map(escapeHtml).join(', ')}</p>` : '';
   return {
