@@ -147,10 +147,18 @@ function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
-/** Re-throw a guard refusal as a 400 that names the field. */
+/** What a provider trying a local upstream needs to know (issue 22): the switch exists, for development only. */
+export const PRIVATE_UPSTREAM_HINT =
+  'For local development, start the marketplace with UPSTREAM_ALLOW_PRIVATE=true to allow loopback and private ' +
+  'addresses and plain http (never in production).';
+
+/** Re-throw a guard refusal as a 400 that names the field (and, for a private address, the development switch). */
 function forField(field: string, err: unknown): never {
   if (err instanceof UpstreamRequestError) {
-    throw new ValidationError(`${field}: ${err.message}`, { details: { field, reason: err.reason } });
+    const local = err.reason === 'blocked_address' || err.reason === 'unsupported_scheme';
+    throw new ValidationError(`${field}: ${err.message}${local ? ` ${PRIVATE_UPSTREAM_HINT}` : ''}`, {
+      details: { field, reason: err.reason, ...(local ? { hint: PRIVATE_UPSTREAM_HINT } : {}) },
+    });
   }
   throw err;
 }

@@ -84,6 +84,9 @@ describe('SSRF guard on provider URLs', () => {
     });
     expectFailure(asBase, 400, 'validation_failed');
     expect(asBase.body.error.details.field).toBe('base_url');
+    // A provider trying a local upstream learns the development switch (issue 22).
+    expect(asBase.body.error.message).toContain('UPSTREAM_ALLOW_PRIVATE=true');
+    expect(asBase.body.error.details.hint).toContain('never in production');
     for (const type of ['openapi_url', 'external_url']) {
       const asImport = await call(server.url, 'POST', '/v1/provider/apis', {
         token: provider.session,
