@@ -21,7 +21,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CounterStore } from '../counters/index.js';
 import { randomDigits, randomString, safeEqual, sha256Hex } from '../crypto.js';
-import { ConflictError, ForbiddenError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { lockOrg } from '../keys/key-admin.service.js';
 import type { KeysService } from '../keys/keys.service.js';
@@ -33,7 +33,16 @@ import type { SessionsService } from '../sessions/sessions.service.js';
 import { SIGNUP_CREDIT_HOLD, STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { verifyChallenge } from './challenge.js';
-import { releaseStaleSignup, revokedAnything, revokeOrgCredentials, type RevokedCredentials } from './unproven-org.js';
+import {
+  abandonedOutcome,
+  elevateKeys,
+  emailTaken,
+  hasOwner,
+  invalidCode,
+  userView,
+  type VerifyOutcome,
+} from './identity-outcomes.js';
+import { releaseStaleSignup, revokedAnything, revokeOrgCredentials } from './unproven-org.js';
 import { loadVerificationFacts, type VerificationFacts } from './verification-facts.js';
 import type {
   AttachEmailBody,
@@ -132,22 +141,6 @@ export interface IdentityDeps {
   temporal: TemporalService;
   mailer: Mailer;
   logger: Logger;
-}
-
-function userView(user: {
-  id: string;
-  email: string;
-  name?: string | null;
-  role: string;
-  emailVerifiedAt?: Date | null;
-}): UserView {
-  return {
-    user_id: user.id,
-    email: user.email,
-    name: user.name ?? null,
-    role: user.role,
-    email_verified: user.emailVerifiedAt != null,
-  };
 }
 
 export class IdentityService {
@@ -636,50 +629,4 @@ export class IdentityService {
     await this.deps.sessions.revoke(sessionId);
     return { signed_out: true };
   }
-}
-
-interface VerifyOutcome {
-  userId: string;
-  orgId: string;
-  newlyVerified: boolean;
-  scopesAdded: string[];
-  keyHashes: string[];
-  /** The signup credit hold was signalled (human signup only). */
-  creditsReleased?: boolean;
-  /** A proof by code revoked what the org had before it: mailed to the owner after commit. */
-  revokedNotice?: { email: string; revoked: RevokedCredentials };
-}
-
-/** Add billing:write and provider:write to the active keys matching `where`; returns their hashes. */
-async function elevateKeys(tem: EntityManager, now: Date, where: string, param: string): Promise<string[]> {
-  const rows = await tem.execute<{ key_hash: string }[]>(
-    `update api_keys
-        set scopes = array(select distinct s from unnest(scopes || ?::text[]) as s order by s), updated_at = ?
-      where ${where} and revoked_at is null
-      returning key_hash`,
-    [`{${VERIFIED_EXTRA_SCOPES.join(',')}}`, now, param],
-  );
-  return rows.map((r) => r.key_hash);
-}
-
-function invalidCode(): UnauthenticatedError {
-  return new UnauthenticatedError('The code is not valid. Request a new one if it has expired.');
-}
-
-/** A code matched an address whose stale signup was just abandoned: nothing verified, only the caches to clear. */
-function abandonedOutcome(stale: RevokedCredentials): VerifyOutcome {
-  const keyHashes = stale.keys.map((k) => k.hash);
-  return { userId: '', orgId: stale.orgId, newlyVerified: false, scopesAdded: [], keyHashes };
-}
-
-function emailTaken(): ConflictError {
-  return new ConflictError('An account with this email already exists. Sign in with a code instead.', {
-    details: { sign_in: '/v1/auth/login/request' },
-  });
-}
-
-function hasOwner(): ConflictError {
-  return new ConflictError('This organization already has an owner; people sign in with a code instead.', {
-    details: { sign_in: '/v1/auth/login/request' },
-  });
 }
