@@ -17,6 +17,7 @@ import { formatIssues, readRawBody } from '../middleware/body.js';
 import { fromHttpError } from '../middleware/error-envelope.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml, page, PAGE_CSP } from './layout.js';
+import { verifyEmailConfirmation } from './verify-email.page.js';
 
 const CSRF_COOKIE = 'svc_csrf';
 
@@ -253,29 +254,25 @@ export function pagesRoutes(services: Services): Router<AppState> {
     ),
   );
 
-  router.get('/verify-email', (ctx) => {
-    const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
-    if (!token) {
-      render(
-        ctx,
-        400,
-        'Verify your email',
-        errorLine('This link is missing its token. Open the link from the email again.'),
-      );
-      return;
-    }
-    render(
-      ctx,
-      200,
-      'Verify your email',
-      `<p>Confirm that this email address is yours to unlock billing and provider features and your $1.00 starter credit.</p>
-<form method="post" action="/verify-email">
-  ${hidden('csrf', csrfToken(ctx))}
-  ${hidden('token', token)}
-  <button type="submit">Verify my email</button>
-</form>`,
-    );
-  });
+  router.get(
+    '/verify-email',
+    pageHandler(
+      async (ctx) => {
+        const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
+        if (!token) throw new ValidationError('This link is missing its token. Open the link from the email again.');
+        // Read only: the click below, a POST with the CSRF token, is what verifies (mail scanners follow links).
+        const facts = await services.identity.describeVerification(token);
+        render(ctx, 200, 'Verify your email', verifyEmailConfirmation(facts, csrfToken(ctx), token));
+      },
+      (ctx, err) =>
+        render(
+          ctx,
+          err.status,
+          'Verify your email',
+          `${errorLine(err.message)}<p><a href="/login">Sign in with a code instead</a></p>`,
+        ),
+    ),
+  );
 
   router.post(
     '/verify-email',

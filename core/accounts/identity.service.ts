@@ -21,17 +21,29 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CounterStore } from '../counters/index.js';
 import { randomDigits, randomString, safeEqual, sha256Hex } from '../crypto.js';
-import { ConflictError, ForbiddenError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { lockOrg } from '../keys/key-admin.service.js';
 import type { KeysService } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
+import { revokedBeforeProofEmail } from '../mail/revocation-templates.js';
 import { loginCodeEmail, verificationEmail } from '../mail/templates.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import { SIGNUP_CREDIT_HOLD, STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { verifyChallenge } from './challenge.js';
+import {
+  abandonedOutcome,
+  elevateKeys,
+  emailTaken,
+  hasOwner,
+  invalidCode,
+  userView,
+  type VerifyOutcome,
+} from './identity-outcomes.js';
+import { releaseStaleSignup, revokedAnything, revokeOrgCredentials } from './unproven-org.js';
+import { loadVerificationFacts, type VerificationFacts } from './verification-facts.js';
 import type {
   AttachEmailBody,
   LoginRequestBody,
@@ -131,22 +143,6 @@ export interface IdentityDeps {
   logger: Logger;
 }
 
-function userView(user: {
-  id: string;
-  email: string;
-  name?: string | null;
-  role: string;
-  emailVerifiedAt?: Date | null;
-}): UserView {
-  return {
-    user_id: user.id,
-    email: user.email,
-    name: user.name ?? null,
-    role: user.role,
-    email_verified: user.emailVerifiedAt != null,
-  };
-}
-
 export class IdentityService {
   /** Current first; the previous SECRETS_KEYs only verify, so codes sent before a key rotation still work. */
   private readonly peppers: readonly Buffer[];
@@ -187,8 +183,9 @@ export class IdentityService {
     const result = await orm.em
       .fork()
       .transactional(async (tem) => {
-        if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) throw emailTaken();
         const now = clock.now();
+        const stale = await releaseStaleSignup(tem, input.email, now);
+        if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) throw emailTaken();
         const org = tem.create(Org, {
           id: newId('org'),
           kind: 'standard',
@@ -217,13 +214,14 @@ export class IdentityService {
           expiresAt: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
         });
         await tem.flush();
-        return { org, user, key, plaintext, session };
+        return { org, user, key, plaintext, session, stale };
       })
       .catch((err: unknown) => {
         // Two signups with one email at once: both pass the check above, the unique index refuses the second.
         throw err instanceof UniqueConstraintViolationException ? emailTaken() : err;
       });
 
+    await this.deps.keys.invalidateMany(result.stale?.keys.map((k) => k.hash) ?? []);
     // After commit: the hold and the mail. Neither failure undoes the signup: verification starts a missing hold
     // (signal-with-start), and a lost mail is recovered by signing in with a code, which also verifies the email.
     try {
@@ -238,7 +236,16 @@ export class IdentityService {
         'could not start the signup credit hold; verification will',
       );
     }
-    this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, verificationToken));
+    const facts: VerificationFacts = {
+      kind: 'signup',
+      email: input.email,
+      orgId: result.org.id,
+      orgName: result.org.name ?? null,
+      orgCreatedAt: result.org.createdAt,
+      keys: [{ id: result.key.id, name: result.key.name }],
+      gains: VERIFIED_EXTRA_SCOPES,
+    };
+    this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, verificationToken, facts));
 
     return {
       account: { org_id: result.org.id, ...userView(result.user) },
@@ -272,7 +279,7 @@ export class IdentityService {
         await tem.flush();
         if (!row.user) return this.attachVerified(tem, row);
         const user = await tem.findOneOrFail(User, row.user.id, { fields: ['id', 'org'] });
-        return this.markVerified(tem, user.id, user.org.id);
+        return this.markVerified(tem, user.id, user.org.id, 'link');
       })
       .catch((err: unknown) => {
         // An attach link used while another org takes the same address: the unique index decides.
@@ -283,19 +290,31 @@ export class IdentityService {
   }
 
   /**
-   * Mark a user's email verified (once), elevate the org's signup key(s) in place, and release the held credit.
+   * Mark a user's email verified (once) and release the held credit. By the link: the org's signup key(s) gain
+   * billing:write and provider:write in place (spec; the mail and page said so). By a code: the proof must not hand
+   * power to credentials someone else may have made before it, so every key, session, MCP session and OAuth grant
+   * of the org is revoked instead (unproven-org.ts) and the owner is mailed the list.
    * The release is signalled inside the caller's transaction: if Temporal cannot be reached the whole verification
    * rolls back and can be retried with the same token; the signal itself is idempotent.
    */
-  private async markVerified(tem: EntityManager, userId: string, orgId: string): Promise<VerifyOutcome> {
+  private async markVerified(
+    tem: EntityManager,
+    userId: string,
+    orgId: string,
+    proof: 'link' | 'code',
+  ): Promise<VerifyOutcome> {
     const now = this.deps.clock.now();
-    const updated = await tem.execute<{ id: string }[]>(
-      'update users set email_verified_at = ?, updated_at = ? where id = ? and email_verified_at is null returning id',
+    const updated = await tem.execute<{ email: string }[]>(
+      `update users set email_verified_at = ?, updated_at = ? where id = ? and email_verified_at is null
+        returning email`,
       [now, now, userId],
     );
     if (updated.length === 0) return { userId, orgId, newlyVerified: false, scopesAdded: [], keyHashes: [] };
 
-    const keys = await elevateKeys(tem, now, `org_id = ? and source = 'signup'`, orgId);
+    const revoked = proof === 'code' ? await revokeOrgCredentials(tem, orgId, now) : undefined;
+    const keys = revoked
+      ? revoked.keys.map((k) => k.hash)
+      : await elevateKeys(tem, now, `org_id = ? and source = 'signup'`, orgId);
     await this.deps.temporal.releaseSignupCredits({
       orgId,
       amountCents: STARTER_CREDIT_CENTS,
@@ -305,16 +324,19 @@ export class IdentityService {
       userId,
       orgId,
       newlyVerified: true,
-      scopesAdded: [...VERIFIED_EXTRA_SCOPES],
+      scopesAdded: revoked ? [] : [...VERIFIED_EXTRA_SCOPES],
       keyHashes: keys,
       creditsReleased: true,
+      revokedNotice: revoked && revokedAnything(revoked) ? { email: updated[0]!.email, revoked } : undefined,
     };
   }
 
   private async afterVerified(outcome: VerifyOutcome): Promise<void> {
-    if (!outcome.newlyVerified) return;
-    await this.deps.keys.invalidateMany(outcome.keyHashes);
-    if (!outcome.creditsReleased) return;
+    // Elevated, revoked or abandoned keys: every process drops them from its cache.
+    if (outcome.keyHashes.length) await this.deps.keys.invalidateMany(outcome.keyHashes);
+    const notice = outcome.revokedNotice;
+    if (notice) this.deps.mailer.sendInBackground(revokedBeforeProofEmail(notice.email, notice.revoked));
+    if (!outcome.newlyVerified || !outcome.creditsReleased) return;
     try {
       await this.deps.temporal.waitForSignupCredits(outcome.orgId, RELEASE_WAIT_MS);
     } catch (err) {
@@ -334,6 +356,11 @@ export class IdentityService {
       credit_cents: org.creditCents,
       withheld_credit_cents: org.withheldCreditCents,
     };
+  }
+
+  /** What using a verification token would do (the page the link opens shows it; nothing changes). */
+  async describeVerification(token: string): Promise<VerificationFacts> {
+    return loadVerificationFacts(this.deps.orm.em.fork(), token, this.deps.clock.now());
   }
 
   // ---- agent-first elevation ----------------------------------------------------------------------------------
@@ -356,10 +383,14 @@ export class IdentityService {
       'Too many email requests for this organization; try later.',
     );
     const token = randomString(43);
-    await orm.em.fork().transactional(async (tem) => {
+    const { facts, stale } = await orm.em.fork().transactional(async (tem) => {
       await lockOrg(tem, principal.orgId);
       if (principal.type === 'session' || (await tem.count(User, { org: principal.orgId })) > 0) throw hasOwner();
-      const key = await tem.findOne(ApiKey, { id: principal.keyId, revokedAt: null }, { fields: ['id', 'parentKey'] });
+      const key = await tem.findOne(
+        ApiKey,
+        { id: principal.keyId, revokedAt: null },
+        { fields: ['id', 'name', 'parentKey'] },
+      );
       if (!key) throw new UnauthenticatedError('Unknown or revoked API key.');
       if (key.parentKey) {
         throw new ForbiddenError(
@@ -367,9 +398,10 @@ export class IdentityService {
           { details: { root_key_required: true } },
         );
       }
+      const now = clock.now();
+      const stale = await releaseStaleSignup(tem, input.email, now);
       if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) throw emailTaken();
       await tem.nativeDelete(EmailVerification, { org: principal.orgId, user: null, usedAt: null });
-      const now = clock.now();
       tem.create(EmailVerification, {
         id: newId('emailVerification'),
         tokenHash: sha256Hex(token),
@@ -381,8 +413,20 @@ export class IdentityService {
         expiresAt: new Date(now.getTime() + VERIFICATION_TOKEN_TTL_MS),
       });
       await tem.flush();
+      const org = await tem.findOneOrFail(Org, principal.orgId, { fields: ['name', 'createdAt'] });
+      const facts: VerificationFacts = {
+        kind: 'attach',
+        email: input.email,
+        orgId: org.id,
+        orgName: org.name ?? null,
+        orgCreatedAt: org.createdAt,
+        keys: [{ id: key.id, name: key.name }],
+        gains: VERIFIED_EXTRA_SCOPES,
+      };
+      return { facts, stale };
     });
-    this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, token, 'attach'));
+    await this.deps.keys.invalidateMany(stale?.keys.map((k) => k.hash) ?? []);
+    this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, token, facts));
     return { sent: true, email: input.email, expires_in_seconds: VERIFICATION_TOKEN_TTL_MS / 1000 };
   }
 
@@ -396,6 +440,7 @@ export class IdentityService {
     await lockOrg(tem, row.org!.id);
     const org = await tem.findOneOrFail(Org, row.org!.id);
     if ((await tem.count(User, { org: org.id })) > 0) throw hasOwner();
+    const stale = await releaseStaleSignup(tem, row.email!, now);
     if (await tem.findOne(User, { email: row.email! }, { fields: ['id'] })) throw emailTaken();
     const user = tem.create(User, {
       id: newId('user'),
@@ -413,7 +458,7 @@ export class IdentityService {
       orgId: org.id,
       newlyVerified: true,
       scopesAdded: keys.length ? [...VERIFIED_EXTRA_SCOPES] : [],
-      keyHashes: keys,
+      keyHashes: [...keys, ...(stale?.keys.map((k) => k.hash) ?? [])],
     };
   }
 
@@ -447,19 +492,23 @@ export class IdentityService {
         createdAt: now,
         expiresAt: new Date(now.getTime() + LOGIN_CODE_TTL_MS),
       });
+      const stale = await releaseStaleSignup(tem, input.email, now);
       const found = await tem.findOne(User, { email: input.email }, { fields: ['id'] });
       await tem.flush();
-      return found;
+      return { found, stale };
     });
-    if (user || options.mailUnknown) this.deps.mailer.sendInBackground(loginCodeEmail(input.email, code));
+    await this.deps.keys.invalidateMany(user.stale?.keys.map((k) => k.hash) ?? []);
+    if (user.found || options.mailUnknown) this.deps.mailer.sendInBackground(loginCodeEmail(input.email, code));
     return LOGIN_REQUEST_RESPONSE;
   }
 
   async verifyLoginCode(input: LoginVerifyBody, client: ClientInfo): Promise<SessionView> {
     const outcome = await this.consumeCode(input, client, async (tem, now) => {
+      // A stale unverified signup is abandoned, not handed over: the address is then as unknown as any other.
+      const stale = await releaseStaleSignup(tem, input.email, now);
       const user = await tem.findOne(User, { email: input.email });
-      if (!user) return undefined;
-      const verified = await this.markVerified(tem, user.id, user.org.id);
+      if (!user) return stale && { outcome: abandonedOutcome(stale), view: undefined };
+      const verified = await this.markVerified(tem, user.id, user.org.id, 'code');
       const session = this.deps.sessions.create(tem, { userId: user.id, orgId: user.org.id, ...client });
       await tem.flush();
       if (verified.newlyVerified) user.emailVerifiedAt = now;
@@ -474,6 +523,7 @@ export class IdentityService {
         },
       };
     });
+    if (!outcome.view) throw invalidCode();
     return outcome.view;
   }
 
@@ -487,9 +537,10 @@ export class IdentityService {
     client: ClientInfo,
   ): Promise<{ orgId: string; userId: string; email: string; created: boolean }> {
     const result = await this.consumeCode(input, client, async (tem, now) => {
+      const stale = await releaseStaleSignup(tem, input.email, now);
       const user = await tem.findOne(User, { email: input.email }, { fields: ['id', 'org'] });
       if (user) {
-        const outcome = await this.markVerified(tem, user.id, user.org.id);
+        const outcome = await this.markVerified(tem, user.id, user.org.id, 'code');
         return { outcome, view: { orgId: user.org.id, userId: user.id, email: input.email, created: false } };
       }
       const org = tem.create(Org, { id: newId('org'), kind: 'standard', name: null });
@@ -506,7 +557,7 @@ export class IdentityService {
         orgId: org.id,
         newlyVerified: false,
         scopesAdded: [],
-        keyHashes: [],
+        keyHashes: stale?.keys.map((k) => k.hash) ?? [],
       };
       return { outcome, view: { orgId: org.id, userId: created.id, email: input.email, created: true } };
     }).catch((err: unknown) => {
@@ -534,7 +585,7 @@ export class IdentityService {
       const hit = await counters.hitWindow(wrongKey, wrong.limit, wrong.windowMs); // refused: not counted
       if (!hit.allowed) throw new RateLimitedError(hit.resetMs / 1000, 'Too many wrong codes; try later.');
     }
-    const invalid = () => new UnauthenticatedError('The code is not valid. Request a new one if it has expired.');
+    const invalid = invalidCode;
 
     type Attempt = { kind: 'wrong' } | { kind: 'ok'; view: T; outcome: VerifyOutcome };
     const attempt: Attempt | undefined = await orm.em.fork().transactional(async (tem) => {
@@ -578,38 +629,4 @@ export class IdentityService {
     await this.deps.sessions.revoke(sessionId);
     return { signed_out: true };
   }
-}
-
-interface VerifyOutcome {
-  userId: string;
-  orgId: string;
-  newlyVerified: boolean;
-  scopesAdded: string[];
-  keyHashes: string[];
-  /** The signup credit hold was signalled (human signup only). */
-  creditsReleased?: boolean;
-}
-
-/** Add billing:write and provider:write to the active keys matching `where`; returns their hashes. */
-async function elevateKeys(tem: EntityManager, now: Date, where: string, param: string): Promise<string[]> {
-  const rows = await tem.execute<{ key_hash: string }[]>(
-    `update api_keys
-        set scopes = array(select distinct s from unnest(scopes || ?::text[]) as s order by s), updated_at = ?
-      where ${where} and revoked_at is null
-      returning key_hash`,
-    [`{${VERIFIED_EXTRA_SCOPES.join(',')}}`, now, param],
-  );
-  return rows.map((r) => r.key_hash);
-}
-
-function emailTaken(): ConflictError {
-  return new ConflictError('An account with this email already exists. Sign in with a code instead.', {
-    details: { sign_in: '/v1/auth/login/request' },
-  });
-}
-
-function hasOwner(): ConflictError {
-  return new ConflictError('This organization already has an owner; people sign in with a code instead.', {
-    details: { sign_in: '/v1/auth/login/request' },
-  });
 }

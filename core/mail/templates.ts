@@ -1,50 +1,36 @@
 /** The messages we send, as text and HTML. Values are escaped for HTML; links are absolute. */
 import { escapeHtml } from '../html.js';
+import { verificationFactLines, type VerificationFacts } from '../accounts/verification-facts.js';
 import type { MailMessage } from './mailer.js';
 
 /**
- * The verification link. `signup`: a person signed up (the trial credit waits for it). `attach`: an agent's
- * anonymous account asked to attach this address (its key gains billing and provider scopes; no trial credit).
+ * The verification link. It elevates a key someone else may hold (issue 21), so the mail says exactly what clicking
+ * does: which org, made when and how, which key gains what, and what to do if that was not you.
  */
 export function verificationEmail(
   to: string,
   publicBaseUrl: string,
   token: string,
-  kind: 'signup' | 'attach' = 'signup',
+  facts: VerificationFacts,
 ): MailMessage {
   const link = `${publicBaseUrl}/verify-email?token=${encodeURIComponent(token)}`;
+  const { facts: lines, warning } = verificationFactLines(facts, `${publicBaseUrl}/login`);
   const intro =
-    kind === 'signup'
-      ? [
-          'Welcome to the API marketplace.',
-          'Verify your email to unlock billing and provider features and your $1.00 starter credit:',
-        ]
-      : [
-          'An API key of an API marketplace account asked to attach this address; verifying makes you its owner.',
-          'Verify your email to become the owner and unlock billing and provider features for that key:',
-        ];
-  const ignore =
-    kind === 'signup'
-      ? 'If you did not sign up, ignore this message.'
-      : 'If you did not expect this, ignore this message.';
+    facts.kind === 'signup'
+      ? 'Someone signed up to the API marketplace with this address. Verifying it unlocks billing and provider features.'
+      : 'An API key of an API marketplace account asked to attach this address; verifying makes you its owner.';
+  const open = 'The link opens a page that shows these facts again and asks you to confirm:';
+  const after = 'The link works for 24 hours.';
   return {
     to,
     subject: 'Verify your email for the API marketplace',
-    text: [
-      intro[0],
-      '',
-      intro[1],
-      link,
-      '',
-      `Verification token: ${token}`,
-      '',
-      `The link works for 24 hours. ${ignore}`,
-    ].join('\n'),
-    html: `<p>${escapeHtml(intro[0]!)}</p>
-<p>${escapeHtml(intro[1]!)}</p>
-<p><a href="${escapeHtml(link)}">Verify my email</a></p>
+    text: [intro, '', ...lines, '', warning, '', open, link, '', `Verification token: ${token}`, '', after].join('\n'),
+    html: `<p>${escapeHtml(intro)}</p>
+<ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>
+<p><strong>${escapeHtml(warning)}</strong></p>
+<p>${escapeHtml(open)} <a href="${escapeHtml(link)}">Verify my email</a></p>
 <p>Verification token: <code>${escapeHtml(token)}</code></p>
-<p>The link works for 24 hours. ${escapeHtml(ignore)}</p>`,
+<p>${escapeHtml(after)}</p>`,
   };
 }
 
