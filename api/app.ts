@@ -81,7 +81,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     approvalPages(services),
     consoleRoutes(services),
     oauthRoutes(services),
-    openApiRoutes(),
+    openApiRoutes(services.config.urls),
   ];
 }
 

@@ -35,6 +35,22 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
   delete out.$schema;
   if ('$defs' in out) throw new Error('A schema with $defs cannot be embedded: inline it or register a component.');
+  return withoutSafeIntegerBounds(out) as Json;
+}
+
+/**
+ * zod's `.int()` states the safe-integer range as bounds; they say nothing to a reader and made the reference's
+ * generated examples show `-9007199254740991` for every integer without a bound of its own (issue 22).
+ */
+function withoutSafeIntegerBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutSafeIntegerBounds);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue;
+    if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
+    out[key] = withoutSafeIntegerBounds(value);
+  }
   return out;
 }
 
@@ -81,6 +97,12 @@ function components(used: Set<number>): Json {
           schema: {
             allOf: [ref('FailureEnvelope')],
             properties: { error: { properties: { code: { enum: codes } } } },
+          },
+          // The reference shows this, not one generated from the shared envelope (whose first code is a 400's).
+          example: {
+            ok: false,
+            error: { code: codes[0], message: STATUS_TEXT[status] ?? `Error ${status}.` },
+            meta: { request_id: 'req_01kb2x0ex4mp1e0000000000' },
           },
         },
       },
@@ -301,7 +323,17 @@ export function allOperations(): Operation[] {
   return [...OPERATIONS, ...GATEWAY_OPERATIONS];
 }
 
-export function buildOpenApiDocument(): Json {
+/** Where "Try it out" sends requests: this deployment's own addresses (PUBLIC_BASE_URL, GATEWAY_URL). */
+export interface DocumentServers {
+  baseUrl: string;
+  gatewayUrl: string;
+}
+
+const LOCAL_SERVERS: DocumentServers = { baseUrl: 'http://localhost:3000', gatewayUrl: 'http://localhost:3001' };
+
+export function buildOpenApiDocument(servers: DocumentServers = LOCAL_SERVERS): Json {
+  const baseServerVars = { variables: { base_url: { default: servers.baseUrl } } };
+  const gatewayServerVars = { variables: { gateway_url: { default: servers.gatewayUrl } } };
   const paths: Record<string, Json> = {};
   for (const op of allOperations()) {
     const item = (paths[op.path] ??= {});
@@ -331,20 +363,16 @@ export function buildOpenApiDocument(): Json {
   };
 }
 
-const baseServerVars = {
-  variables: { base_url: { default: 'http://localhost:3000' } },
-};
-const gatewayServerVars = {
-  variables: { gateway_url: { default: 'http://localhost:3001' } },
-};
+const cached = new Map<string, { json: Json; text: string }>();
 
-let cached: { json: Json; text: string } | undefined;
-
-/** The document, built once per process (and its serialised form, for the route). */
-export function openApiDocument(): { json: Json; text: string } {
-  if (!cached) {
-    const json = buildOpenApiDocument();
-    cached = { json, text: JSON.stringify(json) };
+/** The document for these servers, built once per process (and its serialised form, for the route). */
+export function openApiDocument(servers: DocumentServers = LOCAL_SERVERS): { json: Json; text: string } {
+  const key = `${servers.baseUrl} ${servers.gatewayUrl}`;
+  let doc = cached.get(key);
+  if (!doc) {
+    const json = buildOpenApiDocument(servers);
+    doc = { json, text: JSON.stringify(json) };
+    cached.set(key, doc);
   }
-  return cached;
+  return doc;
 }

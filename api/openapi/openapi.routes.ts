@@ -12,9 +12,15 @@ import { NotFoundError } from '../../core/errors.js';
 import type { AppState } from '../context.js';
 import { openApiDocument } from './document.js';
 
-export const REFERENCE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-  "connect-src 'self'; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** The reference page's policy: "Try it out" may reach this control plane and this deployment's gateway. */
+export function referenceCsp(gatewayUrl: string): string {
+  const gateway = URL.parse(gatewayUrl)?.origin;
+  const connect = gateway && gateway !== 'null' ? `'self' ${gateway}` : "'self'";
+  return (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+    `connect-src ${connect}; font-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`
+  );
+}
 
 /** Our init script: render /v1/openapi.json into #swagger-ui. */
 const INIT_SCRIPT = `window.addEventListener('load', function () {
@@ -70,19 +76,21 @@ async function asset(file: string): Promise<Buffer> {
   return bytes;
 }
 
-export function openApiRoutes(): Router<AppState> {
+export function openApiRoutes(urls: { publicBase: string; gateway: string }): Router<AppState> {
+  const servers = { baseUrl: urls.publicBase, gatewayUrl: urls.gateway };
+  const csp = referenceCsp(urls.gateway);
   // Strict: `/docs/` is not the reference (home.page.ts's `/docs/{file}` answers 404 for it).
   const router = new Router<AppState>({ strict: true });
 
   router.get('/v1/openapi.json', (ctx) => {
     ctx.type = 'application/json; charset=utf-8';
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = openApiDocument().text;
+    ctx.body = openApiDocument(servers).text;
   });
 
   router.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', REFERENCE_CSP);
+    ctx.set('Content-Security-Policy', csp);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.body = REFERENCE_PAGE;
   });

@@ -7,11 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRouters, createApiApp } from '../../api/app.js';
 import { buildOpenApiDocument } from '../../api/openapi/document.js';
 import { isUndocumented, OPERATIONS } from '../../api/openapi/registry.js';
-import { REFERENCE_CSP } from '../../api/openapi/openapi.routes.js';
+import { referenceCsp } from '../../api/openapi/openapi.routes.js';
 import { PAGE_CSP } from '../../api/pages/layout.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { createLogger } from '../../core/logger.js';
+import { freePort } from '../helpers/ports.js';
 import { CHROMIUM, launchBrowser } from '../helpers/browser.js';
-import { expectFailure, http, serve, describe as show } from '../helpers/http.js';
+import { expectFailure, http, describe as show } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 
 /** koa-router's `:param` form to OpenAPI's `{param}`. */
@@ -21,10 +23,21 @@ describe('OpenAPI document: served, complete, browsable', () => {
   let stack: TestStack;
   let server: RunningHttpServer;
 
+  // Served where PUBLIC_BASE_URL says, so the reference's "Try it out" reaches this very server (issue 22).
+  const GATEWAY = 'http://127.0.0.1:9';
   beforeAll(async () => {
-    stack = await createTestStack();
-    server = await serve(createApiApp(stack.services).callback());
+    const port = await freePort();
+    stack = await createTestStack({ env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, GATEWAY_URL: GATEWAY } });
+    server = await startHttpServer({
+      name: 'test',
+      host: '127.0.0.1',
+      port,
+      handler: createApiApp(stack.services).callback(),
+      logger: createLogger({ level: 'silent' }),
+      graceMs: 2_000,
+    });
   });
+  const servers = () => ({ baseUrl: server.url, gatewayUrl: GATEWAY });
   afterAll(async () => {
     await server?.close();
     await stack?.close();
@@ -53,14 +66,25 @@ describe('OpenAPI document: served, complete, browsable', () => {
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.info.version).toBe('1.0.0');
     expect(res.body).not.toHaveProperty('ok');
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(servers()))));
+    // Its servers are this deployment's addresses, not a fixed localhost:3000 (issue 22).
+    expect(res.body.servers[0].variables.base_url.default).toBe(server.url);
+    expect(res.body.paths['/v1/proxy/{apiSlug}/{path}'].servers[0].variables.gateway_url.default).toBe(GATEWAY);
+    // No zod artefact bounds (they showed as -9007199254740991 in examples), and each error status has its own code.
+    expect(res.text).not.toContain('9007199254740991');
+    const example = (status: number) =>
+      res.body.components.responses[`Error${status}`].content['application/json'].example;
+    expect(example(500).error.code).toBe('internal_error');
+    expect(example(503).error.code).toBe('internal_error');
+    expect(example(404).error.code).toBe('not_found');
   });
 
   it('serves the reference page and its assets from our own copy, whitelisted', async () => {
     const page = await http(server.url, 'GET', '/docs');
     expect(page.status, show(page)).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toBe(REFERENCE_CSP);
+    expect(page.headers.get('content-security-policy')).toBe(referenceCsp(GATEWAY));
+    expect(page.headers.get('content-security-policy')).toContain(`connect-src 'self' ${GATEWAY};`);
     expect(page.text).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
     expect(page.text).not.toMatch(/https?:\/\//); // no CDN
     const assets = [...page.text.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]!);
@@ -104,6 +128,18 @@ describe('OpenAPI document: served, complete, browsable', () => {
       await page.getByText('/v1/keys').first().waitFor({ timeout: 20_000 });
       expect(await page.locator('.opblock').count()).toBeGreaterThan(50);
       expect(problems).toEqual([]);
+      await page.close();
+    });
+
+    it('"Try it out" calls this deployment and shows the answer', async () => {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}/docs`);
+      const op = page.locator('#operations-Catalog-listCategories');
+      await op.locator('.opblock-summary').click();
+      await op.getByRole('button', { name: 'Try it out' }).click();
+      await op.getByRole('button', { name: 'Execute' }).click();
+      await op.locator('.live-responses-table tr.response .response-col_status').first().waitFor({ timeout: 20_000 });
+      expect((await op.locator('.live-responses-table tr.response .response-col_status').first().innerText()).trim()).toBe('200');
       await page.close();
     });
   });
