@@ -96,7 +96,11 @@ function components(used: Set<number>): Json {
         'application/json': {
           schema: {
             allOf: [ref('FailureEnvelope')],
-            properties: { error: { properties: { code: { enum: codes } } } },
+            properties: {
+              error: {
+                properties: { code: { enum: codes }, message: { type: 'string' }, details: { type: 'object' } },
+              },
+            },
           },
           // The reference shows this, not one generated from the shared envelope (whose first code is a 400's).
           example: {

@@ -139,7 +139,9 @@ describe('OpenAPI document: served, complete, browsable', () => {
       await op.getByRole('button', { name: 'Try it out' }).click();
       await op.getByRole('button', { name: 'Execute' }).click();
       await op.locator('.live-responses-table tr.response .response-col_status').first().waitFor({ timeout: 20_000 });
-      expect((await op.locator('.live-responses-table tr.response .response-col_status').first().innerText()).trim()).toBe('200');
+      expect(
+        (await op.locator('.live-responses-table tr.response .response-col_status').first().innerText()).trim(),
+      ).toBe('200');
       await page.close();
     });
   });

@@ -89,6 +89,8 @@ describe('pre-registration takeover', () => {
     });
   });
   afterAll(async () => {
+    // The starter credit is released to the proven owner: the books hold.
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await mcp?.close();
     await mcpServer?.close();
     await gw?.close();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fromHttpError } from '../../api/middleware/error-envelope.js';
 import { fail, ok } from '../../core/envelope.js';
 import {
   AppError,
@@ -67,7 +68,20 @@ describe('error table', () => {
       expect(app.status, err.type).toBe(503);
       expect(app.headers).toMatchObject({ 'Retry-After': '1' });
     }
-    expect(toAppError(new StripeInvalidRequestError({ message: 'No such customer' })).status).toBe(500);
+    // Stripe refusing what we sent is the operator's problem: 502 payment_provider_error (issue 22), not a 500.
+    const refused = toAppError(new StripeInvalidRequestError({ message: 'No such customer' }));
+    expect([refused.status, refused.code]).toEqual([502, 'payment_provider_error']);
+  });
+
+  it("never reports Stripe's 401 (our key refused) as the caller's, nor a declined card as ours", async () => {
+    const Stripe = (await import('stripe')).default;
+    const { StripeAuthenticationError, StripeCardError } = Stripe.errors;
+    const auth = new StripeAuthenticationError({ message: 'Invalid API Key provided', statusCode: 401 });
+    expect(fromHttpError(auth)).toBeUndefined();
+    expect([toAppError(auth).status, toAppError(auth).code]).toEqual([502, 'payment_provider_error']);
+    const declined = toAppError(new StripeCardError({ message: 'Your card was declined.', statusCode: 402 }));
+    expect([declined.status, declined.code]).toEqual([402, 'payment_required']);
+    expect(declined.message).toContain('Your card was declined.');
   });
 
   it('turns an unreachable Temporal server (gRPC UNAVAILABLE) into 503, not 500', async () => {
