@@ -18,6 +18,7 @@ import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
 import { consoleRoutes } from './pages/console/console.routes.js';
 import { termsPages } from './pages/terms.page.js';
+import { signupPages } from './pages/signup.page.js';
 import { embeddedPaymentsPages } from './pages/embedded-payments.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { billingRoutes } from './routes/billing.routes.js';
@@ -76,6 +77,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     marketRoutes(services),
     homePages(services),
     pagesRoutes(services),
+    signupPages(services),
     termsPages(services),
     embeddedPaymentsPages(services),
     approvalPages(services),

@@ -9,6 +9,8 @@ export interface AppState extends DefaultState {
   principal?: Principal;
   /** Pages: the email being signed in, to re-render the code form after an error. */
   pageEmail?: string;
+  /** Pages: the name typed on the sign-up form, to re-render it after an error. */
+  pageName?: string;
   /** Pages: where to send the person after signing in. */
   pageNext?: string;
   /** Pages: this response's CSRF token, so every form of one page carries the one token its cookie holds. */

@@ -119,7 +119,8 @@ function emailForm(csrf: string, message?: string, email = '', next?: string): s
   <label for="email">Email</label>
   <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(email)}">
   <button type="submit">Email me a code</button>
-</form>`;
+</form>
+<p class="muted">New here? <a href="/signup${next ? `?next=${encodeURIComponent(next)}` : ''}">Create an account</a>.</p>`;
 }
 
 function codeForm(csrf: string, email: string, message?: string, next?: string): string {
@@ -147,6 +148,22 @@ export function pageError(ctx: AppContext, err: unknown): AppError {
     ctx.state.log.error({ err: appError.cause ?? appError, code: appError.code }, 'page request failed');
   }
   return appError;
+}
+
+/**
+ * Set the session cookie and go on: to `next` when the person was on their way somewhere, else the console's overview
+ * (issue 22: signing in used to end on a page with only a "Sign out" button).
+ */
+export function signInBrowser(ctx: AppContext, sessionToken: string, next: string | undefined): void {
+  ctx.cookies.set(SESSION_COOKIE, sessionToken, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: secureCookies(ctx),
+    path: '/',
+    maxAge: SESSION_ABSOLUTE_MS,
+  });
+  ctx.status = 303;
+  ctx.redirect(next ?? '/console');
 }
 
 /** Run a page handler; every error becomes an HTML page with the error's status (never the JSON envelope). */
@@ -192,26 +209,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
         ctx.state.pageNext = safeNext(form.next);
         const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
         const session = await services.identity.verifyLoginCode(body, clientOf(ctx));
-        ctx.cookies.set(SESSION_COOKIE, session.session_token, {
-          httpOnly: true,
-          sameSite: 'lax',
-          secure: secureCookies(ctx),
-          path: '/',
-          maxAge: SESSION_ABSOLUTE_MS,
-        });
-        if (ctx.state.pageNext) {
-          ctx.status = 303;
-          ctx.redirect(ctx.state.pageNext);
-          return;
-        }
-        render(
-          ctx,
-          200,
-          'Signed in',
-          `<p class="ok" role="status">You are signed in as <strong>${escapeHtml(session.user.email)}</strong>.</p>
-<p class="muted">Organization ${escapeHtml(session.org_id)}.</p>
-<form method="post" action="/logout">${hidden('csrf', csrfToken(ctx))}<button type="submit">Sign out</button></form>`,
-        );
+        signInBrowser(ctx, session.session_token, ctx.state.pageNext);
       },
       (ctx, err) => {
         const email = String(ctx.state.pageEmail ?? '');

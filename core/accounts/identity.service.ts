@@ -28,7 +28,7 @@ import type { KeysService } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import { revokedBeforeProofEmail } from '../mail/revocation-templates.js';
-import { loginCodeEmail, verificationEmail } from '../mail/templates.js';
+import { loginCodeEmail, noAccountEmail, signupCodeEmail, verificationEmail } from '../mail/templates.js';
 import type { SessionsService } from '../sessions/sessions.service.js';
 import { SIGNUP_CREDIT_HOLD, STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
@@ -155,8 +155,10 @@ export class IdentityService {
       : [Buffer.from('svc-marketplace-development-pepper')];
   }
 
-  private codeHash(email: string, code: string, pepper = this.peppers[0]!): string {
-    return createHmac('sha256', pepper).update(`${email}:${code}`).digest('hex');
+  /** A sign-up code is hashed apart from sign-in codes: each verifies only on its own path. */
+  private codeHash(email: string, code: string, pepper = this.peppers[0]!, purpose: CodePurpose = 'login'): string {
+    const scope = purpose === 'signup' ? 'signup:' : '';
+    return createHmac('sha256', pepper).update(`${scope}${email}:${code}`).digest('hex');
   }
 
   private async limit(name: string, bucket: { limit: number; windowMs: number }, message: string): Promise<void> {
@@ -168,16 +170,7 @@ export class IdentityService {
 
   async signup(input: SignupBody, client: ClientInfo): Promise<SignupView> {
     const { config, orm, clock } = this.deps;
-    await this.limit(
-      `signup:ip:${client.ip}`,
-      { limit: config.limits.signupPerHour, windowMs: 3_600_000 },
-      'Too many signups from this address; try later.',
-    );
-    await verifyChallenge(
-      { required: config.env === 'production', verifyUrl: config.challenge.verifyUrl, secret: config.challenge.secret },
-      input.challenge_token,
-      client.ip,
-    );
+    await this.checkSignupAllowed(input.challenge_token, client);
 
     const verificationToken = randomString(43);
     const result = await orm.em
@@ -471,7 +464,7 @@ export class IdentityService {
   async requestLoginCode(
     input: LoginRequestBody,
     client: ClientInfo,
-    options: { mailUnknown?: boolean } = {},
+    options: { mailUnknown?: boolean; purpose?: CodePurpose } = {},
   ): Promise<typeof LOGIN_REQUEST_RESPONSE> {
     const { orm, clock } = this.deps;
     const message = 'Too many sign-in requests; wait a few minutes and try again.';
@@ -488,7 +481,7 @@ export class IdentityService {
       tem.create(LoginCode, {
         id: newId('loginCode'),
         email: input.email,
-        codeHash: this.codeHash(input.email, code),
+        codeHash: this.codeHash(input.email, code, undefined, options.purpose),
         createdAt: now,
         expiresAt: new Date(now.getTime() + LOGIN_CODE_TTL_MS),
       });
@@ -498,33 +491,129 @@ export class IdentityService {
       return { found, stale };
     });
     await this.deps.keys.invalidateMany(user.stale?.keys.map((k) => k.hash) ?? []);
-    if (user.found || options.mailUnknown) this.deps.mailer.sendInBackground(loginCodeEmail(input.email, code));
+    this.deps.mailer.sendInBackground(this.codeMail(input.email, code, user.found !== null, options));
     return LOGIN_REQUEST_RESPONSE;
+  }
+
+  /** Which mail a code request sends: the code, or for an unknown address on sign-in, where to sign up. */
+  private codeMail(
+    email: string,
+    code: string,
+    known: boolean,
+    options: { mailUnknown?: boolean; purpose?: CodePurpose },
+  ) {
+    if (known || options.mailUnknown) return loginCodeEmail(email, code);
+    if (options.purpose === 'signup') return signupCodeEmail(email, code);
+    return noAccountEmail(email, this.deps.config.urls.publicBase);
+  }
+
+  // ---- sign-up in the browser (issue 22): email, then the mailed code, then signed in -----------------------------
+
+  /**
+   * `/signup`: the signup budget per client address and the bot challenge (spec: required in production) first, then
+   * a sign-up code for the address. An address that has an account gets a sign-in code instead, which the same page
+   * takes: the answer is the same either way (no enumeration), and no account exists until the code proves the address.
+   */
+  async requestSignupCode(input: SignupBody, client: ClientInfo): Promise<typeof LOGIN_REQUEST_RESPONSE> {
+    await this.checkSignupAllowed(input.challenge_token, client);
+    return this.requestLoginCode({ email: input.email }, client, { purpose: 'signup' });
+  }
+
+  private async checkSignupAllowed(challengeToken: string | undefined, client: ClientInfo): Promise<void> {
+    const { config } = this.deps;
+    await this.limit(
+      `signup:ip:${client.ip}`,
+      { limit: config.limits.signupPerHour, windowMs: 3_600_000 },
+      'Too many signups from this address; try later.',
+    );
+    const { challenge } = config;
+    const settings = {
+      required: config.env === 'production',
+      verifyUrl: challenge.verifyUrl,
+      secret: challenge.secret,
+    };
+    await verifyChallenge(settings, challengeToken, client.ip);
+  }
+
+  /**
+   * The sign-up code proven: a new address gets a standard org whose verified owner it is, its starter credit
+   * released at once (this path passed the bot challenge), and a session; a known address is signed in, exactly as by
+   * a sign-in code (an unproven org's earlier credentials revoked first).
+   */
+  async verifySignupCode(input: LoginVerifyBody, client: ClientInfo, name?: string): Promise<SessionView> {
+    const outcome = await this.consumeCode(
+      input,
+      client,
+      async (tem, now) => {
+        const stale = await releaseStaleSignup(tem, input.email, now);
+        if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) {
+          return this.signInMatched(tem, now, input.email, client);
+        }
+        const org = tem.create(Org, {
+          id: newId('org'),
+          kind: 'standard',
+          name: name ?? null,
+          withheldCreditCents: STARTER_CREDIT_CENTS,
+        });
+        const user = tem.create(User, {
+          id: newId('user'),
+          org,
+          email: input.email,
+          name: name ?? null,
+          role: 'owner',
+          emailVerifiedAt: now,
+        });
+        const session = this.deps.sessions.create(tem, { userId: user.id, orgId: org.id, ...client });
+        await tem.flush();
+        await this.deps.temporal.releaseSignupCredits({
+          orgId: org.id,
+          amountCents: STARTER_CREDIT_CENTS,
+          holdFor: SIGNUP_CREDIT_HOLD,
+        });
+        const verified: VerifyOutcome = {
+          userId: user.id,
+          orgId: org.id,
+          newlyVerified: true,
+          scopesAdded: [],
+          keyHashes: stale?.keys.map((k) => k.hash) ?? [],
+          creditsReleased: true,
+        };
+        return { outcome: verified, view: sessionView(session, org.id, user) };
+      },
+      'signup',
+    ).catch((err: unknown) => {
+      throw err instanceof UniqueConstraintViolationException ? emailTaken() : err;
+    });
+    if (!outcome.view) throw invalidCode();
+    return outcome.view;
   }
 
   async verifyLoginCode(input: LoginVerifyBody, client: ClientInfo): Promise<SessionView> {
     const outcome = await this.consumeCode(input, client, async (tem, now) => {
       // A stale unverified signup is abandoned, not handed over: the address is then as unknown as any other.
       const stale = await releaseStaleSignup(tem, input.email, now);
-      const user = await tem.findOne(User, { email: input.email });
-      if (!user) return stale && { outcome: abandonedOutcome(stale), view: undefined };
-      const verified = await this.markVerified(tem, user.id, user.org.id, 'code');
-      const session = this.deps.sessions.create(tem, { userId: user.id, orgId: user.org.id, ...client });
-      await tem.flush();
-      if (verified.newlyVerified) user.emailVerifiedAt = now;
-      return {
-        outcome: verified,
-        view: {
-          session_token: session.token,
-          session_id: session.sessionId,
-          expires_at: session.expiresAt.toISOString(),
-          org_id: user.org.id,
-          user: userView(user),
-        },
-      };
+      if (!(await tem.findOne(User, { email: input.email }, { fields: ['id'] }))) {
+        return stale && { outcome: abandonedOutcome(stale), view: undefined };
+      }
+      return this.signInMatched(tem, now, input.email, client);
     });
     if (!outcome.view) throw invalidCode();
     return outcome.view;
+  }
+
+  /** A proven code of an address that has an account: verify it (first proof) and open a session. */
+  private async signInMatched(
+    tem: EntityManager,
+    now: Date,
+    email: string,
+    client: ClientInfo,
+  ): Promise<{ outcome: VerifyOutcome; view: SessionView }> {
+    const user = await tem.findOneOrFail(User, { email });
+    const verified = await this.markVerified(tem, user.id, user.org.id, 'code');
+    const session = this.deps.sessions.create(tem, { userId: user.id, orgId: user.org.id, ...client });
+    await tem.flush();
+    if (verified.newlyVerified) user.emailVerifiedAt = now;
+    return { outcome: verified, view: sessionView(session, user.org.id, user) };
   }
 
   /**
@@ -575,6 +664,7 @@ export class IdentityService {
     input: LoginVerifyBody,
     client: ClientInfo,
     onMatch: (tem: EntityManager, now: Date) => Promise<{ outcome: VerifyOutcome; view: T } | undefined>,
+    purpose: CodePurpose = 'login',
   ): Promise<{ outcome: VerifyOutcome; view: T }> {
     const { orm, clock, counters } = this.deps;
     await this.limit(`login-verify:ip:${client.ip}`, RATE_LIMITS.loginVerifyPerIp, 'Too many attempts; try later.');
@@ -598,7 +688,7 @@ export class IdentityService {
         [input.email, now, LOGIN_CODE_MAX_ATTEMPTS, LOGIN_LIVE_CODES_CHECKED],
       );
       if (rows.length === 0) return undefined;
-      const hashes = this.peppers.map((pepper) => this.codeHash(input.email, input.code, pepper));
+      const hashes = this.peppers.map((pepper) => this.codeHash(input.email, input.code, pepper, purpose));
       // Compare with every live code under every key (constant time each), not stopping at the first match.
       const match = rows.filter((r) => hashes.reduce((hit, hash) => safeEqual(hash, r.code_hash) || hit, false))[0];
       if (!match) {
@@ -629,4 +719,21 @@ export class IdentityService {
     await this.deps.sessions.revoke(sessionId);
     return { signed_out: true };
   }
+}
+
+/** Which path a code is for: sign-in codes and sign-up codes verify only on their own path. */
+type CodePurpose = 'login' | 'signup';
+
+function sessionView(
+  session: { token: string; sessionId: string; expiresAt: Date },
+  orgId: string,
+  user: Parameters<typeof userView>[0],
+): SessionView {
+  return {
+    session_token: session.token,
+    session_id: session.sessionId,
+    expires_at: session.expiresAt.toISOString(),
+    org_id: orgId,
+    user: userView(user),
+  };
 }

@@ -48,6 +48,44 @@ export function loginCodeEmail(to: string, code: string): MailMessage {
   };
 }
 
+/** The code of a sign-up in the browser (/signup): proving the address creates the account. */
+export function signupCodeEmail(to: string, code: string): MailMessage {
+  return {
+    to,
+    subject: `Your sign-up code: ${code}`,
+    text: [
+      `Your code: ${code}`,
+      '',
+      'Enter it on the sign-up page to create your API marketplace account. It works once, for 10 minutes.',
+      'If you did not ask for it, ignore this message: no account is made without it.',
+    ].join('\n'),
+    html: `<p>Your code: <strong>${escapeHtml(code)}</strong></p>
+<p>Enter it on the sign-up page to create your API marketplace account. It works once, for 10 minutes.</p>
+<p>If you did not ask for it, ignore this message: no account is made without it.</p>`,
+  };
+}
+
+/**
+ * A sign-in asked for an address with no account (issue 22): say so and where to sign up, rather than silence. The
+ * page's answer is the same either way, so the page still does not tell a stranger who has an account.
+ */
+export function noAccountEmail(to: string, publicBaseUrl: string): MailMessage {
+  const link = `${publicBaseUrl}/signup?email=${encodeURIComponent(to)}`;
+  return {
+    to,
+    subject: 'No API marketplace account uses this address yet',
+    text: [
+      'Someone (probably you) asked to sign in to the API marketplace with this address, but no account uses it.',
+      `To create one, sign up here: ${link}`,
+      '',
+      'If you did not ask, ignore this message.',
+    ].join('\n'),
+    html: `<p>Someone (probably you) asked to sign in to the API marketplace with this address, but no account uses it.</p>
+<p><a href="${escapeHtml(link)}">Sign up</a> to create one.</p>
+<p>If you did not ask, ignore this message.</p>`,
+  };
+}
+
 export function reloadFailedEmail(to: string, amountCents: number, reason: string): MailMessage {
   const amount = `$${(amountCents / 100).toFixed(2)}`;
   return {

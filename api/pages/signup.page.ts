@@ -1,0 +1,137 @@
+/**
+ * `/signup`: creating an account in the browser (issue 22): email (and a name), then the 6-digit code mailed to it,
+ * then signed in and in the console. The bot challenge is the spec's rule for human signup (required in production:
+ * the form carries the widget's `challenge_token`); no account exists until the code proves the address, and an
+ * address that already has one is simply signed in (the page says the same either way).
+ */
+import Router from '@koa/router';
+import { LoginVerifyBody, SignupBody } from '../../core/accounts/accounts.schemas.js';
+import type { Services } from '../../core/services.js';
+import type { AppContext, AppState } from '../context.js';
+import { clientOf } from '../middleware/auth.js';
+import { escapeHtml } from './layout.js';
+import {
+  csrfToken,
+  errorLine,
+  hidden,
+  pageHandler,
+  parseForm,
+  readForm,
+  render,
+  safeNext,
+  signInBrowser,
+} from './pages.routes.js';
+
+interface SignupState {
+  email: string;
+  name: string;
+  next?: string;
+}
+
+function signupForm(ctx: AppContext, services: Services, state: SignupState, message?: string): string {
+  const challenge =
+    services.config.env === 'production'
+      ? `<label for="challenge_token">Bot check</label>
+  <input id="challenge_token" name="challenge_token" required>`
+      : '';
+  return `${errorLine(message)}
+<form method="post" action="/signup">
+  ${hidden('csrf', csrfToken(ctx))}
+  ${state.next ? hidden('next', state.next) : ''}
+  <label for="email">Email</label>
+  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(state.email)}">
+  <label for="name">Your name or your company's (optional)</label>
+  <input id="name" name="name" autocomplete="name" maxlength="100" value="${escapeHtml(state.name)}">
+  ${challenge}
+  <button type="submit">Email me a code</button>
+</form>
+<p class="muted">Already have an account? <a href="/login${state.next ? `?next=${encodeURIComponent(state.next)}` : ''}">Sign in</a>.</p>`;
+}
+
+function codeForm(ctx: AppContext, state: SignupState, message?: string): string {
+  return `${errorLine(message)}
+<p>We sent a 6-digit code to <strong>${escapeHtml(state.email)}</strong>. It works for 10 minutes.</p>
+<form method="post" action="/signup/verify">
+  ${hidden('csrf', csrfToken(ctx))}
+  ${state.next ? hidden('next', state.next) : ''}
+  ${hidden('email', state.email)}
+  ${hidden('name', state.name)}
+  <label for="code">Code</label>
+  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+  <button type="submit">Create my account</button>
+</form>
+<p class="muted"><a href="/signup">Use another email or get a new code</a></p>`;
+}
+
+function stateOf(form: Record<string, string | undefined>): SignupState {
+  return { email: (form.email ?? '').slice(0, 320), name: (form.name ?? '').slice(0, 100), next: safeNext(form.next) };
+}
+
+export function signupPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+
+  router.get('/signup', (ctx) => {
+    const email = typeof ctx.query.email === 'string' ? ctx.query.email : '';
+    render(
+      ctx,
+      200,
+      'Create an account',
+      signupForm(ctx, services, { email, name: '', next: safeNext(ctx.query.next) }),
+    );
+  });
+
+  // What the person typed, kept on the request (never shared between requests) for the error page.
+  const remember = (ctx: AppContext, state: SignupState) => {
+    ctx.state.pageEmail = state.email;
+    ctx.state.pageName = state.name;
+    ctx.state.pageNext = state.next;
+    return state;
+  };
+  const recall = (ctx: AppContext): SignupState => ({
+    email: ctx.state.pageEmail ?? '',
+    name: ctx.state.pageName ?? '',
+    next: ctx.state.pageNext,
+  });
+  router.post(
+    '/signup',
+    pageHandler(
+      async (ctx) => {
+        const form = await readForm(ctx);
+        const posted = remember(ctx, stateOf(form));
+        const body = parseForm(SignupBody, {
+          email: form.email,
+          ...(form.name?.trim() ? { name: form.name } : {}),
+          ...(form.challenge_token ? { challenge_token: form.challenge_token } : {}),
+        });
+        await services.identity.requestSignupCode(body, clientOf(ctx));
+        render(ctx, 200, 'Check your email', codeForm(ctx, { ...posted, email: body.email }));
+      },
+      (ctx, err) => render(ctx, err.status, 'Create an account', signupForm(ctx, services, recall(ctx), err.message)),
+    ),
+  );
+
+  router.post(
+    '/signup/verify',
+    pageHandler(
+      async (ctx) => {
+        const form = await readForm(ctx);
+        const posted = remember(ctx, stateOf(form));
+        const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
+        const name = form.name?.trim() ? form.name.trim().slice(0, 100) : undefined;
+        const session = await services.identity.verifySignupCode(body, clientOf(ctx), name);
+        signInBrowser(ctx, session.session_token, posted.next);
+      },
+      (ctx, err) => {
+        const posted = recall(ctx);
+        render(
+          ctx,
+          err.status,
+          posted.email ? 'Check your email' : 'Create an account',
+          posted.email ? codeForm(ctx, posted, err.message) : signupForm(ctx, services, posted, err.message),
+        );
+      },
+    ),
+  );
+
+  return router;
+}
