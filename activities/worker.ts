@@ -82,6 +82,11 @@ export async function startWorker(
   options: {
     workflowBundle?: WorkflowBundleOption;
     reloadTrigger?: boolean;
+    /**
+     * Create the recurring schedules (the default). Tests that compare two reads of scores, stats or boards start
+     * without them, so a scheduled rollup cannot land between the reads (docs/testing.md); they run rollups by hand.
+     */
+    schedules?: boolean;
     /** This process's tracing (core/tracing/tracing.ts); workflow and activity spans when enabled. */
     tracing?: Tracing;
   } = {},
@@ -109,7 +114,7 @@ export async function startWorker(
   } catch (err) {
     services.logger.error({ err }, 'usage partitions not ensured at worker start (the schedule retries)');
   }
-  const schedules = await services.temporal.ensureSchedules();
+  const schedules = options.schedules === false ? [] : await services.temporal.ensureSchedules();
   services.logger.info({ taskQueue, namespace, schedules_created: schedules }, 'temporal worker running');
   return {
     worker,

@@ -17,9 +17,22 @@ export interface Profile {
   /** A session token (`sess_…`): control plane only; wins over the key there, as the spec says. */
   session_token?: string;
   email?: string;
+  /** The origin of the control plane that issued the credentials, and of the gateway saved with them: the only
+   * servers they are sent to (credential-binding.ts). */
+  credential_origin?: string;
+  gateway_origin?: string;
 }
 
-const PROFILE_FIELDS = ['base_url', 'gateway_url', 'org_id', 'api_key', 'session_token', 'email'] as const;
+const PROFILE_FIELDS = [
+  'base_url',
+  'gateway_url',
+  'org_id',
+  'api_key',
+  'session_token',
+  'email',
+  'credential_origin',
+  'gateway_origin',
+] as const;
 
 export function profilePath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.SVC_CONFIG) return path.resolve(env.SVC_CONFIG);

@@ -4,8 +4,10 @@
  * human rendering otherwise).
  */
 import type { Command } from 'commander';
-import { request, UsageError, type ApiResponse, type Connection, type RequestSpec } from './client.js';
+import { ApiFailure, request, UsageError, type ApiResponse, type Connection, type RequestSpec } from './client.js';
 import { profilePath, readProfile, writeProfile, type Profile } from './config.js';
+import { bindProfile, credentialOrigins, originOf, withheldMessage } from './credential-binding.js';
+import { terminalSafe } from './terminal-text.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 export const DEFAULT_GATEWAY_URL = 'http://127.0.0.1:3001';
@@ -56,35 +58,68 @@ export class Cli {
     this.timeoutMs = Math.round(seconds * 1000);
   }
 
-  /** `--key` or `SVC_API_KEY` wins everywhere; from the profile, the session wins on the control plane. */
+  /** The origins the saved credentials belong to (credential-binding.ts). */
+  private origins(): { control: string; gateway: string } {
+    return credentialOrigins(this.profile, { baseUrl: DEFAULT_BASE_URL, gatewayUrl: DEFAULT_GATEWAY_URL });
+  }
+
+  /** The saved session, when it belongs to the control plane this command talks to. */
+  savedSession(): string | undefined {
+    return originOf(this.baseUrl) === this.origins().control ? this.profile.session_token : undefined;
+  }
+
+  /**
+   * `--key` or `SVC_API_KEY` wins everywhere; from the profile, the session wins on the control plane. A saved
+   * credential goes only to the origin it belongs to.
+   */
   connection(): Connection {
+    const origins = this.origins();
+    const control = originOf(this.baseUrl) === origins.control;
+    const gateway = originOf(this.gatewayUrl) === origins.gateway;
     return {
       baseUrl: this.baseUrl,
       gatewayUrl: this.gatewayUrl,
       timeoutMs: this.timeoutMs,
-      controlToken: this.explicitKey ?? this.profile.session_token ?? this.profile.api_key,
-      gatewayKey: this.explicitKey ?? this.profile.api_key,
+      controlToken: this.explicitKey ?? (control ? (this.profile.session_token ?? this.profile.api_key) : undefined),
+      gatewayKey: this.explicitKey ?? (gateway ? this.profile.api_key : undefined),
     };
   }
 
-  send<T = unknown>(spec: RequestSpec): Promise<ApiResponse<T>> {
-    return request<T>(this.connection(), spec);
+  async send<T = unknown>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    try {
+      return await request<T>(this.connection(), spec);
+    } catch (err) {
+      throw this.explainWithheld(err, spec);
+    }
   }
 
-  /** Print a success: the body unchanged with `--json`, else what `human` makes of it. */
+  /** An `unauthenticated` answer to a request the saved credential was kept from says whose credential it is. */
+  private explainWithheld(err: unknown, spec: RequestSpec): unknown {
+    if (!(err instanceof ApiFailure) || err.code !== 'unauthenticated' || this.explicitKey || spec.anonymous)
+      return err;
+    const gatewayPlane = spec.plane === 'gateway';
+    const saved = gatewayPlane ? this.profile.api_key : (this.profile.session_token ?? this.profile.api_key);
+    const owner = gatewayPlane ? this.origins().gateway : this.origins().control;
+    const target = originOf(gatewayPlane ? this.gatewayUrl : this.baseUrl);
+    if (!saved || owner === target) return err;
+    return new ApiFailure(err.code, withheldMessage(owner, target, err.message), err.text, err.details);
+  }
+
+  /** Print a success: the body unchanged with `--json`, else what `human` makes of it (escape sequences removed). */
   print<T>(res: ApiResponse<T>, human: (data: T, meta: Record<string, unknown>) => string): void {
     if (this.json) out(res.text.endsWith('\n') ? res.text : `${res.text}\n`);
-    else out(human(res.data, res.meta));
+    else out(terminalSafe(human(res.data, res.meta)));
   }
 
   /** A remark for a person (where a file went, what to do next): stderr, and never with `--json`. */
   note(text: string): void {
-    if (!this.json) process.stderr.write(`${text}\n`);
+    if (!this.json) process.stderr.write(`${terminalSafe(text)}\n`);
   }
 
+  /** Save the profile, its credentials bound to the URLs it is saved with (credential-binding.ts). */
   saveProfile(profile: Profile): void {
-    this.profile = profile;
-    writeProfile(this.profileFile, profile);
+    this.profile = bindProfile(profile, this.profile, { baseUrl: DEFAULT_BASE_URL, gatewayUrl: DEFAULT_GATEWAY_URL });
+    writeProfile(this.profileFile, this.profile);
   }
 }
 

@@ -14,6 +14,7 @@ import { catalogCommands } from './commands/catalog.js';
 import { keysCommands } from './commands/keys.js';
 import { providerCommands } from './commands/provider.js';
 import { DEFAULT_BASE_URL, DEFAULT_GATEWAY_URL, DEFAULT_TIMEOUT_SECONDS } from './context.js';
+import { terminalSafe } from './terminal-text.js';
 
 export const EXIT_OK = 0;
 export const EXIT_API_FAILURE = 1;
@@ -75,15 +76,15 @@ function report(err: unknown, json: boolean): number {
     return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
   }
   if (err instanceof UsageError) {
-    process.stderr.write(`error: ${err.message}\n`);
+    process.stderr.write(`error: ${terminalSafe(oneLine(err.message))}\n`);
     return EXIT_USAGE;
   }
   if (err instanceof ApiFailure) {
     if (json) process.stdout.write(err.text.endsWith('\n') ? err.text : `${err.text}\n`);
-    else process.stderr.write(`${err.code}: ${oneLine(err.message)}${nextStep(err.details)}\n`);
+    else process.stderr.write(terminalSafe(`${err.code}: ${oneLine(err.message)}${nextStep(err.details)}`) + '\n');
     return EXIT_API_FAILURE;
   }
-  process.stderr.write(`error: ${oneLine((err as Error).message ?? String(err))}\n`);
+  process.stderr.write(`error: ${terminalSafe(oneLine((err as Error).message ?? String(err)))}\n`);
   return EXIT_API_FAILURE;
 }
 

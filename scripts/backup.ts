@@ -7,12 +7,14 @@
  * 2. Opens a repeatable-read transaction, exports its snapshot and reads the figures (migration level, row counts,
  *    ledger and balance sums) in it, then runs `pg_dump --format=custom --snapshot=…` on that same snapshot: the
  *    manifest describes exactly what the dump holds, under live traffic too.
- * 3. Writes FILE and FILE.manifest.json (with the dump's sha256).
+ * 3. Writes FILE and FILE.manifest.json (with the dump's sha256), both mode 0600: the dump holds every key hash,
+ *    sealed credential and email of the marketplace (issue 21 item 8). The script's umask is 077, so pg_dump's own
+ *    file is created owner-only too, and each file is also opened and chmod-ed with 0600 explicitly.
  *
  * The embedded database (no DATABASE_URL) is not dumped by this script: stop `npm start` and copy DATA_DIR.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -54,7 +56,20 @@ async function waitForDrain(redis: Redis, timeoutMs: number): Promise<number> {
   }
 }
 
+/** The dump and manifest are readable by their owner only, whatever the caller's umask. */
+const PRIVATE_FILE = 0o600;
+
+/** An empty owner-only file for pg_dump to write into (it keeps the mode of a file that exists). */
+async function createPrivate(file: string): Promise<void> {
+  await rm(file, { force: true });
+  const handle = await open(file, 'wx', PRIVATE_FILE);
+  await handle.close();
+  await chmod(file, PRIVATE_FILE);
+}
+
 async function main(): Promise<number> {
+  // Everything this process and its pg_dump create: owner-only.
+  process.umask(0o077);
   let values;
   try {
     ({ values } = parseArgs({
@@ -112,6 +127,7 @@ async function main(): Promise<number> {
     const password = passwordOf(url);
     if (password) env.PGPASSWORD = password;
     const pgDumpVersion = (await run('pg_dump', ['--version'], env)).trim();
+    await createPrivate(partial);
     await run(
       'pg_dump',
       ['--format=custom', `--snapshot=${snapshot}`, `--file=${partial}`, `--dbname=${withoutPassword(url)}`],
@@ -120,6 +136,7 @@ async function main(): Promise<number> {
     await client.query('commit');
 
     // 3. The dump and its manifest.
+    await chmod(partial, PRIVATE_FILE);
     await rename(partial, out);
     const manifest: BackupManifest = {
       manifest_version: MANIFEST_VERSION,
@@ -132,7 +149,9 @@ async function main(): Promise<number> {
       undrained_usage_events: undrained,
       figures,
     };
-    await writeFile(manifestPath(out), `${JSON.stringify(manifest, null, 2)}\n`);
+    await rm(manifestPath(out), { force: true });
+    await writeFile(manifestPath(out), `${JSON.stringify(manifest, null, 2)}\n`, { mode: PRIVATE_FILE, flag: 'wx' });
+    await chmod(manifestPath(out), PRIVATE_FILE);
     console.log(JSON.stringify({ ok: true, dump: out, manifest: manifestPath(out), figures }, null, 2));
     return 0;
   } finally {

@@ -33,7 +33,7 @@ import { CategoryView, HistoryPointView, RankView } from '../../core/catalog/lis
 import { HistoryQuery, StatsQuery } from '../../core/catalog/listings.service.js';
 import { QuoteQuery } from '../../core/catalog/quote.js';
 import { SearchQuery } from '../../core/catalog/search.schemas.js';
-import { ApiRequestView } from '../../core/demand/demand.schemas.js';
+import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
 import {
   ApproveSpendBody,
@@ -768,8 +768,8 @@ const CONTROL_PLANE: Decl[] = [
     auth: 'bearer',
     body: ApiRequestBody,
     success: {
-      200: env(ApiRequestView, 'Merged.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
-      201: env(ApiRequestView, 'Recorded.', z.looseObject({ request_id: z.string(), merged: z.boolean() })),
+      200: env(ApiRequestView, 'Merged.', ApiRequestMeta),
+      201: env(ApiRequestView, 'Recorded.', ApiRequestMeta),
     },
     errors: [429],
   },

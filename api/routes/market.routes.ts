@@ -1,7 +1,8 @@
 /**
  * Boards, the market view and demand (issue 11, items 5 and 7): leaderboards and the overview are public; the
  * activity feed needs any bearer (key or session); API requests are recorded with any bearer and listed publicly
- * (without requesters' emails or notes).
+ * (without requesters' emails or notes). `meta.notify_email` says which address will be told when a matching API
+ * goes live: only a verified address of the requesting org (core/demand/notify-address.ts), else null.
  */
 import Router from '@koa/router';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
@@ -30,9 +31,9 @@ export function marketRoutes(services: Services): Router<AppState> {
 
   router.post('/v1/api-requests', auth(services), async (ctx) => {
     const body = parseBody(ctx, ApiRequestBody);
-    const { request, merged } = await services.demand.request(principalOf(ctx.state), body);
+    const { request, merged, notifyEmail } = await services.demand.request(principalOf(ctx.state), body);
     ctx.status = merged ? 200 : 201;
-    ctx.body = ok(request, ctx.state.requestId, { merged });
+    ctx.body = ok(request, ctx.state.requestId, { merged, notify_email: notifyEmail });
   });
 
   router.get('/v1/api-requests', async (ctx) => {

@@ -142,7 +142,7 @@ export function accountCommands(program: Command): void {
         anonymous: true,
       });
       const d = res.data;
-      // A key from another org must not stay beside this org's session.
+      // A key from another org must not stay beside this org's session (nor one bound elsewhere: saveProfile).
       const sameOrg = cli.profile.org_id === d.org_id;
       cli.saveProfile({
         ...urls(cli),
@@ -166,7 +166,8 @@ export function accountCommands(program: Command): void {
     .description('end the session on the server and clear the profile file')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const session = cli.profile.session_token;
+      // A session saved from another control plane is not sent to this one: the local profile is still cleared.
+      const session = cli.savedSession();
       deleteProfile(cli.profileFile);
       if (!session) {
         if (cli.json) out(`${JSON.stringify({ ok: true, data: { signed_out: false }, meta: { request_id: null } })}\n`);

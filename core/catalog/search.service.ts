@@ -100,9 +100,13 @@ export class SearchService {
     },
   ) {}
 
-  /** Bring the per-process copy up to date (at most every SYNC_MS unless forced). */
+  /**
+   * Bring the per-process copy up to date (at most every SYNC_MS unless forced). A forced sync reflects every write
+   * committed before it was called: a sync already running may have read before that write, so it is waited out first.
+   */
   async sync(force = false): Promise<void> {
     if (!force && this.watermark && Date.now() - this.lastSync < SYNC_MS) return;
+    if (force && this.syncing) await this.syncing.catch(() => undefined);
     this.syncing ??= this.doSync().finally(() => {
       this.syncing = null;
     });

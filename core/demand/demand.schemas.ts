@@ -10,3 +10,10 @@ export const ApiRequestView = z.object({
   created_at: z.string(),
   last_requested_at: z.string(),
 });
+
+/** Response `meta` of POST /v1/api-requests: `notify_email` is the proven address that will be told, else null. */
+export const ApiRequestMeta = z.looseObject({
+  request_id: z.string(),
+  merged: z.boolean(),
+  notify_email: z.string().nullable(),
+});

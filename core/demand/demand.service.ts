@@ -2,7 +2,8 @@
  * Demand (issue 11, item 7): requests for APIs the catalog lacks. POST merges a near-duplicate into the open request
  * it resembles (similarity.ts) and counts one vote per requesting org; GET lists the most requested without any
  * requester's email or notes. When a listing goes live, open requests it covers are marked fulfilled and requesters
- * who left an email are mailed, once (the vote is stamped `notified_at` before the send: at most once).
+ * who left an email are mailed, once (the vote is stamped `notified_at` before the send: at most once). Only a proven
+ * address is kept and mailed (notify-address.ts): the verified email of a user of the requesting org.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -22,6 +23,7 @@ import {
   querySimilarity,
   tokenize,
 } from './similarity.js';
+import { PROVEN_VOTE_EMAIL, provenNotifyAddress } from './notify-address.js';
 
 export const ApiRequestBody = z
   .object({
@@ -100,7 +102,14 @@ export class DemandService {
     private readonly deps: { orm: MikroORM; clock: Clock; mailer: Mailer; logger: Logger; publicBase: string },
   ) {}
 
-  async request(principal: Principal, body: ApiRequestBody): Promise<{ request: ApiRequestView; merged: boolean }> {
+  /**
+   * Record the org's vote. `notifyEmail` is the address that will be told when a matching API goes live: the
+   * request's `email` when a verified user of the org owns it, else null (an unproven address is not kept).
+   */
+  async request(
+    principal: Principal,
+    body: ApiRequestBody,
+  ): Promise<{ request: ApiRequestView; merged: boolean; notifyEmail: string | null }> {
     const tokens = tokenize(body.query);
     if (tokens.length === 0) {
       throw new ValidationError('Say what the API should do: the query has no meaningful words.', {
@@ -110,6 +119,7 @@ export class DemandService {
     const normalized = normalizeQuery(body.query).slice(0, 500);
     const now = this.deps.clock.now();
     return this.deps.orm.em.fork().transactional(async (em) => {
+      const notifyEmail = await provenNotifyAddress(em, principal.orgId, body.email);
       const candidates = await em.execute<{ id: string; normalized: string }[]>(
         `select id, normalized from api_requests where status = 'open' and tokens && ?::text[]
           order by votes desc limit 200`,
@@ -133,7 +143,7 @@ export class DemandService {
          values (?, ?, ?, ?, ?, ?, ?)
          on conflict (request_id, org_id) do update set email = coalesce(excluded.email, api_request_votes.email),
            notes = coalesce(excluded.notes, api_request_votes.notes), updated_at = excluded.updated_at`,
-        [newId('apiRequestVote'), requestId, principal.orgId, body.email ?? null, body.notes ?? null, now, now],
+        [newId('apiRequestVote'), requestId, principal.orgId, notifyEmail, body.notes ?? null, now, now],
       );
       await em.execute(
         `update api_requests set votes = (select count(*) from api_request_votes where request_id = ?), updated_at = ?
@@ -141,7 +151,7 @@ export class DemandService {
         [requestId, now, requestId],
       );
       const [row] = await em.execute<RequestRow[]>(`${SELECT} where r.id = ?`, [requestId]);
-      return { request: view(row!), merged: Boolean(best) };
+      return { request: view(row!), merged: Boolean(best), notifyEmail };
     });
   }
 
@@ -172,7 +182,8 @@ export class DemandService {
 
   /**
    * A listing went live: open requests it covers (≥ 60% of a request's words appear in its name, summary,
-   * description, tags, category or examples) are fulfilled by it, and their requesters with an email are told once.
+   * description, tags, category or examples) are fulfilled by it, and their requesters with a proven email are told
+   * once.
    * Returns the ids of the requests fulfilled.
    */
   async matchPublished(apiId: string): Promise<string[]> {
@@ -200,8 +211,8 @@ export class DemandService {
         [apiId, now, pgArray(ids)],
       );
       return tem.execute<{ id: string; email: string; request_id: string }[]>(
-        `update api_request_votes set notified_at = ? where request_id = any(?::varchar[]) and email is not null
-           and notified_at is null returning id, email, request_id`,
+        `update api_request_votes v set notified_at = ? where request_id = any(?::varchar[]) and email is not null
+           and notified_at is null and ${PROVEN_VOTE_EMAIL} returning id, email, request_id`,
         [now, pgArray(ids)],
       );
     });

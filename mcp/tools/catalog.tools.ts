@@ -232,11 +232,14 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       title: 'Request a missing API',
       description:
         'Ask for an API the catalog lacks (POST /v1/api-requests). A request like an open one is merged into it ' +
-        '(one vote per organization); with `email`, that address is told once a matching API goes live. Free.',
+        '(one vote per organization); with `email`, that address is told once a matching API goes live if it is ' +
+        "a verified email of the caller's organization (any other address is not kept or mailed). Free.",
       inputSchema: z
         .object({
           query: ApiRequestBody.shape.query.describe('What the API should do (e.g. "translate text to Welsh").'),
-          email: ApiRequestBody.shape.email.describe('Who to tell when a matching API is published.'),
+          email: ApiRequestBody.shape.email.describe(
+            "Who to tell when a matching API is published: a verified email of the caller's organization.",
+          ),
           notes: ApiRequestBody.shape.notes.describe('Anything else a provider should know.'),
         })
         .strict(),
@@ -247,6 +250,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
           votes: z.number().int(),
           status: z.string(),
           merged: z.boolean(),
+          notify_email: z.string().nullable(),
         }),
       ),
       // Records a vote: additive, and asking again with the same words is the same single vote of this org.
@@ -255,8 +259,11 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     (args) =>
       runTool(ctx.log, async () => {
         checkArgs(args);
-        const { request, merged } = await services.demand.request(ctx.principal, parseArgs(ApiRequestBody, args));
-        return { ...request, merged };
+        const { request, merged, notifyEmail } = await services.demand.request(
+          ctx.principal,
+          parseArgs(ApiRequestBody, args),
+        );
+        return { ...request, merged, notify_email: notifyEmail };
       }),
   );
 

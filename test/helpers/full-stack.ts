@@ -23,7 +23,13 @@ export interface FullStack extends TestStack {
 }
 
 export async function startFullStack(
-  options: { clock?: Clock; env?: Record<string, string>; upstream?: ServiceOptions['upstream'] } = {},
+  options: {
+    clock?: Clock;
+    env?: Record<string, string>;
+    upstream?: ServiceOptions['upstream'];
+    /** false: no recurring schedules (no rollup runs between two reads a test compares; docs/testing.md). */
+    schedules?: boolean;
+  } = {},
 ): Promise<FullStack> {
   const smtp = await startSmtpCapture();
   const { env: temporal, address } = await startTemporal();
@@ -33,7 +39,7 @@ export async function startFullStack(
     env: { SMTP_URL: smtp.url, ...options.env },
     upstream: options.upstream,
   });
-  const worker = await startWorker(stack.services, { workflowBundle });
+  const worker = await startWorker(stack.services, { workflowBundle, schedules: options.schedules });
   const api = await serve(createApiApp(stack.services).callback());
   return {
     ...stack,

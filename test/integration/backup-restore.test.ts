@@ -6,7 +6,7 @@
 // from Postgres alone, and the listing's sealed upstream credential still decrypts with the same SECRETS_KEY.
 // Also: a tampered dump is refused by its checksum, and a non-empty target only with --force.
 import { spawn } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -159,6 +159,10 @@ describe('backup and restore', () => {
       REDIS_KEY_PREFIX: prefix,
     });
     expect(ran.code, show(ran)).toBe(0);
+    // The dump holds key hashes, sealed credentials and emails: owner-only, whatever the umask (issue 21 item 8).
+    for (const file of [dump, manifestPath(dump)]) {
+      expect((await stat(file)).mode & 0o777, file).toBe(0o600);
+    }
     manifest = JSON.parse(await readFile(manifestPath(dump), 'utf8')) as BackupManifest;
     expect(manifest.undrained_usage_events).toBe(0);
     expect(manifest.dump.sha256).toMatch(/^[0-9a-f]{64}$/);

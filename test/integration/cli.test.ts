@@ -34,7 +34,9 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   let home: string;
 
   beforeAll(async () => {
-    s = await startFullStack();
+    // No recurring schedules: a catalog rollup between the CLI's read and the route's would change merit scores
+    // under the --json comparison (docs/testing.md).
+    s = await startFullStack({ schedules: false });
     gateway = createGatewayHandler(s.services);
     gw = await serve(gateway);
     upstream = await startUpstream((req, res) => {
@@ -423,7 +425,16 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     const consumer = await createPerson(s.services);
     const consumerProfile = newProfile();
     mkdirSync(path.dirname(consumerProfile), { recursive: true });
-    writeFileSync(consumerProfile, JSON.stringify({ api_key: consumer.apiKey, session_token: consumer.session }));
+    // As `svc login` saves it: the credentials with the URLs of the servers that issued them (docs/cli.md).
+    writeFileSync(
+      consumerProfile,
+      JSON.stringify({
+        base_url: s.base,
+        gateway_url: gw.url,
+        api_key: consumer.apiKey,
+        session_token: consumer.session,
+      }),
+    );
     const refused = await svc(['call', 'cli-weather', 'GET', '/free'], { profile: consumerProfile });
     expect(refused.code, shown(refused)).toBe(1);
     expect(refused.stderr).toMatch(/^terms_acceptance_required: .+ \(http:\/\/\S+\)\n$/);

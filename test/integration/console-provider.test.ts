@@ -271,7 +271,9 @@ describe('console: Catalog and Provider', () => {
     const list = await browser.request('GET', '/console/provider');
     expect(list.text).toContain('Console Weather');
 
-    // The catalog: search, listing page (endpoints, prices, stats chart, terms link), category, boards.
+    // The catalog: search, listing page (endpoints, prices, stats chart, terms link), category, boards. Search answers
+    // from a copy refreshed at most every 0.4 s: wait for it to hold the publish (docs/testing.md).
+    await s.services.search.sync(true);
     const search = await browser.request('GET', '/console/catalog?q=console+weather&sort=relevance&limit=10');
     expectPage(search, 200);
     expect(search.text).toContain('href="/console/catalog/apis/console-weather"');

@@ -131,8 +131,11 @@ describe('agent-tool server: provider, profile and terms tools', () => {
       }
     });
     stripe = await startStripeMock();
+    // No recurring schedules: tool answers are compared with the REST route's, read a moment later; a catalog rollup
+    // in between would change analytics totals and a profile's stats (docs/testing.md).
     s = await startFullStack({
       env: { UPSTREAM_ALLOW_PRIVATE: 'true', STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url },
+      schedules: false,
     });
     mcp = createMcpApp(s.services);
     mcpServer = await serve(mcp.app.callback());
