@@ -12,7 +12,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { Services } from '../../core/services.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
-import { paramOf, render } from './pages.routes.js';
+import { paramOf, render, signedIn } from './pages.routes.js';
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -64,12 +64,13 @@ export function homePages(services: Services): Router<AppState> {
 price per endpoint; people and AI agents hold scoped API keys with money caps and call those APIs through a metered
 gateway, or as MCP tools.</p>
 <h2>People</h2>
-<p>${link('/login', 'Sign in')} with a one-time code sent to your email.</p>
+{people}
 <h2>Programs and agents</h2>
 <ul>
 <li>REST API: ${code(`${urls.publicBase}/v1/`)}; start with ${code(`curl -X POST ${urls.publicBase}/v1/register`)}</li>
 <li>Gateway: ${code(`${urls.gateway}/v1/proxy/{apiSlug}/{path}`)}</li>
 <li>MCP tools (Streamable HTTP): ${code(`${urls.mcp}/mcp`)}</li>
+<li>${link('/docs', 'API reference')}: every route, browsable and callable from the page</li>
 </ul>
 <h2>Operators</h2>
 <ul>
@@ -78,9 +79,18 @@ ${temporalUi ? `<li>${link(temporalUi, 'Temporal UI')}: every durable flow (cred
 <h2>Docs</h2>
 ${docsList}`;
 
-  router.get('/', (ctx) => {
+  // What a person can do next, as fits who they are: signed in, the console; otherwise sign up or sign in.
+  const signedOut = `<p>${link('/signup', 'Create an account')} or ${link('/login', 'sign in')} with a one-time code
+sent to your email, then use the ${link('/console', 'console')}: keys with money caps, credits, usage, the catalog and
+your own APIs.</p>`;
+  const signedInAs = (email: string) => `<p>Signed in as <strong>${escapeHtml(email)}</strong>.
+${link('/console', 'Open the console')}: keys with money caps, credits, usage, the catalog and your own APIs.</p>`;
+
+  router.get('/', async (ctx) => {
     if (ctx.accepts('html', 'json') !== 'html') throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`);
-    render(ctx, 200, 'Welcome', body);
+    const person = await signedIn(ctx, services);
+    const email = person ? (await services.accounts.me(person)).user?.email : undefined;
+    render(ctx, 200, 'Welcome', body.replace('{people}', person ? signedInAs(email ?? 'you') : signedOut));
   });
 
   router.get('/docs/:file', async (ctx) => {
