@@ -110,6 +110,9 @@ export class Admissions implements SettlementContext {
     const scopedKey = req.clientKey === null ? null : `${req.orgId}:${key.keyId}:${req.clientKey}`;
     const known = this.knownAnswer(scopedKey, key.keyPrefix, req.requestHash, nowMs);
     if (known !== undefined) return known;
+    if (req.priceCents !== 0 && this.spend.refusal) {
+      throw new ServiceUnavailableError(`The gateway cannot account for paid calls: ${this.spend.refusal.message}`);
+    }
     const input: AdmitInput = {
       orgId: req.orgId,
       ...keyGovernance(key),

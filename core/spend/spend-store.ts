@@ -154,6 +154,11 @@ export interface ScanPart {
 }
 
 export interface SpendStore {
+  /**
+   * Set while the store's backend breaks the money path's requirements (core/spend/redis-requirements.ts, found at a
+   * reconnect): paid calls are refused with this reason until a later check passes.
+   */
+  refusal?: Error | null;
   admit(input: AdmitInput): Promise<Admission>;
   /** The call succeeded: see SettleInput. Idempotent for an open reservation; `gone` once it is not open. */
   settle(input: SettleInput): Promise<SettleOutcome>;
