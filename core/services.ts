@@ -167,7 +167,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const counters = await createCounterStore(config.counters, logger);
     cleanups.push(() => counters.close());
     const spend: SpendStore =
-      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client) : new MemorySpendStore();
+      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
     const gatewayEvents = new GatewayEvents(counters, logger);
 
     let devServer: DevServer | undefined;
