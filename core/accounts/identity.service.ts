@@ -313,7 +313,7 @@ export class IdentityService {
 
   private async afterVerified(outcome: VerifyOutcome): Promise<void> {
     if (!outcome.newlyVerified) return;
-    await this.deps.keys.invalidateMany(outcome.keyHashes);
+    await this.deps.keys.invalidateMany(outcome.keyHashes, outcome.orgId);
     if (!outcome.creditsReleased) return;
     try {
       await this.deps.temporal.waitForSignupCredits(outcome.orgId, RELEASE_WAIT_MS);

@@ -19,7 +19,14 @@ end
 
 // Idempotent per reservation: a second run of the same admission (ioredis resending a command whose answer was lost
 // in a reconnect) finds its own reservation, or its own in-flight claim, and changes nothing.
-export const ADMIT = `${NOW_MS}
+/** A new key version: Redis's time and a per-org counter (unique even after the org's hash was lost). */
+const KEY_VERSION = `
+local function KEY_VERSION()
+  return nowMs(0) .. '.' .. redis.call('HINCRBY', KEYS[1], 'kvn', 1)
+end
+`;
+
+export const ADMIT = `${NOW_MS}${KEY_VERSION}
 local orgKey, keyKey, dayKey, rateKey, idemKey, resvKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys, nearest first
 local price = tonumber(ARGV[1])
@@ -35,12 +42,23 @@ local requestHash = ARGV[10]
 local staleMs = tonumber(ARGV[11])
 local member = ARGV[12] -- the reservation as the sweeper needs it
 local perCallMax = tonumber(ARGV[13]) -- -1: none
-local ANCESTOR_BUDGETS = 14 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
+local keyVersion = ARGV[14] -- the caller's cached key version ('' = no check)
+local ANCESTOR_BUDGETS = 15 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
 
 -- Spend in Postgres (sp), held by open reservations (res), and settled but not yet in Postgres (pend).
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
 
 if price > 0 and redis.call('ZSCORE', resvKey, member) then return {'admitted', '0'} end
+if keyVersion ~= '' then
+  -- Revocations and tightened caps reach every gateway here, not only by pub/sub. A missing version (a new org, a
+  -- flushed Redis) gets a new one, unique on this server's clock, so no cached copy can match it by chance.
+  local kv = redis.call('HGET', orgKey, 'kv')
+  if not kv then
+    kv = KEY_VERSION()
+    redis.call('HSET', orgKey, 'kv', kv)
+  end
+  if kv ~= keyVersion then return {'stale_key', kv} end
+end
 local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend')
 local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
@@ -283,6 +301,12 @@ if hasKey then
     if not asp or tonumber(spent) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', spent) end
   end
 end
+return 1
+`;
+
+// A key of the org changed: a new key version (cached copies are stale at their next admission).
+export const KEYS_CHANGED = `${NOW_MS}${KEY_VERSION}
+redis.call('HSET', KEYS[1], 'kv', KEY_VERSION())
 return 1
 `;
 

@@ -39,7 +39,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { systemClock, type Clock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ACK, ADMIT, CLAIM, EXPIRED, FORGET, HYDRATE, SETTLE, VOID } from './redis-spend-lua.js';
+import { ACK, ADMIT, CLAIM, EXPIRED, FORGET, HYDRATE, KEYS_CHANGED, SETTLE, VOID } from './redis-spend-lua.js';
 import type {
   Admission,
   AdmitInput,
@@ -131,6 +131,7 @@ const SCRIPTS = {
   spAck: ACK,
   spClaim: CLAIM,
   spExpired: EXPIRED,
+  spKeysChanged: KEYS_CHANGED,
 };
 
 export class RedisSpendStore implements SpendStore {
@@ -193,6 +194,7 @@ export class RedisSpendStore implements SpendStore {
       a.staleAfterMs,
       memberOf({ ...a, ancestorKeyIds: ancestorIds }),
       a.perCallMaxCents ?? -1,
+      a.keyVersion ?? '',
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
     ]);
     switch (reply[0]) {
@@ -202,6 +204,8 @@ export class RedisSpendStore implements SpendStore {
           : { outcome: 'admitted', stale: false };
       case 'hydrate':
         return { outcome: 'hydrate', generation: Number(reply[1] ?? 0) };
+      case 'stale_key':
+        return { outcome: 'stale_key', version: reply[1]! };
       case 'replay':
         return { outcome: 'replay', record: reply[1]! };
       case 'rate_limited':
@@ -356,6 +360,10 @@ export class RedisSpendStore implements SpendStore {
       h.generation ?? '',
       ...ancestors.map((x) => x.spentCents),
     ]);
+  }
+
+  async keysChanged(orgId: string): Promise<void> {
+    await this.run<number>('spKeysChanged', [orgKey(orgId)], []);
   }
 
   async forgetOrg(orgId: string): Promise<void> {
