@@ -92,6 +92,8 @@ const EnvSchema = z.object({
   REDIS_CLUSTER_NODES: listOf(
     z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'each must be host:port'),
   ),
+  /** `off` skips the start check of Redis's eviction and persistence settings (a managed Redis refusing CONFIG). */
+  REDIS_REQUIREMENTS_CHECK: z.enum(['on', 'off']).default('on'),
   REDIS_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,64}$/, 'letters, digits, ":", "_" or "-" only')
@@ -261,6 +263,8 @@ export interface Config {
   };
   readonly database: DatabaseConfig;
   readonly counters: CounterConfig;
+  /** REDIS_REQUIREMENTS_CHECK (core/spend/redis-requirements.ts). */
+  readonly redisRequirementsCheck: 'on' | 'off';
   readonly temporal: TemporalConfig;
   readonly mail: MailConfig;
   readonly stripe: { readonly secretKey?: string; readonly webhookSecret?: string; readonly apiBase?: string };
@@ -428,6 +432,7 @@ export function loadConfig(
       : e.REDIS_CLUSTER_NODES.length > 0
         ? { kind: 'redis-cluster', nodes: e.REDIS_CLUSTER_NODES.map(hostPort), keyPrefix: e.REDIS_KEY_PREFIX }
         : { kind: 'memory', keyPrefix: e.REDIS_KEY_PREFIX },
+    redisRequirementsCheck: e.REDIS_REQUIREMENTS_CHECK,
     temporal: e.TEMPORAL_ADDRESS
       ? {
           kind: 'remote',

@@ -9,6 +9,7 @@
  */
 import type { CounterStore, Unsubscribe } from './counters/index.js';
 import type { Logger } from './logger.js';
+import type { SpendStore } from './spend/spend-store.js';
 
 export const GATEWAY_CHANNELS = {
   /** Message: an org id. Its suspension, billing mode or balance changed outside the gateway's own calls. */
@@ -21,10 +22,19 @@ export class GatewayEvents {
   constructor(
     private readonly counters: Pick<CounterStore, 'publish'>,
     private readonly logger: Logger,
+    /** The gateways' shared fast state: an org change is written there too, not only announced (issue 21, item 12). */
+    private readonly spend?: Pick<SpendStore, 'forgetOrg'>,
   ) {}
 
-  /** Call after the transaction that changed the org committed. */
+  /**
+   * Call after the transaction that changed the org committed. The org's fast state is forgotten in the shared store
+   * first, so the next admission on any gateway reads Postgres (suspension, billing mode, credit limit) even when the
+   * message below is lost; the message then drops what a gateway keeps in process.
+   */
   async orgChanged(orgId: string): Promise<void> {
+    await this.spend?.forgetOrg(orgId).catch((err: unknown) => {
+      this.logger.warn({ err: (err as Error).message, org_id: orgId }, 'could not forget the org in the shared state');
+    });
     await this.send(GATEWAY_CHANNELS.org, orgId);
   }
 

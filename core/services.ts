@@ -170,8 +170,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const counters = await createCounterStore(config.counters, logger);
     cleanups.push(() => counters.close());
     const spend: SpendStore =
-      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client) : new MemorySpendStore();
-    const gatewayEvents = new GatewayEvents(counters, logger);
+      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
+    const gatewayEvents = new GatewayEvents(counters, logger, spend);
 
     let devServer: DevServer | undefined;
     let temporalAddress: string;
@@ -192,7 +192,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     cleanups.push(() => mailer.close());
 
     const ledger = new LedgerService(orm);
-    const keys = new KeysService(orm, counters, logger);
+    const keys = new KeysService(orm, counters, logger, { spend });
     await keys.start();
     cleanups.push(() => keys.stop());
     const keyAdmin = new KeyAdminService(orm, keys, clock);

@@ -17,9 +17,7 @@ import { newId } from '../core/ids.js';
 import { checkPath, checkSearch, checkText } from '../core/input.js';
 import { subscribeGatewayEvents } from '../core/gateway-events.js';
 import type { Services } from '../core/services.js';
-import type { Logger } from '../core/logger.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
-import { RedisCounterStore } from '../core/counters/index.js';
 import { CatalogCache } from './catalog-cache.js';
 import { GatewayProxy, type GatewayCaller } from './proxy.js';
 import { sendError, sendJson, type ResponseSink } from './respond.js';
@@ -81,7 +79,6 @@ export function createGatewayHandler(services: Services): GatewayHandler {
   });
   metrics.watchDrainBacklog(() => drain.pending);
   drain.start();
-  warnWithoutPersistence(services, log);
   const gateway = new GatewayProxy(services, catalog, upstream, committer, drain);
   metrics.watchReservations(() => gateway.admissions.reservations());
   const sweeper = startSweeper({ ...services, intervalMs: config.gateway.sweepIntervalMs });
@@ -218,24 +215,4 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       await upstream.close();
     },
   });
-}
-
-/**
- * A call's answer is durable once it is in Redis's usage stream (docs/durability.md), which holds only if Redis
- * persists it: say so at start when Redis runs without an append-only file (CONFIG may be refused on managed Redis).
- */
-function warnWithoutPersistence(services: Services, log: Logger): void {
-  if (!(services.counters instanceof RedisCounterStore)) return;
-  const client = services.counters.client;
-  (client.config('GET', 'appendonly') as Promise<unknown>)
-    .then((reply) => {
-      const flat = (Array.isArray(reply) ? reply.flat(2) : []) as unknown[];
-      if (flat[1] === 'no') {
-        log.warn(
-          'Redis runs without appendonly: answered calls not yet in Postgres (normally milliseconds of them) would be ' +
-            'lost if Redis restarted. Production needs appendonly yes (docs/durability.md).',
-        );
-      }
-    })
-    .catch(() => undefined);
 }

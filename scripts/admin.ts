@@ -17,7 +17,8 @@ import { parseArgs } from 'node:util';
 import { ReconciliationService } from '../core/billing/reconciliation.service.js';
 import { systemClock } from '../core/clock.js';
 import { ConfigError, loadConfig } from '../core/config.js';
-import { createCounterStore } from '../core/counters/index.js';
+import { createCounterStore, RedisCounterStore } from '../core/counters/index.js';
+import { RedisSpendStore } from '../core/spend/redis-spend-store.js';
 import { GatewayEvents } from '../core/gateway-events.js';
 import { LedgerService } from '../core/ledger/ledger.service.js';
 import { createLogger } from '../core/logger.js';
@@ -75,7 +76,10 @@ async function main(): Promise<number> {
   const ledger = new LedgerService(orm);
   // Without REDIS_URL this is an in-process store: nobody hears, and the gateway sees the change at its refresh.
   const counters = await createCounterStore(config.counters, audit);
-  const events = new GatewayEvents(counters, audit);
+  // The org's fast state is forgotten in Redis directly too (not only announced): a lost message cannot hide a
+  // suspension from the gateways (issue 21, item 12).
+  const spend = counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client) : undefined;
+  const events = new GatewayEvents(counters, audit, spend);
   try {
     switch (command) {
       case 'grant-credits': {

@@ -23,6 +23,8 @@ import { createServices } from '../core/services.js';
 import { otlpTracesEndpoint, startTracing } from '../core/tracing/tracing.js';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
+import { RedisCounterStore } from '../core/counters/index.js';
+import { enforceRedisRequirements, RedisRequirementsError } from '../core/spend/redis-requirements.js';
 import { createMcpApp } from '../mcp/app.js';
 
 const ROLES = ['api', 'gateway', 'mcp', 'worker'] as const;
@@ -146,6 +148,18 @@ async function main(): Promise<void> {
     log.info('demo catalog: importing the public APIs directory (first start only)');
     const report = await services.directoryImport.importFile();
     log.info({ inserted: report.inserted, indexed: report.indexed }, 'demo catalog imported');
+  }
+
+  // The money path (the gateway, and the agent-tool server's in-process gateway) refuses a Redis that breaks its
+  // durability contract (docs/durability.md): checked now and at every reconnect.
+  if ((roles.has('gateway') || roles.has('mcp')) && services.counters instanceof RedisCounterStore) {
+    const spend = services.spend;
+    await enforceRedisRequirements(
+      services.counters.client,
+      { production: config.env === 'production', check: config.redisRequirementsCheck },
+      log,
+      (violation) => (spend.refusal = violation),
+    );
   }
 
   const servers: RunningHttpServer[] = [];
@@ -273,6 +287,7 @@ process.on('unhandledRejection', (reason) => {
 
 main().catch((err: unknown) => {
   // Problems the person starting us must fix print as their message alone; anything else with its stack.
-  console.error(err instanceof ConfigError || err instanceof DevServerError ? err.message : err);
+  const plain = err instanceof ConfigError || err instanceof DevServerError || err instanceof RedisRequirementsError;
+  console.error(plain ? err.message : err);
   process.exit(1);
 });

@@ -30,6 +30,8 @@ export interface VerifyOutcome {
   newlyVerified: boolean;
   scopesAdded: string[];
   keyHashes: string[];
+  /** The org `keyHashes` belong to when not `orgId` (a stale signup abandoned while another org is made). */
+  keysOrgId?: string;
   /** The signup credit hold was signalled (human signup only). */
   creditsReleased?: boolean;
   /** A proof by code revoked what the org had before it: mailed to the owner after commit. */

@@ -214,7 +214,7 @@ export class IdentityService {
         throw err instanceof UniqueConstraintViolationException ? emailTaken() : err;
       });
 
-    await this.deps.keys.invalidateMany(result.stale?.keys.map((k) => k.hash) ?? []);
+    await this.deps.keys.invalidateMany(result.stale?.keys.map((k) => k.hash) ?? [], result.stale?.orgId);
     // After commit: the hold and the mail. Neither failure undoes the signup: verification starts a missing hold
     // (signal-with-start), and a lost mail is recovered by signing in with a code, which also verifies the email.
     try {
@@ -325,8 +325,11 @@ export class IdentityService {
   }
 
   private async afterVerified(outcome: VerifyOutcome): Promise<void> {
-    // Elevated, revoked or abandoned keys: every process drops them from its cache.
-    if (outcome.keyHashes.length) await this.deps.keys.invalidateMany(outcome.keyHashes);
+    // Elevated, revoked or abandoned keys: every process drops them from its cache, and their org's key version moves
+    // in the gateways' shared state (a lost pub/sub message must not keep them working).
+    if (outcome.keyHashes.length) {
+      await this.deps.keys.invalidateMany(outcome.keyHashes, outcome.keysOrgId ?? outcome.orgId);
+    }
     const notice = outcome.revokedNotice;
     if (notice) this.deps.mailer.sendInBackground(revokedBeforeProofEmail(notice.email, notice.revoked));
     if (!outcome.newlyVerified || !outcome.creditsReleased) return;
@@ -418,7 +421,7 @@ export class IdentityService {
       };
       return { facts, stale };
     });
-    await this.deps.keys.invalidateMany(stale?.keys.map((k) => k.hash) ?? []);
+    await this.deps.keys.invalidateMany(stale?.keys.map((k) => k.hash) ?? [], stale?.orgId);
     this.deps.mailer.sendInBackground(verificationEmail(input.email, config.urls.publicBase, token, facts));
     return { sent: true, email: input.email, expires_in_seconds: VERIFICATION_TOKEN_TTL_MS / 1000 };
   }
@@ -490,7 +493,7 @@ export class IdentityService {
       await tem.flush();
       return { found, stale };
     });
-    await this.deps.keys.invalidateMany(user.stale?.keys.map((k) => k.hash) ?? []);
+    await this.deps.keys.invalidateMany(user.stale?.keys.map((k) => k.hash) ?? [], user.stale?.orgId);
     this.deps.mailer.sendInBackground(this.codeMail(input.email, code, user.found !== null, options));
     return LOGIN_REQUEST_RESPONSE;
   }
@@ -576,6 +579,7 @@ export class IdentityService {
           newlyVerified: true,
           scopesAdded: [],
           keyHashes: stale?.keys.map((k) => k.hash) ?? [],
+          keysOrgId: stale?.orgId,
           creditsReleased: true,
         };
         return { outcome: verified, view: sessionView(session, org.id, user) };
@@ -647,6 +651,7 @@ export class IdentityService {
         newlyVerified: false,
         scopesAdded: [],
         keyHashes: stale?.keys.map((k) => k.hash) ?? [],
+        keysOrgId: stale?.orgId,
       };
       return { outcome, view: { orgId: org.id, userId: created.id, email: input.email, created: true } };
     }).catch((err: unknown) => {

@@ -149,15 +149,24 @@ export class RedisCounterStore implements CounterStore {
       // A subscribed connection can do nothing else, so it is a separate one. It keeps an offline queue so
       // subscriptions made while Redis is down are sent on connect, and ioredis re-subscribes after reconnects.
       const retry = (times: number) => Math.min(times * 200, 2_000);
-      this.subscriber = this.options.clusterNodes
-        ? new Cluster(this.options.clusterNodes, {
-            redisOptions: { connectTimeout: 2_000, maxRetriesPerRequest: null },
-            clusterRetryStrategy: retry,
-          })
-        : new Redis(this.options.url, { connectTimeout: 2_000, retryStrategy: retry, maxRetriesPerRequest: null });
-      this.subscriber.on('error', (err: Error) =>
+      // Re-subscribing after a reconnect is done here, not by ioredis, so a refusal (an ACL that no longer allows
+      // the channel) is logged instead of becoming an unhandled rejection that stops the process.
+      const options = { connectTimeout: 2_000, maxRetriesPerRequest: null, autoResubscribe: false };
+      const subscriber = (this.subscriber = this.options.clusterNodes
+        ? new Cluster(this.options.clusterNodes, { redisOptions: options, clusterRetryStrategy: retry })
+        : new Redis(this.options.url, { ...options, retryStrategy: retry }));
+      subscriber.on('error', (err: Error) =>
         this.options.logger.warn({ err: err.message }, 'redis subscriber connection error'),
       );
+      let connectedBefore = false;
+      subscriber.on('ready', () => {
+        if (!connectedBefore) return void (connectedBefore = true); // the first connection sends the queued ones
+        for (const channel of this.handlers.keys()) {
+          subscriber.subscribe(channel).catch((err: unknown) => {
+            this.options.logger.warn({ err: (err as Error).message, channel }, 'redis resubscribe failed');
+          });
+        }
+      });
       this.subscriber.on('message', (ch: string, msg: string) => {
         for (const h of this.handlers.get(ch) ?? []) h(msg);
       });

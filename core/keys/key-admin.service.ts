@@ -244,7 +244,7 @@ export class KeyAdminService {
       // Every descendant caches its ancestors' budgets: drop them all.
       return { key: target, hashes: treeHashes(rows, gov, target.id) };
     });
-    await this.keys.invalidateMany(hashes);
+    await this.keys.invalidateMany(hashes, principal.orgId);
     const spent = await this.spentToday([key.id]);
     return this.summarize(key, spent.get(key.id) ?? 0);
   }
@@ -271,7 +271,7 @@ export class KeyAdminService {
       input.amount_cents,
       key.id,
     ]);
-    await this.keys.invalidate(key.keyHash);
+    await this.keys.invalidate(key.keyHash, principal.orgId);
     await em.refresh(key);
     const spent = await this.spentToday([key.id]);
     return this.summarize(key, spent.get(key.id) ?? 0);
@@ -302,7 +302,7 @@ export class KeyAdminService {
       await endMcpSessionsOfKeys(tem, [target.id, ...descendants.map((d) => d.id)], now);
       return { key: target, hashes: treeHashes(rows, gov, target.id) };
     });
-    await this.keys.invalidateMany(hashes);
+    await this.keys.invalidateMany(hashes, principal.orgId);
     return { id: key.id, revoked: true, revoked_at: key.revokedAt!.toISOString() };
   }
 }

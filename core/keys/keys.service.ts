@@ -11,6 +11,7 @@ import type { CounterStore, Unsubscribe } from '../counters/index.js';
 import { UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
+import type { SpendStore } from '../spend/spend-store.js';
 import { MAX_KEY_DEPTH } from './key-governance.js';
 import { generateKeyMaterial, hashKey } from './key-material.js';
 
@@ -32,6 +33,11 @@ export interface KeyAuth {
    * key. A child's spend counts against each ancestor's budget too.
    */
   ancestors: readonly KeyAncestor[];
+  /**
+   * The org's key version in the gateway's shared state when this copy was read (SpendStore.keysChanged; undefined:
+   * not known yet). The admission compares it, so a copy older than a revocation or a cap change is re-read.
+   */
+  version?: string;
 }
 
 export interface KeyAncestor {
@@ -62,6 +68,8 @@ interface CacheEntry {
 }
 
 export interface KeysServiceOptions {
+  /** Where a key change is also recorded for the gateways' admissions (the key version), besides pub/sub. */
+  spend?: Pick<SpendStore, 'keysChanged'>;
   cacheTtlMs?: number;
   negativeTtlMs?: number;
   maxEntries?: number;
@@ -94,6 +102,7 @@ export class KeysService {
   private readonly cacheTtlMs: number;
   private readonly negativeTtlMs: number;
   private readonly maxEntries: number;
+  private readonly spend: Pick<SpendStore, 'keysChanged'> | undefined;
 
   constructor(
     private readonly orm: MikroORM,
@@ -104,6 +113,7 @@ export class KeysService {
     this.cacheTtlMs = options.cacheTtlMs ?? 60_000;
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.maxEntries = options.maxEntries ?? 50_000;
+    this.spend = options.spend;
   }
 
   /** Subscribe to invalidations. Called once by the composition root. */
@@ -164,12 +174,25 @@ export class KeysService {
     return callerOrThrow(row ? await this.lookupCaller(row.key_hash) : null);
   }
 
+  /**
+   * Re-read a key from Postgres (the admission found its cached copy older than `version`, the org's key version it
+   * read from the shared state before this read): the new copy carries that version. Null: revoked or gone.
+   */
+  async refresh(keyId: string, version: string): Promise<KeyAuth | null> {
+    const [row] = await this.orm.em
+      .fork()
+      .execute<{ key_hash: string }[]>(`select key_hash from api_keys where id = ?`, [keyId]);
+    if (!row) return null;
+    this.cache.delete(row.key_hash);
+    return (await this.lookup(row.key_hash, version)).value;
+  }
+
   private async lookupCaller(hash: string): Promise<KeyCaller | null> {
     return (await this.lookup(hash)).caller;
   }
 
   /** The cache entry for a key hash: the cached one while fresh, else a new one read from Postgres. */
-  private async lookup(hash: string): Promise<CacheEntry> {
+  private async lookup(hash: string, version?: string): Promise<CacheEntry> {
     const now = Date.now();
     const hit = this.cache.get(hash);
     if (hit && hit.expiresAt > now) return hit;
@@ -208,6 +231,7 @@ export class KeysService {
             approvalMode: row.approvalMode,
             approvedCents: row.approvedCents,
             ancestors,
+            version,
           }
         : null;
     if (this.cache.size >= this.maxEntries) {
@@ -245,13 +269,23 @@ export class KeysService {
   }
 
   /** Drop a key from every process's cache (after revoke, scope or cap changes). */
-  async invalidate(keyHash: string): Promise<void> {
-    await this.invalidateMany([keyHash]);
+  async invalidate(keyHash: string, orgId?: string): Promise<void> {
+    await this.invalidateMany([keyHash], orgId);
   }
 
-  /** Drop keys from every process's cache: a key and its descendants, whose cached ancestors changed with it. */
-  async invalidateMany(keyHashes: readonly string[]): Promise<void> {
+  /**
+   * Drop keys from every process's cache: a key and its descendants, whose cached ancestors changed with it. With
+   * their org, the org's key version is bumped first in the gateways' shared state, so the next admission anywhere
+   * sees the change even if the pub/sub message is lost (issue 21, item 12).
+   */
+  async invalidateMany(keyHashes: readonly string[], orgId?: string): Promise<void> {
     for (const h of keyHashes) this.cache.delete(h);
+    if (orgId !== undefined && this.spend) {
+      await this.spend.keysChanged(orgId).catch((err: unknown) => {
+        // Redis down: no gateway admits paid calls now, and free ones fall back to the cache TTL.
+        this.logger.error({ err, org_id: orgId }, 'key version bump failed');
+      });
+    }
     try {
       await Promise.all(keyHashes.map((h) => this.counters.publish(KEY_INVALIDATION_CHANNEL, h)));
     } catch (err) {

@@ -18,7 +18,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
-import { AppError, RateLimitedError, ServiceUnavailableError } from '../errors.js';
+import { AppError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { KeyAuth } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
@@ -53,6 +53,7 @@ export interface AdmitRequest {
 export type AdmissionDecision = Reservation | { kind: 'replay'; record: string } | { kind: 'refused'; error: AppError };
 
 type AdmissionServices = Pick<Services, 'spend' | 'orm' | 'clock' | 'logger' | 'config'> &
+  Partial<Pick<Services, 'keys'>> &
   Partial<Pick<Services, 'metrics'>>;
 
 export class Admissions implements SettlementContext {
@@ -106,10 +107,13 @@ export class Admissions implements SettlementContext {
 
   private async decideCall(req: AdmitRequest): Promise<AdmissionDecision> {
     const nowMs = req.now.getTime();
-    const { key } = req;
+    let { key } = req;
     const scopedKey = req.clientKey === null ? null : `${req.orgId}:${key.keyId}:${req.clientKey}`;
     const known = this.knownAnswer(scopedKey, key.keyPrefix, req.requestHash, nowMs);
     if (known !== undefined) return known;
+    if (req.priceCents !== 0 && this.spend.refusal) {
+      throw new ServiceUnavailableError(`The gateway cannot account for paid calls: ${this.spend.refusal.message}`);
+    }
     const input: AdmitInput = {
       orgId: req.orgId,
       ...keyGovernance(key),
@@ -122,6 +126,7 @@ export class Admissions implements SettlementContext {
       nowMs,
       reservationTtlMs: this.services.config.gateway.upstreamTimeoutMs + RESERVATION_MARGIN_MS,
       staleAfterMs: STALE_AFTER_MS,
+      keyVersion: this.services.keys ? (key.version ?? '?') : undefined,
     };
     const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
     let delay = 5;
@@ -132,6 +137,11 @@ export class Admissions implements SettlementContext {
         if (admission.outcome === 'hydrate') {
           await this.hydrate(input, admission.generation);
           if (attempt < 3) continue;
+        }
+        if (admission.outcome === 'stale_key' && attempt < 3) {
+          key = await this.reloadKey(key, admission.version);
+          Object.assign(input, keyGovernance(key), { keyVersion: admission.version });
+          continue;
         }
       } catch (err) {
         if (err instanceof AppError) throw err;
@@ -174,6 +184,16 @@ export class Admissions implements SettlementContext {
     const blockedUntil = this.rateBlocked.get(rateKey, nowMs);
     if (blockedUntil === undefined) return undefined;
     return refused(new RateLimitedError((blockedUntil - nowMs) / 1000, 'Rate limit for this key exceeded.'));
+  }
+
+  /**
+   * The key changed since this process read it (the org's key version moved: a revocation, a cap or scope change,
+   * issue 21 item 12): read it again from Postgres, under the version the admission reported. Revoked: 401.
+   */
+  private async reloadKey(key: KeyAuth, version: string): Promise<KeyAuth> {
+    const fresh = await this.services.keys!.refresh(key.keyId, version);
+    if (!fresh) throw new UnauthenticatedError('Unknown or revoked API key.');
+    return fresh;
   }
 
   /** The fast state is missing this org or key: rebuild it from Postgres. */

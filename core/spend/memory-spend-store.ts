@@ -44,6 +44,9 @@ interface StreamEntry {
 
 export class MemorySpendStore implements SpendStore {
   private readonly orgs = new Map<string, OrgState>();
+  /** Per org, the version of its keys (SpendStore.keysChanged). */
+  private readonly keyVersions = new Map<string, string>();
+  private keyVersionSeq = 0;
   private readonly keys = new Map<string, SpendState>();
   private readonly days = new Map<string, SpendState>();
   private readonly rates = new Map<string, { count: number; resetAt: number }>();
@@ -89,6 +92,10 @@ export class MemorySpendStore implements SpendStore {
   private admitNow(a: AdmitInput): Admission {
     // Idempotent per reservation, like the script: a second run of one admission changes nothing.
     if (a.priceCents > 0 && this.open.has(a.reservationId)) return { outcome: 'admitted', stale: false };
+    if (a.keyVersion !== undefined) {
+      const kv = this.keyVersions.get(a.orgId) ?? this.newKeyVersion(a.orgId);
+      if (kv !== a.keyVersion) return { outcome: 'stale_key', version: kv };
+    }
     const o = this.orgs.get(a.orgId);
     if (o?.bal === undefined || o.mode === undefined) return { outcome: 'hydrate', generation: o?.gen ?? 0 };
     const k = this.keys.get(a.keyId);
@@ -298,6 +305,17 @@ export class MemorySpendStore implements SpendStore {
       }
     }
     return Promise.resolve();
+  }
+
+  keysChanged(orgId: string): Promise<void> {
+    this.newKeyVersion(orgId);
+    return Promise.resolve();
+  }
+
+  private newKeyVersion(orgId: string): string {
+    const kv = String(++this.keyVersionSeq);
+    this.keyVersions.set(orgId, kv);
+    return kv;
   }
 
   forgetOrg(orgId: string): Promise<void> {

@@ -52,11 +52,18 @@ export interface AdmitInput {
   reservationTtlMs: number;
   /** A balance older than this is refreshed from Postgres (off the request path). */
   staleAfterMs: number;
+  /**
+   * The org's key version the caller's cached key (caps, scopes, revocation) was read under (`keysChanged`), or
+   * undefined to skip the check. Any other version answers `stale_key` with the current one: the caller re-reads the
+   * key from Postgres and admits again, so a revoked or tightened key is seen at the next call without pub/sub.
+   */
+  keyVersion?: string;
 }
 
 export type Admission =
   | { outcome: 'admitted'; stale: boolean; generation?: number }
   | { outcome: 'hydrate'; generation?: number }
+  | { outcome: 'stale_key'; version: string }
   | { outcome: 'replay'; record: string }
   | { outcome: 'in_flight' }
   | { outcome: 'mismatch' }
@@ -154,6 +161,11 @@ export interface ScanPart {
 }
 
 export interface SpendStore {
+  /**
+   * Set while the store's backend breaks the money path's requirements (core/spend/redis-requirements.ts, found at a
+   * reconnect): paid calls are refused with this reason until a later check passes.
+   */
+  refusal?: Error | null;
   admit(input: AdmitInput): Promise<Admission>;
   /** The call succeeded: see SettleInput. Idempotent for an open reservation; `gone` once it is not open. */
   settle(input: SettleInput): Promise<SettleOutcome>;
@@ -167,6 +179,8 @@ export interface SpendStore {
    * org's generation, so a snapshot read before the change cannot bring the old flags back.
    */
   forgetOrg(orgId: string): Promise<void>;
+  /** A key of the org was revoked or changed (caps, scopes): a new key version, so every cached copy is stale. */
+  keysChanged(orgId: string): Promise<void>;
   /** Open reservations past their expiry (with `part`, in the next 1/`of` of the store's shards, rotating). */
   expired(nowMs: number, limit: number, part?: ScanPart): Promise<ReservationRef[]>;
   /** The idempotency record (replay or in-flight marker) of a scoped key. */

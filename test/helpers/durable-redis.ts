@@ -26,7 +26,8 @@ export interface DurableRedis {
   output(): string;
 }
 
-export async function startDurableRedis(): Promise<DurableRedis> {
+/** `extraArgs` are appended to the command line (a later setting overrides an earlier one, e.g. `--appendfsync`). */
+export async function startDurableRedis(extraArgs: readonly string[] = []): Promise<DurableRedis> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-redis-'));
   const url = `redis://127.0.0.1:${port}`;
@@ -50,6 +51,7 @@ export async function startDurableRedis(): Promise<DurableRedis> {
         '',
         '--dir',
         dir,
+        ...extraArgs,
       ],
       { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import { ManualClock } from '../../core/clock.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
 import type { Admission, ReservationRef, SpendStore } from '../../core/spend/spend-store.js';
@@ -67,13 +68,15 @@ type KeyState =
   | { s: 'done'; hash: string; record: string };
 
 let counters: RedisCounterStore | undefined;
+/** The runs' virtual time: the Redis store's deadlines (Redis TIME) are shifted by its lead over the wall clock. */
+const clock = new ManualClock();
 const stores: [string, () => Promise<SpendStore>][] = [
   [
     'redis',
     async () => {
       counters = new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
       expect(await counters.connect()).toBe(true);
-      return new RedisSpendStore(counters.client);
+      return new RedisSpendStore(counters.client, { clock });
     },
   ],
   ['memory', () => Promise.resolve(new MemorySpendStore())],
@@ -97,6 +100,7 @@ describe.each(stores)('property: the idempotency state machine on the %s store',
     const keyId = `key_prop_${id}_${Date.now()}`;
     // The twin reads a record (idempotencyRecord) by the wall clock and keeps it by the caller's: start at wall time.
     let now = Date.now();
+    clock.set(now);
     let reservations = 0;
     await store.hydrate({
       orgId,
@@ -217,6 +221,7 @@ describe.each(stores)('property: the idempotency state machine on the %s store',
         }
         case 'sweep': {
           now += RESERVATION_TTL_MS + 1;
+          clock.set(now);
           const expired = (await store.expired(now, 1_000)).filter((e) => e.orgId === orgId);
           const open = model.flatMap((m, k) => (m.s === 'processing' ? [{ k, reservationId: m.reservationId }] : []));
           const ids = expired.map((e) => e.reservationId).sort();

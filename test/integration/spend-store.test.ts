@@ -1,7 +1,8 @@
 // One contract, two spend stores: the Redis scripts (production, every gateway process; on one server and on a real
 // three-master Redis Cluster, where a script touching two slots would fail with CROSSSLOT) and the in-process twin
 // (the embedded all-in-one) admit, refuse, reserve, settle, void and replay the same way.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../core/clock.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
@@ -21,13 +22,22 @@ const logger = createLogger({ level: 'silent' });
 let counters: RedisCounterStore | undefined;
 let cluster: RedisClusterHarness | undefined;
 
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+/**
+ * The Redis stores read deadlines from Redis's clock (TIME); this test clock shifts their view to the tests' virtual
+ * time (its lead over the wall clock), as the in-process twin reads the `nowMs` it is given.
+ */
+const clock = new ManualClock(NOW);
+/** Move the virtual time (every store's view of it) to `at`, and return it. */
+const at = (ms: number) => (clock.set(ms), ms);
+
 const factories: [string, () => Promise<SpendStore>][] = [
   [
     'redis',
     async () => {
       counters = new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
       expect(await counters.connect()).toBe(true);
-      return new RedisSpendStore(counters.client);
+      return new RedisSpendStore(counters.client, { clock });
     },
   ],
   [
@@ -36,20 +46,20 @@ const factories: [string, () => Promise<SpendStore>][] = [
       cluster = await startRedisCluster();
       counters = new RedisCounterStore({ clusterNodes: cluster.nodes, keyPrefix: testRedisPrefix(), logger });
       expect(await counters.connect(20_000)).toBe(true);
-      return new RedisSpendStore(counters.client);
+      return new RedisSpendStore(counters.client, { clock });
     },
   ],
   ['memory', () => Promise.resolve(new MemorySpendStore())],
 ];
 
-const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 let n = 0;
 
-describe.each(factories)('SpendStore contract: %s', (_name, make) => {
+describe.each(factories)('SpendStore contract: %s', (name, make) => {
   let store: SpendStore;
   beforeAll(async () => {
     store = await make();
   }, 60_000);
+  afterEach(() => clock.set(NOW));
   afterAll(async () => {
     await counters?.close();
     counters = undefined;
@@ -454,7 +464,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       expect(admitted.outcome).toBe('admitted');
       expect(await a.admit()).toEqual({ outcome: 'funds' });
     }
-    const expired = await store.expired(NOW + 2_000, 10_000);
+    const expired = await store.expired(at(NOW + 2_000), 10_000);
     const mine = (r: { reservationId: string }) => r.reservationId.startsWith('use_many_');
     expect(
       expired
@@ -495,7 +505,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
         ancestorSpentCents: null,
       })),
     );
-    expect((await store.expired(NOW + 2_000, 10_000)).filter(mine)).toEqual([]);
+    expect((await store.expired(at(NOW + 2_000), 10_000)).filter(mine)).toEqual([]);
     for (const a of accounts) {
       expect(await a.admit()).toEqual({ outcome: 'funds' });
       expect(await a.admit({ idempotencyKey: `${a.orgId}:${a.keyId}:many` })).toMatchObject({ outcome: 'replay' });
@@ -550,7 +560,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
   it('lists reservations past their expiry for the sweeper, and forgetting an org forces a rebuild', async () => {
     const a = await account(100);
     expect((await a.admit({ reservationId: 'use_exp', reservationTtlMs: 1_000 })).outcome).toBe('admitted');
-    const expired = await store.expired(NOW + 2_000, 1_000);
+    const expired = await store.expired(at(NOW + 2_000), 1_000);
     expect(expired).toContainEqual({
       reservationId: 'use_exp',
       orgId: a.orgId,
@@ -560,7 +570,7 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       priceCents: 5,
       idempotencyKey: null,
     });
-    expect((await store.expired(NOW + 500, 1_000)).map((r) => r.reservationId)).not.toContain('use_exp');
+    expect((await store.expired(at(NOW + 500), 1_000)).map((r) => r.reservationId)).not.toContain('use_exp');
     await store.forgetOrg(a.orgId);
     expect(await a.admit()).toMatchObject({ outcome: 'hydrate' });
   });
@@ -575,7 +585,8 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
       creditLimitCents: 0,
     });
     // A stale admission starts a refresh (generation g) …
-    const stale = await a.admit({ nowMs: NOW + 60_000 });
+    const stale = await a.admit({ nowMs: at(NOW + 60_000) });
+    clock.set(NOW);
     expect(stale).toMatchObject({ outcome: 'admitted', stale: true });
     const generation = (stale as { generation?: number }).generation;
     expect(generation).toEqual(expect.any(Number));
@@ -594,4 +605,29 @@ describe.each(factories)('SpendStore contract: %s', (_name, make) => {
     });
     expect(await a.admit()).toEqual({ outcome: 'suspended' });
   });
+  // Issue 21, item 13: gateways whose clocks disagree share one clock for deadlines (Redis TIME in the scripts). The
+  // in-process twin serves one process and keeps reading the `nowMs` it is given.
+  it.skipIf(name === 'memory')(
+    "a gateway 10 s off neither voids another's live reservation nor misses an expired one",
+    async () => {
+      const client = counters!.client;
+      const systemStore = new RedisSpendStore(client); // each "gateway" on the system clock, whatever its machine says
+      const a = await account(100);
+      const live = { ...a.base, reservationId: `use_skew_${a.orgId}`, reservationTtlMs: 5_000 };
+      // Admitted by a gateway whose clock is 10 s behind: its expiry is not 5 s in the past.
+      expect((await systemStore.admit({ ...live, nowMs: Date.now() - 10_000 })).outcome).toBe('admitted');
+      const ids = async (nowMs: number) =>
+        (await systemStore.expired(nowMs, 10_000)).map((r) => r.reservationId).filter((id) => id.includes('skew'));
+      expect(await ids(Date.now())).toEqual([]);
+      // A sweeper 10 s ahead does not void it either.
+      expect(await ids(Date.now() + 10_000)).toEqual([]);
+      // A short-lived one expires on Redis's clock: a sweeper 10 s behind still finds it.
+      const short = { ...a.base, reservationId: `use_skew_short_${a.orgId}`, reservationTtlMs: 200 };
+      expect((await systemStore.admit({ ...short, nowMs: Date.now() + 10_000 })).outcome).toBe('admitted');
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await ids(Date.now() - 10_000)).toEqual([short.reservationId]);
+      expect(await systemStore.void({ ...short, ancestorKeyIds: [] })).toBe(true);
+      expect(await systemStore.void({ ...live, ancestorKeyIds: [] })).toBe(true);
+    },
+  );
 });

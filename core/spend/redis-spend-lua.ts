@@ -1,0 +1,324 @@
+/**
+ * The Lua scripts of RedisSpendStore (core/spend/redis-spend-store.ts: the key layout and what each operation means).
+ * Every deadline two processes compare (a reservation's expiry, a balance's age) is read from Redis's own clock
+ * (`TIME`, allowed in scripts since Redis 5's effects replication), so gateways whose clocks disagree still agree on
+ * when a reservation expires: the sweeper of one cannot void another's live reservation.
+ */
+import { CHARGE_CALL_LUA } from './money-rules.js';
+
+/**
+ * Milliseconds on the Redis server's clock, plus the caller's test offset (RedisSpendStore: a ManualClock's lead over
+ * the wall clock; always 0 in production, whatever the gateway machine's own clock says).
+ */
+const NOW_MS = `
+local function nowMs(offset)
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(offset)
+end
+`;
+
+// Idempotent per reservation: a second run of the same admission (ioredis resending a command whose answer was lost
+// in a reconnect) finds its own reservation, or its own in-flight claim, and changes nothing.
+/** A new key version: Redis's time and a per-org counter (unique even after the org's hash was lost). */
+const KEY_VERSION = `
+local function KEY_VERSION()
+  return nowMs(0) .. '.' .. redis.call('HINCRBY', KEYS[1], 'kvn', 1)
+end
+`;
+
+export const ADMIT = `${NOW_MS}${KEY_VERSION}
+local orgKey, keyKey, dayKey, rateKey, idemKey, resvKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys, nearest first
+local price = tonumber(ARGV[1])
+local budget = tonumber(ARGV[2]) -- -1: none
+local dailyCap = tonumber(ARGV[3]) -- -1: none
+local rateLimit = tonumber(ARGV[4])
+local windowMs = ARGV[5]
+local now = nowMs(ARGV[6]) -- every deadline is on Redis's clock (ARGV[6]: the test offset)
+local reservationId = ARGV[7]
+local reservationTtl = tonumber(ARGV[8])
+local hasIdem = ARGV[9] == '1'
+local requestHash = ARGV[10]
+local staleMs = tonumber(ARGV[11])
+local member = ARGV[12] -- the reservation as the sweeper needs it
+local perCallMax = tonumber(ARGV[13]) -- -1: none
+local keyVersion = ARGV[14] -- the caller's cached key version ('' = no check)
+local ANCESTOR_BUDGETS = 15 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
+
+-- Spend in Postgres (sp), held by open reservations (res), and settled but not yet in Postgres (pend).
+local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
+
+if price > 0 and redis.call('ZSCORE', resvKey, member) then return {'admitted', '0'} end
+if keyVersion ~= '' then
+  -- Revocations and tightened caps reach every gateway here, not only by pub/sub. A missing version (a new org, a
+  -- flushed Redis) gets a new one, unique on this server's clock, so no cached copy can match it by chance.
+  local kv = redis.call('HGET', orgKey, 'kv')
+  if not kv then
+    kv = KEY_VERSION()
+    redis.call('HSET', orgKey, 'kv', kv)
+  end
+  if kv ~= keyVersion then return {'stale_key', kv} end
+end
+local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend')
+local gen = o[7] or '0'
+if not o[1] or not o[2] then return {'hydrate', gen} end
+local k
+local d
+local anc = {}
+if price > 0 then
+  k = redis.call('HMGET', keyKey, 'sp', 'res', 'pend')
+  d = redis.call('HMGET', dayKey, 'sp', 'res', 'pend')
+  if not k[1] or not d[1] then return {'hydrate'} end
+  for i = FIRST_ANCESTOR, #KEYS do
+    anc[i] = redis.call('HMGET', KEYS[i], 'sp', 'res', 'pend')
+    if not anc[i][1] then return {'hydrate'} end
+  end
+end
+if hasIdem then
+  local rec = redis.call('GET', idemKey)
+  if rec then
+    if string.sub(rec, 3, 2 + #requestHash) ~= requestHash then return {'mismatch'} end
+    if string.sub(rec, 1, 1) == 'p' then
+      if string.sub(rec, -#reservationId - 1) == '|' .. reservationId then return {'admitted', '0'} end
+      return {'in_flight'}
+    end
+    return {'replay', rec}
+  end
+end
+local count = redis.call('INCR', rateKey)
+if count == 1 then redis.call('PEXPIRE', rateKey, windowMs) end
+if count > rateLimit then return {'rate_limited', tostring(redis.call('PTTL', rateKey))} end
+if o[3] == '1' then return {'suspended'} end
+if price > 0 then
+  if perCallMax >= 0 and price > perCallMax then return {'per_call'} end
+  if budget >= 0 and committed(k) + price > budget then return {'budget'} end
+  for i = FIRST_ANCESTOR, #KEYS do
+    local b = tonumber(ARGV[i + ANCESTOR_BUDGETS])
+    if b >= 0 and committed(anc[i]) + price > b then
+      return {'budget', tostring(i - FIRST_ANCESTOR + 1)}
+    end
+  end
+  if dailyCap >= 0 and committed(d) + price > dailyCap then return {'daily_cap'} end
+  local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
+  if o[2] == 'card' then
+    if headroom + tonumber(o[6] or '0') < price then return {'credit_limit'} end
+  elseif headroom < price then
+    return {'funds'}
+  end
+  if redis.call('ZADD', resvKey, 'NX', now + reservationTtl, member) == 0 then return {'admitted', '0'} end
+  redis.call('HINCRBY', orgKey, 'res', price)
+  redis.call('HINCRBY', keyKey, 'res', price)
+  redis.call('HINCRBY', dayKey, 'res', price)
+  for i = FIRST_ANCESTOR, #KEYS do redis.call('HINCRBY', KEYS[i], 'res', price) end
+end
+if hasIdem then
+  redis.call('SET', idemKey, 'p|' .. requestHash .. '|' .. reservationId, 'PX', reservationTtl)
+end
+if now - tonumber(o[5] or '0') > staleMs then return {'admitted', '1', gen} end
+return {'admitted', '0'}
+`;
+
+// Release a reservation's hold on the org, the key, the key's day and each ancestor (never below zero); move it into
+// pending spend; append to a usage stream and deliver the entry to this drainer in the same step.
+export const HELPERS = `${CHARGE_CALL_LUA}
+local GROUP = 'drain'
+local function add(keys, field, by)
+  for _, key in ipairs(keys) do
+    if redis.call('HINCRBY', key, field, by) < 0 then redis.call('HSET', key, field, 0) end
+  end
+end
+-- Append a usage event and deliver it to this consumer at once (its pending list is the drainer's claim ticket).
+local function append(streamKey, consumer, event, credit, billable)
+  if redis.call('EXISTS', streamKey) == 0 then redis.call('XGROUP', 'CREATE', streamKey, GROUP, '$', 'MKSTREAM') end
+  local id = redis.call('XADD', streamKey, '*', 'e', event, 'c', credit, 'b', billable)
+  for _ = 1, 100 do
+    local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', streamKey, '>')
+    if not got or got[1][2][1][1] == id then break end
+  end
+  return id
+end
+`;
+
+export const SETTLE = `${HELPERS}
+local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys
+local price = tonumber(ARGV[1])
+local member = ARGV[2]
+local event = ARGV[3] -- the usage event, without the charge's split
+local hasIdem = ARGV[4] == '1'
+local recordHead, recordMiddle, recordTail = ARGV[5], ARGV[6], ARGV[7] -- the replay record around credit, billable
+local idemTtl = ARGV[8]
+local consumer = ARGV[9]
+
+local credit, billable = 0, 0
+if price > 0 then
+  if redis.call('ZREM', resvKey, member) == 0 then return {'gone'} end
+  local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'pend')
+  credit, billable = chargeCall(price, tonumber(o[1] or '0') - tonumber(o[3] or '0'), o[2])
+  local held = {orgKey, keyKey, dayKey}
+  for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
+  add(held, 'res', -price)
+  add(held, 'pend', price)
+end
+redis.call('HINCRBY', orgKey, 'pn', 1)
+local id = append(streamKey, consumer, event, credit, billable)
+if hasIdem then
+  redis.call('SET', idemKey, recordHead .. credit .. recordMiddle .. billable .. recordTail, 'PX', idemTtl)
+end
+return {'settled', tostring(credit), tostring(billable), id}
+`;
+
+export const VOID = `${HELPERS}
+local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys
+local price = tonumber(ARGV[1])
+local member = ARGV[2]
+local hasIdem = ARGV[3] == '1'
+local reservationId = ARGV[4]
+local failedEvent = ARGV[5] -- the failed call's usage event ('' = none)
+local consumer = ARGV[6]
+
+local open = 0
+if price > 0 then
+  open = redis.call('ZREM', resvKey, member)
+  if open == 1 then
+    local held = {orgKey, keyKey, dayKey}
+    for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
+    add(held, 'res', -price)
+  end
+end
+if hasIdem then
+  local rec = redis.call('GET', idemKey)
+  if rec and string.sub(rec, 1, 1) == 'p' and string.sub(rec, -#reservationId) == reservationId then
+    redis.call('DEL', idemKey)
+  end
+end
+local id = ''
+if failedEvent ~= '' then
+  redis.call('HINCRBY', orgKey, 'pn', 1)
+  id = append(streamKey, consumer, failedEvent, 0, 0)
+end
+return {open, id}
+`;
+
+// Postgres has these calls (one bucket's): each entry acknowledged once releases its pending spend; Postgres's totals
+// after the commit are merged in (newer balance versions only, spend only grows).
+export const ACK = `${HELPERS}
+local streamKey = KEYS[1]
+local KEYS_PER_ACK = 3 -- orgKey, keyKey, dayKey, then its n ancestors
+local ARGS_PER_ACK = 8 -- then each ancestor's spend
+local k = 1 -- the ack's first key is KEYS[k + 1]
+local a = 0 -- its first argument is ARGV[a + 1]
+while a < #ARGV do
+  local orgKey, keyKey, dayKey = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local id = ARGV[a + 1]
+  local pending = tonumber(ARGV[a + 2])
+  local balance = ARGV[a + 3] -- Postgres's values after the commit ('' = unknown)
+  local version = ARGV[a + 4]
+  local keySpent = ARGV[a + 5]
+  local daySpent = ARGV[a + 6]
+  local hasKey = ARGV[a + 7] == '1'
+  local n = tonumber(ARGV[a + 8]) -- ancestors
+  local ancestorKeys = k + KEYS_PER_ACK -- KEYS[ancestorKeys + j]: the j-th ancestor's key
+  local ancestorSpent = a + ARGS_PER_ACK -- ARGV[ancestorSpent + j]: its spend after the commit ('' = unknown)
+
+  if redis.call('XACK', streamKey, GROUP, id) == 1 then
+    redis.call('XDEL', streamKey, id)
+    if redis.call('HEXISTS', orgKey, 'pn') == 1 then add({orgKey}, 'pn', -1) end
+    if pending > 0 then
+      local held = {orgKey}
+      if hasKey then held[#held + 1] = keyKey; held[#held + 1] = dayKey end
+      for j = 1, n do held[#held + 1] = KEYS[ancestorKeys + j] end
+      for _, key in ipairs(held) do
+        if redis.call('HEXISTS', key, 'pend') == 1 then add({key}, 'pend', -pending) end
+      end
+    end
+  end
+  if version ~= '' and redis.call('HEXISTS', orgKey, 'mode') == 1 then
+    if tonumber(version) > tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
+      redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
+    end
+  end
+  if keySpent ~= '' then
+    local sp = redis.call('HGET', keyKey, 'sp')
+    if sp and tonumber(keySpent) > tonumber(sp) then redis.call('HSET', keyKey, 'sp', keySpent) end
+    local dsp = redis.call('HGET', dayKey, 'sp')
+    if dsp and tonumber(daySpent) > tonumber(dsp) then redis.call('HSET', dayKey, 'sp', daySpent) end
+  end
+  for j = 1, n do
+    local v = ARGV[ancestorSpent + j]
+    if v ~= '' then
+      local sp = redis.call('HGET', KEYS[ancestorKeys + j], 'sp')
+      if sp and tonumber(v) > tonumber(sp) then redis.call('HSET', KEYS[ancestorKeys + j], 'sp', v) end
+    end
+  end
+  k = k + KEYS_PER_ACK + n
+  a = a + ARGS_PER_ACK + n
+end
+return 1
+`;
+
+// Entries a drainer took and has not acknowledged for a while (it died, or Postgres was down): now this one's.
+export const CLAIM = `
+local streamKey = KEYS[1]
+local consumer, minIdle, count = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('EXISTS', streamKey) == 0 then return {} end
+local claimed = redis.call('XAUTOCLAIM', streamKey, 'drain', consumer, minIdle, '0-0', 'COUNT', count)
+return claimed[2]
+`;
+
+export const HYDRATE = `${NOW_MS}
+local orgKey, keyKey, dayKey = KEYS[1], KEYS[2], KEYS[3]
+local FIRST_ANCESTOR = 4 -- KEYS[4..]: the ancestors' keys
+local balance = ARGV[1]
+local version = ARGV[2]
+local mode = ARGV[3]
+local suspended = ARGV[4]
+local now = nowMs(ARGV[5]) -- the balance's age is read on Redis's clock (ARGV[5]: the test offset)
+local hasKey = ARGV[6] == '1'
+local keySpent = ARGV[7]
+local daySpent = ARGV[8]
+local dayTtl = ARGV[9]
+local creditLimit = ARGV[10]
+local generation = ARGV[11] -- '' = any
+local ANCESTOR_SPENT = 12 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_SPENT]: spend of the ancestor at KEYS[i]
+
+if tonumber(version) >= tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
+  redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
+end
+if generation == '' or generation == (redis.call('HGET', orgKey, 'gen') or '0') then
+  redis.call('HSET', orgKey, 'mode', mode, 'susp', suspended, 't', now, 'lim', creditLimit)
+end
+if hasKey then
+  local sp = redis.call('HGET', keyKey, 'sp')
+  if not sp or tonumber(keySpent) > tonumber(sp) then redis.call('HSET', keyKey, 'sp', keySpent) end
+  local dsp = redis.call('HGET', dayKey, 'sp')
+  if not dsp or tonumber(daySpent) > tonumber(dsp) then redis.call('HSET', dayKey, 'sp', daySpent) end
+  redis.call('PEXPIRE', dayKey, dayTtl)
+  for i = FIRST_ANCESTOR, #KEYS do
+    local spent = ARGV[i + ANCESTOR_SPENT]
+    local asp = redis.call('HGET', KEYS[i], 'sp')
+    if not asp or tonumber(spent) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', spent) end
+  end
+end
+return 1
+`;
+
+// A key of the org changed: a new key version (cached copies are stale at their next admission).
+export const KEYS_CHANGED = `${NOW_MS}${KEY_VERSION}
+redis.call('HSET', KEYS[1], 'kv', KEY_VERSION())
+return 1
+`;
+
+// A new generation, and the flags gone: the next admission reads Postgres.
+export const FORGET = `
+local orgKey = KEYS[1]
+redis.call('HINCRBY', orgKey, 'gen', 1)
+redis.call('HDEL', orgKey, 'mode', 't')
+return 1
+`;
+
+// The bucket's reservations past their expiry on this server's clock (the clock the admission scored them by).
+export const EXPIRED = `${NOW_MS}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowMs(ARGV[2]), 'LIMIT', 0, tonumber(ARGV[1]))
+`;
