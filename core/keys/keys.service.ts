@@ -1,7 +1,9 @@
 /**
  * API keys: creation, and authentication by SHA-256 lookup behind an in-process cache. Every process subscribes to
- * the invalidation channel, so a revoked or changed key is dropped from every cache as soon as the message lands
- * (and at worst after `cacheTtlMs`, should a message be lost). A cached key carries its ancestors' budgets, so a
+ * the invalidation channel, so a revoked or changed key is dropped from every cache as soon as the message lands,
+ * and at worst after `cacheTtlMs` (1 s) should a message be lost: every surface (REST, the agent tools, the gateway's
+ * replay and rate-limit memos behind authentication) sees a revocation or a tightened cap within 1 s without pub/sub
+ * (issue 21 item 12). The gateway's admission is sooner still: it compares the org's key version in the shared state. A cached key carries its ancestors' budgets, so a
  * change to a key invalidates its descendants too (KeyAdminService does that).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
@@ -16,6 +18,8 @@ import { MAX_KEY_DEPTH } from './key-governance.js';
 import { generateKeyMaterial, hashKey } from './key-material.js';
 
 export const KEY_INVALIDATION_CHANNEL = 'keys:invalidate';
+/** A cached key's life: one Postgres read per key per second per process at most, and a lost message costs 1 s. */
+export const KEY_CACHE_TTL_MS = 1_000;
 
 /** What the hot paths need about a key, cached by hash. */
 export interface KeyAuth {
@@ -70,6 +74,7 @@ interface CacheEntry {
 export interface KeysServiceOptions {
   /** Where a key change is also recorded for the gateways' admissions (the key version), besides pub/sub. */
   spend?: Pick<SpendStore, 'keysChanged'>;
+  /** How long a cached key is trusted without pub/sub: the bound on seeing a change when a message is lost. */
   cacheTtlMs?: number;
   negativeTtlMs?: number;
   maxEntries?: number;
@@ -110,7 +115,7 @@ export class KeysService {
     private readonly logger: Logger,
     options: KeysServiceOptions = {},
   ) {
-    this.cacheTtlMs = options.cacheTtlMs ?? 60_000;
+    this.cacheTtlMs = options.cacheTtlMs ?? KEY_CACHE_TTL_MS;
     this.negativeTtlMs = options.negativeTtlMs ?? 2_000;
     this.maxEntries = options.maxEntries ?? 50_000;
     this.spend = options.spend;

@@ -80,4 +80,23 @@ describe('KeysService', () => {
       .toBe('refused');
     expect(Date.now() - started).toBeLessThan(1_000);
   });
+
+  it('a revocation reaches a process that misses the message within a second (issue 21 item 12)', async () => {
+    const { plaintext, keyId } = await createKey();
+    await b.services.keys.authenticate(plaintext); // warm b's cache
+    // Revoked in the database with no message at all: as if b's subscriber were cut when it was published.
+    await sql(a.db.url, 'update api_keys set revoked_at = now() where id = $1', [keyId]);
+    const started = Date.now();
+    await expect
+      .poll(
+        () =>
+          b.services.keys.authenticate(plaintext).then(
+            () => 'accepted',
+            () => 'refused',
+          ),
+        { timeout: 1_500, interval: 20 },
+      )
+      .toBe('refused');
+    expect(Date.now() - started).toBeLessThan(1_100);
+  });
 });
