@@ -212,6 +212,28 @@ describe('profile', () => {
     ).toBe(200);
   });
 
+  it('a standard fetch uploading 3 MB reads the 413 validation_failed envelope, not a network error', async () => {
+    const three = Buffer.concat([PNG, Buffer.alloc(3 * 1024 * 1024)]);
+    for (let i = 0; i < 3; i++) {
+      // Declared length: refused before the body is read, then the upload is drained so the client reads the answer.
+      const res = await http(base, 'POST', '/v1/me/avatar', {
+        token: key,
+        rawBody: three,
+        headers: { 'content-type': 'image/png' },
+      });
+      expectFailure(res, 413, 'validation_failed');
+      expect(res.body.error.details).toEqual({ limit_bytes: 2 * 1024 * 1024 });
+    }
+    const chunked = await fetch(`${base}/v1/me/avatar`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'image/png' },
+      body: new Blob([three]).stream(),
+      duplex: 'half',
+    });
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+  });
+
   it('answers 404 for unknown avatar ids', async () => {
     expectFailure(await http(base, 'GET', '/v1/avatars/avt_00000000000000000000000000.png'), 404, 'not_found');
     expectFailure(await http(base, 'GET', '/v1/avatars/../../etc/passwd'), 404, 'not_found');
