@@ -148,7 +148,7 @@ ${denyForm(ctx)}`;
 
   const consentForm = (ctx: AppContext, c: ClientView, proof: Proof, message?: string) => `${clientLine(c)}
 ${errorLine(message)}
-<p>Approving creates an API key with every scope for your organization (as <strong>${escapeHtml(proof.email)}</strong>), named <strong>${escapeHtml(oauthKeyName(c.name))}</strong>. The agent acts as that key; you see and revoke it in your keys. Set what it may spend:</p>
+<p>Approving creates an API key with every scope for your organization (as <strong>${escapeHtml(proof.email)}</strong>), named <strong>${escapeHtml(oauthKeyName(c.name))}</strong>. The agent acts as that key, limited to the scopes it asked for; you see and revoke it in your keys. Set what it may spend:</p>
 <form method="post" action="${base(ctx)}/consent">
   ${hidden('csrf', csrf(ctx))}
   ${centsField('budget_cents', 'Total budget', DEFAULT_OAUTH_CAPS.budget_cents)}
