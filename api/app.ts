@@ -13,6 +13,7 @@ import { openApiRoutes } from './openapi/openapi.routes.js';
 import { requestContext } from './middleware/request-context.js';
 import { httpTracing } from './middleware/tracing.js';
 import { tracingOn } from '../core/tracing/tracing.js';
+import { applyProxyTrust } from '../core/runtime/proxy-trust.js';
 import { homePages } from './pages/home.page.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
@@ -39,7 +40,8 @@ export function createKoaApp(
   routers: Router<AppState>[],
   surface: 'api' | 'mcp' = 'api',
 ): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: services.config.trustProxy });
+  const app = new Koa<AppState>();
+  applyProxyTrust(app, services.config.trustProxyHops);
   app.silent = true; // errors are logged by errorEnvelope with the request id
   if (services.metrics) app.use(httpMetrics(services.metrics, surface));
   app.use(requestContext(services.logger));

@@ -51,7 +51,10 @@ const hostEntry = z
 const EnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
-  TRUST_PROXY: boolFromEnv.default(false),
+  /** Replaced by TRUST_PROXY_HOPS: `true` trusted the client-chosen leftmost X-Forwarded-For (refused at boot). */
+  TRUST_PROXY: boolFromEnv.optional(),
+  /** How many proxies of ours stand in front of this process and append to X-Forwarded-For (0: none). */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATA_DIR: z.string().min(1).default('.data'),
   MIGRATE_ON_START: boolFromEnv.optional(),
@@ -227,7 +230,8 @@ export type MailConfig = { kind: 'smtp'; url: string; from: string } | { kind: '
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
   readonly host: string;
-  readonly trustProxy: boolean;
+  /** TRUST_PROXY_HOPS: proxies of ours in front (core/runtime/proxy-trust.ts); 0 trusts no forwarded header. */
+  readonly trustProxyHops: number;
   readonly logLevel: string;
   readonly dataDir: string;
   /** Apply pending migrations at boot; undefined lets the launcher decide (the all-in-one mode does). */
@@ -364,6 +368,13 @@ export function loadConfig(
     if (issues.length) throw new ConfigError(issues);
   }
 
+  if (e.TRUST_PROXY) {
+    throw new ConfigError([
+      'TRUST_PROXY: replaced by TRUST_PROXY_HOPS, the number of proxies of yours in front of this process (1 behind ' +
+        'one load balancer, 0 when published directly); TRUST_PROXY=true let any client choose its own address',
+    ]);
+  }
+
   if (e.SECRETS_KEY_PREVIOUS?.length && !e.SECRETS_KEY) {
     throw new ConfigError(['SECRETS_KEY_PREVIOUS: needs SECRETS_KEY (the new key) to be set as well']);
   }
@@ -393,7 +404,7 @@ export function loadConfig(
   return Object.freeze({
     env: e.NODE_ENV,
     host: e.HOST,
-    trustProxy: e.TRUST_PROXY,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
     logLevel: e.LOG_LEVEL,
     dataDir,
     migrateOnStart: e.MIGRATE_ON_START,

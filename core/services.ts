@@ -280,11 +280,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
     const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
     const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
+    const metrics = options.metrics ?? new Metrics();
     const health = new HealthService({
       orm,
       counters,
       temporal,
       dbBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
+      logger,
+      metrics,
     });
 
     let closed: Promise<void> | undefined;
@@ -292,7 +295,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       config,
       logger,
       clock,
-      metrics: options.metrics ?? new Metrics(),
+      metrics,
       orm,
       counters,
       spend,

@@ -13,6 +13,7 @@ import {
   toAppError,
 } from '../core/errors.js';
 import { fail, ok } from '../core/envelope.js';
+import { publicHealth } from '../core/health/health.service.js';
 import { newId } from '../core/ids.js';
 import { checkPath, checkSearch, checkText } from '../core/input.js';
 import { subscribeGatewayEvents } from '../core/gateway-events.js';
@@ -108,7 +109,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     if (pathname === '/health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
       // The pid tells apart the processes behind one port (GATEWAY_PROCESSES > 1: node:cluster workers).
-      const report = { ...(await services.health.check('gateway')), pid: process.pid };
+      const report = { ...publicHealth(await services.health.check('gateway')), pid: process.pid };
       if (report.status === 'ok') sendJson(res, 200, ok(report, requestId), { 'X-Request-Id': requestId });
       else
         sendJson(

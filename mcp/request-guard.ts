@@ -6,8 +6,8 @@
  *
  * - Origin: absent is fine (agents and SDK clients send none); present, it must be the MCP URL's own origin or one of
  *   MCP_ALLOWED_ORIGINS, exactly (`null` is refused).
- * - Host (as the client addressed us: `X-Forwarded-Host` only with TRUST_PROXY): the MCP URL's host and port, any
- *   MCP_ALLOWED_HOSTS entry (`name` for any port, `name:port`), and when we listen on loopback or the MCP URL is a
+ * - Host (as the client addressed us: `X-Forwarded-Host` only with TRUST_PROXY_HOPS > 0): the MCP URL's host and port,
+ *   any MCP_ALLOWED_HOSTS entry (`name` for any port, `name:port`), and when we listen on loopback or the MCP URL is a
  *   loopback one, `localhost`, `127.0.0.1` and `[::1]` on any port (a rebinding attack's Host is the attacker's
  *   name, never these). `MCP_ALLOWED_HOSTS=*` turns the Host check off (a proxy in front already enforces it).
  */

@@ -35,11 +35,45 @@ export function parseQuery<S extends z.ZodType>(ctx: AppContext, schema: S): z.o
   return parsed.data;
 }
 
+/** How much of a refused upload is read and thrown away so the client can still read the 413 (issue 21 item 9). */
+export const REFUSED_BODY_DRAIN = { extraBytes: 8 * 1024 * 1024, ms: 5_000 };
+
+/**
+ * Read and discard the rest of a refused upload, up to `maxBytes` or `ms`: a client (fetch, curl) writes its whole
+ * body before it reads the answer, so closing the connection under it turns our 413 into a network error (EPIPE).
+ * Resolves once the body has ended, or the bound is reached (the connection is then closed after the response).
+ */
+function drainBounded(req: AppContext['req'], maxBytes: number, ms: number): Promise<void> {
+  if (req.readableEnded) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let drained = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('error', done);
+      req.off('close', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > maxBytes) done();
+    };
+    const timer = setTimeout(done, ms);
+    req.on('data', onData);
+    req.on('end', done);
+    req.on('error', done);
+    req.on('close', done);
+    req.resume();
+  });
+}
+
 /**
  * Read a raw (non-JSON) request body up to `limit` bytes. A larger body is refused with 413 as soon as it is known
- * (declared, or while reading), without buffering the rest; the connection is then closed after the response, since
- * the unread remainder of the upload would otherwise be parsed as the next request. A body sent as JSON is refused
- * with 415 (the JSON parser has consumed it).
+ * (declared, or while reading), without buffering the rest: the rest is read and discarded up to a bound
+ * (REFUSED_BODY_DRAIN) so an ordinary client receives the answer, and the connection is closed after the response,
+ * since an unread remainder would otherwise be parsed as the next request. A body sent as JSON is refused with 415
+ * (the JSON parser has consumed it).
  */
 export function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
   const req = ctx.req;
@@ -51,13 +85,13 @@ export function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
       ),
     );
   }
-  const refuse = () => {
+  const refuse = async (): Promise<never> => {
     ctx.set('Connection', 'close');
-    req.resume(); // discard the rest
-    return new PayloadTooLargeError(limit);
+    await drainBounded(req, limit + REFUSED_BODY_DRAIN.extraBytes, REFUSED_BODY_DRAIN.ms);
+    throw new PayloadTooLargeError(limit);
   };
   const declared = Number(ctx.get('content-length') || NaN);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(refuse());
+  if (Number.isFinite(declared) && declared > limit) return refuse();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -70,7 +104,8 @@ export function readRawBody(ctx: AppContext, limit: number): Promise<Buffer> {
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        reject(refuse());
+        chunks.length = 0;
+        refuse().catch(reject);
         return;
       }
       chunks.push(chunk);

@@ -148,7 +148,7 @@ ${denyForm(ctx)}`;
 
   const consentForm = (ctx: AppContext, c: ClientView, proof: Proof, message?: string) => `${clientLine(c)}
 ${errorLine(message)}
-<p>Approving creates an API key with every scope for your organization (as <strong>${escapeHtml(proof.email)}</strong>), named <strong>${escapeHtml(oauthKeyName(c.name))}</strong>. The agent acts as that key; you see and revoke it in your keys. Set what it may spend:</p>
+<p>Approving creates an API key with every scope for your organization (as <strong>${escapeHtml(proof.email)}</strong>), named <strong>${escapeHtml(oauthKeyName(c.name))}</strong>. The agent acts as that key, limited to the scopes it asked for; you see and revoke it in your keys. Set what it may spend:</p>
 <form method="post" action="${base(ctx)}/consent">
   ${hidden('csrf', csrf(ctx))}
   ${centsField('budget_cents', 'Total budget', DEFAULT_OAUTH_CAPS.budget_cents)}
@@ -303,13 +303,14 @@ ${errorLine(message)}
         );
         await services.counters.del(proofKey(details.uid));
         const grant = new provider.Grant({ accountId: keyId, clientId: client.clientId });
-        // What the client asked for (the login prompt comes first, so its details do not list the scopes yet),
-        // and the whole resource scope set: the tokens act as a full-scope key.
+        // What the client asked for (the login prompt comes first, so its details do not list the scopes yet), and
+        // no more: the tokens act as the key with only these scopes (core/oauth/access-tokens.ts intersects them).
         const requested = String((details.params as { scope?: string }).scope ?? '').split(' ');
         const known = new Set<string>(['openid', 'offline_access', ...SCOPES]);
         const scopes = requested.filter((s) => known.has(s));
         if (scopes.length) grant.addOIDCScope(scopes.join(' '));
-        grant.addResourceScope(mcpResource(services.config), SCOPES.join(' '));
+        const resourceScopes = scopes.filter((s) => (SCOPES as readonly string[]).includes(s));
+        if (resourceScopes.length) grant.addResourceScope(mcpResource(services.config), resourceScopes.join(' '));
         const grantId = await grant.save();
         services.logger.info({ key_id: keyId, client_id: client.clientId }, 'oauth client approved');
         await finish(ctx, { login: { accountId: keyId }, consent: { grantId } });

@@ -207,7 +207,7 @@ const PageInfo = z.object({
 });
 const PaginationMeta = z.looseObject({ request_id: z.string(), pagination: PageInfo });
 
-const HealthCheck = z.looseObject({ status: z.enum(['ok', 'down']), backend: z.string().optional() });
+const HealthCheck = z.strictObject({ status: z.enum(['up', 'down']) });
 export const HealthReport = z.looseObject({
   status: z.enum(['ok', 'degraded']),
   service: z.string(),

@@ -64,7 +64,7 @@ export function render(ctx: AppContext, status: number, title: string, body: str
   ctx.body = page(title, body);
 }
 
-/** Cookies are `Secure` whenever the request arrived over HTTPS (directly, or per X-Forwarded-Proto with TRUST_PROXY). */
+/** Cookies are `Secure` whenever the request arrived over HTTPS (directly, or per X-Forwarded-Proto behind our proxies). */
 function secureCookies(ctx: AppContext): boolean {
   return ctx.secure;
 }

@@ -1,8 +1,8 @@
 /**
  * `npm run catalog:import -- [FILE]`: load a public directory (data/public-apis/public-apis.json format) into the
- * catalog. A directory provider org ("Public APIs directory", its licence and source on its profile) owns one live
- * listing per entry (`source: 'directory'`, no endpoints: searchable, not callable until claimed). Enrichment files
- * beside the directory (`enrichment/*.json`: `{ "<name>|<url>|<category>": { intents, synonyms } }`) add the
+ * catalog. A directory provider org (flagged `orgs.directory`; "Public APIs directory", its licence and source on its
+ * profile) owns one live listing per entry (`source: 'directory'`, no endpoints: searchable, not callable until
+ * claimed). Enrichment files beside the directory (`enrichment/*.json`: `{ "<name>|<url>|<category>": { intents, synonyms } }`) add the
  * listing's `examples` and search synonyms. Re-running updates in place: rows are matched by slug, unchanged rows
  * are not written, and only changed listings are re-indexed. Works on Postgres and on PGlite (plain SQL, one
  * statement per batch).
@@ -21,6 +21,7 @@ import {
   entryKey,
   type DirectoryEntry,
 } from './directory.js';
+import { DIRECTORY_SLUG } from '../profiles/reserved-slugs.js';
 import type { SearchIndex } from './search-index.js';
 
 export const DEFAULT_DIRECTORY_FILE = path.join(
@@ -32,7 +33,7 @@ export const DEFAULT_DIRECTORY_FILE = path.join(
   'public-apis.json',
 );
 export const DIRECTORY_PROFILE = {
-  slug: 'public-apis',
+  slug: DIRECTORY_SLUG,
   displayName: 'Public APIs directory',
   website: 'https://github.com/public-apis/public-apis',
   bio:
@@ -96,27 +97,47 @@ const cut = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}
 export class DirectoryImporter {
   constructor(private readonly deps: { orm: MikroORM; index: SearchIndex; logger: Logger }) {}
 
-  /** The directory provider's org id, created with its profile on first use. */
+  /**
+   * The directory provider's org id: the one org flagged `directory` (never found by its profile slug, which another
+   * org could hold), created with its profile on first use. The profile takes the reserved slug `public-apis` unless
+   * an org already holds it (one that took it before it was reserved): the directory's profile then has no slug, and
+   * the holder gets nothing of the directory either way.
+   */
   async ensureOrg(): Promise<string> {
     const em = this.deps.orm.em.fork();
-    const [found] = await em.execute<{ org_id: string }[]>('select org_id from profiles where slug = ?', [
-      DIRECTORY_PROFILE.slug,
-    ]);
-    if (found) return found.org_id;
+    const found = async () => (await em.execute<{ id: string }[]>('select id from orgs where directory = true'))[0]?.id;
+    const existing = await found();
+    if (existing) return existing;
     const orgId = newId('org');
-    await em.transactional(async (tem) => {
-      await tem.execute(`insert into orgs (id, kind, name) values (?, 'standard', ?)`, [
-        orgId,
-        DIRECTORY_PROFILE.displayName,
-      ]);
-      await tem.execute(`insert into profiles (org_id, display_name, slug, bio, website) values (?, ?, ?, ?, ?)`, [
-        orgId,
-        DIRECTORY_PROFILE.displayName,
-        DIRECTORY_PROFILE.slug,
-        DIRECTORY_PROFILE.bio,
-        DIRECTORY_PROFILE.website,
-      ]);
-    });
+    try {
+      await em.transactional(async (tem) => {
+        await tem.execute(`insert into orgs (id, kind, name, directory) values (?, 'standard', ?, true)`, [
+          orgId,
+          DIRECTORY_PROFILE.displayName,
+        ]);
+        const [taken] = await tem.execute<{ org_id: string }[]>('select org_id from profiles where slug = ?', [
+          DIRECTORY_PROFILE.slug,
+        ]);
+        if (taken) {
+          this.deps.logger.warn(
+            { holder_org_id: taken.org_id, slug: DIRECTORY_PROFILE.slug },
+            'directory import: another org holds the directory slug; the directory profile is created without it',
+          );
+        }
+        await tem.execute(`insert into profiles (org_id, display_name, slug, bio, website) values (?, ?, ?, ?, ?)`, [
+          orgId,
+          DIRECTORY_PROFILE.displayName,
+          taken ? null : DIRECTORY_PROFILE.slug,
+          DIRECTORY_PROFILE.bio,
+          DIRECTORY_PROFILE.website,
+        ]);
+      });
+    } catch (err) {
+      // Another import created the directory org at the same moment (orgs_directory_uniq): use that one.
+      const winner = await found();
+      if (winner) return winner;
+      throw err;
+    }
     return orgId;
   }
 

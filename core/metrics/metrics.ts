@@ -5,7 +5,7 @@
  * reasons are fixed words. Values that live elsewhere (open reservations, the drain's backlog, ledger drift) are read
  * at scrape time through the `watch*` hooks, so the hot path pays for none of them.
  */
-import client, { type Counter, type Histogram, type Registry } from 'prom-client';
+import client, { type Counter, type Gauge, type Histogram, type Registry } from 'prom-client';
 
 /** Seconds buckets from 1 ms to 30 s: HTTP requests, upstream calls, drain lag. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -26,6 +26,7 @@ export class Metrics {
   readonly drainLag: Histogram;
   readonly drainBooked: Counter<'outcome'>;
   readonly activities: Counter<'activity' | 'outcome'>;
+  readonly healthUp: Gauge<'component' | 'backend'>;
   private defaultsOn = false;
 
   constructor() {
@@ -78,6 +79,12 @@ export class Metrics {
       name: 'temporal_activity_outcomes_total',
       help: 'Temporal activity executions in this worker, by activity type and outcome (completed, failed).',
       labelNames: ['activity', 'outcome'],
+      registers,
+    });
+    this.healthUp = new client.Gauge({
+      name: 'health_component_up',
+      help: 'Last health check of a component this process depends on (db, counters, temporal): 1 up, 0 down.',
+      labelNames: ['component', 'backend'],
       registers,
     });
   }

@@ -2,7 +2,8 @@
  * The agent-tool server's check of an OAuth access token (it never calls the control plane over HTTP): the token's
  * hash is looked up in the authorization server's store; it must be live, be an access token, and name our MCP
  * resource as its audience (a token issued for anything else is refused). It then acts as the key the person minted
- * on approval: that key must still be active, so revoking the key ends its tokens at once.
+ * on approval: that key must still be active, so revoking the key ends its tokens at once, and it acts with the
+ * scopes both the token was granted and the key holds (a client that asked for `catalog:read` gets only that).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey } from '../../db/entities/index.js';
@@ -48,6 +49,11 @@ export class OAuthAccessTokens {
     );
     const payload = rows[0]?.payload;
     if (!payload?.accountId || !payload.clientId || !payload.grantId) throw invalid('unknown, expired or revoked');
+    // The grant must still exist: a revoked family (reuse detection) also ends a token issued in a race with it.
+    const grant = await em.execute(`select 1 from oauth_payloads where id = ? and model = 'Grant'`, [
+      payloadRowId('Grant', payload.grantId),
+    ]);
+    if (grant.length === 0) throw invalid('of a revoked grant');
     if (payload.exp !== undefined && payload.exp * 1000 <= Date.now()) throw invalid('expired');
     const audiences = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
     if (!audiences.includes(this.audience)) throw invalid(`not issued for ${this.audience}`);
@@ -58,17 +64,19 @@ export class OAuthAccessTokens {
       { fields: ['id', 'org', 'keyPrefix', 'scopes'] },
     );
     if (!key) throw invalid('for a key that was revoked');
+    const granted = payload.scope ? payload.scope.split(' ') : [];
     return {
       principal: {
         type: 'api_key',
         orgId: key.org.id,
         keyId: key.id,
         keyPrefix: key.keyPrefix,
-        scopes: key.scopes as Scope[],
+        // What the client was granted, and never more than the key holds.
+        scopes: (key.scopes as Scope[]).filter((s) => granted.includes(s)),
       },
       clientId: payload.clientId,
       grantId: payload.grantId,
-      scopes: payload.scope ? payload.scope.split(' ') : [],
+      scopes: granted,
       expiresAt: payload.exp ?? 0,
     };
   }

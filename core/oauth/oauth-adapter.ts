@@ -5,7 +5,7 @@
  * payload is stored without it (`jti`) and given back on read; a leaked table holds no usable code or token.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { sha256Hex } from '../crypto.js';
 
 /** Marks a stored payload whose `jti` (its own id, the secret) was removed before storing. */
@@ -39,6 +39,14 @@ export function createOAuthAdapter(orm: MikroORM): new (model: string) => Adapte
       'run',
     );
   };
+
+  /** Every token and code of a grant, and the grant's own row (a Grant's id is its grant id). */
+  const revokeGrantFamily = (grantId: string) =>
+    execute(
+      'delete from oauth_payloads where grant_id = ? or id = ?',
+      [grantId, payloadRowId('Grant', grantId)],
+      'run',
+    );
 
   return class PostgresOAuthAdapter implements Adapter {
     constructor(private readonly model: string) {}
@@ -104,12 +112,23 @@ export function createOAuthAdapter(orm: MikroORM): new (model: string) => Adapte
       return Promise.resolve(undefined); // the device flow is not enabled
     }
 
+    /**
+     * One conditional UPDATE: the library checked `consumed` on its own read, so two concurrent exchanges of one
+     * refresh token (or code) can both get here; exactly one updates the row. The other is reuse: the grant's whole
+     * family is revoked (every token and code of the grant, and the grant itself) and the request refused.
+     */
     async consume(id: string): Promise<void> {
-      await execute(
-        'update oauth_payloads set consumed_at = now() where id = ? and consumed_at is null',
-        [payloadRowId(this.model, id)],
-        'run',
+      const rowId = payloadRowId(this.model, id);
+      const won = await execute<{ id: string }[]>(
+        'update oauth_payloads set consumed_at = now() where id = ? and consumed_at is null returning id',
+        [rowId],
       );
+      if (won.length === 1) return;
+      const [row] = await execute<{ grant_id: string | null }[]>('select grant_id from oauth_payloads where id = ?', [
+        rowId,
+      ]);
+      if (row?.grant_id) await revokeGrantFamily(row.grant_id);
+      throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`);
     }
 
     async destroy(id: string): Promise<void> {

@@ -16,6 +16,7 @@ import type { Config } from '../config.js';
 import { escapeHtml } from '../html.js';
 import type { Logger } from '../logger.js';
 import type { UpstreamGuard } from '../upstream/upstream-guard.js';
+import { applyProxyTrust } from '../runtime/proxy-trust.js';
 import { createOAuthAdapter } from './oauth-adapter.js';
 
 export const ACCESS_TOKEN_TTL_S = 3_600;
@@ -193,7 +194,7 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
   };
 
   const provider = new Provider(config.urls.publicBase, configuration);
-  provider.proxy = config.trustProxy;
+  applyProxyTrust(provider, config.trustProxyHops);
   provider.on('server_error', (_ctx, err) => deps.logger.error({ err }, 'oauth server error'));
   const refused = (event: string) => (_ctx: unknown, err: Error & { error_detail?: string }) =>
     deps.logger.info({ event, error: err.message, detail: err.error_detail }, 'oauth request refused');

@@ -18,23 +18,7 @@ import {
 } from '../errors.js';
 import { newId } from '../ids.js';
 import { AVATAR_EXTENSIONS, AVATAR_MAX_BYTES, sniffImageType } from './image.js';
-
-const RESERVED_SLUGS = new Set([
-  'admin',
-  'api',
-  'apis',
-  'me',
-  'new',
-  'settings',
-  'support',
-  'help',
-  'login',
-  'signup',
-  'billing',
-  'provider',
-  'providers',
-  'www',
-]);
+import { isReservedSlug, RESERVED_SLUG_RULE } from './reserved-slugs.js';
 
 export const ProfilePatch = z
   .object({
@@ -43,7 +27,7 @@ export const ProfilePatch = z
       .string()
       .trim()
       .regex(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/, 'must be 1-40 lower-case letters, digits or inner hyphens')
-      .refine((s) => !RESERVED_SLUGS.has(s), 'is reserved')
+      .refine((s) => !isReservedSlug(s), RESERVED_SLUG_RULE)
       .nullable(),
     bio: z.string().trim().max(1000).nullable(),
     website: z

@@ -46,8 +46,19 @@ export const Org = defineEntity({
      * prepaid balance goes negative); back to 0 once earnings repay it.
      */
     chargebackCarryCents: p.bigint('number').default(0),
+    /**
+     * The public directory's own org (core/catalog/directory-import.ts): set by the import, never by a user, and held
+     * by at most one org. The import finds its org by this flag, never by a profile slug someone else could take.
+     */
+    directory: p.boolean().default(false),
     ...timestamps(),
   },
+  uniques: [
+    {
+      name: 'orgs_directory_uniq',
+      expression: 'create unique index "orgs_directory_uniq" on "orgs" ("directory") where "directory"',
+    },
+  ],
   checks: [
     {
       name: 'orgs_prepaid_credit_nonnegative',

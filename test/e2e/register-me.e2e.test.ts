@@ -95,7 +95,7 @@ describe.each(MODES)('$name', (mode) => {
     await cleanup?.();
   });
 
-  it('reports db, counters and temporal ok on /health of all three surfaces', async () => {
+  it('reports db, counters and temporal up on /health of all three surfaces (up/down only, no details)', async () => {
     for (const [surface, url] of [
       ['api', proc.urls.api],
       ['gateway', proc.urls.gateway],
@@ -106,11 +106,11 @@ describe.each(MODES)('$name', (mode) => {
       expect(res.body.data).toMatchObject({
         status: 'ok',
         service: surface,
-        checks: {
-          db: { status: 'ok', backend: mode.backends.db },
-          counters: { status: 'ok', backend: mode.backends.counters },
-          temporal: { status: 'ok' },
-        },
+      });
+      expect(res.body.data.checks).toEqual({
+        db: { status: 'up' },
+        counters: { status: 'up' },
+        temporal: { status: 'up' },
       });
     }
     if (proc.urls.temporalUi) {

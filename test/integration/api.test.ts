@@ -138,12 +138,14 @@ describe('control plane', () => {
       expect(replaced.body.meta.request_id).toMatch(/^req_/);
     });
 
-    it('serves /health with db, counters and temporal (temporal down here: 503 envelope naming it)', async () => {
+    it('serves /health with db, counters and temporal up or down (temporal down here: 503 envelope naming it)', async () => {
       const res = await http(base, 'GET', '/health');
       expectFailure(res, 503, 'internal_error');
-      expect(res.body.error.details.checks.db).toMatchObject({ status: 'ok', backend: 'postgres' });
-      expect(res.body.error.details.checks.counters).toMatchObject({ status: 'ok', backend: 'redis' });
-      expect(res.body.error.details.checks.temporal).toMatchObject({ status: 'down', backend: 'temporal' });
+      expect(res.body.error.details.checks).toEqual({
+        db: { status: 'up' },
+        counters: { status: 'up' },
+        temporal: { status: 'down' },
+      });
     });
 
     it('logs a 500 with its stack and masks it in the response', async () => {

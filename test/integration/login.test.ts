@@ -15,8 +15,8 @@ describe('passwordless sign-in', () => {
   const email = (tag: string) => `${tag}-${++n}@example.com`;
 
   beforeAll(async () => {
-    // TRUST_PROXY: tests speak from several client addresses through X-Forwarded-For.
-    s = await startFullStack({ clock, env: { TRUST_PROXY: 'true' } });
+    // TRUST_PROXY_HOPS=1: tests speak from several client addresses through X-Forwarded-For.
+    s = await startFullStack({ clock, env: { TRUST_PROXY_HOPS: '1' } });
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);

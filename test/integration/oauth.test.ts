@@ -369,10 +369,10 @@ describe('OAuth 2.1 for agents', () => {
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 
-  async function approveAndExchange(email: string) {
+  async function approveAndExchange(email: string, scope?: string) {
     const { verifier, challenge } = pkce();
     const back = await personApproves(
-      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+      authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256', scope }),
       email,
       { approve: true },
     );
@@ -387,6 +387,58 @@ describe('OAuth 2.1 for agents', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return { access_token: res.body.access_token!, refresh_token: res.body.refresh_token!, email };
   }
+
+  it('a token whose client asked scope=catalog:read acts with that scope only (issue 21 item 4)', async () => {
+    const { access_token } = await approveAndExchange(newEmail(), 'catalog:read offline_access');
+    const transport = new StreamableHTTPClientTransport(new URL(resource), {
+      requestInit: { headers: { Authorization: `Bearer ${access_token}` } },
+    });
+    const client = new Client({ name: 'narrow-agent', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const categories = await client.callTool({ name: 'get_categories', arguments: {} });
+      expect(categories.isError, JSON.stringify(categories.content)).toBeFalsy();
+      for (const [name, scope] of [
+        ['get_my_profile', 'provider:write'],
+        ['get_usage', 'usage:read'],
+      ] as const) {
+        const refused = await client.callTool({ name, arguments: {} });
+        expect(refused.isError, name).toBe(true);
+        const text = JSON.stringify(refused.structuredContent ?? refused.content);
+        expect(text, name).toContain('forbidden');
+        expect(text, name).toContain(scope);
+      }
+    } finally {
+      await client.close();
+    }
+    // The grant itself holds only what was asked.
+    const [grant] = await sql<{ payload: { resources?: Record<string, string> } }>(
+      stack.db.url,
+      `select payload from oauth_payloads where model = 'Grant' order by expires_at desc limit 1`,
+    );
+    expect(grant?.payload.resources?.[resource]).toBe('catalog:read');
+  });
+
+  it('two concurrent refreshes with one refresh token: exactly one succeeds, the family is revoked (item 6)', async () => {
+    const first = await approveAndExchange(newEmail());
+    expect(await mcpStatus(first.access_token)).toBe(200);
+    const refresh = () =>
+      tokenRequest({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: clientId });
+    const results = await Promise.all([refresh(), refresh(), refresh()]);
+    const won = results.filter((r) => r.status === 200);
+    const lost = results.filter((r) => r.status !== 200);
+    expect(won, JSON.stringify(results.map((r) => r.body))).toHaveLength(1);
+    for (const r of lost) expect(r.body.error).toBe('invalid_grant');
+    // The lost race is reuse: the whole grant is gone, the winner's tokens with it.
+    expect(await mcpStatus(first.access_token)).toBe(401);
+    expect(await mcpStatus(won[0]!.body.access_token!)).toBe(401);
+    const next = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: won[0]!.body.refresh_token!,
+      client_id: clientId,
+    });
+    expect(next.body.error).toBe('invalid_grant');
+  });
 
   it('refuses an authorization request without PKCE, with plain, without or with another resource', async () => {
     const cases: [Record<string, string | undefined>, string][] = [

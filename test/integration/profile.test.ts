@@ -1,4 +1,6 @@
 // The org profile and avatar: fields, validation, slug uniqueness, magic-byte image typing, size limit, serving.
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { CONSUMER_SCOPES, VERIFIED_EXTRA_SCOPES } from '../../core/auth/scopes.js';
@@ -210,6 +212,63 @@ describe('profile', () => {
         })
       ).status,
     ).toBe(200);
+  });
+
+  it('a standard fetch uploading 3 MB reads the 413 validation_failed envelope, not a network error', async () => {
+    const three = Buffer.concat([PNG, Buffer.alloc(3 * 1024 * 1024)]);
+    for (let i = 0; i < 3; i++) {
+      // Declared length: refused before the body is read, then the upload is drained so the client reads the answer.
+      const res = await http(base, 'POST', '/v1/me/avatar', {
+        token: key,
+        rawBody: three,
+        headers: { 'content-type': 'image/png' },
+      });
+      expectFailure(res, 413, 'validation_failed');
+      expect(res.body.error.details).toEqual({ limit_bytes: 2 * 1024 * 1024 });
+    }
+    const chunked = await fetch(`${base}/v1/me/avatar`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'image/png' },
+      body: new Blob([three]).stream(),
+      duplex: 'half',
+    });
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+  });
+
+  it('keeps reading a refused 3 MB upload until it ends, then answers 413 (the client is never cut off mid-write)', async () => {
+    // A client that writes its whole body before reading, at its own pace: the connection must stay open until the
+    // last byte is written, or the client sees EPIPE / a reset instead of the answer.
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    let closedAt: number | undefined;
+    const closed = once(socket, 'close');
+    socket.on('close', () => (closedAt ??= written));
+    let written = 0;
+    const total = 3 * 1024 * 1024;
+    const write = (data: Buffer | string) =>
+      new Promise<void>((resolve, reject) => socket.write(data, (err) => (err ? reject(err) : resolve())));
+    await write(
+      `POST /v1/me/avatar HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: image/png\r\nContent-Length: ${total}\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    while (written < total) {
+      await write(chunk);
+      written += chunk.length;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await closed;
+    expect(closedAt, 'the server closed the connection before the upload ended').toBe(total);
+    const text = Buffer.concat(received).toString('utf8');
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      ok: false,
+      error: { code: 'validation_failed', details: { limit_bytes: 2 * 1024 * 1024 } },
+    });
   });
 
   it('answers 404 for unknown avatar ids', async () => {
