@@ -4,12 +4,14 @@
 // ignored) and the already built Go tools (their build has its own test in tools-script.test.ts).
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
+import { CHROMIUM, launchBrowser } from '../helpers/browser.js';
 import { waitFor } from '../helpers/ports.js';
 import { startProcess, type RunningProcess } from '../helpers/processes.js';
 
@@ -150,6 +152,46 @@ describe('npm start on a fresh clone', () => {
     const final = (await json(await fetch(`${api}/v1/billing/balance`, { headers: auth }))).data;
     expect(final.credit_cents).toBe(after.credit_cents);
   });
+
+  // Needs Chromium (test/helpers/browser.ts); a machine without it skips this one visibly.
+  it.skipIf(!existsSync(CHROMIUM))(
+    'a person signs up from the home page, lands in the console and buys a pack on the embedded payments',
+    async () => {
+      const api = proc.urls.api;
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${api}/`);
+        await page.getByRole('link', { name: 'Create an account' }).click();
+        await page.getByLabel('Email').fill('browser-person@example.com');
+        await page.getByLabel(/Your name/).fill('Browser Person');
+        const logBefore = proc.output().length;
+        await page.getByRole('button', { name: 'Email me a code' }).click();
+        await page.waitForSelector('text=We sent a 6-digit code');
+        // npm start prints mail to the terminal: the person reads the code there.
+        const code = await waitFor(
+          () => Promise.resolve(/Your code: (\d{6})/.exec(proc.output().slice(logBefore))?.[1]),
+          { timeoutMs: 10_000, what: 'the sign-up code in the log' },
+        );
+        await page.getByLabel('Code').fill(code);
+        await page.getByRole('button', { name: 'Create my account' }).click();
+        await page.waitForURL(`${api}/console`);
+        await expect.poll(() => page.title()).toContain('Overview');
+
+        await page.getByRole('link', { name: 'Billing' }).first().click();
+        await page.getByRole('button', { name: /Buy starter/ }).click();
+        await page.waitForURL(/\/embedded-payments\/checkout\//);
+        await page.getByRole('button', { name: 'Pay $5.00' }).click();
+        await page.waitForURL(/\/console\/billing\?done=checkout/);
+        // $5.00 bought and the $1.00 starter credit (released when the code proved the address).
+        await expect
+          .poll(async () => (await page.reload(), await page.textContent('.cards')), { timeout: 15_000 })
+          .toContain('$6.00');
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 
   it('stops gracefully on SIGTERM (one Node process behind npm, no tsx CLI in between)', async () => {
     await proc.stop('SIGTERM');

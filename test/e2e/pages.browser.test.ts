@@ -109,8 +109,9 @@ describe('pages in a browser, against the real processes', () => {
 
     await page.getByLabel('Code').fill(code);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForSelector('text=You are signed in');
-    expect(await page.textContent('[role=status]')).toContain(email);
+    // Signed in without a `next`: the console's overview, not a dead end (issue 22).
+    await page.waitForURL(`${proc.urls.api}/console`);
+    await expect.poll(() => page.title()).toContain('Overview');
 
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === 'svc_session');

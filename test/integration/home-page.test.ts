@@ -37,7 +37,11 @@ describe('control plane root page', () => {
     expect(res.headers.get('content-security-policy')).toBe(PAGE_CSP);
     expect(res.text).toContain('<title>Welcome · API marketplace</title>');
     expect(res.text).toContain('self-hosted <strong>API marketplace</strong>');
-    expect(res.text).toContain('<a href="/login">Sign in</a>');
+    // Signed out: sign up or sign in, the console and the reference (issue 22).
+    expect(res.text).toContain('<a href="/signup">Create an account</a>');
+    expect(res.text).toContain('<a href="/login">sign in</a>');
+    expect(res.text).toContain('<a href="/console">console</a>');
+    expect(res.text).toContain('<a href="/docs">API reference</a>');
     expect(res.text).toContain(`<a href="${TEMPORAL_UI}/namespaces/default/workflows">Temporal UI</a>`);
     for (const doc of ['README.md', 'spec.md', 'decisions.md', 'api-conventions.md', 'operations.md']) {
       expect(res.text).toContain(`<a href="/docs/${doc}">`);
@@ -90,7 +94,7 @@ describe('control plane root page', () => {
       await page.goto(`${server.url}/`);
       expect(await page.title()).toBe('Welcome · API marketplace');
       expect(await page.textContent('h1')).toBe('Welcome');
-      await page.getByRole('link', { name: 'Sign in' }).click();
+      await page.getByRole('link', { name: 'sign in', exact: true }).click();
       await page.waitForSelector('text=Email me a code');
       await page.goBack();
       await page.getByRole('link', { name: /Service Specification/ }).click();
