@@ -26,8 +26,16 @@ export const SCHEDULES = {
   billingThreshold: { id: 'billing-threshold', every: '1 hour' },
   /** 00:05 UTC on the 1st: every card-on-file balance owed is charged, and providers are paid out. */
   billingPeriodClose: { id: 'billing-period-close', calendar: { dayOfMonth: 1, hour: 0, minute: 5 } },
-  /** Stats, merit scores, ranks, score history and market events: fresh within 60 s of a call (one run each 30 s). */
-  catalogRollups: { id: 'catalog-rollups', every: '30 seconds' },
+  /**
+   * Stats, merit scores, ranks, score history and market events, fresh within 60 s of a call: one run an hour that
+   * makes a pass every 30 s (issue 22: a run every 30 s buried every other flow in the Temporal UI under ~2,900 runs a
+   * day; now 24).
+   */
+  catalogRollups: {
+    id: 'catalog-rollups',
+    every: '1 hour',
+    loop: { forMs: 59 * 60_000 + 30_000, everyMs: 30_000 },
+  },
   /** usage_events partitions: months ahead created, months past USAGE_RETENTION_DAYS retired (daily, 02:30 UTC). */
   usagePartitions: { id: 'usage-partitions', calendar: { hour: 2, minute: 30 } },
 } as const;
@@ -185,8 +193,18 @@ export interface UsagePartitionsResult {
   rollups_watermark: string | null;
 }
 
-/** What one run of catalogRollupsWorkflow did, step by step (core/catalog/rollups.service.ts). */
+/**
+ * catalogRollupsWorkflow's input: with `loop`, a pass every `everyMs` for `forMs` of workflow time (the hourly
+ * schedule's run); without, one pass (operators, tests, `runRollupsNow`).
+ */
+export interface CatalogRollupsInput {
+  loop?: { forMs: number; everyMs: number };
+}
+
+/** What one pass of catalogRollupsWorkflow did, step by step (core/catalog/rollups.service.ts); the last pass's. */
 export interface CatalogRollupsResult {
+  /** Passes made by this run (1 without `loop`). */
+  passes?: number;
   usage: { from: string; watermark: string; listings_touched: number; full_refresh: boolean };
   scores: { listings_scored: number; day: string };
   ranks: { ranks_written: number; movers: number };

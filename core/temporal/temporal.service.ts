@@ -12,7 +12,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { msToNumber, TypedSearchAttributes } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import { tracingOn } from '../tracing/tracing.js';
 import type { Logger } from '../logger.js';
@@ -27,6 +27,7 @@ import {
   type AccountUpdate,
   type BillingCycleInput,
   type BillingCycleResult,
+  type CatalogRollupsInput,
   type CatalogRollupsResult,
   type ConnectOnboardingInput,
   type PaymentSettled,
@@ -307,6 +308,9 @@ export class TemporalService {
       args: unknown[];
       catchupWindow?: string;
       workflowId?: string;
+      triggerImmediately?: boolean;
+      /** Bring an existing schedule of this id to this spec and action (its definition changed). */
+      update?: boolean;
     }[] = [
       {
         id: SCHEDULES.reconcileBooks.id,
@@ -330,10 +334,14 @@ export class TemporalService {
         id: SCHEDULES.catalogRollups.id,
         spec: { intervals: [{ every: SCHEDULES.catalogRollups.every }] },
         workflowType: WORKFLOW_TYPES.catalogRollups,
-        args: [],
-        // Each run starts from the watermark: a run missed while the cluster was down needs no catching up.
+        args: [{ loop: SCHEDULES.catalogRollups.loop } satisfies CatalogRollupsInput],
+        // Each pass starts from the watermark: a run missed while the cluster was down needs no catching up.
         catchupWindow: '1 minute',
         workflowId: SCHEDULES.catalogRollups.id,
+        // The first hourly run starts now, not at the next hour: boards are fresh from the first minute.
+        triggerImmediately: true,
+        // A deployment made before issue 22 has the 30-second schedule: it is brought to this one.
+        update: true,
       },
       {
         id: SCHEDULES.usagePartitions.id,
@@ -347,26 +355,44 @@ export class TemporalService {
     ];
     const created: string[] = [];
     for (const schedule of wanted) {
+      const action = {
+        type: 'startWorkflow' as const,
+        workflowType: schedule.workflowType,
+        taskQueue,
+        args: schedule.args,
+        ...(schedule.workflowId ? { workflowId: schedule.workflowId } : {}),
+      };
       try {
         await this.client.schedule.create({
           scheduleId: schedule.id,
           spec: schedule.spec,
           // A run missed while the cluster was down still happens (a month-end charge must not be skipped).
           policies: { catchupWindow: schedule.catchupWindow ?? '7 days', overlap: 'SKIP' },
-          action: {
-            type: 'startWorkflow',
-            workflowType: schedule.workflowType,
-            taskQueue,
-            args: schedule.args,
-            ...(schedule.workflowId ? { workflowId: schedule.workflowId } : {}),
-          },
+          action,
+          ...(schedule.triggerImmediately ? { state: { triggerImmediately: true } } : {}),
         });
         created.push(schedule.id);
       } catch (err) {
         if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+        if (schedule.update) await this.updateSchedule(schedule.id, schedule.spec, action);
       }
     }
     return created;
+  }
+
+  /** Bring an existing schedule to `spec` and `action` when either differs (a deployment made by an older version). */
+  private async updateSchedule(
+    id: string,
+    spec: ScheduleSpec,
+    action: { type: 'startWorkflow'; workflowType: string; taskQueue: string; args: unknown[]; workflowId?: string },
+  ): Promise<void> {
+    const handle = this.client.schedule.getHandle(id);
+    const current = await handle.describe();
+    const intervals = (s: ScheduleSpec) => (s.intervals ?? []).map((i) => msToNumber(i.every)).join(',');
+    const sameArgs =
+      current.action.type === 'startWorkflow' && JSON.stringify(current.action.args) === JSON.stringify(action.args);
+    if (sameArgs && intervals(current.spec) === intervals(spec)) return;
+    await handle.update((prev) => ({ ...prev, spec, action }));
   }
 
   /** Run the books check now (as the schedule would) and return its report. */

@@ -97,11 +97,38 @@ describe('catalogRollupsWorkflow', () => {
       )
     )[0];
 
-  it('is scheduled every 30 s, overlap skip', async () => {
+  it('is scheduled once an hour (overlap skip), each run making a pass every 30 s for the hour', async () => {
     const d = await s.temporal.client.schedule.getHandle(SCHEDULES.catalogRollups.id).describe();
-    expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: 'catalogRollupsWorkflow' });
-    expect(d.spec.intervals?.[0]?.every).toBe(30_000);
+    expect(d.action).toMatchObject({
+      type: 'startWorkflow',
+      workflowType: 'catalogRollupsWorkflow',
+      args: [{ loop: { forMs: 3_570_000, everyMs: 30_000 } }],
+    });
+    expect(d.spec.intervals?.[0]?.every).toBe(3_600_000);
     expect(d.policies.overlap).toBe('SKIP');
+  });
+
+  it("the schedules start a handful of runs an hour, not the operator's whole list (issue 22)", async () => {
+    // Temporal's own answer: each schedule's next action times, counted over the next hour.
+    const hour = Date.now() + 3_600_000;
+    const perSchedule: Record<string, number> = {};
+    for (const { id } of Object.values(SCHEDULES)) {
+      const d = await s.temporal.client.schedule.getHandle(id).describe();
+      perSchedule[id] = d.info.nextActionTimes.filter((t) => t.getTime() <= hour).length;
+    }
+    expect(perSchedule[SCHEDULES.catalogRollups.id]).toBe(1);
+    const total = Object.values(perSchedule).reduce((a, b) => a + b, 0);
+    expect(total, JSON.stringify(perSchedule)).toBeLessThanOrEqual(5); // was 120+ with a rollups run every 30 s
+  });
+
+  it('a looping run makes a pass every interval for its time, then ends', async () => {
+    const result = await s.temporal.client.workflow.execute('catalogRollupsWorkflow', {
+      workflowId: `catalog-rollups:loop-test:${Date.now()}`,
+      taskQueue: s.services.config.temporal.taskQueue,
+      args: [{ loop: { forMs: 2_900, everyMs: 1_000 } }],
+    });
+    expect((result as { passes: number }).passes).toBeGreaterThanOrEqual(2);
+    expect((result as { passes: number }).passes).toBeLessThanOrEqual(3);
   });
 
   it('reflects paid, failed and free calls in stats, boards, ranks and the overview within 60 s', async () => {
