@@ -21,6 +21,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import type { PublishResult, VerificationResult } from '../temporal/contracts.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { applyCredential, redactUrl, type UpstreamCredential } from '../upstream/credentials.js';
+import { ensurePublicIdentity } from '../profiles/public-identity.js';
 import { UpstreamRequestError, type UpstreamGuard } from '../upstream/upstream-guard.js';
 import { parseOpenApiDocument, type ImportedEndpoint } from './openapi-import.js';
 import type {
@@ -309,6 +310,8 @@ export class ProvidersService {
     if (body.docs_url != null) docsUrl = checkDocsUrl(body.docs_url);
     const endpoints = mergeEndpoints(imported, body.endpoints ?? []);
     if (endpoints.length > 500) throw new ValidationError('A listing can have at most 500 endpoints.');
+    // The provider gets a public name and slug with its first listing (issue 22), before the listing exists.
+    await ensurePublicIdentity(this.deps.orm, principal.orgId, body.name);
     try {
       return await this.deps.orm.em.fork().transactional(async (tem) => {
         const api = tem.create(Api, {
@@ -440,6 +443,8 @@ export class ProvidersService {
     }
     if (api.status === 'live')
       return { done: true, result: { action: 'publish', status: 'live', verification: api.verification ?? null } };
+    // Listings made before every provider had one (issue 22) get their public name and slug at publish.
+    await ensurePublicIdentity(this.deps.orm, principal.orgId, api.name);
     const outcome = await this.runLifecycle(api, 'publish', body.skipVerify);
     if (outcome.done && outcome.result.status !== 'live') {
       throw new AppError('verification_failed', 'The upstream smoke test failed, so the API was not published.', {

@@ -49,6 +49,7 @@ describe('a lost invalidation message', () => {
     });
   }, 120_000);
   afterAll(async () => {
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     await gw?.stop('SIGKILL');
     await stack?.close();
     await upstream?.close();

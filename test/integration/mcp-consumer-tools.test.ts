@@ -549,8 +549,16 @@ describe('agent-tool server: consumer tools', () => {
           clientId: 'client-1',
           grantId: 'grant-1',
           aud: `${stack.config.urls.mcp}/mcp`,
+          // The token acts with what it was granted and its key holds (issue 21 item 4).
+          scope: 'catalog:read proxy:call usage:read',
         }),
       ],
+    );
+    // A token acts only while its grant lives (reuse detection revokes the family).
+    await sql(
+      stack.db.url,
+      `insert into oauth_payloads (id, model, payload, grant_id, expires_at) values ($1, 'Grant', '{}', 'grant-1', now() + interval '1 hour')`,
+      [payloadRowId('Grant', 'grant-1')],
     );
     const client = await connect(token);
     upstream.handle((_req, res) => {

@@ -158,6 +158,44 @@ describe('provider lifecycle', () => {
     expect(runs.every((r) => r.status === 'COMPLETED' && r.type === 'verifyAndPublishWorkflow')).toBe(true);
   });
 
+  it('every provider gets a public name and slug with its first API: unique, never reserved, set ones kept (issue 22)', async () => {
+    const create = (who: Person, name: string, slug: string) =>
+      api(
+        'POST',
+        '/v1/provider/apis',
+        {
+          name,
+          slug,
+          summary: 's',
+          base_url: `${upstream.url}/v2`,
+          endpoints: [{ method: 'GET', path: '/v2/health' }],
+        },
+        who.session,
+      );
+    const profileOf = async (who: Person) =>
+      (await api('GET', '/v1/me/profile', undefined, who.session)).body.data as { display_name: string; slug: string };
+
+    const first = await createPerson(s.services);
+    expect((await profileOf(first)).slug).toBeNull();
+    expect((await create(first, 'Tide Tables', 'tide-tables-a')).status).toBe(201);
+    expect(await profileOf(first)).toMatchObject({ display_name: 'Tide Tables', slug: 'tide-tables' });
+    // A second API keeps the identity; a second provider with the same name gets the next slug.
+    expect((await create(first, 'Other', 'tide-other-a')).status).toBe(201);
+    expect(await profileOf(first)).toMatchObject({ display_name: 'Tide Tables', slug: 'tide-tables' });
+    const second = await createPerson(s.services);
+    expect((await create(second, 'Tide Tables', 'tide-tables-b')).status).toBe(201);
+    expect((await profileOf(second)).slug).toBe('tide-tables-2');
+    // A platform word is never a provider's slug.
+    const third = await createPerson(s.services);
+    expect((await create(third, 'Admin', 'admin-tools-c')).status).toBe(201);
+    expect(await profileOf(third)).toMatchObject({ display_name: 'Admin', slug: 'admin-2' });
+    // A name or slug the provider set is kept.
+    const fourth = await createPerson(s.services);
+    expect((await api('PATCH', '/v1/me/profile', { slug: 'my-own-slug' }, fourth.session)).status).toBe(200);
+    expect((await create(fourth, 'Fourth Api', 'fourth-api-d')).status).toBe(201);
+    expect(await profileOf(fourth)).toMatchObject({ display_name: 'Fourth Api', slug: 'my-own-slug' });
+  });
+
   it('verifying a live listing reports it live (verifying never changes the status)', async () => {
     const created = await importWeather('weather-live');
     const published = await api('POST', `/v1/provider/apis/${created.api_id}/publish`, { accept_terms: true });

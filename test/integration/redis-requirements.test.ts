@@ -68,6 +68,7 @@ describe('Redis requirements of the money path', () => {
     });
   }, 60_000);
   afterAll(async () => {
+    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
     for (const p of processes) await p.stop('SIGKILL');
     for (const s of servers) await s.stop();
     await stack?.close();

@@ -92,6 +92,11 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/v1/billing/auto-reload', need: 'billing:write' },
   { method: 'POST', path: '/v1/webhooks/stripe', need: 'none' },
   { method: 'GET', path: '/billing/return', need: 'none' },
+  // Embedded payments' test pages: 404 unless payments run on stripe-mock; their links are signed.
+  { method: 'GET', path: '/embedded-payments/checkout/:paymentId', need: 'none' },
+  { method: 'POST', path: '/embedded-payments/checkout/:paymentId', need: 'none' },
+  { method: 'GET', path: '/embedded-payments/setup/:orgId', need: 'none' },
+  { method: 'POST', path: '/embedded-payments/setup/:orgId', need: 'none' },
   { method: 'GET', path: '/console', need: 'none' },
   { method: 'GET', path: '/console/keys', need: 'none' },
   { method: 'GET', path: '/console/usage', need: 'none' },
@@ -130,6 +135,9 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/login', need: 'none' },
   { method: 'POST', path: '/login/verify', need: 'none' },
   { method: 'POST', path: '/logout', need: 'none' },
+  { method: 'GET', path: '/signup', need: 'none' },
+  { method: 'POST', path: '/signup', need: 'none' },
+  { method: 'POST', path: '/signup/verify', need: 'none' },
   { method: 'GET', path: '/verify-email', need: 'none' },
   { method: 'POST', path: '/verify-email', need: 'none' },
   { method: 'GET', path: '/.well-known/openid-configuration', need: 'none' },
@@ -374,7 +382,15 @@ describe('security: every route', () => {
   );
 
   it('page forms refuse a missing or mismatched CSRF token', async () => {
-    for (const path of ['/login', '/login/verify', '/verify-email', '/logout', '/terms/no-such-api']) {
+    for (const path of [
+      '/login',
+      '/login/verify',
+      '/signup',
+      '/signup/verify',
+      '/verify-email',
+      '/logout',
+      '/terms/no-such-api',
+    ]) {
       const res = await http(base, 'POST', path, {
         rawBody: 'email=a%40example.com&code=123456&token=abc&csrf=forged',
         headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'svc_csrf=' + 'A'.repeat(32) },
