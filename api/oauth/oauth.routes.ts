@@ -313,6 +313,7 @@ ${errorLine(message)}
         if (resourceScopes.length) grant.addResourceScope(mcpResource(services.config), resourceScopes.join(' '));
         const grantId = await grant.save();
         services.logger.info({ key_id: keyId, client_id: client.clientId }, 'oauth client approved');
+        await startFreshSession(ctx, details);
         await finish(ctx, { login: { accountId: keyId }, consent: { grantId } });
       },
       async (ctx, err) => {
@@ -322,6 +323,23 @@ ${errorLine(message)}
       },
     ),
   );
+
+  /**
+   * Each approval mints its own key, and the key is the authorization server's account. A browser that approved a
+   * client before still holds that session (another account), and oidc-provider would answer this approval with its
+   * sign-out step (`/session/end/confirm`, which we do not serve): the second approval in one browser dead-ended
+   * (issue 22). The email was just proven again, so this approval needs nothing of the old session: the interaction
+   * forgets it and the browser drops its cookie, and the resume starts a new session for this key.
+   */
+  async function startFreshSession(ctx: AppContext, details: Awaited<ReturnType<Provider['interactionDetails']>>) {
+    if (!details.session) return;
+    delete details.session;
+    await details.save(Math.max(1, (details.exp ?? 0) - Math.floor(Date.now() / 1000)));
+    const name = provider.cookieName('session');
+    for (const cookie of [name, `${name}.sig`, `${name}.legacy`, `${name}.legacy.sig`]) {
+      ctx.cookies.set(cookie, null, { path: '/', overwrite: true });
+    }
+  }
 
   async function finish(ctx: AppContext, result: Parameters<Provider['interactionFinished']>[2]) {
     const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });

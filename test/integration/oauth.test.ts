@@ -137,8 +137,8 @@ describe('OAuth 2.1 for agents', () => {
     authorizationUrl: string,
     email: string,
     decision: { approve: true; caps?: Record<string, string> } | { approve: false },
+    browser = new FormBrowser(issuer, REDIRECT),
   ): Promise<URL> {
-    const browser = new FormBrowser(issuer, REDIRECT);
     const start = await browser.follow(authorizationUrl);
     expect(start.status, start.text).toBe(200);
     expect(start.headers.get('content-security-policy')).toContain("default-src 'none'");
@@ -148,9 +148,16 @@ describe('OAuth 2.1 for agents', () => {
     // No CSRF token: refused.
     const forged = await browser.request('POST', `${uidPath}/email`, { email });
     expect(forged.status).toBe(403);
+    const mailsBefore = smtp.messages.length;
     const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
     expect(sent.status, sent.text).toBe(200);
-    const code = codeFromMail((await smtp.waitForMail(email)).text);
+    // This request's mail (an address may have signed in before).
+    await smtp.waitForMail(email);
+    const mail = await waitFor(
+      () => Promise.resolve(smtp.messages.slice(mailsBefore).find((m) => m.to.includes(email.toLowerCase()))),
+      { what: `a new mail to ${email}` },
+    );
+    const code = codeFromMail(mail.text);
     const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
     expect(consent.status, consent.text).toBe(200);
     expect(consent.text).toContain('127.0.0.1:47999'); // the redirect host is named
@@ -387,6 +394,31 @@ describe('OAuth 2.1 for agents', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return { access_token: res.body.access_token!, refresh_token: res.body.refresh_token!, email };
   }
+
+  it('one browser approves any number of clients in a row, each time a code reaches the client (issue 22)', async () => {
+    const browser = new FormBrowser(issuer, REDIRECT);
+    const first = newEmail();
+    for (const email of [first, first, newEmail()]) {
+      const { verifier, challenge } = pkce();
+      const back = await personApproves(
+        authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
+        email,
+        { approve: true },
+        browser,
+      );
+      expect(back.searchParams.get('error'), back.toString()).toBeNull();
+      const res = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: clientId,
+        resource,
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(await mcpStatus(res.body.access_token!)).toBe(200);
+    }
+  });
 
   it('a token whose client asked scope=catalog:read acts with that scope only (issue 21 item 4)', async () => {
     const { access_token } = await approveAndExchange(newEmail(), 'catalog:read offline_access');
