@@ -399,6 +399,8 @@ export function loadConfig(
 
   const dataDir = path.resolve(cwd, e.DATA_DIR);
   const localUrl = (p: number) => `http://localhost:${p}`;
+  // The addresses people are given (the README, mail links, the pages): one host, so one cookie jar (issue 22).
+  const ownUrl = (p: number) => `http://127.0.0.1:${p}`;
   const stripTrailingSlash = (u: string) => u.replace(/\/+$/, '');
 
   return Object.freeze({
@@ -417,9 +419,9 @@ export function loadConfig(
     ports: { api: e.API_PORT, gateway: e.GATEWAY_PORT, mcp: e.MCP_PORT },
     metrics: e.METRICS_PORT === undefined ? undefined : { port: e.METRICS_PORT, host: e.METRICS_HOST },
     urls: {
-      publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? localUrl(e.API_PORT)),
-      gateway: stripTrailingSlash(e.GATEWAY_URL ?? localUrl(e.GATEWAY_PORT)),
-      mcp: stripTrailingSlash(e.MCP_URL ?? localUrl(e.MCP_PORT)),
+      publicBase: stripTrailingSlash(e.PUBLIC_BASE_URL ?? ownUrl(e.API_PORT)),
+      gateway: stripTrailingSlash(e.GATEWAY_URL ?? ownUrl(e.GATEWAY_PORT)),
+      mcp: stripTrailingSlash(e.MCP_URL ?? ownUrl(e.MCP_PORT)),
       temporalUi: e.TEMPORAL_UI_URL
         ? stripTrailingSlash(e.TEMPORAL_UI_URL)
         : e.TEMPORAL_ADDRESS

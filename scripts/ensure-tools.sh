@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Go tools the marketplace runs against into .tools/bin/ (go install with GOBIN), skipping what is
 # already built at the pinned version: the Temporal CLI (dev server + Web UI), stripe-mock, and Toxiproxy (the fault
-# tests put it between a process and Redis, Postgres, an upstream or Stripe). A build is announced
+# tests put it between a process and Redis, Postgres, an upstream or Stripe; `--runtime`, as `npm start` runs it,
+# leaves it out). A build is announced
 # before it starts (what, that it happens once, roughly how long) and then reports every 30 s that it is still going,
 # because `go install` itself prints nothing for minutes.
 set -euo pipefail
@@ -52,5 +53,8 @@ build temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION" \
   "the Temporal dev server and Web UI for the embedded mode" "3 to 10 minutes"
 build stripe-mock github.com/stripe/stripe-mock "$STRIPE_MOCK_VERSION" \
   "a local Stripe API for billing without a Stripe account" "about a minute"
-build toxiproxy-server github.com/Shopify/toxiproxy/v2/cmd/server "$TOXIPROXY_VERSION" \
-  "a TCP proxy that injects faults for the fault-matrix tests" "about a minute" server
+# `--runtime` (npm start): only what the marketplace itself runs; Toxiproxy is for the tests alone (issue 22).
+if [ "${1:-}" != "--runtime" ]; then
+  build toxiproxy-server github.com/Shopify/toxiproxy/v2/cmd/server "$TOXIPROXY_VERSION" \
+    "a TCP proxy that injects faults for the fault-matrix tests" "about a minute" server
+fi

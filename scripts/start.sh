@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 # Node 22+: the system's when it has one, else the pinned LTS the script installs into .tools/node/ (says so once).
 source scripts/node-runtime.sh
 bash scripts/ensure-deps.sh
-bash scripts/ensure-tools.sh
+bash scripts/ensure-tools.sh --runtime
 exec node --import tsx scripts/start.ts all "$@"

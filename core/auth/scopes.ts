@@ -37,6 +37,8 @@ export type Principal =
       role: 'owner' | 'admin' | 'member';
       emailVerified: boolean;
       scopes: readonly Scope[];
+      /** The person's address, for pages that say who is signed in. */
+      email?: string;
     };
 
 /** Throws 403 `forbidden` naming the missing scope. */

@@ -58,6 +58,8 @@ class ConsoleMailer implements BaseMailer {
   constructor(
     private readonly logger: Logger,
     private readonly limit = 100,
+    /** Where the mail itself is printed for the person at the terminal (issue 22: codes were buried in JSON lines). */
+    private readonly out: { write(text: string): unknown } = process.stdout,
   ) {}
 
   send(message: MailMessage): Promise<void> {
@@ -65,8 +67,10 @@ class ConsoleMailer implements BaseMailer {
     if (this.kept.length > this.limit) this.kept.shift();
     this.logger.info(
       { mail: { to: message.to, subject: message.subject } },
-      `mail (not sent: no SMTP_URL)\n${message.text}`,
+      'mail printed below (not sent: no SMTP_URL)',
     );
+    const rule = '-'.repeat(72);
+    this.out.write(`\n${rule}\nMail to ${message.to}: ${message.subject}\n${rule}\n${message.text}\n${rule}\n\n`);
     return Promise.resolve();
   }
 
@@ -102,7 +106,7 @@ function withBackground(base: BaseMailer, logger: Logger): Mailer {
   };
 }
 
-export function createMailer(config: MailConfig, logger: Logger): Mailer {
-  const base = config.kind === 'smtp' ? new SmtpMailer(config.url, config.from) : new ConsoleMailer(logger);
+export function createMailer(config: MailConfig, logger: Logger, out?: { write(text: string): unknown }): Mailer {
+  const base = config.kind === 'smtp' ? new SmtpMailer(config.url, config.from) : new ConsoleMailer(logger, 100, out);
   return withBackground(base, logger);
 }

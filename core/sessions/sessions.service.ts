@@ -76,6 +76,7 @@ export class SessionsService {
       role: user.role as UserRole,
       emailVerified: user.emailVerifiedAt != null,
       scopes: user.emailVerifiedAt != null ? ALL_SCOPES : CONSUMER_SCOPES,
+      email: user.email,
     };
   }
 

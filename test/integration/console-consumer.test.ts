@@ -90,6 +90,15 @@ describe('console: consumer sections over HTTP', () => {
     expect(post.location).toBe(`/login?next=${encodeURIComponent('/console/keys')}`);
   });
 
+  it("says who is signed in, titles a section once, and collapses the charts' data tables (issue 22)", async () => {
+    const overview = await ownerPages.request('GET', '/console');
+    expect(overview.text).toContain('<title>Overview · API marketplace</title>');
+    expect(overview.text).toContain(`${owner.email} · owner`);
+    // A table ignores height and overflow unless it is a block: the hidden data tables left a page of blank space.
+    expect(overview.text).toContain('table.visually-hidden { display: block; }');
+    expect(overview.text).toMatch(/<table class="visually-hidden">/);
+  });
+
   it('a form without its CSRF token (or with a forged one) is a 403 page and changes nothing', async () => {
     for (const [action, fields] of [
       ['/console/keys', { name: 'forged' }],

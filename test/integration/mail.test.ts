@@ -30,11 +30,22 @@ describe('mailer', () => {
     }
   });
 
-  it('prints to the log and keeps an outbox in embedded mode', async () => {
+  it('prints the mail readably for the person at the terminal, logs that it did, and keeps an outbox', async () => {
     const logs = captureLogs('info');
-    const mailer = createMailer({ kind: 'console', from: 'x@y.z' }, logs.logger);
-    await mailer.send({ to: 'b@example.com', subject: 'Hi', text: 'Verification token: abc', html: '<p>abc</p>' });
+    let printed = '';
+    const mailer = createMailer({ kind: 'console', from: 'x@y.z' }, logs.logger, {
+      write: (t: string) => (printed += t),
+    });
+    await mailer.send({
+      to: 'b@example.com',
+      subject: 'Your sign-in code: 123456',
+      text: 'Your code: 123456',
+      html: '',
+    });
     expect(mailer.outbox()).toHaveLength(1);
-    expect(logs.text()).toContain('Verification token: abc');
+    // Plain lines, not a JSON string with escaped newlines (issue 22).
+    expect(printed).toContain('Mail to b@example.com: Your sign-in code: 123456\n');
+    expect(printed).toContain('\nYour code: 123456\n');
+    expect(logs.text()).toContain('Your sign-in code: 123456'); // the subject, in the structured log
   });
 });

@@ -104,6 +104,21 @@ describe('ensure-tools.sh', () => {
     });
     expect(stdout + stderr).toBe('');
   });
+
+  it('--runtime (npm start) never builds Toxiproxy, which only the tests need (issue 22)', async () => {
+    const bin = path.join(dir, '.tools', 'bin');
+    await rm(path.join(bin, 'toxiproxy-server'), { force: true });
+    await rm(path.join(bin, '.toxiproxy-server.version'), { force: true });
+    // Go is not on this PATH: building anything would fail loudly.
+    const { stdout, stderr } = await run('bash', [script, '--runtime'], {
+      env: { PATH: '/usr/bin:/bin', HOME: dir },
+    });
+    expect(stdout + stderr).toBe('');
+    const all = (await run('bash', [script], { env: { PATH: '/usr/bin:/bin', HOME: dir } }).catch(
+      (e: unknown) => e,
+    )) as { code: number; stderr: string };
+    expect(all.stderr).toContain('error: Go is needed to build toxiproxy-server');
+  });
 });
 
 describe('ensure-deps.sh', () => {

@@ -17,9 +17,10 @@ describe('loadConfig', () => {
     expect(c.mail.kind).toBe('console');
     expect(c.ports).toEqual({ api: 3000, gateway: 3001, mcp: 3002 });
     expect(c.urls).toEqual({
-      publicBase: 'http://localhost:3000',
-      gateway: 'http://localhost:3001',
-      mcp: 'http://localhost:3002',
+      // 127.0.0.1 as the README says (one host for the pages' cookies and the mail links; issue 22).
+      publicBase: 'http://127.0.0.1:3000',
+      gateway: 'http://127.0.0.1:3001',
+      mcp: 'http://127.0.0.1:3002',
       temporalUi: 'http://localhost:8233', // the embedded dev server's UI
     });
     expect(c.mcp).toEqual({

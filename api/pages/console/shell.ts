@@ -66,7 +66,9 @@ const STYLE = `
   figure.chart { margin: 1rem 0; background: #fff; border: 1px solid #e2e2e2; border-radius: 6px; padding: .8rem; }
   figure.chart figcaption { font-weight: 600; margin-bottom: .4rem; }
   .legend span { margin-right: 1rem; font-size: .9rem; }
-  .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  .visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; border: 0; overflow: hidden; clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
+  /* A table ignores height and overflow: as a block it collapses too (the charts' data tables left ~1,100 px of blank). */
+  table.visually-hidden { display: block; }
   .empty { padding: 1.5rem; background: #fff; border: 1px dashed #bbb; border-radius: 6px; text-align: center; color: #555; }
   a { color: #1f4aa0; }
   ul.chips { display: flex; flex-wrap: wrap; gap: .5rem 1rem; list-style: none; padding: 0; margin: .5rem 0 1rem; }
@@ -95,7 +97,7 @@ function nav(active: ConsoleSection, person: SessionPrincipal, csrf: string): st
   ).join('');
   return `<header class="top"><a href="/console"><strong>API marketplace</strong></a>
 <nav aria-label="Console"><ul>${links}</ul></nav>
-<div class="who"><span>Signed in · ${escapeHtml(person.role)}</span>
+<div class="who"><span>${escapeHtml(person.email ?? 'Signed in')} · ${escapeHtml(person.role)}</span>
 <form method="post" action="/logout" class="inline">${hidden('csrf', csrf)}<button type="submit">Sign out</button></form></div></header>`;
 }
 
@@ -112,7 +114,7 @@ export function renderConsole(ctx: AppContext, person: SessionPrincipal, view: C
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(view.title)} · ${escapeHtml(section.label)} · API marketplace</title>
+<title>${view.title === section.label ? '' : `${escapeHtml(view.title)} · `}${escapeHtml(section.label)} · API marketplace</title>
 <style>${STYLE}</style>
 </head>
 <body>
