@@ -96,7 +96,6 @@ describe('console: consumer sections over HTTP', () => {
     expect(overview.text).toContain(`${owner.email} · owner`);
     // A table ignores height and overflow unless it is a block: the hidden data tables left a page of blank space.
     expect(overview.text).toContain('table.visually-hidden { display: block; }');
-    expect(overview.text).toMatch(/<table class="visually-hidden">/);
   });
 
   it('a form without its CSRF token (or with a forged one) is a 403 page and changes nothing', async () => {
