@@ -22,12 +22,17 @@ interface Doc {
   path: string;
 }
 
+/** The project's own working notes: how it is tested, not how to use it (issue 22: not served to visitors). */
+const INTERNAL_DOCS = new Set(['testing.md', 'testing-properties.md', 'reliability.md']);
+
 /** The shipped docs, read once: README first, then the contract, then the rest by name. */
 function shippedDocs(): Doc[] {
   const candidates = [path.join(SOURCE_ROOT, 'README.md')];
   try {
     const dir = path.join(SOURCE_ROOT, 'docs');
-    for (const name of readdirSync(dir).sort()) if (name.endsWith('.md')) candidates.push(path.join(dir, name));
+    for (const name of readdirSync(dir).sort()) {
+      if (name.endsWith('.md') && !INTERNAL_DOCS.has(name)) candidates.push(path.join(dir, name));
+    }
   } catch {
     // not shipped (the production image leaves docs/ out)
   }

@@ -71,7 +71,9 @@ export function billingCommands(program: Command): void {
         const s = meta.summary as UsageSummary | undefined;
         const range = meta.range as { from: string; to: string } | undefined;
         const total = s
-          ? `${s.calls} calls (${s.successful_calls} ok), cost ${money(s.cost_cents)}, billed ${money(s.billable_cents)}` +
+          ? `${s.calls} calls (${s.successful_calls} ok), cost ${money(s.cost_cents)}` +
+            // Prepaid calls are paid from credits; only card-on-file usage is billed (issue 22).
+            (s.billable_cents > 0 ? `, ${money(s.billable_cents)} billed to your card` : ', paid from credits') +
             (range ? ` from ${when(range.from)} to ${when(range.to)}` : '') +
             '\n'
           : '';

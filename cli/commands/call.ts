@@ -51,12 +51,15 @@ export function chargeLine(meta: Record<string, unknown>): string | undefined {
     return `replay${original}: not charged again (original cost ${money(cost)})`;
   }
   if (cost === 0) return 'free call: nothing charged';
-  const parts = [`charged ${money(cost)}`];
-  if (typeof meta.credit_applied_cents === 'number') parts.push(`credits ${money(meta.credit_applied_cents)}`);
-  if (typeof meta.billable_cents === 'number' && meta.billable_cents > 0) {
-    parts.push(`billed to card ${money(meta.billable_cents)}`);
+  // What paid for it, not a balance (issue 22: "credits $0.05" read like what was left).
+  const parts: string[] = [];
+  if (typeof meta.credit_applied_cents === 'number' && meta.credit_applied_cents > 0) {
+    parts.push(`${money(meta.credit_applied_cents)} paid from credits`);
   }
-  return parts.join(', ');
+  if (typeof meta.billable_cents === 'number' && meta.billable_cents > 0) {
+    parts.push(`${money(meta.billable_cents)} billed to your card`);
+  }
+  return `charged ${money(cost)}${parts.length ? ` (${parts.join(', ')})` : ''}`;
 }
 
 function noteCharge(cli: Cli, meta: Record<string, unknown>): void {

@@ -186,7 +186,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     await s.services.ledger.post({ orgId, kind: 'grant', amountCents: 100 });
     const first = await svc(['call', api.slug, 'GET', '/paid', '--idempotency-key', 'cli-1'], { profile });
     expect(first.code, shown(first)).toBe(0);
-    expect(first.stderr).toMatch(/charged \$0\.05, credits \$0\.05/);
+    expect(first.stderr).toMatch(/charged \$0\.05 \(\$0\.05 paid from credits\)/);
     const again = await svc(['call', api.slug, 'GET', '/paid', '--idempotency-key', 'cli-1', '--json'], { profile });
     expect(again.code, shown(again)).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, data: null, meta: { replayed: true, cost_cents: 5 } });
@@ -201,7 +201,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
       { timeoutMs: 30_000, intervalMs: 500, what: 'the call in svc usage' },
     );
     expect(usage.stdout).toMatch(/^\S+\s+clitest-echo\s+GET \/paid\s+200\s+success\s+\$0\.05\s+\d+$/m);
-    expect(usage.stdout).toMatch(/^1 calls \(1 ok\), cost \$0\.05, billed \$0\.00 from /m);
+    expect(usage.stdout).toMatch(/^1 calls \(1 ok\), cost \$0\.05, paid from credits from /m);
   });
 
   it('usage errors exit 2 with one line on stderr and send nothing', async () => {

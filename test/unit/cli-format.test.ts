@@ -75,11 +75,12 @@ describe('table and fields', () => {
 
 describe('the gateway charge line', () => {
   it('describes a charge, a free call and a replay', () => {
+    // What paid for the call, never read as a remaining balance (issue 22).
     expect(chargeLine({ cost_cents: 5, credit_applied_cents: 5, billable_cents: 0 })).toBe(
-      'charged $0.05, credits $0.05',
+      'charged $0.05 ($0.05 paid from credits)',
     );
     expect(chargeLine({ cost_cents: 5, credit_applied_cents: 2, billable_cents: 3 })).toBe(
-      'charged $0.05, credits $0.02, billed to card $0.03',
+      'charged $0.05 ($0.02 paid from credits, $0.03 billed to your card)',
     );
     expect(chargeLine({ cost_cents: 0 })).toBe('free call: nothing charged');
     expect(chargeLine({ cost_cents: 5, replayed: true, original_request_id: 'req_1' })).toBe(
