@@ -118,7 +118,11 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: true },
+      // A client revokes only its own tokens (public clients included); a stranger's token is answered as unknown.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => Promise.resolve(token.clientId === client.clientId),
+      },
       introspection: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
