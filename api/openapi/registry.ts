@@ -147,6 +147,7 @@ const SearchItem = z
     category: z.object({ slug: z.string(), name: z.string() }).nullable(),
     tags: z.array(z.string()),
     source: z.enum(['provider', 'directory']),
+    callable: z.boolean().describe('Callable through the gateway (a provider’s listing); a directory entry is not.'),
     docs_url: z.string().nullable(),
     price: z
       .object({

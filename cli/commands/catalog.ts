@@ -14,6 +14,16 @@ interface SearchItem extends Named {
   category: Named | null;
   price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
   svc_score: number;
+  callable: boolean;
+}
+
+interface SearchOptions {
+  category?: string;
+  sort?: string;
+  limit?: number;
+  offset?: number;
+  callable?: boolean;
+  source?: string;
 }
 
 interface EndpointRow {
@@ -32,7 +42,9 @@ interface Listing extends Named {
   tags: string[];
   provider: { name: string | null };
   docs_url: string | null;
-  gateway_url: string;
+  callable: boolean;
+  gateway_url: string | null;
+  directory_entry?: { note: string; how_to_list: string };
   svc_score: number;
   verification: { status: string };
   pricing: { endpoints: number; free_endpoints: number; min_price_cents: number; max_price_cents: number };
@@ -92,7 +104,9 @@ export function catalogCommands(program: Command): void {
     .option('--sort <sort>', 'svc_score, price, relevance, new, calls, gmv, reliability, value or momentum')
     .option('--limit <n>', 'at most this many results (max 500)', parsePositiveInt)
     .option('--offset <n>', 'skip this many results', parseNonNegativeInt)
-    .action(async (q: string[], opts: { category?: string; sort?: string; limit?: number; offset?: number }, cmd) => {
+    .option('--callable', 'only APIs callable through the gateway (no directory entries)')
+    .option('--source <source>', 'provider (callable listings) or directory (directory entries)')
+    .action(async (q: string[], opts: SearchOptions, cmd) => {
       const cli = cliOf(cmd as Command);
       const query = {
         q: q.join(' '),
@@ -100,6 +114,8 @@ export function catalogCommands(program: Command): void {
         sort: opts.sort,
         limit: opts.limit,
         offset: opts.offset,
+        source: opts.source,
+        callable: opts.callable ? 'true' : undefined,
       };
       const res = await cli.send<SearchItem[]>({ method: 'GET', path: '/v1/search', query });
       cli.print(res, (items, meta) => {
@@ -115,6 +131,7 @@ export function catalogCommands(program: Command): void {
               align: 'right',
             },
             { header: 'SCORE', value: (i) => i.svc_score, align: 'right' },
+            { header: 'CALLABLE', value: (i) => (i.callable ? 'yes' : 'no: directory') },
             { header: 'SUMMARY', value: (i) => i.summary, max: 60 },
           ],
           'No listings match.',
@@ -156,7 +173,8 @@ export function catalogCommands(program: Command): void {
           ['verification', d.verification.status],
           ['terms', d.terms.required ? 'acceptance required (svc terms ' + d.slug + ')' : null],
           ['docs', d.docs_url],
-          ['gateway', d.gateway_url],
+          ['gateway', d.gateway_url ?? 'none: a directory entry, not callable here'],
+          ['how to list it', d.directory_entry?.how_to_list ?? null],
         ]);
         const endpoints = table(
           d.endpoints,

@@ -66,6 +66,16 @@ export interface EndpointSchemaRow {
   output_schema: Record<string, unknown> | null;
 }
 
+/** What a directory entry tells a person (issue 22): it is listed for discovery, not callable through the gateway. */
+export const DIRECTORY_ENTRY = {
+  note:
+    'A directory entry (imported from the public-apis directory): listed so it can be found, not callable through ' +
+    'the gateway, and priced by nobody here.',
+  how_to_list:
+    'Its provider makes it callable by listing it: sign up, then create the API with its base URL and endpoints ' +
+    '(console: Provider, or POST /v1/provider/apis), set prices and publish.',
+} as const;
+
 export interface ListingDetail {
   slug: string;
   name: string;
@@ -78,7 +88,12 @@ export interface ListingDetail {
   examples: string[];
   provider: { slug: string | null; name: string | null };
   docs_url: string | null;
-  gateway_url: string;
+  /** Callable through the gateway: a provider's listing. A directory entry is not (no gateway URL) until listed. */
+  callable: boolean;
+  /** Where to call it; null for a directory entry. */
+  gateway_url: string | null;
+  /** A directory entry only: what it is and how its provider makes it callable. */
+  directory_entry?: { note: string; how_to_list: string };
   published_at: string | null;
   verification: { status: string; checked_at: string | null };
   svc_score: number;
@@ -204,7 +219,9 @@ export class ListingsService {
       examples: [...api.examples],
       provider: { slug: profile?.slug ?? null, name: profile?.displayName ?? null },
       docs_url: api.docsUrl ?? null,
-      gateway_url: this.gatewayBase(api),
+      callable: api.source === 'provider',
+      gateway_url: api.source === 'provider' ? this.gatewayBase(api) : null,
+      ...(api.source === 'directory' ? { directory_entry: DIRECTORY_ENTRY } : {}),
       published_at: api.publishedAt?.toISOString() ?? null,
       verification: { status: api.verificationStatus, checked_at: api.verification?.checked_at ?? null },
       svc_score,

@@ -28,6 +28,8 @@ export const SearchQuery = z
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
     max_price_cents: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     source: z.enum(API_SOURCES).optional(),
+    /** `true`: only listings callable through the gateway (a provider's); `false`: only directory entries. */
+    callable: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
   })
   .strict();
 export type SearchQuery = z.infer<typeof SearchQuery>;

@@ -29,6 +29,8 @@ export interface SearchItem {
   category: { slug: string; name: string } | null;
   tags: string[];
   source: 'provider' | 'directory';
+  /** Callable through the gateway (a provider's listing); a directory entry is not until its provider lists it. */
+  callable: boolean;
   docs_url: string | null;
   /** `free`: every endpoint is free (as the detail's `pricing.free`); `min_price_cents` 0 shows a free endpoint. */
   price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
@@ -353,7 +355,14 @@ export class SearchService {
     return fused;
   }
 
-  async search(query: SearchQuery): Promise<SearchResult> {
+  async search(asked: SearchQuery): Promise<SearchResult> {
+    // `callable` is the people's word for the source (issue 22): true a provider's listing, false a directory entry.
+    const wanted = asked.callable === undefined ? undefined : asked.callable === 'true' ? 'provider' : 'directory';
+    if (wanted && asked.source && asked.source !== wanted) {
+      const sort = asked.sort ?? (asked.q ? 'relevance' : 'svc_score');
+      return { items: [], total: 0, limit: asked.limit, offset: asked.offset, sort };
+    }
+    const query: SearchQuery = wanted ? { ...asked, source: wanted } : asked;
     await this.sync();
     const sort: SearchSort = query.sort ?? (query.q ? 'relevance' : 'svc_score');
     let relevance: Map<string, number> | null = null;
@@ -436,6 +445,7 @@ export class SearchService {
         category: r.category ? { slug: r.category, name: r.category_name ?? r.category } : null,
         tags: r.tags,
         source: r.source,
+        callable: r.source === 'provider',
         docs_url: r.docs_url,
         price: {
           min_price_cents: min,

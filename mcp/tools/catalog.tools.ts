@@ -34,6 +34,12 @@ export const SlugArg = z
 
 const SearchCategory = SearchQuery.shape.category.describe('Only APIs in this category (a slug from get_categories).');
 
+/** Only listings callable through the gateway (issue 22): directory entries are found, but not callable here. */
+const CallableOnly = z
+  .boolean()
+  .optional()
+  .describe('true: only APIs callable through the gateway (leaves out directory entries, which are not).');
+
 export function registerCatalogTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool(
     'discover_tools',
@@ -57,6 +63,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
             .max(SEARCH_MAX_LIMIT)
             .default(10)
             .describe(`How many results (1-${SEARCH_MAX_LIMIT}, default 10).`),
+          callable_only: CallableOnly,
         })
         .strict(),
       outputSchema: dataOrError(
@@ -68,7 +75,12 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       runTool(ctx.log, async () => {
         checkArgs(args);
         requireScope(ctx.principal, 'catalog:read');
-        const query = parseArgs(SearchQuery, { q: args.query, category: args.category, limit: args.max_results });
+        const query = parseArgs(SearchQuery, {
+          q: args.query,
+          category: args.category,
+          limit: args.max_results,
+          ...(args.callable_only ? { callable: 'true' } : {}),
+        });
         const result = await services.search.search(query);
         return {
           query: query.q,
@@ -82,8 +94,8 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
             min_price_cents: i.price.min_price_cents,
             max_price_cents: i.price.max_price_cents,
             svc_score: i.svc_score,
-            // Directory listings are searchable but not callable until their provider claims them.
-            callable: i.source !== 'directory',
+            // Directory entries are searchable but not callable until their provider lists them.
+            callable: i.callable,
           })),
         };
       }),
@@ -115,6 +127,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
             .optional()
             .describe(`Page size, 1-${SEARCH_MAX_LIMIT} (default 50).`),
           offset: z.number().int().min(0).max(1_000_000).optional().describe('Results to skip (default 0).'),
+          callable_only: CallableOnly,
         })
         .strict(),
       outputSchema: dataOrError(
@@ -132,8 +145,9 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       runTool(ctx.log, async () => {
         checkArgs(args);
         requireScope(ctx.principal, 'catalog:read');
-        const { query, ...rest } = args;
-        return { ...(await services.search.search(parseArgs(SearchQuery, { q: query, ...rest }))) };
+        const { query, callable_only, ...rest } = args;
+        const callable = callable_only ? { callable: 'true' } : {};
+        return { ...(await services.search.search(parseArgs(SearchQuery, { q: query, ...rest, ...callable }))) };
       }),
   );
 

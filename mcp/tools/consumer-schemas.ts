@@ -30,6 +30,7 @@ export const SearchItemOut = z.looseObject({
   svc_score: z.number(),
   merit: z.looseObject({}),
   provider: Named,
+  callable: z.boolean(),
 });
 
 export const CompactListingOut = z.object({
@@ -54,7 +55,8 @@ export const ListingDetailOut = z.looseObject({
   category: Named.nullable(),
   tags: z.array(z.string()),
   provider: Named,
-  gateway_url: z.string(),
+  callable: z.boolean(),
+  gateway_url: z.string().nullable(),
   svc_score: z.number(),
   merit: z.looseObject({}),
   pricing: z.looseObject({

@@ -124,7 +124,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
 
     const search = await svc(['search', 'clitest', 'echo'], { profile });
     expect(search.code, shown(search)).toBe(0);
-    expect(search.stdout.split('\n')[0]).toMatch(/^SLUG\s+NAME\s+CATEGORY\s+PRICE\s+SCORE\s+SUMMARY$/);
+    expect(search.stdout.split('\n')[0]).toMatch(/^SLUG\s+NAME\s+CATEGORY\s+PRICE\s+SCORE\s+CALLABLE\s+SUMMARY$/);
     expect(search.stdout).toMatch(/^clitest-echo\s+clitest-echo\s+-\s+free-\$0\.05\s/m);
   });
 

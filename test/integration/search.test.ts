@@ -96,6 +96,7 @@ describe('catalog search and the directory', () => {
         'category',
         'tags',
         'source',
+        'callable',
         'docs_url',
         'price',
         'svc_score',
@@ -106,6 +107,7 @@ describe('catalog search and the directory', () => {
     );
     expect(item).toMatchObject({
       source: 'directory',
+      callable: false,
       price: { min_price_cents: null, max_price_cents: null, free: false },
       // A listing with no traffic scores 50, whether the rollup schedule has rated it yet or not.
       svc_score: 50,
@@ -311,5 +313,28 @@ describe('catalog search and the directory', () => {
     expect(res.body.error.message).toMatch(
       /listed from a public directory and is not callable until its provider claims it/,
     );
+  });
+
+  it('says what is callable: callable=true keeps provider listings, a directory entry says how it becomes one (issue 22)', async () => {
+    const callable = await get('/v1/search?q=quokka%20census&callable=true&limit=50');
+    expect(callable.status, show(callable)).toBe(200);
+    const items = callable.body.data as { slug: string; source: string; callable: boolean }[];
+    expect(items.length).toBeGreaterThan(0);
+    expect(items.every((i) => i.callable && i.source === 'provider')).toBe(true);
+    const directory = await get('/v1/search?q=weather&callable=false&limit=20');
+    const entries = directory.body.data as { source: string; callable: boolean }[];
+    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.every((i) => !i.callable && i.source === 'directory')).toBe(true);
+    // A contradiction is an empty answer, not an error; a bad value is a 400.
+    expect((await get('/v1/search?q=weather&callable=true&source=directory')).body.data).toEqual([]);
+    expectFailure(await get('/v1/search?callable=maybe'), 400, 'validation_failed');
+
+    const entry = (await get('/v1/apis/open-meteo')).body.data;
+    expect(entry).toMatchObject({ source: 'directory', callable: false, gateway_url: null });
+    expect(entry.directory_entry.note).toContain('not callable through the gateway');
+    expect(entry.directory_entry.how_to_list).toContain('POST /v1/provider/apis');
+    const listed = (await get('/v1/apis/quokka-mixed')).body.data;
+    expect(listed.callable).toBe(true);
+    expect(listed.gateway_url).toMatch(/\/v1\/proxy\/quokka-mixed$/);
   });
 });

@@ -67,7 +67,7 @@ function resultsTable(result: SearchResult): string {
     .map(
       (i) => `<tr><td>${listingLink(i.slug, i.name)}<br><span class="muted">${escapeHtml(i.summary)}</span></td>
 <td>${categoryLink(i.category)}</td><td>${escapeHtml(priceRange(i.price))}</td>
-<td class="num">${i.svc_score}</td><td>${escapeHtml(i.provider.name ?? i.provider.slug ?? '—')}</td></tr>`,
+<td class="num">${i.svc_score}</td><td>${escapeHtml(i.provider.name ?? i.provider.slug ?? '—')}${i.callable ? '' : '<br><span class="muted">Directory entry: not callable</span>'}</td></tr>`,
     )
     .join('');
   return `<table><caption class="visually-hidden">Search results</caption>
@@ -111,6 +111,7 @@ ${category}
     ],
     query.source,
   )}</select></div>
+<div><label><input type="checkbox" name="callable" value="true"${query.callable === 'true' ? ' checked' : ''}> Callable only</label></div>
 <div><label for="max_price">Max price per call ($)</label><input id="max_price" name="max_price" inputmode="decimal" size="8" value="${escapeHtml(query.max_price ?? '')}"></div>
 <div><label for="limit">Per page</label><select id="limit" name="limit">${options(
     PAGE_SIZES.map((n) => ({ value: String(n), label: String(n) })),
@@ -350,7 +351,11 @@ ${detail.description ? `<p>${escapeHtml(detail.description)}</p>` : ''}
 <div class="card"><div class="muted">Verification</div><div>${escapeHtml(detail.verification.status)}</div><div class="muted">${escapeHtml(when(detail.verification.checked_at))}</div></div>
 </div>
 ${tags}
-<p>Gateway: <code>${escapeHtml(detail.gateway_url)}</code> · <a href="/v1/apis/${encodeURIComponent(slug)}/openapi">OpenAPI document</a>${detail.docs_url ? ` · <a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer">Documentation</a>` : ''}</p>
+${
+  detail.gateway_url
+    ? `<p>Gateway: <code>${escapeHtml(detail.gateway_url)}</code> · <a href="/v1/apis/${encodeURIComponent(slug)}/openapi">OpenAPI document</a>${detail.docs_url ? ` · <a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer">Documentation</a>` : ''}</p>`
+    : `<div class="banner warn" role="status"><strong>Directory entry: not callable here.</strong> ${escapeHtml(detail.directory_entry?.note ?? '')} ${escapeHtml(detail.directory_entry?.how_to_list ?? '')}</div>${detail.docs_url ? `<p><a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer">Its own documentation</a></p>` : ''}`
+}
 <section aria-labelledby="endpoints-h"><h2 id="endpoints-h">Endpoints and prices</h2>${endpointsTable(detail)}</section>
 <section aria-labelledby="stats-h"><h2 id="stats-h">Stats</h2><div class="charts">${callsChart}${scoreChart}</div>
 <table><caption class="visually-hidden">Stats by period</caption><thead><tr><th scope="col">Period</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Success rate</th><th scope="col" class="num">p50 ms</th><th scope="col" class="num">p95 ms</th><th scope="col" class="num">GMV</th><th scope="col" class="num">Consumers</th></tr></thead><tbody>${statsRows}</tbody></table></section>
