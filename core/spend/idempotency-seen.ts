@@ -37,6 +37,8 @@ export function seenKeyHash(keyId: string, clientKey: string): string {
   return createHash('sha256').update(keyId).update('\0').update(clientKey).digest('hex').slice(0, 16);
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
 interface KeyRow {
   org_id: string;
   key_id: string;
@@ -118,11 +120,20 @@ export class SeenKeys {
    * before answering; if the fast state cannot take it, wait out every process's fast-path allowance instead.
    */
   async booked(orgId: string, keyId: string, clientKey: string): Promise<void> {
-    try {
-      await this.deps.spend.addSeen([{ orgId, hash: seenKeyHash(keyId, clientKey) }]);
-    } catch (err) {
-      this.log.warn({ err: (err as Error).message, org_id: orgId }, 'seen set not updated; waiting out the fast path');
-      await new Promise((r) => setTimeout(r, UNSYNCED_WAIT_MS));
+    const started = performance.now();
+    const added = await Promise.race([
+      this.deps.spend.addSeen([{ orgId, hash: seenKeyHash(keyId, clientKey) }]).then(
+        () => true,
+        (err: unknown) => {
+          this.log.warn({ err: (err as Error).message, org_id: orgId }, 'seen set not updated; waiting out fast paths');
+          return false;
+        },
+      ),
+      sleep(FAST_PATH_ALLOWANCE_MS).then(() => false),
+    ]);
+    if (!added) {
+      // The commit preceded `started`: past started + UNSYNCED_WAIT_MS no allowance from an earlier check remains.
+      await sleep(started + UNSYNCED_WAIT_MS - performance.now());
       return;
     }
     await this.forget([{ org_id: orgId, key_id: keyId, idempotency_key: clientKey }]).catch(() => undefined);
@@ -146,7 +157,7 @@ export class SeenKeys {
   /** Read the org's booked keys into its seen set, then stamp it if no data was lost meanwhile. True if stamped. */
   async rebuildNow(orgId: string): Promise<boolean> {
     const epoch = await this.deps.spend.seenEpoch(orgId);
-    await new Promise((r) => setTimeout(r, this.options.rebuildDelayMs ?? REBUILD_DELAY_MS));
+    await sleep(this.options.rebuildDelayMs ?? REBUILD_DELAY_MS);
     let after: [string, string] = ['', ''];
     for (;;) {
       const rows = await this.deps.orm.em.fork().execute<{ key_id: string; idempotency_key: string }[]>(
