@@ -15,9 +15,10 @@
  *   longer than any process's allowance before answering, so no process can still skip Postgres for that key.
  */
 import { createHash } from 'node:crypto';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import type { SpendStore } from './spend-store.js';
+import type { CallRecord } from './usage-committer.js';
 
 /** How often each process moves `idempotency_unsynced` rows into the seen sets. */
 export const UNSYNCED_INTERVAL_MS = 500;
@@ -175,4 +176,18 @@ export class SeenKeys {
     }
     return this.deps.spend.completeSeen(orgId, epoch);
   }
+}
+
+/**
+ * List calls booked past the settle in `idempotency_unsynced`, inside the booking's transaction (the group commit's
+ * careful path; its one-statement path does the same in a CTE, `ins_unsynced`).
+ */
+export async function listUnsynced(tem: EntityManager, calls: readonly CallRecord[]): Promise<void> {
+  if (calls.length === 0) return;
+  await tem.execute(
+    `insert into idempotency_unsynced (org_id, key_id, idempotency_key, created_at)
+     values ${calls.map(() => '(?, ?, ?, ?)').join(',')} on conflict do nothing`,
+    calls.flatMap((c) => [c.orgId, c.keyId, c.idempotencyKey, c.at]),
+    'run',
+  );
 }

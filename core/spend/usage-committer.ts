@@ -28,6 +28,7 @@ import {
   crossesReloadThresholdSql,
 } from './money-rules.js';
 import { newId } from '../ids.js';
+import { listUnsynced } from './idempotency-seen.js';
 import type { Logger } from '../logger.js';
 
 export interface CallRecord {
@@ -430,10 +431,8 @@ export class UsageCommitter {
         ]),
       );
       for (const r of rowsBack) claimed.add(r.usage_id);
-      await listUnsynced(
-        tem,
-        claims.filter((p) => p.call.unsynced && claimed.has(p.call.usageId)),
-      );
+      const unsynced = claims.filter((p) => p.call.unsynced && claimed.has(p.call.usageId)).map((p) => p.call);
+      await listUnsynced(tem, unsynced);
     }
     const isDuplicate = (c: CallRecord) =>
       c.idempotencyKey !== null && c.outcome === 'success' && !claimed.has(c.usageId);
@@ -590,17 +589,6 @@ export class UsageCommitter {
       return r;
     });
   }
-}
-
-/** The careful path's part of the commit statement's `ins_unsynced`. */
-async function listUnsynced(tem: EntityManager, listed: readonly Pending[]): Promise<void> {
-  if (listed.length === 0) return;
-  await tem.execute(
-    `insert into idempotency_unsynced (org_id, key_id, idempotency_key, created_at) values ${rows(listed.length, 4)}
-     on conflict do nothing`,
-    listed.flatMap(({ call }) => [call.orgId, call.keyId, call.idempotencyKey, call.at]),
-    'run',
-  );
 }
 
 /** The usage_events columns the careful path writes, in the order `usageValues` gives them. */

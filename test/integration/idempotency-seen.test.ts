@@ -8,8 +8,10 @@ import { ManualClock } from '../../core/clock.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import type { RedisCounterStore } from '../../core/counters/index.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
-import { idempotencyRecordKey, seenStateKey } from '../../core/spend/redis-spend-keys.js';
-import { UNSYNCED_WAIT_MS } from '../../core/spend/idempotency-seen.js';
+import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
+import { newId } from '../../core/ids.js';
+import { idempotencyRecordKey, seenKey, seenStateKey } from '../../core/spend/redis-spend-keys.js';
+import { seenKeyHash, UNSYNCED_WAIT_MS } from '../../core/spend/idempotency-seen.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
@@ -27,6 +29,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
   let upstream: Upstream;
   let api: LiveApi;
   let metrics: Metrics[] = [];
+  let provider: Person;
   const clock = new ManualClock(new Date('2026-11-27T12:00:00Z'));
 
   beforeAll(async () => {
@@ -36,7 +39,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
     metrics = [stack.services.metrics, new Metrics()];
     gateways = metrics.map((m) => createGatewayHandler({ ...stack.services, metrics: m }));
     servers = await Promise.all(gateways.map((g) => serve(g)));
-    const provider = await createPerson(stack.services);
+    provider = await createPerson(stack.services);
     api = await createLiveApi(stack.services, {
       providerOrgId: provider.orgId,
       baseUrl: `${upstream.url}/api`,
@@ -269,5 +272,60 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
       });
     }
     expect(await debits(c.orgId)).toBe(2);
+  });
+
+  it('the booking statement lists a call booked past the settle, on the one-statement and the careful path', async () => {
+    const committer = new UsageCommitter({
+      orm: stack.services.orm,
+      logger: stack.services.logger,
+      feePercent: 20,
+      prepared: true,
+    });
+    const call = (c: Person, key: string): CallRecord => ({
+      usageId: newId('usage'),
+      orgId: c.orgId,
+      keyId: c.keyId,
+      apiId: api.apiId,
+      apiSlug: api.slug,
+      endpointId: api.endpoints['POST /orders']!,
+      providerOrgId: provider.orgId,
+      method: 'POST',
+      path: '/orders',
+      status: 200,
+      outcome: 'success',
+      priceCents: 5,
+      priceCentsEffective: 5,
+      latencyMs: 1,
+      idempotencyKey: key,
+      requestHash: 'h'.repeat(32),
+      requestId: newId('request'),
+      day: clock.now().toISOString().slice(0, 10),
+      at: clock.now(),
+      unsynced: true,
+    });
+    // Enough credit: one statement. 3 cents for a 5-cent call: the prepaid CHECK sends it down the careful path.
+    const rich = await consumer(100);
+    const poor = await consumer(3);
+    expect((await committer.commit(call(rich, 'booked-direct'))).duplicate).toBe(false);
+    expect((await committer.commit(call(poor, 'booked-careful'))).billableCents).toBe(2);
+    await committer.flush();
+    // Nothing but the unsynced rows tells Redis of these keys: the processes' loops put them in the seen sets.
+    for (const [c, key] of [
+      [rich, 'booked-direct'],
+      [poor, 'booked-careful'],
+    ] as const) {
+      await waitFor(
+        async () => ((await redis().sismember(seenKey(c.orgId), seenKeyHash(c.keyId, key))) ? true : undefined),
+        {
+          timeoutMs: 10_000,
+        },
+      );
+    }
+    await waitFor(
+      async () => ((await sql(stack.db.url, 'select 1 from idempotency_unsynced')).length === 0 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+      },
+    );
   });
 });
