@@ -211,6 +211,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
         await events
       )?.();
       await sweeper.stop();
+      await gateway.admissions.close();
       await drain.stop();
       await committer.flush();
       await upstream.close();

@@ -21,6 +21,7 @@ export class Metrics {
   readonly httpRequests: Counter<'surface' | 'route' | 'method' | 'status'>;
   readonly httpDuration: Histogram<'surface' | 'route' | 'method' | 'status'>;
   readonly admissions: Counter<'outcome'>;
+  readonly idempotencyLookups: Counter<'reason'>;
   readonly upstreamDuration: Histogram<'api' | 'outcome'>;
   readonly upstreamErrors: Counter<'api' | 'reason'>;
   readonly drainLag: Histogram;
@@ -48,6 +49,15 @@ export class Metrics {
       name: 'gateway_admissions_total',
       help: 'Gateway admission decisions for paid calls (admitted, replay, rate_limited, budget, funds, ...).',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.idempotencyLookups = new client.Counter({
+      name: 'gateway_idempotency_lookups_total',
+      help:
+        'Idempotency-Keys the gateway looked up in Postgres before the upstream call, by why Redis could not answer ' +
+        '(seen: in the seen set; unstamped: the set is being rebuilt; unsynced: direct bookings not yet in Redis; ' +
+        'unchecked: no check made).',
+      labelNames: ['reason'],
       registers,
     });
     this.upstreamDuration = new client.Histogram({

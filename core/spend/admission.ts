@@ -26,9 +26,10 @@ import type { Services } from '../services.js';
 import { idempotencyMismatch, keyGovernance, refusalError } from '../admission/refusals.js';
 import { loadSnapshot } from '../admission/snapshot.js';
 import { findIdempotencyRecord } from './idempotency-records.js';
+import { SeenKeys, seenKeyHash } from './idempotency-seen.js';
 import { ExpiringMemo } from './local-memo.js';
 import { Reservation, type SettlementContext } from './settlement.js';
-import type { Admission, AdmitInput, SpendStore } from './spend-store.js';
+import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
 
@@ -65,6 +66,8 @@ export class Admissions implements SettlementContext {
   private readonly replays = new ExpiringMemo<string>(50_000);
   /** Key prefixes over their rate limit, until their window ends. */
   private readonly rateBlocked = new ExpiringMemo<number>(50_000);
+  /** The seen sets' process side: may a first-seen key skip Postgres, rebuilds, direct bookings (issue 21 item 14). */
+  readonly seen: SeenKeys;
 
   constructor(
     private readonly services: AdmissionServices,
@@ -75,6 +78,12 @@ export class Admissions implements SettlementContext {
     this.orm = services.orm;
     this.clock = services.clock;
     this.log = services.logger.child({ surface: 'gateway' });
+    this.seen = new SeenKeys(services).start();
+  }
+
+  /** Stop the background work (the unsynced loop). */
+  close(): Promise<void> {
+    return this.seen.stop();
   }
 
   /** Reservations this process holds (id → admitted at, ms), for the operators' metrics. */
@@ -127,6 +136,8 @@ export class Admissions implements SettlementContext {
       reservationTtlMs: this.services.config.gateway.upstreamTimeoutMs + RESERVATION_MARGIN_MS,
       staleAfterMs: STALE_AFTER_MS,
       keyVersion: this.services.keys ? (key.version ?? '?') : undefined,
+      seenHash: req.clientKey === null ? undefined : seenKeyHash(key.keyId, req.clientKey),
+      fastPath: this.seen.fastPath(),
     };
     const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
     let delay = 5;
@@ -155,7 +166,7 @@ export class Admissions implements SettlementContext {
       }
       if (admission.outcome === 'admitted') {
         if (admission.stale) this.refresh(input.orgId, admission.generation);
-        return this.reserve('admitted', req, input);
+        return this.reserve('admitted', req, input, admission.idempotency);
       }
       if (admission.outcome !== 'in_flight') return this.decide(admission, input, key);
       if (Date.now() > deadline) {
@@ -230,11 +241,15 @@ export class Admissions implements SettlementContext {
     }
   }
 
-  /** The reservation; for an idempotent call, first Postgres's record of the key, which the fast state lacked. */
+  /**
+   * The reservation; for an idempotent call, first Postgres's record of the key, which the fast state lacked, unless
+   * the org's seen set proves the key new (`seen`: the admission's check, undefined when it made none).
+   */
   private reserve(
     kind: Reservation['kind'],
     req: AdmitRequest,
     input: AdmitInput,
+    seen?: SeenCheck,
   ): Reservation | Promise<AdmissionDecision> {
     if (kind === 'admitted') this.open.set(input.reservationId, Date.now());
     const reservation = new Reservation(
@@ -251,7 +266,10 @@ export class Admissions implements SettlementContext {
       req.requestHash,
       input.nowMs,
     );
-    return req.clientKey === null ? reservation : this.storedReplay(reservation);
+    if (req.clientKey === null || seen === 'new') return reservation;
+    if (seen === 'unstamped') this.seen.rebuild(input.orgId);
+    this.services.metrics?.idempotencyLookups.inc({ reason: seen ?? (input.fastPath ? 'unchecked' : 'unsynced') });
+    return this.storedReplay(reservation);
   }
 
   /**

@@ -4,6 +4,7 @@
  * lives and dies with the process (the embedded mode's durability: docs/durability.md).
  */
 import { chargeCall } from './money-rules.js';
+import { MemorySeenSets } from './memory-seen-sets.js';
 import type {
   Admission,
   AdmitInput,
@@ -53,6 +54,7 @@ export class MemorySpendStore implements SpendStore {
   private readonly idem = new Map<string, { value: string; expiresAt: number }>();
   private readonly open = new Map<string, ReservationRef & { expiresAt: number }>();
   private readonly stream = new Map<string, StreamEntry>();
+  private readonly seen = new MemorySeenSets();
   private nextEntry = 0;
 
   private org(id: string): OrgState {
@@ -116,6 +118,7 @@ export class MemorySpendStore implements SpendStore {
         return { outcome: 'replay', record: rec };
       }
     }
+    const seenCheck = a.idempotencyKey === null ? '' : this.seen.check(a.orgId, a.seenHash, a.fastPath === true);
     const windowKey = `${a.rateKey}:${Math.floor(a.nowMs / 60_000)}`;
     let w = this.rates.get(windowKey);
     if (!w || w.resetAt <= a.nowMs) this.rates.set(windowKey, (w = { count: 0, resetAt: a.nowMs + 60_000 }));
@@ -160,9 +163,12 @@ export class MemorySpendStore implements SpendStore {
         expiresAt: a.nowMs + a.reservationTtlMs,
       });
     }
-    return a.nowMs - o.t > a.staleAfterMs
-      ? { outcome: 'admitted', stale: true, generation: o.gen }
-      : { outcome: 'admitted', stale: false };
+    const admitted: Admission =
+      a.nowMs - o.t > a.staleAfterMs
+        ? { outcome: 'admitted', stale: true, generation: o.gen }
+        : { outcome: 'admitted', stale: false };
+    if (seenCheck !== '') admitted.idempotency = seenCheck;
+    return admitted;
   }
 
   /** The spend states a reservation holds: the key, the key's day and each ancestor. */
@@ -208,6 +214,7 @@ export class MemorySpendStore implements SpendStore {
     if (s.idempotencyKey !== null && s.record !== null) {
       const value = `${s.record.head}${credit}${s.record.middle}${billable}${s.record.tail}`;
       this.idem.set(s.idempotencyKey, { value, expiresAt: s.nowMs + s.idempotencyTtlMs });
+      if (s.seenHash) this.seen.add(s.orgId, s.seenHash);
     }
     return Promise.resolve({
       outcome: 'settled',
@@ -336,6 +343,19 @@ export class MemorySpendStore implements SpendStore {
       }
     }
     return Promise.resolve(out);
+  }
+
+  addSeen(entries: readonly { orgId: string; hash: string }[]): Promise<void> {
+    for (const e of entries) this.seen.add(e.orgId, e.hash);
+    return Promise.resolve();
+  }
+
+  seenEpoch(orgId: string): Promise<string> {
+    return Promise.resolve(this.seen.epoch(orgId));
+  }
+
+  completeSeen(orgId: string, epoch: string): Promise<boolean> {
+    return Promise.resolve(this.seen.complete(orgId, epoch));
   }
 
   idempotencyRecord(key: string): Promise<string | null> {

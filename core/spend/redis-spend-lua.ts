@@ -28,7 +28,8 @@ end
 
 export const ADMIT = `${NOW_MS}${KEY_VERSION}
 local orgKey, keyKey, dayKey, rateKey, idemKey, resvKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys, nearest first
+local seenKey, seenStateKey = KEYS[7], KEYS[8] -- the org's seen set and its state (ep, ok)
+local FIRST_ANCESTOR = 9 -- KEYS[9..]: the ancestors' keys, nearest first
 local price = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2]) -- -1: none
 local dailyCap = tonumber(ARGV[3]) -- -1: none
@@ -43,7 +44,9 @@ local staleMs = tonumber(ARGV[11])
 local member = ARGV[12] -- the reservation as the sweeper needs it
 local perCallMax = tonumber(ARGV[13]) -- -1: none
 local keyVersion = ARGV[14] -- the caller's cached key version ('' = no check)
-local ANCESTOR_BUDGETS = 15 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
+local seenHash = ARGV[15] -- the idempotency key's short hash ('' = none)
+local fastPath = ARGV[16] == '1' -- the caller may answer a first-seen key from the seen set
+local ANCESTOR_BUDGETS = 17 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
 
 -- Spend in Postgres (sp), held by open reservations (res), and settled but not yet in Postgres (pend).
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
@@ -85,6 +88,17 @@ if hasIdem then
     return {'replay', rec}
   end
 end
+-- No record of the key here: may Postgres be skipped? Only if the org's seen set is stamped complete and lacks it.
+local seenCheck = ''
+if hasIdem and seenHash ~= '' then
+  if redis.call('HGET', seenStateKey, 'ok') ~= '1' then
+    seenCheck = 'unstamped'
+  elseif redis.call('SISMEMBER', seenKey, seenHash) == 1 then
+    seenCheck = 'seen'
+  elseif fastPath then
+    seenCheck = 'new'
+  end
+end
 local count = redis.call('INCR', rateKey)
 if count == 1 then redis.call('PEXPIRE', rateKey, windowMs) end
 if count > rateLimit then return {'rate_limited', tostring(redis.call('PTTL', rateKey))} end
@@ -114,8 +128,8 @@ end
 if hasIdem then
   redis.call('SET', idemKey, 'p|' .. requestHash .. '|' .. reservationId, 'PX', reservationTtl)
 end
-if now - tonumber(o[5] or '0') > staleMs then return {'admitted', '1', gen} end
-return {'admitted', '0'}
+if now - tonumber(o[5] or '0') > staleMs then return {'admitted', '1', gen, seenCheck} end
+return {'admitted', '0', gen, seenCheck}
 `;
 
 // Release a reservation's hold on the org, the key, the key's day and each ancestor (never below zero); move it into
@@ -141,7 +155,8 @@ end
 
 export const SETTLE = `${HELPERS}
 local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys
+local seenKey = KEYS[7] -- the org's seen set
+local FIRST_ANCESTOR = 8 -- KEYS[8..]: the ancestors' keys
 local price = tonumber(ARGV[1])
 local member = ARGV[2]
 local event = ARGV[3] -- the usage event, without the charge's split
@@ -149,6 +164,7 @@ local hasIdem = ARGV[4] == '1'
 local recordHead, recordMiddle, recordTail = ARGV[5], ARGV[6], ARGV[7] -- the replay record around credit, billable
 local idemTtl = ARGV[8]
 local consumer = ARGV[9]
+local seenHash = ARGV[10] -- the key's short hash ('' = none)
 
 local credit, billable = 0, 0
 if price > 0 then
@@ -164,13 +180,14 @@ redis.call('HINCRBY', orgKey, 'pn', 1)
 local id = append(streamKey, consumer, event, credit, billable)
 if hasIdem then
   redis.call('SET', idemKey, recordHead .. credit .. recordMiddle .. billable .. recordTail, 'PX', idemTtl)
+  if seenHash ~= '' then redis.call('SADD', seenKey, seenHash) end
 end
 return {'settled', tostring(credit), tostring(billable), id}
 `;
 
 export const VOID = `${HELPERS}
 local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local FIRST_ANCESTOR = 7 -- KEYS[7..]: the ancestors' keys
+local FIRST_ANCESTOR = 8 -- KEYS[7]: the org's seen set (unused here); KEYS[8..]: the ancestors' keys
 local price = tonumber(ARGV[1])
 local member = ARGV[2]
 local hasIdem = ARGV[3] == '1'
@@ -321,4 +338,22 @@ return 1
 // The bucket's reservations past their expiry on this server's clock (the clock the admission scored them by).
 export const EXPIRED = `${NOW_MS}
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', nowMs(ARGV[2]), 'LIMIT', 0, tonumber(ARGV[1]))
+`;
+
+// A rebuild of the org's seen set starts: its epoch, created when missing (ARGV[1]: a random suffix). A data loss
+// (FLUSHDB, a restart without data, a failover that lost writes) removes it with the set and the stamp.
+export const SEEN_EPOCH = `${NOW_MS}
+local ep = redis.call('HGET', KEYS[1], 'ep')
+if ep then return ep end
+ep = nowMs(0) .. '.' .. ARGV[1]
+redis.call('HSET', KEYS[1], 'ep', ep)
+return ep
+`;
+
+// The rebuild added every key Postgres had booked: the set is complete, unless its data was lost meanwhile (the epoch
+// read before the Postgres read is gone or replaced).
+export const SEEN_COMPLETE = `
+if redis.call('HGET', KEYS[1], 'ep') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'ok', '1')
+return 1
 `;

@@ -12,6 +12,8 @@
  *   sp:{N}:i:{scoped idempotency}   idempotency record (the scoped key starts with the org id)
  *   sp:{N}:resv                     the bucket's open reservations by expiry, each member carrying what voiding needs
  *   sp:{N}:u                        the bucket's usage stream (group `drain`): calls settled, not yet in Postgres
+ *   sp:{N}:sn:{org}                 the org's seen set: short hashes of every idempotent call it booked
+ *   sp:{N}:sx:{org}                 the seen set's state: ep (rebuild epoch), ok (1 = the set is complete)
  *
  * `res` is held by open reservations; `pend` is spend settled but not yet acknowledged by Postgres (the drainer's
  * ack moves it into `sp`/`bal` from Postgres's totals); `pn` counts the org's usage events not yet in Postgres. The
@@ -39,7 +41,39 @@ import type { Cluster, Redis } from 'ioredis';
 import { systemClock, type Clock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ACK, ADMIT, CLAIM, EXPIRED, FORGET, HYDRATE, KEYS_CHANGED, SETTLE, VOID } from './redis-spend-lua.js';
+import {
+  ACK,
+  ADMIT,
+  CLAIM,
+  EXPIRED,
+  FORGET,
+  HYDRATE,
+  KEYS_CHANGED,
+  SEEN_COMPLETE,
+  SEEN_EPOCH,
+  SETTLE,
+  VOID,
+} from './redis-spend-lua.js';
+import {
+  bucketResvKey,
+  CLAIM_WAVE,
+  DAY_TTL_MS,
+  dayKey,
+  eventWithSplit,
+  idemKey,
+  idempotencyRecordKey,
+  keyKey,
+  memberOf,
+  orgKey,
+  parseMember,
+  rateWindowKey,
+  resvKey,
+  seenKey,
+  seenStateKey,
+  SPEND_BUCKETS,
+  spendBucket,
+  usageStreamKey,
+} from './redis-spend-keys.js';
 import type {
   Admission,
   AdmitInput,
@@ -52,75 +86,10 @@ import type {
   UsageAck,
   UsageEntryRef,
   ScanPart,
+  SeenCheck,
 } from './spend-store.js';
 
-const DAY_TTL_MS = 3 * 86_400_000;
-/** Part of the key layout: changing it moves every org to another bucket (a layout change, see the header). */
-export const SPEND_BUCKETS = 1024;
-
-/** The org's spend bucket: FNV-1a of the org id, modulo SPEND_BUCKETS. */
-export function spendBucket(orgId: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < orgId.length; i++) {
-    h ^= orgId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % SPEND_BUCKETS;
-}
-
-const tag = (orgId: string) => `sp:{${spendBucket(orgId)}}`;
-const orgKey = (orgId: string) => `${tag(orgId)}:o:${orgId}`;
-const keyKey = (orgId: string, keyId: string) => `${tag(orgId)}:k:${keyId}`;
-const dayKey = (orgId: string, keyId: string, day: string) => `${tag(orgId)}:d:${keyId}:${day}`;
-const resvKey = (orgId: string) => `${tag(orgId)}:resv`;
-const bucketResvKey = (bucket: number) => `sp:{${bucket}}:resv`;
-const idemKey = (orgId: string, k: string | null) => `${tag(orgId)}:i:${k ?? '-'}`;
-/** The bucket's usage stream: settled and failed calls not yet in Postgres (consumer group `drain`). */
-export const usageStreamKey = (bucket: number) => `sp:{${bucket}}:u`;
-/** Buckets claimed from concurrently (one pipelined wave of scripts). */
-const CLAIM_WAVE = 256;
-
-/** A streamed entry's fields (`e` event, `c` credit applied, `b` billable) as one CallRecord JSON. */
-function eventWithSplit(fields: string[]): string {
-  const f = new Map<string, string>();
-  for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-  const event = JSON.parse(f.get('e') ?? '{}') as Record<string, unknown>;
-  event.creditAppliedCents = Number(f.get('c') ?? 0);
-  event.billableCents = Number(f.get('b') ?? 0);
-  return JSON.stringify(event);
-}
-/** Where the record of a scoped idempotency key (`org:key:client key`) lives (exported for tests). */
-export const idempotencyRecordKey = (scoped: string) => idemKey(scoped.slice(0, scoped.indexOf(':')), scoped);
-/** The rate window of a key prefix in a minute (exported for the benchmark, which pre-fills one). */
-export const rateWindowKey = (orgId: string, rateKey: string, minute: number) =>
-  `${tag(orgId)}:rl:${rateKey}:${minute}`;
-
-/**
- * An open reservation is one member of its bucket's `resv` sorted set (scored by expiry) that carries what voiding it
- * needs: `reservation|org|key|day|price|ancestor,ancestor|idempotency key` (ids never contain `|` or `,`; the
- * idempotency key, which may, is last).
- */
-function memberOf(
-  r: Pick<ReservationRef, 'reservationId' | 'orgId' | 'keyId' | 'day' | 'priceCents' | 'idempotencyKey'> & {
-    ancestorKeyIds: readonly string[];
-  },
-) {
-  return `${r.reservationId}|${r.orgId}|${r.keyId}|${r.day}|${r.priceCents}|${r.ancestorKeyIds.join(',')}|${r.idempotencyKey ?? ''}`;
-}
-
-function parseMember(member: string): ReservationRef {
-  const [reservationId, orgId, keyId, day, price, ancestors, ...idem] = member.split('|');
-  const idempotencyKey = idem.join('|');
-  return {
-    reservationId: reservationId!,
-    orgId: orgId!,
-    keyId: keyId!,
-    ancestorKeyIds: ancestors ? ancestors.split(',') : [],
-    day: day!,
-    priceCents: Number(price),
-    idempotencyKey: idempotencyKey === '' ? null : idempotencyKey,
-  };
-}
+export { idempotencyRecordKey, rateWindowKey, SPEND_BUCKETS, spendBucket, usageStreamKey } from './redis-spend-keys.js';
 
 const SCRIPTS = {
   spAdmit: ADMIT,
@@ -132,6 +101,8 @@ const SCRIPTS = {
   spClaim: CLAIM,
   spExpired: EXPIRED,
   spKeysChanged: KEYS_CHANGED,
+  spSeenEpoch: SEEN_EPOCH,
+  spSeenComplete: SEEN_COMPLETE,
 };
 
 export class RedisSpendStore implements SpendStore {
@@ -178,6 +149,8 @@ export class RedisSpendStore implements SpendStore {
       rateWindowKey(a.orgId, a.rateKey, window),
       idemKey(a.orgId, a.idempotencyKey),
       resvKey(a.orgId),
+      seenKey(a.orgId),
+      seenStateKey(a.orgId),
       ...ancestorIds.map((id) => keyKey(a.orgId, id)),
     ];
     const reply = await this.run<string[]>('spAdmit', keys, [
@@ -195,13 +168,19 @@ export class RedisSpendStore implements SpendStore {
       memberOf({ ...a, ancestorKeyIds: ancestorIds }),
       a.perCallMaxCents ?? -1,
       a.keyVersion ?? '',
+      a.seenHash ?? '',
+      a.fastPath ? '1' : '0',
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
     ]);
     switch (reply[0]) {
-      case 'admitted':
-        return reply[1] === '1'
-          ? { outcome: 'admitted', stale: true, generation: Number(reply[2] ?? 0) }
-          : { outcome: 'admitted', stale: false };
+      case 'admitted': {
+        const admitted: Admission =
+          reply[1] === '1'
+            ? { outcome: 'admitted', stale: true, generation: Number(reply[2] ?? 0) }
+            : { outcome: 'admitted', stale: false };
+        if (reply[3]) admitted.idempotency = reply[3] as SeenCheck;
+        return admitted;
+      }
       case 'hydrate':
         return { outcome: 'hydrate', generation: Number(reply[1] ?? 0) };
       case 'stale_key':
@@ -239,6 +218,7 @@ export class RedisSpendStore implements SpendStore {
       s.record?.tail ?? '',
       s.idempotencyTtlMs,
       this.consumer,
+      s.seenHash ?? '',
     ]);
     if (reply[0] !== 'settled') return { outcome: 'gone' };
     return {
@@ -279,6 +259,7 @@ export class RedisSpendStore implements SpendStore {
       resvKey(r.orgId),
       idemKey(r.orgId, r.idempotencyKey),
       usageStreamKey(spendBucket(r.orgId)),
+      seenKey(r.orgId),
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
     ];
   }
@@ -383,6 +364,21 @@ export class RedisSpendStore implements SpendStore {
       order.map((b) => this.run<string[]>('spExpired', [bucketResvKey(b)], [limit, this.offsetMs()])),
     );
     return found.flat().slice(0, limit).map(parseMember);
+  }
+
+  /** One SADD per org (an org's set lives in its own slot), concurrently. */
+  async addSeen(entries: readonly { orgId: string; hash: string }[]): Promise<void> {
+    const byOrg = new Map<string, string[]>();
+    for (const e of entries) byOrg.set(e.orgId, [...(byOrg.get(e.orgId) ?? []), e.hash]);
+    await Promise.all([...byOrg].map(([orgId, hashes]) => this.redis.sadd(seenKey(orgId), ...hashes)));
+  }
+
+  seenEpoch(orgId: string): Promise<string> {
+    return this.run<string>('spSeenEpoch', [seenStateKey(orgId)], [randomBytes(6).toString('hex')]);
+  }
+
+  async completeSeen(orgId: string, epoch: string): Promise<boolean> {
+    return (await this.run<number>('spSeenComplete', [seenStateKey(orgId)], [epoch])) === 1;
   }
 
   async idempotencyRecord(key: string): Promise<string | null> {

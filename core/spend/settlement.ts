@@ -18,6 +18,7 @@ import type { Clock } from '../clock.js';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { EffectivePrice } from '../pricing/effective-price.js';
+import { seenKeyHash, type SeenKeys } from './idempotency-seen.js';
 import type { ReservationRef, SettleInput, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { CallRecord, UsageCommitter } from './usage-committer.js';
@@ -46,6 +47,8 @@ export interface SettlementContext {
   readonly drain: UsageDrain;
   readonly clock: Clock;
   readonly log: Logger;
+  /** The seen sets' process side: a call booked in Postgres past the settle is added before its answer. */
+  readonly seen?: Pick<SeenKeys, 'booked'>;
   /** Keep a done record in process (immutable once written). */
   remember(scopedKey: string, record: string, nowMs: number): void;
   /** The reservation ended, however (for the operators' count of open reservations). */
@@ -92,6 +95,7 @@ export class Reservation implements ReservationRef {
       record,
       idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
       nowMs: this.ctx.clock.now().getTime(),
+      seenHash: this.clientKey === null ? undefined : seenKeyHash(this.keyId, this.clientKey),
     };
     let settled;
     try {
@@ -128,7 +132,7 @@ export class Reservation implements ReservationRef {
   private async commitAfterUnknownSettle(call: CallRecord, price: EffectivePrice, cause: unknown): Promise<Settled> {
     let booked;
     try {
-      booked = await this.ctx.committer.commit(call);
+      booked = await this.ctx.committer.commit(this.unsynced(call));
     } catch (err) {
       this.ctx.log.error({ err, usage_id: call.usageId }, 'call not booked after an unknown settle outcome');
       throw new ServiceUnavailableError(
@@ -145,10 +149,24 @@ export class Reservation implements ReservationRef {
     }
     await this.ctx.spend.void(this).catch(() => undefined);
     await this.ctx.spend.forgetOrg(this.orgId).catch(() => undefined);
+    await this.bookedPastSettle();
     return {
       kind: 'committed',
       meta: billingMeta(call.requestId, this.priceCents, booked.creditAppliedCents, booked.billableCents, price),
     };
+  }
+
+  /**
+   * A successful idempotent call booked in Postgres past the settle is listed in `idempotency_unsynced` by its own
+   * booking statement (core/spend/idempotency-seen.ts): the org's seen set may lack it until it is synced.
+   */
+  private unsynced(call: CallRecord): CallRecord {
+    return this.clientKey === null || call.outcome !== 'success' ? call : { ...call, unsynced: true };
+  }
+
+  /** Before answering such a call: its key in the seen set, or every process's fast path waited out. */
+  private async bookedPastSettle(): Promise<void> {
+    if (this.clientKey !== null) await this.ctx.seen?.booked(this.orgId, this.keyId, this.clientKey);
   }
 
   /** The call failed: release the hold (the refund) and record the call as failed and unbilled. */
@@ -178,13 +196,15 @@ export class Reservation implements ReservationRef {
 
   /** A free call while the fast state is down: booked in Postgres before its answer. */
   private async commitInPostgres(call: CallRecord, price: EffectivePrice): Promise<Settled> {
+    let booked;
     try {
-      await this.ctx.committer.commit(call);
+      booked = await this.ctx.committer.commit(this.unsynced(call));
     } catch (err) {
       throw new ServiceUnavailableError('The call could not be recorded; it was not charged. Retry later.', {
         cause: err,
       });
     }
+    if (!booked.duplicate) await this.bookedPastSettle();
     return { kind: 'committed', meta: billingMeta(call.requestId, this.priceCents, 0, 0, price) };
   }
 }

@@ -58,10 +58,24 @@ export interface AdmitInput {
    * key from Postgres and admits again, so a revoked or tightened key is seen at the next call without pub/sub.
    */
   keyVersion?: string;
+  /**
+   * With an idempotency key: its short hash in the org's set of seen keys (`seenKeyHash`). When the fast state has no
+   * record of the key, the admission reports whether Postgres must be asked (Admission `idempotency`).
+   */
+  seenHash?: string;
+  /** This process may answer a first-seen key from the seen set (no unsynced direct bookings pending). */
+  fastPath?: boolean;
 }
 
+/**
+ * For an admitted idempotent call with no record in the fast state: `new` = the org's seen set is complete and lacks
+ * the key (no Postgres lookup needed); `seen` = the set has its hash (an older call, or a collision: ask Postgres);
+ * `unstamped` = the set is not known complete (lost data, never built): ask Postgres and rebuild the set.
+ */
+export type SeenCheck = 'new' | 'seen' | 'unstamped';
+
 export type Admission =
-  | { outcome: 'admitted'; stale: boolean; generation?: number }
+  | { outcome: 'admitted'; stale: boolean; generation?: number; idempotency?: SeenCheck }
   | { outcome: 'hydrate'; generation?: number }
   | { outcome: 'stale_key'; version: string }
   | { outcome: 'replay'; record: string }
@@ -100,6 +114,8 @@ export interface SettleInput extends ReservationRef {
   idempotencyTtlMs: number;
   /** The gateway's clock (the in-process store keeps its own expiries by it). */
   nowMs: number;
+  /** With a record: the key's short hash, added to the org's seen set in the same step. */
+  seenHash?: string;
 }
 
 /** Where one usage event sits in the durable stream until Postgres has it. */
@@ -191,6 +207,15 @@ export interface SpendStore {
   ackUsage(acks: readonly UsageAck[]): Promise<void>;
   /** How many of the org's usage events are not in Postgres yet (the read barrier of the control plane). */
   pendingUsage(orgId: string): Promise<number>;
+  /** Add keys' short hashes to their orgs' seen sets (booked in Postgres past a settle, or a rebuild's batch). */
+  addSeen(entries: readonly { orgId: string; hash: string }[]): Promise<void>;
+  /**
+   * A rebuild of the org's seen set starts: the org's seen epoch (created when missing). Read before Postgres is
+   * read; lost with the fast state's data, so a rebuild that spans a data loss cannot complete.
+   */
+  seenEpoch(orgId: string): Promise<string>;
+  /** The rebuild read every booked key: stamp the set complete if the epoch is still `epoch`. True if stamped. */
+  completeSeen(orgId: string, epoch: string): Promise<boolean>;
 }
 
 /** Records stored under an idempotency key: in flight (`p|hash|reservation`) or done (`d|hash|payload`). */

@@ -28,6 +28,7 @@ import {
   crossesReloadThresholdSql,
 } from './money-rules.js';
 import { newId } from '../ids.js';
+import { listUnsynced } from './idempotency-seen.js';
 import type { Logger } from '../logger.js';
 
 export interface CallRecord {
@@ -63,6 +64,8 @@ export interface CallRecord {
   /** The charge's split as the fast state decided it when the call settled (the answer said so); else computed here. */
   creditAppliedCents?: number;
   billableCents?: number;
+  /** Booked past the fast state's settle: its key is listed in idempotency_unsynced in the same statement. */
+  unsynced?: boolean;
 }
 
 export interface CommittedCall {
@@ -132,7 +135,7 @@ with raw as (
     seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
     method text, path text, status int, outcome text, price bigint, eff bigint, fee bigint, latency int, idem text,
     req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz, lid_u text,
-    anc text[], cr bigint, bl bigint)
+    anc text[], cr bigint, bl bigint, uns boolean)
 ),
 input as (
   select * from raw r /*KNOWN*/
@@ -142,6 +145,11 @@ claimed as (
   select org_id, key_id, idem, id, req_hash, extra, created_at from input where idem is not null and outcome = 'success'
   on conflict do nothing
   returning usage_id
+),
+ins_unsynced as (
+  insert into idempotency_unsynced (org_id, key_id, idempotency_key, created_at)
+  select org_id, key_id, idem, created_at from input where uns and id in (select usage_id from claimed)
+  on conflict do nothing
 ),
 calls as (
   select * from input i where i.idem is null or i.outcome <> 'success' or i.id in (select usage_id from claimed)
@@ -345,6 +353,7 @@ export class UsageCommitter {
         anc: call.ancestorKeyIds ?? [],
         cr: call.creditAppliedCents ?? null,
         bl: call.billableCents ?? null,
+        uns: call.unsynced === true,
       };
     });
     const result = await this.runCommit(JSON.stringify(calls), dedup);
@@ -384,7 +393,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: dedup ? 'usage_commit_dedup_v5' : 'usage_commit_v5',
+        name: dedup ? 'usage_commit_dedup_v6' : 'usage_commit_v6',
         text: statement.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -422,6 +431,8 @@ export class UsageCommitter {
         ]),
       );
       for (const r of rowsBack) claimed.add(r.usage_id);
+      const unsynced = claims.filter((p) => p.call.unsynced && claimed.has(p.call.usageId)).map((p) => p.call);
+      await listUnsynced(tem, unsynced);
     }
     const isDuplicate = (c: CallRecord) =>
       c.idempotencyKey !== null && c.outcome === 'success' && !claimed.has(c.usageId);

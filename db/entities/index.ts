@@ -23,6 +23,7 @@ import { EmailVerification } from './email-verification.entity.js';
 import { KeyDaySpend } from './key-day-spend.entity.js';
 import { Endpoint } from './endpoint.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
+import { IdempotencyUnsynced } from './idempotency-unsynced.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
 import { McpSessionRecord } from './mcp-session.entity.js';
@@ -59,6 +60,7 @@ export {
   EmailVerification,
   Endpoint,
   IdempotencyRecord,
+  IdempotencyUnsynced,
   KeyDaySpend,
   LedgerEntry,
   LoginCode,
@@ -122,6 +124,7 @@ export const ENTITIES = [
   Payout,
   KeyDaySpend,
   IdempotencyRecord,
+  IdempotencyUnsynced,
   EarningAccrual,
   Category,
   ApiUsageHourly,

@@ -17,6 +17,7 @@ import { Migration20261125090000_search_lexicon } from './Migration2026112509000
 import { Migration20261125100000_mcp_sessions } from './Migration20261125100000_mcp_sessions.js';
 import { Migration20261125120000_usage_partitions } from './Migration20261125120000_usage_partitions.js';
 import { Migration20261127074652_directory_org } from './Migration20261127074652_directory_org.js';
+import { Migration20261127081409_idempotency_unsynced } from './Migration20261127081409_idempotency_unsynced.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261125100000_mcp_sessions', class: Migration20261125100000_mcp_sessions },
   { name: 'Migration20261125120000_usage_partitions', class: Migration20261125120000_usage_partitions },
   { name: 'Migration20261127074652_directory_org', class: Migration20261127074652_directory_org },
+  { name: 'Migration20261127081409_idempotency_unsynced', class: Migration20261127081409_idempotency_unsynced },
 ];

@@ -146,6 +146,7 @@ describe.each(STORES)('property: the ledger and spend governance against the mod
   afterAll(async () => {
     console.log(`property-spend (${store}): ${JSON.stringify(stats)}`);
     await server?.close();
+    await admissions?.close();
     await gateway?.close();
     await committer?.flush();
     await stack?.close();

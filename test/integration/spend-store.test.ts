@@ -6,6 +6,7 @@ import { ManualClock } from '../../core/clock.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
+import { seenKeyHash } from '../../core/spend/idempotency-seen.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
 import {
   type AdmitInput,
@@ -555,6 +556,62 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       idempotencyKey: key2,
     });
     expect((await a.admit({ idempotencyKey: key2 })).outcome).toBe('admitted');
+  });
+
+  it('a first-seen idempotency key is new only against a complete seen set; the settle adds its hash (issue 21)', async () => {
+    const a = await account(100);
+    const idem = (k: string, over: Partial<AdmitInput> = {}) =>
+      a.admit({
+        idempotencyKey: `${a.orgId}:${a.keyId}:${k}`,
+        seenHash: seenKeyHash(a.keyId, k),
+        fastPath: true,
+        ...over,
+      });
+    // Never built (or lost with the fast state's data): not stamped, so Postgres must be asked.
+    expect(await idem('k1')).toMatchObject({ outcome: 'admitted', idempotency: 'unstamped' });
+    // A rebuild: the epoch (stable until lost), the booked keys, then the stamp, only under the same epoch.
+    const epoch = await store.seenEpoch(a.orgId);
+    expect(await store.seenEpoch(a.orgId)).toBe(epoch);
+    await store.addSeen([{ orgId: a.orgId, hash: seenKeyHash(a.keyId, 'old') }]);
+    expect(await idem('k2')).toMatchObject({ idempotency: 'unstamped' });
+    expect(await store.completeSeen(a.orgId, `${epoch}x`)).toBe(false);
+    expect(await idem('k3')).toMatchObject({ idempotency: 'unstamped' });
+    expect(await store.completeSeen(a.orgId, epoch)).toBe(true);
+    expect(await idem('k4')).toMatchObject({ outcome: 'admitted', idempotency: 'new' });
+    expect(await idem('old')).toMatchObject({ outcome: 'admitted', idempotency: 'seen' });
+    // A process whose fast path is off (direct bookings not yet synced) gets no verdict: it asks Postgres.
+    expect((await idem('k5', { fastPath: false })).outcome).toBe('admitted');
+    expect(await idem('k6', { fastPath: false })).not.toHaveProperty('idempotency');
+    // Another org is not stamped by this one's rebuild.
+    const b = await account(100);
+    expect(
+      await b.admit({
+        idempotencyKey: `${b.orgId}:${b.keyId}:k1`,
+        seenHash: seenKeyHash(b.keyId, 'k1'),
+        fastPath: true,
+      }),
+    ).toMatchObject({ idempotency: 'unstamped' });
+    // The settle that writes the replay record adds the key's hash in the same step.
+    expect((await idem('paid', { reservationId: 'use_seen_paid' })).outcome).toBe('admitted');
+    await settleAndAck(
+      {
+        orgId: a.orgId,
+        keyId: a.keyId,
+        ancestorKeyIds: [],
+        day: '2026-11-22',
+        priceCents: 5,
+        reservationId: 'use_seen_paid',
+        idempotencyKey: `${a.orgId}:${a.keyId}:paid`,
+        record: { head: `d|${'h'.repeat(32)}|{"c":`, middle: ',"b":', tail: '}' },
+        idempotencyTtlMs: Date.now() - NOW + 60_000,
+        seenHash: seenKeyHash(a.keyId, 'paid'),
+      },
+      { org: null, key: null, ancestorSpentCents: null },
+    );
+    // Its record gone (expired after 25 h): the hash still sends the admission to Postgres.
+    expect(await idem('paid', { idempotencyKey: `${a.orgId}:${a.keyId}:paid-expired` })).toMatchObject({
+      idempotency: 'seen',
+    });
   });
 
   it('lists reservations past their expiry for the sweeper, and forgetting an org forces a rebuild', async () => {
