@@ -283,6 +283,15 @@ export class McpSessions {
     return {
       busy: (idHash) => this.opening.has(idHash) || (byHash().get(idHash)?.busy ?? 0) > 0,
       lastUsedAt: (idHash) => byHash().get(idHash)?.lastUsed,
+      // `live` is kept in order of use (markUsed re-inserts), most recent last.
+      recency: (idHash) => {
+        let rank = 0;
+        for (const s of this.live.values()) {
+          if (s.idHash === idHash) return rank;
+          rank++;
+        }
+        return undefined;
+      },
     };
   }
 

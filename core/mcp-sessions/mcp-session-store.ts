@@ -45,6 +45,8 @@ export interface LocalSessionView {
   busy(idHash: string): boolean;
   /** When this process last served the session (more recent than the stored, throttled `last_seen_at`). */
   lastUsedAt(idHash: string): number | undefined;
+  /** This process's order of use (higher: more recent), which breaks ties of `lastUsedAt` within one millisecond. */
+  recency?(idHash: string): number | undefined;
 }
 
 /** Retry-After for a refused session: about as long as a typical tool call, so a retry usually finds room. */
@@ -257,7 +259,12 @@ function leastRecentlyUsed(
   if (count <= 0) return [];
   const idle = live
     .filter((s) => !local.busy(s.id_hash))
-    .map((s) => ({ id: s.id_hash, at: Math.max(toDate(s.last_seen_at).getTime(), local.lastUsedAt(s.id_hash) ?? 0) }))
-    .sort((a, b) => a.at - b.at); // stable: equal times stay in creation order
+    .map((s) => ({
+      id: s.id_hash,
+      at: Math.max(toDate(s.last_seen_at).getTime(), local.lastUsedAt(s.id_hash) ?? 0),
+      rank: local.recency?.(s.id_hash) ?? -1,
+    }))
+    // Equal milliseconds: this process's order of use, then (stable) creation order.
+    .sort((a, b) => a.at - b.at || a.rank - b.rank);
   return idle.length >= count ? idle.slice(0, count).map((s) => s.id) : undefined;
 }
