@@ -26,7 +26,7 @@ import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { RedisCounterStore } from '../core/counters/index.js';
 import { enforceRedisRequirements, RedisRequirementsError } from '../core/spend/redis-requirements.js';
 import { createMcpApp } from '../mcp/app.js';
-import { startOpsServer, type OpsServer } from '../core/operators/ops-server.js';
+import { startOpsServerOrWarn, type OpsServer } from '../core/operators/ops-server.js';
 
 const ROLES = ['api', 'gateway', 'mcp', 'worker'] as const;
 const PACKAGE_VERSION = (
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
   // On the embedded database this process is its only client: operator commands (`npm run admin`, `npm run
   // catalog:import`) are handed to it on a socket beside the data and run here (core/operators/ops-server.ts).
   const ops: OpsServer | undefined =
-    config.database.kind === 'pglite' ? await startOpsServer(services, config.database.dataDir) : undefined;
+    config.database.kind === 'pglite' ? await startOpsServerOrWarn(services, config.database.dataDir) : undefined;
 
   // The money path (the gateway, and the agent-tool server's in-process gateway) refuses a Redis that breaks its
   // durability contract (docs/durability.md): checked now and at every reconnect.

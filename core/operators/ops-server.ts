@@ -113,3 +113,19 @@ export async function startOpsServer(services: Services, dataDir: string): Promi
     },
   };
 }
+
+/**
+ * startOpsServer, but a socket that cannot be opened (a DATA_DIR path longer than a Unix socket address allows, a
+ * read-only folder) only costs the operator commands, not the start: they then say to stop the marketplace first.
+ */
+export async function startOpsServerOrWarn(services: Services, dataDir: string): Promise<OpsServer | undefined> {
+  try {
+    return await startOpsServer(services, dataDir);
+  } catch (err) {
+    services.logger.warn(
+      { err: String(err), socket: opsSocketOf(dataDir) },
+      'operator socket not opened: "npm run admin" and "npm run catalog:import" need this process stopped',
+    );
+    return undefined;
+  }
+}
