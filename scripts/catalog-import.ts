@@ -1,7 +1,9 @@
 /**
  * `npm run catalog:import -- [FILE]`: load a public directory file (default data/public-apis/public-apis.json, with
  * data/public-apis/enrichment/*.json beside it) into DATABASE_URL or the embedded database, applying pending
- * migrations first. Prints the import report as JSON. The logic lives in core/catalog/directory-import.ts.
+ * migrations first. Prints the import report as JSON. The logic lives in core/catalog/directory-import.ts (the
+ * command's body in core/operators/catalog-import-command.ts). While `npm start` runs on the embedded database, the
+ * import runs inside it, handed over its operator socket (core/operators/ops-client.ts).
  */
 import path from 'node:path';
 import { createEmbedder } from '../core/catalog/embedder.js';
@@ -9,33 +11,39 @@ import { DirectoryImporter } from '../core/catalog/directory-import.js';
 import { SearchIndex } from '../core/catalog/search-index.js';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
+import { processIO } from '../core/operators/command-io.js';
+import { runCatalogImport } from '../core/operators/catalog-import-command.js';
+import { relayIfRunning } from '../core/operators/ops-client.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
-import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
+import { initOrm } from '../db/mikro-orm.config.js';
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const file = process.argv[2] ? path.resolve(process.argv[2]) : undefined;
   const config = loadConfig();
+  const relayed = await relayIfRunning(config, 'catalog-import', file ? [file] : []);
+  if (relayed !== undefined) return relayed;
   const logger = createLogger({ level: config.logLevel, name: 'catalog-import' });
   const embedded = config.database.kind === 'pglite' ? await startEmbeddedDatabase(config.database.dataDir) : undefined;
   const url = config.database.kind === 'postgres' ? config.database.url : embedded!.url;
   const orm = await initOrm({ url, poolMax: 1 });
   try {
-    await migrateUp(orm);
     const importer = new DirectoryImporter({
       orm,
       index: new SearchIndex({ orm, embedder: createEmbedder(config.search) }),
       logger,
     });
-    const started = Date.now();
-    const report = await (file ? importer.importFile(file) : importer.importFile());
-    console.log(JSON.stringify({ ...report, ms: Date.now() - started }, null, 2));
+    await runCatalogImport(file, { orm, importer }, processIO());
+    return 0;
   } finally {
     await orm.close(true);
     await embedded?.stop();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
-});
+main().then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -5,7 +5,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig, ConfigError } from '../core/config.js';
-import { startEmbeddedDatabase } from '../db/embedded.js';
+import { lockHolder, startEmbeddedDatabase } from '../db/embedded.js';
 import { initOrm, migrateUp, MIGRATIONS_DIR } from '../db/mikro-orm.config.js';
 
 /** Rewrite db/migrations/index.ts so it imports every migration file in the folder, oldest first. */
@@ -27,6 +27,23 @@ async function writeMigrationIndex(): Promise<void> {
 async function main(): Promise<void> {
   const [command = 'up', name] = process.argv.slice(2);
   const config = loadConfig();
+  // `npm start` applies every migration when it starts: with it running there is nothing to apply.
+  const holder = config.database.kind === 'pglite' ? await lockHolder(config.database.dataDir) : undefined;
+  if (holder !== undefined) {
+    if (command === 'up') {
+      console.log(
+        `The marketplace is running (pid ${holder}) on the embedded database: "npm start" applied every migration ` +
+          'when it started, so there is nothing to do. (Migrations added since then apply at its next start.)',
+      );
+      return;
+    }
+    console.error(
+      `error: the marketplace is running (pid ${holder}) on the embedded database: stop "npm start" (Ctrl-C in ` +
+        'its terminal) and run "npm run db:migration:create" again, or set DATABASE_URL to a shared Postgres.',
+    );
+    process.exitCode = 1;
+    return;
+  }
   const embedded = config.database.kind === 'pglite' ? await startEmbeddedDatabase(config.database.dataDir) : undefined;
   const url = config.database.kind === 'postgres' ? config.database.url : embedded!.url;
   const orm = await initOrm({ url, poolMax: 1 });

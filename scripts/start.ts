@@ -26,6 +26,7 @@ import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { RedisCounterStore } from '../core/counters/index.js';
 import { enforceRedisRequirements, RedisRequirementsError } from '../core/spend/redis-requirements.js';
 import { createMcpApp } from '../mcp/app.js';
+import { startOpsServerOrWarn, type OpsServer } from '../core/operators/ops-server.js';
 
 const ROLES = ['api', 'gateway', 'mcp', 'worker'] as const;
 const PACKAGE_VERSION = (
@@ -150,6 +151,11 @@ async function main(): Promise<void> {
     log.info({ inserted: report.inserted, indexed: report.indexed }, 'demo catalog imported');
   }
 
+  // On the embedded database this process is its only client: operator commands (`npm run admin`, `npm run
+  // catalog:import`) are handed to it on a socket beside the data and run here (core/operators/ops-server.ts).
+  const ops: OpsServer | undefined =
+    config.database.kind === 'pglite' ? await startOpsServerOrWarn(services, config.database.dataDir) : undefined;
+
   // The money path (the gateway, and the agent-tool server's in-process gateway) refuses a Redis that breaks its
   // durability contract (docs/durability.md): checked now and at every reconnect.
   if ((roles.has('gateway') || roles.has('mcp')) && services.counters instanceof RedisCounterStore) {
@@ -237,6 +243,7 @@ async function main(): Promise<void> {
       log.debug({ step: name, ms: Math.round(performance.now() - t) }, 'shutdown step done');
     };
     await step('http servers', () => Promise.allSettled(servers.map((s) => s.close())));
+    await step('operator socket', async () => ops?.stop());
     await step('mcp sessions', async () => closeMcp?.());
     await step('gateway', async () => closeGateway?.());
     await step('worker', async () => worker?.shutdown());
