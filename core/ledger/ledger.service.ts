@@ -47,7 +47,11 @@ export const LEDGER_WRITERS = {
   },
   'core/billing/payouts.service.ts': { via: 'post', kinds: ['payout'], what: 'payouts and their reversal on failure' },
   'activities/credits.activities.ts': { via: 'post', kinds: ['grant'], what: 'the signup grant workflow' },
-  'scripts/admin.ts': { via: 'post', kinds: ['grant', 'adjustment'], what: "an operator's grant or adjustment" },
+  'core/operators/admin-command.ts': {
+    via: 'post',
+    kinds: ['grant', 'adjustment'],
+    what: "an operator's grant or adjustment (`npm run admin`, in its own process or in a running `npm start`)",
+  },
   'bench/gateway/gateway-targets.ts': { via: 'post', kinds: ['grant'], what: "the benchmark consumer's credit" },
   'bench/gateway/extended.ts': { via: 'post', kinds: ['grant'], what: "the extended benchmark's consumers' credit" },
   'bench/soak/run.ts': { via: 'post', kinds: ['grant'], what: "the soak's consumer credit and its top-ups" },
