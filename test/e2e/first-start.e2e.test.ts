@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +33,14 @@ async function freshCopy(): Promise<string> {
   return dir;
 }
 
+/** A user's PATH: without the node_modules/.bin of the checkout running this test (npx put it there). */
+function userPath(): string {
+  return (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((p) => !p.includes('node_modules'))
+    .join(path.delimiter);
+}
+
 describe('npm start on a fresh clone', () => {
   let dir: string;
   let proc: RunningProcess;
@@ -46,10 +54,7 @@ describe('npm start on a fresh clone', () => {
       embeddedTemporal: true,
       env: {
         // A user's PATH: without the node_modules/.bin of the checkout running this test (npx put it there).
-        PATH: (process.env.PATH ?? '')
-          .split(path.delimiter)
-          .filter((p) => !p.includes('node_modules'))
-          .join(path.delimiter),
+        PATH: userPath(),
         // The npm cache `npm test` filled serves the packages; the network is used only for what it lacks.
         npm_config_prefer_offline: 'true',
       },
@@ -187,6 +192,52 @@ describe('npm start on a fresh clone', () => {
         await expect
           .poll(async () => (await page.reload(), await page.textContent('.cards')), { timeout: 15_000 })
           .toContain('$6.00');
+
+        // A capped key for an agent, from the Keys section: its secret is shown once.
+        await page.getByRole('link', { name: 'Keys' }).first().click();
+        await page.locator('#new-name').fill('agent');
+        await page.locator('#new-budget').fill('2.50');
+        await page.getByRole('button', { name: 'Create key' }).click();
+        expect(await page.locator('#secret').inputValue()).toMatch(/^svc_live_/);
+        await page.getByRole('link', { name: 'Keys' }).first().click();
+        expect(await page.textContent('main')).toContain('$2.50');
+
+        // The operator imports a directory while it runs (issue 22 item 4); the person searches the catalog:
+        // "callable only" leaves the directory entry out, and the entry's page says it is not callable here.
+        const file = path.join(dir, 'tiny-directory.json');
+        await writeFile(
+          file,
+          JSON.stringify([
+            {
+              name: 'Fjord Weather Almanac',
+              url: 'https://fjord-weather.example.org/',
+              description: 'Weather forecasts for the fjords of Norway',
+              category: 'Weather',
+              auth: '',
+              https: true,
+              cors: 'yes',
+            },
+          ]),
+        );
+        await run('npm', ['run', '--silent', 'catalog:import', '--', file], {
+          cwd: dir,
+          env: { PATH: userPath(), HOME: process.env.HOME ?? dir },
+          timeout: 120_000,
+        });
+        await page.getByRole('link', { name: 'Catalog' }).first().click();
+        await page.locator('#q').fill('fjord weather');
+        await page.getByRole('button', { name: 'Search' }).click();
+        const entry = page.getByRole('link', { name: 'Fjord Weather Almanac' });
+        await entry.waitFor();
+        await page.getByLabel('Callable only').check();
+        await page.getByRole('button', { name: 'Search' }).click();
+        await page.waitForURL(/callable=true/);
+        expect(await entry.count()).toBe(0);
+        await page.getByLabel('Callable only').uncheck();
+        await page.getByRole('button', { name: 'Search' }).click();
+        await entry.click();
+        await page.waitForURL(/\/console\/catalog\/apis\//);
+        expect(await page.textContent('main')).toContain('Directory entry: not callable here');
       } finally {
         await browser.close();
       }
