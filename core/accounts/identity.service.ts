@@ -179,19 +179,7 @@ export class IdentityService {
         const now = clock.now();
         const stale = await releaseStaleSignup(tem, input.email, now);
         if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) throw emailTaken();
-        const org = tem.create(Org, {
-          id: newId('org'),
-          kind: 'standard',
-          name: input.name ?? null,
-          withheldCreditCents: STARTER_CREDIT_CENTS,
-        });
-        const user = tem.create(User, {
-          id: newId('user'),
-          org,
-          email: input.email,
-          name: input.name ?? null,
-          role: 'owner',
-        });
+        const { org, user } = newOwnedOrg(tem, input.email, { name: input.name, starterCredit: true });
         const { key, plaintext } = this.deps.keys.create(tem, {
           orgId: org.id,
           name: 'default',
@@ -552,20 +540,7 @@ export class IdentityService {
         if (await tem.findOne(User, { email: input.email }, { fields: ['id'] })) {
           return this.signInMatched(tem, now, input.email, client);
         }
-        const org = tem.create(Org, {
-          id: newId('org'),
-          kind: 'standard',
-          name: name ?? null,
-          withheldCreditCents: STARTER_CREDIT_CENTS,
-        });
-        const user = tem.create(User, {
-          id: newId('user'),
-          org,
-          email: input.email,
-          name: name ?? null,
-          role: 'owner',
-          emailVerifiedAt: now,
-        });
+        const { org, user } = newOwnedOrg(tem, input.email, { name, starterCredit: true, verifiedAt: now });
         const session = this.deps.sessions.create(tem, { userId: user.id, orgId: org.id, ...client });
         await tem.flush();
         await this.deps.temporal.releaseSignupCredits({
@@ -636,14 +611,7 @@ export class IdentityService {
         const outcome = await this.markVerified(tem, user.id, user.org.id, 'code');
         return { outcome, view: { orgId: user.org.id, userId: user.id, email: input.email, created: false } };
       }
-      const org = tem.create(Org, { id: newId('org'), kind: 'standard', name: null });
-      const created = tem.create(User, {
-        id: newId('user'),
-        org,
-        email: input.email,
-        role: 'owner',
-        emailVerifiedAt: now,
-      });
+      const { org, user: created } = newOwnedOrg(tem, input.email, { verifiedAt: now });
       await tem.flush();
       const outcome: VerifyOutcome = {
         userId: created.id,
@@ -741,4 +709,30 @@ function sessionView(
     org_id: orgId,
     user: userView(user),
   };
+}
+
+/**
+ * A new standard org and its owner: a human signup (trial credit withheld until verified), a sign-up by code (trial
+ * credit, owner verified) or an OAuth page's first proof (verified, no trial credit: no bot check there).
+ */
+function newOwnedOrg(
+  tem: EntityManager,
+  email: string,
+  options: { name?: string; starterCredit?: boolean; verifiedAt?: Date },
+) {
+  const org = tem.create(Org, {
+    id: newId('org'),
+    kind: 'standard',
+    name: options.name ?? null,
+    ...(options.starterCredit ? { withheldCreditCents: STARTER_CREDIT_CENTS } : {}),
+  });
+  const user = tem.create(User, {
+    id: newId('user'),
+    org,
+    email,
+    name: options.name ?? null,
+    role: 'owner',
+    ...(options.verifiedAt ? { emailVerifiedAt: options.verifiedAt } : {}),
+  });
+  return { org, user };
 }

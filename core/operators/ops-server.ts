@@ -99,10 +99,16 @@ export async function startOpsServer(services: Services, dataDir: string): Promi
   await rm(path, { force: true });
   const handle = handler(services, services.logger);
   const server = http.createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, () => resolve());
-  });
+  // Created 0600 from the start (umask around the bind), not only after a chmod: no moment when others may connect.
+  const previousUmask = process.umask(0o077);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+  } finally {
+    process.umask(previousUmask);
+  }
   await chmod(path, 0o600);
   return {
     path,

@@ -376,13 +376,15 @@ describe('OAuth 2.1 for agents', () => {
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 
-  async function approveAndExchange(email: string, scope?: string) {
+  async function approveAndExchange(email: string, scope?: string, browser?: FormBrowser) {
     const { verifier, challenge } = pkce();
     const back = await personApproves(
       authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256', scope }),
       email,
       { approve: true },
+      browser,
     );
+    expect(back.searchParams.get('error'), back.toString()).toBeNull();
     const res = await tokenRequest({
       grant_type: 'authorization_code',
       code: back.searchParams.get('code')!,
@@ -399,24 +401,8 @@ describe('OAuth 2.1 for agents', () => {
     const browser = new FormBrowser(issuer, REDIRECT);
     const first = newEmail();
     for (const email of [first, first, newEmail()]) {
-      const { verifier, challenge } = pkce();
-      const back = await personApproves(
-        authorizeUrl({ code_challenge: challenge, code_challenge_method: 'S256' }),
-        email,
-        { approve: true },
-        browser,
-      );
-      expect(back.searchParams.get('error'), back.toString()).toBeNull();
-      const res = await tokenRequest({
-        grant_type: 'authorization_code',
-        code: back.searchParams.get('code')!,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        client_id: clientId,
-        resource,
-      });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(await mcpStatus(res.body.access_token!)).toBe(200);
+      const { access_token } = await approveAndExchange(email, undefined, browser);
+      expect(await mcpStatus(access_token)).toBe(200);
     }
   });
 
