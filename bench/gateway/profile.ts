@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { startGatewayTargets } from './gateway-targets.js';
 import { startUpstream } from './nginx.js';
 import { findBinary, stopAllChildren } from './proc.js';
+import { perCall, readCounters, readCountersSettled } from './store-ops.js';
 
 const row = process.argv[2] ?? 'gateway_paid';
 const upstream = await startUpstream();
@@ -14,7 +15,13 @@ try {
   const target = gateway?.targets.find((t) => t.name === row);
   if (!target) throw new Error(`no target ${row}`);
   const headers = Object.entries(target.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-  console.log(execFileSync(findBinary('wrk'), ['-t1', '-c32', '-d8s', ...headers, target.url], { encoding: 'utf8' }));
+  const internals = gateway!.extended!;
+  const before = await readCounters(internals.redisUrl, internals.databaseUrl);
+  const out = execFileSync(findBinary('wrk'), ['-t1', '-c32', '-d8s', ...headers, target.url], { encoding: 'utf8' });
+  console.log(out);
+  const after = await readCountersSettled(internals.redisUrl, internals.databaseUrl);
+  const calls = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+  console.log('store operations per call:', JSON.stringify(perCall(before, after, calls)));
 } finally {
   await gateway?.stop();
   await stopAllChildren();

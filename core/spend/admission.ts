@@ -29,6 +29,7 @@ import { findIdempotencyRecord } from './idempotency-records.js';
 import { SeenKeys, seenKeyHash } from './idempotency-seen.js';
 import { ExpiringMemo } from './local-memo.js';
 import { Reservation, type SettlementContext } from './settlement.js';
+import { SettleBatcher } from './settle-batcher.js';
 import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
@@ -68,6 +69,7 @@ export class Admissions implements SettlementContext {
   private readonly rateBlocked = new ExpiringMemo<number>(50_000);
   /** The seen sets' process side: may a first-seen key skip Postgres, rebuilds, direct bookings (issue 21 item 14). */
   readonly seen: SeenKeys;
+  readonly settler: SettleBatcher;
 
   constructor(
     private readonly services: AdmissionServices,
@@ -79,6 +81,7 @@ export class Admissions implements SettlementContext {
     this.clock = services.clock;
     this.log = services.logger.child({ surface: 'gateway' });
     this.seen = new SeenKeys(services).start();
+    this.settler = new SettleBatcher(this.spend, drain);
   }
 
   /** Stop the background work (the unsynced loop). */

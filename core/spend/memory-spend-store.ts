@@ -10,9 +10,11 @@ import type {
   AdmitInput,
   HydrateInput,
   ReservationRef,
+  SettleBatchOutcome,
   SettleInput,
   SettleOutcome,
   SpendStore,
+  StreamedCall,
   StreamedUsage,
   UsageAck,
   UsageEntryRef,
@@ -37,9 +39,9 @@ interface SpendState {
   res: number;
   pend: number;
 }
-/** One usage event in the in-process stream, delivered at once (to the one drainer of this process). */
+/** One entry of the in-process stream (a settle batch's calls), delivered at once (to this process's one drainer). */
 interface StreamEntry {
-  event: string;
+  calls: StreamedCall[];
   deliveredAt: number;
 }
 
@@ -188,39 +190,54 @@ export class MemorySpendStore implements SpendStore {
     return true;
   }
 
-  private append(orgId: string, event: string): string {
-    this.org(orgId).pn += 1;
+  private append(calls: StreamedCall[]): string {
     const id = `${++this.nextEntry}`;
-    this.stream.set(id, { event, deliveredAt: Date.now() });
+    this.stream.set(id, { calls, deliveredAt: Date.now() });
     return id;
   }
 
   settle(s: SettleInput): Promise<SettleOutcome> {
-    let credit = 0;
-    let billable = 0;
-    if (s.priceCents > 0) {
-      if (!this.release(s)) return Promise.resolve({ outcome: 'gone' });
-      const o = this.org(s.orgId);
-      const charge = chargeCall(s.priceCents, (o.bal ?? 0) - o.pend, o.mode ?? 'prepaid');
-      credit = charge.creditAppliedCents;
-      billable = charge.billableCents;
-      o.pend += s.priceCents;
-      for (const x of this.held(s)) x.pend += s.priceCents;
-    }
-    const event = JSON.parse(s.event) as Record<string, unknown>;
-    event.creditAppliedCents = credit;
-    event.billableCents = billable;
-    const id = this.append(s.orgId, JSON.stringify(event));
-    if (s.idempotencyKey !== null && s.record !== null) {
-      const value = `${s.record.head}${credit}${s.record.middle}${billable}${s.record.tail}`;
-      this.idem.set(s.idempotencyKey, { value, expiresAt: s.nowMs + s.idempotencyTtlMs });
-      if (s.seenHash) this.seen.add(s.orgId, s.seenHash);
-    }
+    return this.settleBatch([s]).then((b) => b.results[0]!);
+  }
+
+  batchKey(): string {
+    return 'memory';
+  }
+
+  settleBatch(batch: readonly SettleInput[]): Promise<SettleBatchOutcome> {
+    const calls: StreamedCall[] = [];
+    const charged: { credit: number; billable: number }[] = [];
+    const results = batch.map((s): SettleOutcome | null => {
+      let credit = 0;
+      let billable = 0;
+      if (s.priceCents > 0) {
+        if (!this.release(s)) return { outcome: 'gone' };
+        const o = this.org(s.orgId);
+        const charge = chargeCall(s.priceCents, (o.bal ?? 0) - o.pend, o.mode ?? 'prepaid');
+        credit = charge.creditAppliedCents;
+        billable = charge.billableCents;
+        o.pend += s.priceCents;
+        for (const x of this.held(s)) x.pend += s.priceCents;
+      }
+      this.org(s.orgId).pn += 1;
+      calls.push({ event: s.event, creditAppliedCents: credit, billableCents: billable });
+      charged.push({ credit, billable });
+      if (s.idempotencyKey !== null && s.record !== null) {
+        const value = `${s.record.head}${credit}${s.record.middle}${billable}${s.record.tail}`;
+        this.idem.set(s.idempotencyKey, { value, expiresAt: s.nowMs + s.idempotencyTtlMs });
+        if (s.seenHash) this.seen.add(s.orgId, s.seenHash);
+      }
+      return null;
+    });
+    const entry = calls.length > 0 ? { stream: 'memory', id: this.append(calls) } : null;
+    let next = 0;
     return Promise.resolve({
-      outcome: 'settled',
-      creditAppliedCents: credit,
-      billableCents: billable,
-      entry: { stream: 'memory', id },
+      entry,
+      results: results.map((r): SettleOutcome => {
+        if (r !== null) return r;
+        const { credit, billable } = charged[next++]!;
+        return { outcome: 'settled', creditAppliedCents: credit, billableCents: billable, entry: entry! };
+      }),
     });
   }
 
@@ -235,15 +252,15 @@ export class MemorySpendStore implements SpendStore {
 
   async fail(ref: ReservationRef, failedEvent: string): Promise<UsageEntryRef> {
     await this.void(ref);
-    const event = JSON.parse(failedEvent) as Record<string, unknown>;
-    event.creditAppliedCents = 0;
-    event.billableCents = 0;
-    return { stream: 'memory', id: this.append(ref.orgId, JSON.stringify(event)) };
+    this.org(ref.orgId).pn += 1;
+    return { stream: 'memory', id: this.append([{ event: failedEvent, creditAppliedCents: 0, billableCents: 0 }]) };
   }
 
   ackUsage(acks: readonly UsageAck[]): Promise<void> {
+    const acked = new Set<string>();
+    for (const a of acks) if (this.stream.delete(a.entry.id)) acked.add(a.entry.id);
     for (const a of acks) {
-      if (this.stream.delete(a.entry.id)) {
+      if (acked.has(a.entry.id)) {
         const o = this.org(a.orgId);
         o.pn = Math.max(0, o.pn - 1);
         if (a.pendingCents > 0) {
@@ -280,7 +297,7 @@ export class MemorySpendStore implements SpendStore {
       if (out.length >= limit) break;
       if (now - e.deliveredAt < minIdleMs) continue;
       e.deliveredAt = now;
-      out.push({ entry: { stream: 'memory', id }, event: e.event });
+      out.push({ entry: { stream: 'memory', id }, calls: e.calls });
     }
     return Promise.resolve(out);
   }

@@ -3,7 +3,7 @@
  * org's fast state carries the hash tag of the org's spend bucket, so every script touches one Cluster slot. Also how
  * an open reservation and a streamed usage entry are encoded.
  */
-import type { ReservationRef } from './spend-store.js';
+import type { ReservationRef, StreamedCall } from './spend-store.js';
 
 export const DAY_TTL_MS = 3 * 86_400_000;
 /** Part of the key layout: changing it moves every org to another bucket (a layout change, see the header). */
@@ -35,14 +35,21 @@ export const usageStreamKey = (bucket: number) => `sp:{${bucket}}:u`;
 /** Buckets claimed from concurrently (one pipelined wave of scripts). */
 export const CLAIM_WAVE = 256;
 
-/** A streamed entry's fields (`e` event, `c` credit applied, `b` billable) as one CallRecord JSON. */
-export function eventWithSplit(fields: string[]): string {
+/**
+ * A streamed entry's fields back into its calls: `e` the records (core/spend/call-codec.ts) joined by newlines (a
+ * record's JSON never holds a raw newline), `c` and `b` each call's credit applied and billable, joined by commas.
+ */
+export function streamedCalls(fields: string[]): StreamedCall[] {
   const f = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i]!, fields[i + 1]!);
-  const event = JSON.parse(f.get('e') ?? '{}') as Record<string, unknown>;
-  event.creditAppliedCents = Number(f.get('c') ?? 0);
-  event.billableCents = Number(f.get('b') ?? 0);
-  return JSON.stringify(event);
+  const events = (f.get('e') ?? '').split('\n');
+  const credits = (f.get('c') ?? '0').split(',');
+  const billables = (f.get('b') ?? '0').split(',');
+  return events.map((event, i) => ({
+    event,
+    creditAppliedCents: Number(credits[i] ?? 0),
+    billableCents: Number(billables[i] ?? 0),
+  }));
 }
 /** Where the record of a scoped idempotency key (`org:key:client key`) lives (exported for tests). */
 export const idempotencyRecordKey = (scoped: string) => idemKey(scoped.slice(0, scoped.indexOf(':')), scoped);

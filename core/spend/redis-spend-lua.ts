@@ -52,17 +52,17 @@ local ANCESTOR_BUDGETS = 17 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budg
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
 
 if price > 0 and redis.call('ZSCORE', resvKey, member) then return {'admitted', '0'} end
+local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend', 'kv')
 if keyVersion ~= '' then
   -- Revocations and tightened caps reach every gateway here, not only by pub/sub. A missing version (a new org, a
   -- flushed Redis) gets a new one, unique on this server's clock, so no cached copy can match it by chance.
-  local kv = redis.call('HGET', orgKey, 'kv')
+  local kv = o[9]
   if not kv then
     kv = KEY_VERSION()
     redis.call('HSET', orgKey, 'kv', kv)
   end
   if kv ~= keyVersion then return {'stale_key', kv} end
 end
-local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend')
 local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 local k
@@ -153,36 +153,87 @@ local function append(streamKey, consumer, event, credit, billable)
 end
 `;
 
+// A batch of calls of one bucket (RedisSpendStore.settleBatch): each call as a settle of its own would decide it, in
+// order, over a running balance per org; the holds and pending spend moved once per org and per key; the settled
+// calls appended as one stream entry (records joined by newlines, their splits by commas).
 export const SETTLE = `${HELPERS}
-local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local seenKey = KEYS[7] -- the org's seen set
-local FIRST_ANCESTOR = 8 -- KEYS[8..]: the ancestors' keys
-local price = tonumber(ARGV[1])
-local member = ARGV[2]
-local event = ARGV[3] -- the usage event, without the charge's split
-local hasIdem = ARGV[4] == '1'
-local recordHead, recordMiddle, recordTail = ARGV[5], ARGV[6], ARGV[7] -- the replay record around credit, billable
-local idemTtl = ARGV[8]
-local consumer = ARGV[9]
-local seenHash = ARGV[10] -- the key's short hash ('' = none)
-
-local credit, billable = 0, 0
-if price > 0 then
-  if redis.call('ZREM', resvKey, member) == 0 then return {'gone'} end
-  local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'pend')
-  credit, billable = chargeCall(price, tonumber(o[1] or '0') - tonumber(o[3] or '0'), o[2])
-  local held = {orgKey, keyKey, dayKey}
-  for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
-  add(held, 'res', -price)
-  add(held, 'pend', price)
+local streamKey, resvKey = KEYS[1], KEYS[2] -- KEYS[3..]: the batch's orgs, keys, days, idempotency and seen keys
+local consumer, idemTtl, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local FIELDS = 11 -- per call: price, member, org, idem, head, middle, tail, seen, seen hash, event, held count; held
+local orgs, orgOrder, held, heldOrder = {}, {}, {}, {}
+local events, credits, billables, out = {}, {}, {}, {}
+local a = 3
+for i = 1, n do
+  local price = tonumber(ARGV[a + 1])
+  local member = ARGV[a + 2]
+  local orgIdx = tonumber(ARGV[a + 3])
+  local idemIdx = tonumber(ARGV[a + 4]) -- 0: no replay record
+  local seenIdx = tonumber(ARGV[a + 8]) -- 0: no seen set
+  local event = ARGV[a + 10]
+  local nHeld = tonumber(ARGV[a + 11])
+  local firstHeld = a + FIELDS
+  local o = orgs[orgIdx]
+  if not o then
+    o = {count = 0, delta = 0}
+    orgs[orgIdx] = o
+    orgOrder[#orgOrder + 1] = orgIdx
+  end
+  local open, credit, billable = true, 0, 0
+  if price > 0 then
+    open = redis.call('ZREM', resvKey, member) == 1
+    if open then
+      if not o.mode then
+        local h = redis.call('HMGET', KEYS[orgIdx], 'bal', 'mode', 'pend')
+        o.avail = tonumber(h[1] or '0') - tonumber(h[3] or '0')
+        o.mode = h[2] or ''
+      end
+      credit, billable = chargeCall(price, o.avail, o.mode)
+      o.avail = o.avail - price
+      o.delta = o.delta + price
+      for j = 1, nHeld do
+        local k = tonumber(ARGV[firstHeld + j])
+        if not held[k] then
+          held[k] = 0
+          heldOrder[#heldOrder + 1] = k
+        end
+        held[k] = held[k] + price
+      end
+    end
+  end
+  if open then
+    o.count = o.count + 1
+    events[#events + 1] = event
+    credits[#credits + 1] = credit
+    billables[#billables + 1] = billable
+    if idemIdx > 0 then
+      redis.call('SET', KEYS[idemIdx], ARGV[a + 5] .. credit .. ARGV[a + 6] .. billable .. ARGV[a + 7], 'PX', idemTtl)
+      if seenIdx > 0 then redis.call('SADD', KEYS[seenIdx], ARGV[a + 9]) end
+    end
+    out[i] = credit .. ':' .. billable
+  else
+    out[i] = 'gone'
+  end
+  a = firstHeld + nHeld
 end
-redis.call('HINCRBY', orgKey, 'pn', 1)
-local id = append(streamKey, consumer, event, credit, billable)
-if hasIdem then
-  redis.call('SET', idemKey, recordHead .. credit .. recordMiddle .. billable .. recordTail, 'PX', idemTtl)
-  if seenHash ~= '' then redis.call('SADD', seenKey, seenHash) end
+for _, k in ipairs(orgOrder) do
+  local o = orgs[k]
+  if o.delta > 0 then
+    add({KEYS[k]}, 'res', -o.delta)
+    redis.call('HINCRBY', KEYS[k], 'pend', o.delta)
+  end
+  if o.count > 0 then redis.call('HINCRBY', KEYS[k], 'pn', o.count) end
 end
-return {'settled', tostring(credit), tostring(billable), id}
+for _, k in ipairs(heldOrder) do
+  add({KEYS[k]}, 'res', -held[k])
+  redis.call('HINCRBY', KEYS[k], 'pend', held[k])
+end
+local id = ''
+if #events > 0 then
+  id = append(streamKey, consumer, table.concat(events, '\\n'), table.concat(credits, ','), table.concat(billables, ','))
+end
+local reply = {id}
+for i = 1, n do reply[i + 1] = out[i] end
+return reply
 `;
 
 export const VOID = `${HELPERS}
@@ -218,59 +269,52 @@ end
 return {open, id}
 `;
 
-// Postgres has these calls (one bucket's): each entry acknowledged once releases its pending spend; Postgres's totals
-// after the commit are merged in (newer balance versions only, spend only grows).
+// Postgres has these entries' calls (one bucket's). Each entry acknowledged here (once, whoever acks it again) releases
+// what its calls held: the releases of all such entries are summed per key and field and applied once each. Then
+// Postgres's totals after the commits are merged in (newer balance versions only, spend only grows), one per key.
 export const ACK = `${HELPERS}
-local streamKey = KEYS[1]
-local KEYS_PER_ACK = 3 -- orgKey, keyKey, dayKey, then its n ancestors
-local ARGS_PER_ACK = 8 -- then each ancestor's spend
-local k = 1 -- the ack's first key is KEYS[k + 1]
-local a = 0 -- its first argument is ARGV[a + 1]
-while a < #ARGV do
-  local orgKey, keyKey, dayKey = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
-  local id = ARGV[a + 1]
-  local pending = tonumber(ARGV[a + 2])
-  local balance = ARGV[a + 3] -- Postgres's values after the commit ('' = unknown)
-  local version = ARGV[a + 4]
-  local keySpent = ARGV[a + 5]
-  local daySpent = ARGV[a + 6]
-  local hasKey = ARGV[a + 7] == '1'
-  local n = tonumber(ARGV[a + 8]) -- ancestors
-  local ancestorKeys = k + KEYS_PER_ACK -- KEYS[ancestorKeys + j]: the j-th ancestor's key
-  local ancestorSpent = a + ARGS_PER_ACK -- ARGV[ancestorSpent + j]: its spend after the commit ('' = unknown)
-
-  if redis.call('XACK', streamKey, GROUP, id) == 1 then
-    redis.call('XDEL', streamKey, id)
-    if redis.call('HEXISTS', orgKey, 'pn') == 1 then add({orgKey}, 'pn', -1) end
-    if pending > 0 then
-      local held = {orgKey}
-      if hasKey then held[#held + 1] = keyKey; held[#held + 1] = dayKey end
-      for j = 1, n do held[#held + 1] = KEYS[ancestorKeys + j] end
-      for _, key in ipairs(held) do
-        if redis.call('HEXISTS', key, 'pend') == 1 then add({key}, 'pend', -pending) end
+local streamKey = KEYS[1] -- KEYS[2..]: the orgs, keys and days named below
+local a = 1
+local nEntries = tonumber(ARGV[a])
+local totals, order = {}, {}
+for _ = 1, nEntries do
+  local id, nRel = ARGV[a + 1], tonumber(ARGV[a + 2])
+  local acked = redis.call('XACK', streamKey, GROUP, id) == 1
+  if acked then redis.call('XDEL', streamKey, id) end
+  for j = 0, nRel - 1 do
+    local r = a + 3 + j * 3 -- key index, field ('pend' or 'pn'), amount
+    if acked then
+      local slot = ARGV[r] .. ' ' .. ARGV[r + 1]
+      if not totals[slot] then
+        totals[slot] = 0
+        order[#order + 1] = {tonumber(ARGV[r]), ARGV[r + 1], slot}
       end
+      totals[slot] = totals[slot] + tonumber(ARGV[r + 2])
     end
   end
-  if version ~= '' and redis.call('HEXISTS', orgKey, 'mode') == 1 then
-    if tonumber(version) > tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
-      redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
-    end
+  a = a + 2 + nRel * 3
+end
+for _, o in ipairs(order) do
+  local key, field = KEYS[o[1]], o[2]
+  if redis.call('HEXISTS', key, field) == 1 then add({key}, field, -totals[o[3]]) end
+end
+local nBal = tonumber(ARGV[a + 1])
+a = a + 1
+for _ = 1, nBal do
+  local orgKey, balance, version = KEYS[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3]
+  local b = redis.call('HMGET', orgKey, 'mode', 'ver')
+  if b[1] and tonumber(version) > tonumber(b[2] or '-1') then
+    redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
   end
-  if keySpent ~= '' then
-    local sp = redis.call('HGET', keyKey, 'sp')
-    if sp and tonumber(keySpent) > tonumber(sp) then redis.call('HSET', keyKey, 'sp', keySpent) end
-    local dsp = redis.call('HGET', dayKey, 'sp')
-    if dsp and tonumber(daySpent) > tonumber(dsp) then redis.call('HSET', dayKey, 'sp', daySpent) end
-  end
-  for j = 1, n do
-    local v = ARGV[ancestorSpent + j]
-    if v ~= '' then
-      local sp = redis.call('HGET', KEYS[ancestorKeys + j], 'sp')
-      if sp and tonumber(v) > tonumber(sp) then redis.call('HSET', KEYS[ancestorKeys + j], 'sp', v) end
-    end
-  end
-  k = k + KEYS_PER_ACK + n
-  a = a + ARGS_PER_ACK + n
+  a = a + 3
+end
+local nSpent = tonumber(ARGV[a + 1])
+a = a + 1
+for _ = 1, nSpent do
+  local key, spent = KEYS[tonumber(ARGV[a + 1])], ARGV[a + 2]
+  local sp = redis.call('HGET', key, 'sp')
+  if sp and tonumber(spent) > tonumber(sp) then redis.call('HSET', key, 'sp', spent) end
+  a = a + 2
 end
 return 1
 `;

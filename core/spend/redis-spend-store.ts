@@ -59,7 +59,7 @@ import {
   CLAIM_WAVE,
   DAY_TTL_MS,
   dayKey,
-  eventWithSplit,
+  streamedCalls,
   idemKey,
   idempotencyRecordKey,
   keyKey,
@@ -79,6 +79,7 @@ import type {
   AdmitInput,
   HydrateInput,
   ReservationRef,
+  SettleBatchOutcome,
   SettleInput,
   SettleOutcome,
   SpendStore,
@@ -208,25 +209,58 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async settle(s: SettleInput): Promise<SettleOutcome> {
-    const reply = await this.run<string[]>('spSettle', this.heldKeys(s), [
-      s.priceCents,
-      memberOf(s),
-      s.event,
-      s.idempotencyKey === null || s.record === null ? '0' : '1',
-      s.record?.head ?? '',
-      s.record?.middle ?? '',
-      s.record?.tail ?? '',
-      s.idempotencyTtlMs,
-      this.consumer,
-      s.seenHash ?? '',
-    ]);
-    if (reply[0] !== 'settled') return { outcome: 'gone' };
-    return {
-      outcome: 'settled',
-      creditAppliedCents: Number(reply[1]),
-      billableCents: Number(reply[2]),
-      entry: { stream: String(spendBucket(s.orgId)), id: reply[3]! },
+    return (await this.settleBatch([s])).results[0]!;
+  }
+
+  batchKey(orgId: string): string {
+    return String(spendBucket(orgId));
+  }
+
+  /** One script for the batch (every org in one bucket): see SETTLE. */
+  async settleBatch(batch: readonly SettleInput[]): Promise<SettleBatchOutcome> {
+    const bucket = spendBucket(batch[0]!.orgId);
+    const keys = [usageStreamKey(bucket), bucketResvKey(bucket)];
+    const index = new Map<string, number>();
+    const at = (key: string) => {
+      let i = index.get(key);
+      if (i === undefined) index.set(key, (i = keys.push(key)));
+      return i;
     };
+    const args: (string | number)[] = [this.consumer, batch[0]!.idempotencyTtlMs, batch.length];
+    for (const s of batch) {
+      if (spendBucket(s.orgId) !== bucket) throw new Error('a settle batch spans spend buckets');
+      const idem = s.idempotencyKey !== null && s.record !== null;
+      const held = [keyKey(s.orgId, s.keyId), dayKey(s.orgId, s.keyId, s.day)];
+      for (const id of s.ancestorKeyIds) held.push(keyKey(s.orgId, id));
+      args.push(
+        s.priceCents,
+        memberOf(s),
+        at(orgKey(s.orgId)),
+        idem ? at(idemKey(s.orgId, s.idempotencyKey)) : 0,
+        s.record?.head ?? '',
+        s.record?.middle ?? '',
+        s.record?.tail ?? '',
+        idem && s.seenHash ? at(seenKey(s.orgId)) : 0,
+        s.seenHash ?? '',
+        s.event,
+        held.length,
+        ...held.map(at),
+      );
+    }
+    const reply = await this.run<string[]>('spSettle', keys, args);
+    const entry = reply[0] ? { stream: String(bucket), id: reply[0] } : null;
+    const results = batch.map((_, i): SettleOutcome => {
+      const r = reply[i + 1]!;
+      if (r === 'gone' || entry === null) return { outcome: 'gone' };
+      const split = r.indexOf(':');
+      return {
+        outcome: 'settled',
+        creditAppliedCents: Number(r.slice(0, split)),
+        billableCents: Number(r.slice(split + 1)),
+        entry,
+      };
+    });
+    return { entry, results };
   }
 
   async void(r: ReservationRef): Promise<boolean> {
@@ -264,31 +298,25 @@ export class RedisSpendStore implements SpendStore {
     ];
   }
 
-  /** One script per bucket (a script touches one slot); the buckets' scripts run concurrently. */
+  /**
+   * One script per bucket (a script touches one slot), the buckets' scripts concurrently. Per entry its releases,
+   * summed per key and field (see ACK); Postgres's newest totals once per org and key.
+   */
   async ackUsage(acks: readonly UsageAck[]): Promise<void> {
-    const byStream = new Map<string, { keys: string[]; args: (string | number)[] }>();
+    const byStream = new Map<string, Map<string, UsageAck[]>>();
     for (const a of acks) {
-      let group = byStream.get(a.entry.stream);
-      if (!group) byStream.set(a.entry.stream, (group = { keys: [usageStreamKey(Number(a.entry.stream))], args: [] }));
-      group.keys.push(
-        orgKey(a.orgId),
-        keyKey(a.orgId, a.keyId),
-        dayKey(a.orgId, a.keyId, a.day),
-        ...a.ancestorKeyIds.map((id) => keyKey(a.orgId, id)),
-      );
-      group.args.push(
-        a.entry.id,
-        a.pendingCents,
-        a.org?.creditCents ?? '',
-        a.org?.balanceVersion ?? '',
-        a.key?.spentCents ?? '',
-        a.key?.daySpentCents ?? '',
-        '1',
-        a.ancestorKeyIds.length,
-        ...a.ancestorKeyIds.map((_, i) => a.ancestorSpentCents?.[i] ?? ''),
-      );
+      let entries = byStream.get(a.entry.stream);
+      if (!entries) byStream.set(a.entry.stream, (entries = new Map<string, UsageAck[]>()));
+      const calls = entries.get(a.entry.id);
+      if (calls) calls.push(a);
+      else entries.set(a.entry.id, [a]);
     }
-    await Promise.all([...byStream.values()].map(({ keys, args }) => this.run<number>('spAck', keys, args)));
+    await Promise.all(
+      [...byStream].map(([stream, entries]) => {
+        const { keys, args } = ackArgs(Number(stream), entries);
+        return this.run<number>('spAck', keys, args);
+      }),
+    );
   }
 
   /** Every bucket's stream (concurrently, from a rotating first bucket) until `limit` entries are claimed. */
@@ -307,7 +335,7 @@ export class RedisSpendStore implements SpendStore {
       found.forEach((entries, j) => {
         for (const [id, fields] of entries) {
           if (!fields) continue; // deleted meanwhile
-          out.push({ entry: { stream: String(wave[j]), id }, event: eventWithSplit(fields) });
+          out.push({ entry: { stream: String(wave[j]), id }, calls: streamedCalls(fields) });
         }
       });
     }
@@ -384,4 +412,54 @@ export class RedisSpendStore implements SpendStore {
   async idempotencyRecord(key: string): Promise<string | null> {
     return this.redis.get(idempotencyRecordKey(key));
   }
+}
+
+/** The ACK script's keys and arguments for one bucket's entries (each entry's acks: every call of the entry). */
+function ackArgs(bucket: number, entries: Map<string, UsageAck[]>): { keys: string[]; args: (string | number)[] } {
+  const keys = [usageStreamKey(bucket)];
+  const index = new Map<string, number>();
+  const at = (key: string) => {
+    let i = index.get(key);
+    if (i === undefined) index.set(key, (i = keys.push(key)));
+    return i;
+  };
+  const args: (string | number)[] = [entries.size];
+  const balances = new Map<string, { creditCents: number; balanceVersion: number }>();
+  const spent = new Map<string, number>();
+  const keepMax = (key: string, value: number | undefined) => {
+    if (value !== undefined && value > (spent.get(key) ?? -1)) spent.set(key, value);
+  };
+  for (const [id, calls] of entries) {
+    const releases = new Map<string, number>(); // "index field" -> amount
+    const release = (key: string, field: string, amount: number) => {
+      const slot = `${at(key)} ${field}`;
+      releases.set(slot, (releases.get(slot) ?? 0) + amount);
+    };
+    for (const a of calls) {
+      const org = orgKey(a.orgId);
+      release(org, 'pn', 1);
+      if (a.pendingCents > 0) {
+        release(org, 'pend', a.pendingCents);
+        release(keyKey(a.orgId, a.keyId), 'pend', a.pendingCents);
+        release(dayKey(a.orgId, a.keyId, a.day), 'pend', a.pendingCents);
+        for (const anc of a.ancestorKeyIds) release(keyKey(a.orgId, anc), 'pend', a.pendingCents);
+      }
+      if (a.org && a.org.balanceVersion > (balances.get(org)?.balanceVersion ?? -1)) balances.set(org, a.org);
+      if (a.key) {
+        keepMax(keyKey(a.orgId, a.keyId), a.key.spentCents);
+        keepMax(dayKey(a.orgId, a.keyId, a.day), a.key.daySpentCents);
+      }
+      a.ancestorKeyIds.forEach((anc, i) => keepMax(keyKey(a.orgId, anc), a.ancestorSpentCents?.[i]));
+    }
+    args.push(id, releases.size);
+    for (const [slot, amount] of releases) {
+      const space = slot.indexOf(' ');
+      args.push(Number(slot.slice(0, space)), slot.slice(space + 1), amount);
+    }
+  }
+  args.push(balances.size);
+  for (const [org, b] of balances) args.push(at(org), b.creditCents, b.balanceVersion);
+  args.push(spent.size);
+  for (const [key, value] of spent) args.push(at(key), value);
+  return { keys, args };
 }

@@ -4,7 +4,8 @@
  *
  * - `commit(call, price)`: the call succeeded upstream. One atomic step on the fast state moves the hold into pending
  *   spend, decides the charge's split, appends the usage event to the durable usage stream and writes the replay
- *   record (SpendStore.settle); the answer is sent after it. The usage drain (core/spend/usage-drain.ts) then books
+ *   record (SpendStore.settle, batched with the calls ending alongside it: core/spend/settle-batcher.ts); the answer
+ *   is sent after it. The usage drain (core/spend/usage-drain.ts) then books
  *   the call in Postgres (usage row, ledger debit, earning) within milliseconds. A reservation the sweeper already
  *   voided (the call outlived it) cannot settle: the caller is told 503 and nothing is charged. A settle whose outcome
  *   is unknown (its reply lost) books the call in Postgres directly before answering.
@@ -18,7 +19,9 @@ import type { Clock } from '../clock.js';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { EffectivePrice } from '../pricing/effective-price.js';
+import { encodeCall } from './call-codec.js';
 import { seenKeyHash, type SeenKeys } from './idempotency-seen.js';
+import type { SettleBatcher } from './settle-batcher.js';
 import type { ReservationRef, SettleInput, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { CallRecord, UsageCommitter } from './usage-committer.js';
@@ -43,6 +46,8 @@ export type Settled = { kind: 'committed'; meta: BillingMeta } | { kind: 'replay
 /** What a reservation needs from the process's money path (implemented by `Admissions`). */
 export interface SettlementContext {
   readonly spend: SpendStore;
+  /** Successful calls settle through it, in batches (it hands them to the drain). */
+  readonly settler: Pick<SettleBatcher, 'settle'>;
   readonly committer: UsageCommitter;
   readonly drain: UsageDrain;
   readonly clock: Clock;
@@ -91,7 +96,7 @@ export class Reservation implements ReservationRef {
       priceCents: this.priceCents,
       reservationId: this.reservationId,
       idempotencyKey: this.idempotencyKey,
-      event: JSON.stringify(call),
+      event: encodeCall(call),
       record,
       idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
       nowMs: this.ctx.clock.now().getTime(),
@@ -99,7 +104,7 @@ export class Reservation implements ReservationRef {
     };
     let settled;
     try {
-      settled = await this.ctx.spend.settle(input);
+      settled = await this.ctx.settler.settle(input, call);
     } catch (err) {
       // The step may or may not have run (its answer was lost, or the fast state failed): book the call in Postgres.
       this.ctx.log.error({ err, usage_id: call.usageId }, 'settle outcome unknown: booking the call in Postgres');
@@ -113,7 +118,6 @@ export class Reservation implements ReservationRef {
       const full = `${record.head}${creditAppliedCents}${record.middle}${billableCents}${record.tail}`;
       this.ctx.remember(this.idempotencyKey!, full, this.nowMs);
     }
-    this.ctx.drain.add(settled.entry, { ...call, creditAppliedCents, billableCents });
     return {
       kind: 'committed',
       meta: billingMeta(call.requestId, this.priceCents, creditAppliedCents, billableCents, price),
@@ -177,7 +181,7 @@ export class Reservation implements ReservationRef {
   private async voidOnce(failed: CallRecord): Promise<void> {
     if (this.kind === 'admitted') {
       try {
-        const entry = await this.ctx.spend.fail(this, JSON.stringify(failed));
+        const entry = await this.ctx.spend.fail(this, encodeCall(failed));
         this.ctx.drain.add(entry, { ...failed, creditAppliedCents: 0, billableCents: 0 });
         return;
       } catch (err) {

@@ -130,14 +130,35 @@ export type SettleOutcome =
   /** The reservation is no longer open (the sweeper voided it, past its expiry): nothing was charged. */
   | { outcome: 'gone' };
 
-/** A usage event read back from the stream (claimed from a consumer that stopped draining it). */
-export interface StreamedUsage {
-  entry: UsageEntryRef;
-  /** The serialized CallRecord with the charge's split (`creditAppliedCents`, `billableCents`) filled in. */
-  event: string;
+/**
+ * Calls of one batch (`batchKey`) settled in one atomic step (issue 23, batched settlement): each is decided as
+ * `settle` would decide it alone, in order, over a running balance; the settled ones share one stream entry.
+ */
+export interface SettleBatchOutcome {
+  /** The stream entry holding every settled call of the batch, in order (null when none settled). */
+  entry: UsageEntryRef | null;
+  /** One outcome per input, in input order. */
+  results: SettleOutcome[];
 }
 
-/** Postgres has the call: the pending spend it held is released and Postgres's totals after the commit merged in. */
+/** One call of a stream entry: its record (core/spend/call-codec.ts) and the charge's split the settle decided. */
+export interface StreamedCall {
+  event: string;
+  creditAppliedCents: number;
+  billableCents: number;
+}
+
+/** A stream entry read back (claimed from a consumer that stopped draining it): one or more calls, in order. */
+export interface StreamedUsage {
+  entry: UsageEntryRef;
+  calls: StreamedCall[];
+}
+
+/**
+ * Postgres has the call: the pending spend it held is released and Postgres's totals after the commit merged in.
+ * A stream entry holds every call of a settle batch: the acks of all of an entry's calls go in one `ackUsage` (the
+ * entry is acknowledged once, and only that acknowledgement releases what its calls held).
+ */
 export interface UsageAck {
   entry: UsageEntryRef;
   orgId: string;
@@ -185,6 +206,10 @@ export interface SpendStore {
   admit(input: AdmitInput): Promise<Admission>;
   /** The call succeeded: see SettleInput. Idempotent for an open reservation; `gone` once it is not open. */
   settle(input: SettleInput): Promise<SettleOutcome>;
+  /** Several calls with one `batchKey` settled in one step (see SettleBatchOutcome). */
+  settleBatch(inputs: readonly SettleInput[]): Promise<SettleBatchOutcome>;
+  /** Calls whose orgs share this key may settle in one batch (on Redis: the org's spend bucket, one Cluster slot). */
+  batchKey(orgId: string): string;
   /** The call's owner died, or nothing will be spent: release the reservation and the idempotency claim. True if open. */
   void(ref: ReservationRef): Promise<boolean>;
   /** The call failed: `void`, and the failed call's usage event appended to the stream in the same step. */
@@ -203,7 +228,10 @@ export interface SpendStore {
   idempotencyRecord(idempotencyKey: string): Promise<string | null>;
   /** Usage events delivered to another drainer that has not acknowledged them for `minIdleMs`, now this one's. */
   claimUsage(minIdleMs: number, limit: number, part?: ScanPart): Promise<StreamedUsage[]>;
-  /** Postgres has these calls: remove them from the stream and release their pending spend (each once). */
+  /**
+   * Postgres has these calls: remove their entries from the stream and release their pending spend (each entry once;
+   * every call of an entry in the same `ackUsage`).
+   */
   ackUsage(acks: readonly UsageAck[]): Promise<void>;
   /** How many of the org's usage events are not in Postgres yet (the read barrier of the control plane). */
   pendingUsage(orgId: string): Promise<number>;

@@ -15,8 +15,9 @@
  *   claimed and acknowledged again (Postgres skips it).
  */
 import type { Logger } from '../logger.js';
-import type { SpendStore, StreamedUsage, UsageAck, UsageEntryRef } from './spend-store.js';
-import type { CallRecord, UsageCommitter } from './usage-committer.js';
+import { decodeCall } from './call-codec.js';
+import type { SpendStore, StreamedCall, UsageAck, UsageEntryRef } from './spend-store.js';
+import type { CallRecord, CommittedCall, UsageCommitter } from './usage-committer.js';
 
 export interface UsageDrainOptions {
   /** An entry not acknowledged for this long is claimed by another drainer (default 10 s). */
@@ -70,16 +71,21 @@ export class UsageDrain {
 
   /** A call this process made durable: commit it to Postgres, then acknowledge it. */
   add(entry: UsageEntryRef, call: CallRecord): void {
+    this.addEntry(entry, [call]);
+  }
+
+  /** A stream entry's calls (a settle batch): commit each to Postgres, then acknowledge the entry once. */
+  addEntry(entry: UsageEntryRef, calls: readonly CallRecord[]): void {
     const id = `${entry.stream}/${entry.id}`;
     if (this.inFlight.has(id)) return;
     this.inFlight.add(id);
-    void this.commit(entry, call, id, 0);
+    void this.commitEntry(entry, calls, id);
   }
 
   /** Claim entries other drainers abandoned and drain them here. Returns how many were claimed. */
   async claimOnce(part?: { of: number }): Promise<number> {
     const claimed = await this.spend.claimUsage(this.options.claimIdleMs ?? 10_000, CLAIM_BATCH, part);
-    for (const c of claimed) this.add(c.entry, parseEvent(c));
+    for (const c of claimed) this.addEntry(c.entry, c.calls.map(parseCall));
     if (claimed.length > 0) this.log.warn({ claimed: claimed.length }, 'claimed usage events another drainer left');
     return claimed.length;
   }
@@ -102,34 +108,41 @@ export class UsageDrain {
     await this.flush();
   }
 
-  private async commit(entry: UsageEntryRef, call: CallRecord, id: string, attempt: number): Promise<void> {
-    try {
-      // A retry goes alone, so a call Postgres refuses for good cannot keep failing the batches of others.
-      const committed = await (attempt === 0 ? this.committer.commit(call) : this.committer.commitAlone(call));
-      this.options.onBooked?.(call);
-      this.queueAck({
-        entry,
-        orgId: call.orgId,
-        keyId: call.keyId,
-        ancestorKeyIds: call.ancestorKeyIds ?? [],
-        day: call.day,
-        pendingCents: call.outcome === 'success' ? call.priceCents : 0,
-        org: committed.org,
-        key: committed.key,
-        ancestorSpentCents: committed.ancestorSpentCents,
-      });
-    } catch (err) {
-      if (this.stopped && attempt > 3) {
-        // Shutting down with Postgres unreachable: the entry stays pending in the stream for another drainer.
-        this.done(id);
-        return;
-      }
-      const delay = Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS);
-      if (attempt === 0) this.log.warn({ err, usage_id: call.usageId }, 'usage drain commit failed; retrying');
-      setTimeout(() => void this.commit(entry, call, id, attempt + 1), delay).unref();
-      return;
+  private async commitEntry(entry: UsageEntryRef, calls: readonly CallRecord[], id: string): Promise<void> {
+    const committed = await Promise.all(calls.map((call) => this.commit(call)));
+    // Shutting down with Postgres unreachable: the entry stays pending in the stream for another drainer.
+    if (committed.every((c) => c !== null)) {
+      this.queueAcks(
+        calls.map((call, i) => ({
+          entry,
+          orgId: call.orgId,
+          keyId: call.keyId,
+          ancestorKeyIds: call.ancestorKeyIds ?? [],
+          day: call.day,
+          pendingCents: call.outcome === 'success' ? call.priceCents : 0,
+          org: committed[i]!.org,
+          key: committed[i]!.key,
+          ancestorSpentCents: committed[i]!.ancestorSpentCents,
+        })),
+      );
     }
     this.done(id);
+  }
+
+  /** Book one call in Postgres, retrying with backoff until it is (null: given up while stopping). */
+  private async commit(call: CallRecord): Promise<CommittedCall | null> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // A retry goes alone, so a call Postgres refuses for good cannot keep failing the batches of others.
+        const committed = await (attempt === 0 ? this.committer.commit(call) : this.committer.commitAlone(call));
+        this.options.onBooked?.(call);
+        return committed;
+      } catch (err) {
+        if (this.stopped && attempt > 3) return null;
+        if (attempt === 0) this.log.warn({ err, usage_id: call.usageId }, 'usage drain commit failed; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS)).unref());
+      }
+    }
   }
 
   private done(id: string): void {
@@ -137,8 +150,9 @@ export class UsageDrain {
     this.wakeIfIdle();
   }
 
-  private queueAck(ack: UsageAck): void {
-    this.acks.push(ack);
+  /** Every ack of one entry joins the same batch (the entry is acknowledged once, for all its calls). */
+  private queueAcks(acks: UsageAck[]): void {
+    for (const ack of acks) this.acks.push(ack);
     this.scheduleAck();
   }
 
@@ -167,8 +181,7 @@ export class UsageDrain {
   }
 }
 
-/** A streamed event back into a CallRecord (dates travel as ISO strings). */
-export function parseEvent(streamed: StreamedUsage): CallRecord {
-  const raw = JSON.parse(streamed.event) as CallRecord & { at: string };
-  return { ...raw, at: new Date(raw.at) };
+/** A streamed call back into a CallRecord with its split. */
+function parseCall(c: StreamedCall): CallRecord {
+  return decodeCall(c.event, c.creditAppliedCents, c.billableCents);
 }

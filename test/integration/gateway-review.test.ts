@@ -312,8 +312,8 @@ describe('gateway review fixes (issue 10)', () => {
     it('a settle whose answer is lost: the call is booked in Postgres and answered 200, charged once', async () => {
       const c = await consumer(20);
       // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below; called with its own this
-      const original = RedisSpendStore.prototype.settle;
-      RedisSpendStore.prototype.settle = async function (this: RedisSpendStore, input) {
+      const original = RedisSpendStore.prototype.settleBatch;
+      RedisSpendStore.prototype.settleBatch = async function (this: RedisSpendStore, input) {
         await original.call(this, input);
         throw new Error('connection lost after the script ran');
       };
@@ -322,7 +322,7 @@ describe('gateway review fixes (issue 10)', () => {
       try {
         res = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {}, headers });
       } finally {
-        RedisSpendStore.prototype.settle = original;
+        RedisSpendStore.prototype.settleBatch = original;
       }
       expect(res.status, show(res)).toBe(200);
       expect(res.body.meta).toMatchObject({ cost_cents: 5, credit_applied_cents: 5, billable_cents: 0 });
@@ -356,15 +356,15 @@ describe('gateway review fixes (issue 10)', () => {
     it('a settle that never ran (the fast state failed first): booked in Postgres, answered 200, the hold released', async () => {
       const c = await consumer(5);
       // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
-      const original = RedisSpendStore.prototype.settle;
-      RedisSpendStore.prototype.settle = function () {
+      const original = RedisSpendStore.prototype.settleBatch;
+      RedisSpendStore.prototype.settleBatch = function () {
         return Promise.reject(new Error('connection refused'));
       };
       let res;
       try {
         res = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {} });
       } finally {
-        RedisSpendStore.prototype.settle = original;
+        RedisSpendStore.prototype.settleBatch = original;
       }
       expect(res.status, show(res)).toBe(200);
       expect(await balance(c.orgId)).toBe(0);
@@ -379,16 +379,16 @@ describe('gateway review fixes (issue 10)', () => {
     it('a settle whose outcome is unknown while Postgres also refuses the booking: 503, not charged', async () => {
       const c = await consumer(5);
       // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
-      const original = RedisSpendStore.prototype.settle;
+      const original = RedisSpendStore.prototype.settleBatch;
       // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
       const commit = UsageCommitter.prototype.commit;
-      RedisSpendStore.prototype.settle = () => Promise.reject(new Error('connection refused'));
+      RedisSpendStore.prototype.settleBatch = () => Promise.reject(new Error('connection refused'));
       UsageCommitter.prototype.commit = () => Promise.reject(new Error('database down'));
       let res;
       try {
         res = await http(server.url, 'POST', `/v1/proxy/${api.slug}/orders`, { token: c.apiKey, body: {} });
       } finally {
-        RedisSpendStore.prototype.settle = original;
+        RedisSpendStore.prototype.settleBatch = original;
         UsageCommitter.prototype.commit = commit;
       }
       expectFailure(res, 503, 'internal_error');

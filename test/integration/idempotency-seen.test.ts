@@ -193,7 +193,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
     await order(c, 'warm', 1);
     await stamped(c.orgId);
     // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below; called with its own this
-    const settle = RedisSpendStore.prototype.settle;
+    const settle = RedisSpendStore.prototype.settleBatch;
     // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
     const addSeen = RedisSpendStore.prototype.addSeen;
     const seen = upstream.seen.length;
@@ -202,7 +202,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
     try {
       // The settle never runs and the seen set cannot be written either: the booking lists the key as unsynced and
       // waits out every process's fast path before answering.
-      RedisSpendStore.prototype.settle = () => Promise.reject(new Error('connection refused'));
+      RedisSpendStore.prototype.settleBatch = () => Promise.reject(new Error('connection refused'));
       RedisSpendStore.prototype.addSeen = () => Promise.reject(new Error('connection refused'));
       const started = Date.now();
       first = await order(c, 'direct', 1, 0);
@@ -215,7 +215,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
         [c.orgId, 'direct'],
       );
       expect(Number(row!.n)).toBe(1);
-      RedisSpendStore.prototype.settle = settle;
+      RedisSpendStore.prototype.settleBatch = settle;
       // Neither process may answer a first-seen key from Redis now: the retry on the other one asks Postgres.
       const retry = await order(c, 'direct', 1, 1);
       expect(retry.body.meta, show(retry)).toMatchObject({
@@ -223,7 +223,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
         original_request_id: first.body.meta.request_id,
       });
     } finally {
-      RedisSpendStore.prototype.settle = settle;
+      RedisSpendStore.prototype.settleBatch = settle;
       RedisSpendStore.prototype.addSeen = addSeen;
     }
     // Once synced (the loop of either process), the row is gone and the fast path is back; the key still replays.
@@ -255,13 +255,13 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
     await order(c, 'warm', 1);
     await stamped(c.orgId);
     // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below
-    const settle = RedisSpendStore.prototype.settle;
+    const settle = RedisSpendStore.prototype.settleBatch;
     let first;
     try {
-      RedisSpendStore.prototype.settle = () => Promise.reject(new Error('connection refused'));
+      RedisSpendStore.prototype.settleBatch = () => Promise.reject(new Error('connection refused'));
       first = await order(c, 'direct-synced', 1, 1);
     } finally {
-      RedisSpendStore.prototype.settle = settle;
+      RedisSpendStore.prototype.settleBatch = settle;
     }
     expect(first.status, show(first)).toBe(200);
     for (const server of [0, 1]) {

@@ -13,6 +13,7 @@ import {
   type SettleInput,
   type SettleOutcome,
   type SpendStore,
+  type StreamedUsage,
   type UsageAck,
 } from '../../core/spend/spend-store.js';
 import { REDIS_URL } from '../helpers/env.js';
@@ -435,22 +436,20 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     });
     expect(settled.outcome).toBe('settled');
     await new Promise((r) => setTimeout(r, 30));
-    const claimed = (await store.claimUsage(20, 10_000)).filter((c) => c.event.includes('use_c1'));
+    const mentions = (c: StreamedUsage) => c.calls.some((x) => x.event.includes('use_c1'));
+    const claimed = (await store.claimUsage(20, 10_000)).filter(mentions);
     expect(claimed).toHaveLength(1);
-    expect(JSON.parse(claimed[0]!.event)).toMatchObject({
-      usageId: 'use_c1',
-      priceCents: 5,
-      creditAppliedCents: 5,
-      billableCents: 0,
-    });
+    expect(claimed[0]!.calls).toHaveLength(1);
+    expect(JSON.parse(claimed[0]!.calls[0]!.event)).toMatchObject({ usageId: 'use_c1', priceCents: 5 });
+    expect(claimed[0]!.calls[0]).toMatchObject({ creditAppliedCents: 5, billableCents: 0 });
     // Just claimed: not idle any more.
-    expect((await store.claimUsage(10_000, 10_000)).filter((c) => c.event.includes('use_c1'))).toEqual([]);
+    expect((await store.claimUsage(10_000, 10_000)).filter(mentions)).toEqual([]);
     await store.ackUsage([
       { ...ref, entry: claimed[0]!.entry, pendingCents: 5, org: null, key: null, ancestorSpentCents: null },
     ]);
     expect(await store.pendingUsage(a.orgId)).toBe(0);
     await new Promise((r) => setTimeout(r, 30));
-    expect((await store.claimUsage(20, 10_000)).filter((c) => c.event.includes('use_c1'))).toEqual([]);
+    expect((await store.claimUsage(20, 10_000)).filter(mentions)).toEqual([]);
   });
 
   it("settles reservations of several orgs in one step, and the sweeper finds every org's expired ones", async () => {
@@ -515,6 +514,60 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       );
       expect(await store.pendingUsage(a.orgId)).toBe(0);
     }
+  });
+
+  it('settles a batch in one step: call by call over a running balance, a voided call gone, one entry acked once', async () => {
+    // Card billing: 7 cents of balance and a 10-cent credit limit, so the second call is partly billable.
+    const a = await account(7, { mode: 'card', limit: 10 });
+    const ref = (reservationId: string, priceCents = 5) => ({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      ancestorKeyIds: [],
+      day: '2026-11-22',
+      priceCents,
+      reservationId,
+      idempotencyKey: null,
+    });
+    for (const id of ['use_b1', 'use_b2', 'use_b3'])
+      expect((await a.admit({ reservationId: id })).outcome).toBe('admitted');
+    expect(await store.void(ref('use_b3'))).toBe(true); // the sweeper got there first
+    const input = (r: ReturnType<typeof ref>) => ({
+      ...r,
+      event: eventOf(r),
+      record: null,
+      idempotencyTtlMs: 60_000,
+      nowMs: NOW,
+    });
+    const batch = await store.settleBatch([
+      input(ref('use_b1')),
+      input(ref('use_b2')),
+      input(ref('use_b3')),
+      input(ref('use_b4', 0)), // a free call: nothing held, still recorded
+    ]);
+    expect(batch.entry).not.toBeNull();
+    expect(batch.results).toEqual([
+      { outcome: 'settled', creditAppliedCents: 5, billableCents: 0, entry: batch.entry },
+      { outcome: 'settled', creditAppliedCents: 2, billableCents: 3, entry: batch.entry },
+      { outcome: 'gone' },
+      { outcome: 'settled', creditAppliedCents: 0, billableCents: 0, entry: batch.entry },
+    ]);
+    expect(await store.pendingUsage(a.orgId)).toBe(3);
+    // Held until Postgres has them: 7 - 10 pending + 10 limit leaves 7 cents of headroom.
+    expect((await a.admit({ priceCents: 8 })).outcome).toBe('credit_limit');
+    const acks: UsageAck[] = ['use_b1', 'use_b2', 'use_b4'].map((id, i) => ({
+      ...ref(id, i === 2 ? 0 : 5),
+      entry: batch.entry!,
+      pendingCents: i === 2 ? 0 : 5,
+      org: { creditCents: -3, balanceVersion: 2 + i },
+      key: { spentCents: 5 * Math.min(i + 1, 2), daySpentCents: 5 * Math.min(i + 1, 2) },
+      ancestorSpentCents: null,
+    }));
+    await store.ackUsage(acks);
+    await store.ackUsage(acks); // the entry is acknowledged once: a second ack releases nothing more
+    expect(await store.pendingUsage(a.orgId)).toBe(0);
+    // Balance -3 from Postgres, nothing pending: 7 cents of headroom again, and not 7 + 10 (released twice).
+    expect((await a.admit({ priceCents: 8 })).outcome).toBe('credit_limit');
+    expect((await a.admit({ priceCents: 7 })).outcome).toBe('admitted');
   });
 
   it('idempotency: a claim is in flight until settled, then replays; another request under the key is refused', async () => {
