@@ -4,7 +4,8 @@
  * served at the RFC 8414 address. The authorize step is three server-rendered pages (no JavaScript, CSRF double
  * submit, strict CSP): an email, the one-time code mailed to it (the sign-in code rules; an unknown address gets an
  * account on first use), then consent naming the client and its redirect host, where the person sets the new key's
- * money caps. Approval mints the key and grants the client; denial sends `access_denied` back to the client.
+ * money caps. Approval mints the key and grants the client; denial sends `access_denied` back to the client. The code
+ * and consent pages link back to the email step ("Not you?"), which forgets the address proven so far.
  */
 import type { IncomingMessage } from 'node:http';
 import Router from '@koa/router';
@@ -140,6 +141,7 @@ ${errorLine(message)}
   <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
   <button type="submit">Continue</button>
 </form>
+${notYou(ctx, 'Use another email or get a new code')}
 ${denyForm(ctx)}`;
 
   const centsField = (name: string, label: string, value: number | null) =>
@@ -157,7 +159,12 @@ ${errorLine(message)}
   <label><input name="approval_mode" type="checkbox" value="on"${DEFAULT_OAUTH_CAPS.approval_mode ? ' checked' : ''}> Paid calls wait for my approval</label>
   <button type="submit" name="decision" value="approve">Approve</button>
   <button type="submit" name="decision" value="deny">Deny</button>
-</form>`;
+</form>
+${notYou(ctx, `Not you? Use another email than ${proof.email}`)}`;
+
+  /** Back to the email step of this same request (the step's GET forgets the address proven so far). */
+  const notYou = (ctx: AppContext, text: string) =>
+    `<p class="muted"><a href="${base(ctx)}">${escapeHtml(text)}</a></p>`;
 
   const denyForm = (ctx: AppContext) =>
     `<form method="post" action="${base(ctx)}/consent">${hidden('csrf', csrf(ctx))}<button type="submit" name="decision" value="deny">Deny access</button></form>`;
@@ -208,7 +215,10 @@ ${errorLine(message)}
   router.get(
     `${OAUTH_PATHS.interaction}/:uid`,
     page('Authorize an agent', async (ctx) => {
-      const { client } = await clientOfInteraction(ctx);
+      const { details, client } = await clientOfInteraction(ctx);
+      // The first visit, or "Not you?" from a later step: whoever proved an address here before must prove theirs
+      // again, so an approval never mints a key for the address this browser proved first.
+      await services.counters.del(proofKey(details.uid));
       render(ctx, 200, 'Authorize an agent', emailForm(ctx, client));
       allowRedirectTo(ctx, client);
     }),

@@ -11,9 +11,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
-import { CHROMIUM, launchBrowser } from '../helpers/browser.js';
+import { CHROMIUM, launchBrowser, signUpFromHome } from '../helpers/browser.js';
 import { waitFor } from '../helpers/ports.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
+import { codeMailedTo, startProcess, type RunningProcess } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 
@@ -167,19 +167,10 @@ describe('npm start on a fresh clone', () => {
       try {
         const page = await browser.newPage();
         await page.goto(`${api}/`);
-        await page.getByRole('link', { name: 'Create an account' }).click();
-        await page.getByLabel('Email').fill('browser-person@example.com');
-        await page.getByLabel(/Your name/).fill('Browser Person');
-        const logBefore = proc.output().length;
-        await page.getByRole('button', { name: 'Email me a code' }).click();
-        await page.waitForSelector('text=We sent a 6-digit code');
         // npm start prints mail to the terminal: the person reads the code there.
-        const code = await waitFor(
-          () => Promise.resolve(/Your code: (\d{6})/.exec(proc.output().slice(logBefore))?.[1]),
-          { timeoutMs: 10_000, what: 'the sign-up code in the log' },
-        );
-        await page.getByLabel('Code').fill(code);
-        await page.getByRole('button', { name: 'Create my account' }).click();
+        const email = 'browser-person@example.com';
+        const since = proc.output().length;
+        await signUpFromHome(page, { email, name: 'Browser Person' }, () => codeMailedTo(proc, email, since));
         await page.waitForURL(`${api}/console`);
         await expect.poll(() => page.title()).toContain('Overview');
 

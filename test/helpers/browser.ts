@@ -1,5 +1,5 @@
-/** Headless Debian Chromium driven by playwright-core (no browser download). */
-import { chromium, type Browser } from 'playwright-core';
+/** Headless Debian Chromium driven by playwright-core (no browser download), and the steps every walk shares. */
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -17,4 +17,37 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * A person on the home page (`/`) creates an account: "Create an account", their email and name, the 6-digit code
+ * from the mail (`mailedCode` reads it where the person would), "Create my account"; they land in the console.
+ */
+export async function signUpFromHome(
+  page: Page,
+  person: { email: string; name: string },
+  mailedCode: () => Promise<string>,
+): Promise<void> {
+  await page.getByRole('link', { name: 'Create an account' }).click();
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel(/Your name/).fill(person.name);
+  await page.getByRole('button', { name: 'Email me a code' }).click();
+  await page.waitForSelector('text=We sent a 6-digit code');
+  await page.getByLabel('Code').fill(await mailedCode());
+  await page.getByRole('button', { name: 'Create my account' }).click();
+  await page.waitForURL(/\/console$/);
+}
+
+/**
+ * Every page the browser was sent to (main frame) that answered 4xx or 5xx, as `status url`: a walk that follows only
+ * what a person sees must reach no dead route.
+ */
+export function failedNavigations(page: Page): string[] {
+  const failed: string[] = [];
+  page.on('response', (res) => {
+    if (res.request().isNavigationRequest() && res.frame() === page.mainFrame() && res.status() >= 400) {
+      failed.push(`${res.status()} ${res.url()}`);
+    }
+  });
+  return failed;
 }

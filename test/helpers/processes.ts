@@ -153,3 +153,18 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
   }
   return { child, urls, output: () => out, stop };
 }
+
+/**
+ * The 6-digit code of the last mail to `email` that a process on the console mailer (`npm start` without SMTP_URL)
+ * printed after output offset `since`: what the person at that terminal reads.
+ */
+export function codeMailedTo(proc: RunningProcess, email: string, since = 0): Promise<string> {
+  return waitFor(
+    () => {
+      const out = proc.output().slice(since);
+      const at = out.lastIndexOf(`Mail to ${email}: `);
+      return Promise.resolve(at >= 0 && /^Your code: (\d{6})$/m.exec(out.slice(at))?.[1]);
+    },
+    { timeoutMs: 10_000, what: `a code mailed to ${email}` },
+  );
+}

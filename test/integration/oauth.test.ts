@@ -1,7 +1,7 @@
 // The OAuth 2.1 authorization server (issue 12): the MCP SDK client's own OAuth flow against the running control
 // plane and agent-tool server, the person's step driven over HTTP (email, mailed code, consent with caps), and the
 // refusals the MCP authorization spec asks for.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -21,6 +21,7 @@ import { sql } from '../helpers/db.js';
 import { http, describe as show } from '../helpers/http.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { csrfOf, FormBrowser } from '../helpers/form-browser.js';
+import { pkce } from '../helpers/oauth-client.js';
 import { freePort, waitFor } from '../helpers/ports.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
@@ -67,11 +68,6 @@ class TestClientProvider implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
-}
-
-function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
 describe('OAuth 2.1 for agents', () => {
@@ -599,6 +595,38 @@ describe('OAuth 2.1 for agents', () => {
       await browser.close();
       await receiver.close();
     }
+  });
+
+  it('"Not you?" on the code and consent pages leads back to the email step, which forgets the proven address', async () => {
+    const browser = new FormBrowser(issuer, REDIRECT);
+    const start = await browser.follow(
+      authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+    );
+    const uidPath = /action="(\/oauth\/interaction\/[^"/]+)\/email"/.exec(start.text)![1]!;
+    const email = newEmail();
+    const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
+    expect(sent.text).toContain(`<a href="${uidPath}">Use another email or get a new code</a>`);
+    const code = codeFromMail((await smtp.waitForMail(email)).text);
+    const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
+    expect(consent.status, consent.text).toBe(200);
+    expect(consent.text).toContain(`<a href="${uidPath}">Not you? Use another email than ${email}</a>`);
+
+    const back = await browser.request('GET', uidPath);
+    expect(back.status, back.text).toBe(200);
+    expect(back.text).toContain('Email me a code');
+    // The consent form shown before no longer approves: the address is proven again first, and no key is minted.
+    const stale = await browser.request('POST', `${uidPath}/consent`, {
+      csrf: csrfOf(consent.text),
+      decision: 'approve',
+    });
+    expect(stale.status, stale.text).toBe(400);
+    expect(stale.text).toContain('Prove your email address first.');
+    const keys = await sql(
+      stack.db.url,
+      `select 1 from api_keys k join users u on u.org_id = k.org_id where u.email = $1 and k.name like 'OAuth:%'`,
+      [email],
+    );
+    expect(keys).toHaveLength(0);
   });
 
   it('sends access_denied to the client when the person denies', async () => {
