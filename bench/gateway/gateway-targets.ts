@@ -19,7 +19,8 @@ import { createServices, type Services } from '../../core/services.js';
 import { createBenchDatabase } from '../bench-db.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
-import { freePort, nodeTsArgs, startChild, waitForHttp, type ManagedChild } from './proc.js';
+import { Redis } from 'ioredis';
+import { findBinary, freePort, nodeTsArgs, startChild, waitForHttp, type ManagedChild } from './proc.js';
 import { TARGET, type GatewayTargets, type TrafficCount } from './types.js';
 
 export interface GatewayTargetsContext {
@@ -28,7 +29,36 @@ export interface GatewayTargetsContext {
 }
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * The gateway's own Redis: a redis-server the benchmark starts on a free port (no persistence, as the machine's), so
+ * its CPU and its command counts are the gateway's alone; BENCH_REDIS_URL points at another one instead.
+ */
+async function startRedis(): Promise<{ url: string; pid: number | null }> {
+  if (process.env.BENCH_REDIS_URL) return { url: process.env.BENCH_REDIS_URL, pid: null };
+  const port = await freePort();
+  const child = startChild('redis', findBinary('redis-server'), [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const up = await probe.connect().then(
+      () => true,
+      () => false,
+    );
+    probe.disconnect();
+    if (up) return { url, pid: child.pid };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`redis-server on port ${port} did not start`);
+}
 const SECRETS_KEY = '5b'.repeat(32);
 const GRANT_CENTS = 1_000_000_000;
 const SLUG = 'bench-quotes';
@@ -47,6 +77,8 @@ function pids(name: string, oldestOnly = false): number[] {
 
 export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<GatewayTargets | null> {
   if (process.env.BENCH_SKIP_GATEWAY === '1') return null;
+  const redisServer = await startRedis();
+  const REDIS_URL = redisServer.url;
   const db = await createBenchDatabase('bench');
   const databaseUrl = db.url;
   const prefix = `bench:${db.suffix}:`;
@@ -130,7 +162,10 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
         pids: gatewayPids,
       },
     ],
-    servicePids: () => ({ redis: pids('redis-server'), postgres: pids('postgres', true) }),
+    servicePids: () => ({
+      redis: redisServer.pid === null ? pids('redis-server') : [redisServer.pid],
+      postgres: pids('postgres', true),
+    }),
     extended: {
       databaseUrl,
       redisUrl: REDIS_URL,

@@ -1,3 +1,4 @@
+import type { StoreOpsPerCall } from './store-ops.js';
 // Medians across rounds, the ratios the targets are stated in, pass/fail, and the Markdown report.
 import { medianOf, round } from './stats.js';
 import { TARGET, type AutocannonResult, type CapacityResult, type LatencyResult, type VerifyResult } from './types.js';
@@ -7,6 +8,8 @@ export interface Round {
   latency: LatencyResult;
   /** The autocannon cross-check at the same rate: reported, never used by a target. */
   autocannon: AutocannonResult;
+  /** Gateway rows: what each call of the capacity run cost Redis and Postgres (store-ops.ts). */
+  store?: StoreOpsPerCall;
 }
 
 export interface CapacityMedian extends Record<string, number> {

@@ -26,6 +26,7 @@ import { computeRatios, evaluateChecks, renderMarkdown, summarize, warnings, typ
 import { median, round } from './stats.js';
 import { TARGET, type BenchTarget, type GatewayTargets, type TrafficCount, type VerifyResult } from './types.js';
 import type { WrkOptions } from './wrk.js';
+import { perCall, readCounters, readCountersSettled, renderStoreOps } from './store-ops.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The path every row requests; the upstream answers any path, and the gateway rows bring their own. */
@@ -202,8 +203,19 @@ async function main(): Promise<number> {
     // Rotate the order each round so a slow drift of the machine does not always hit the same row.
     const order = targets.map((_, i) => targets[(i + r) % targets.length]).filter((t) => t !== undefined);
     for (const target of order) {
+      // The gateway rows also count what each call costs the stores (store-ops.ts).
+      const internals = target.name.startsWith('gateway') ? gateway?.extended : undefined;
+      const before = internals ? await readCounters(internals.redisUrl, internals.databaseUrl) : null;
       const capacity = await runCapacity(target, wrkOptions(config.durationS), groups(target));
       addTraffic(traffic, target.name, capacity.traffic);
+      const store =
+        internals && before
+          ? perCall(
+              before,
+              await readCountersSettled(internals.redisUrl, internals.databaseUrl),
+              capacity.result.requests,
+            )
+          : undefined;
       await sleep(SETTLE_MS);
       const latency = await runLatency(
         target,
@@ -224,6 +236,7 @@ async function main(): Promise<number> {
         capacity: capacity.result,
         latency: latency.result,
         autocannon: autocannon.result,
+        ...(store ? { store } : {}),
       });
       const c = capacity.result;
       const l = latency.result;
@@ -306,7 +319,7 @@ async function main(): Promise<number> {
     serviceCpuScope: services ? 'the gateway’s own Redis and Postgres' : 'every redis-server and postgres process',
   });
 
-  const fullMarkdown = `${markdown}${renderExtended(extended, small)}`;
+  const fullMarkdown = `${markdown}${renderStoreOps(rounds)}${renderExtended(extended, small)}`;
   const results = {
     schema: 3,
     date,

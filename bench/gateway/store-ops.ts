@@ -93,3 +93,35 @@ export function perCall(before: StoreCounters, after: StoreCounters, calls: numb
     pgInsertedByTable: byTable,
   };
 }
+
+/** The Markdown table of the gateway rows' store operations per call (medians across rounds). */
+export function renderStoreOps(rounds: Map<string, { store?: StoreOpsPerCall }[]>): string {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  const rows: string[] = [];
+  for (const [name, rs] of rounds) {
+    const ops = rs.map((r) => r.store).filter((s): s is StoreOpsPerCall => s !== undefined);
+    if (ops.length === 0) continue;
+    const m = (f: (s: StoreOpsPerCall) => number) => median(ops.map(f)).toFixed(2);
+    const last = ops[ops.length - 1]!.pgInsertedByTable;
+    const tables = Object.entries(last)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(', ');
+    rows.push(
+      `| ${name} | ${m((s) => s.redisCommands)} | ${m((s) => s.redisScripts)} | ${m((s) => s.pgRowsWritten)} | ` +
+        `${m((s) => s.pgInserted)} / ${m((s) => s.pgUpdated)} | ${tables} |`,
+    );
+  }
+  if (rows.length === 0) return '';
+  return [
+    '',
+    '### Store operations per call (capacity runs, medians)',
+    '',
+    '| row | Redis commands | Redis scripts | Postgres rows written | inserted / updated | inserted per table |',
+    '| --- | ---: | ---: | ---: | ---: | --- |',
+    ...rows,
+    '',
+    "Redis: INFO commandstats of the gateway's own redis-server (every command, scripts' inner commands included) ÷ " +
+      "calls; Postgres: pg_stat_user_tables of the benchmark's database (rows inserted + updated) ÷ calls.",
+    '',
+  ].join('\n');
+}
