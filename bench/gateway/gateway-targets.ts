@@ -1,11 +1,12 @@
 // The gateway's rows of the benchmark: gateway_paid (a 1-cent endpoint, every call reserved, committed and billed),
+// gateway_free (a 0-cent endpoint of the same listing, its own key: authenticated, rate-limited, recorded, not charged),
 // gateway_429 (a key over its rate limit: refused by the one admission script before any spend) and gateway_replay
 // (a fixed Idempotency-Key after one successful call: answered from the fast state, no upstream, no charge).
 //
 // The gateway runs as its own node process (scripts/start.ts gateway) against the machine's Postgres and Redis, on a
 // throw-away database and Redis key prefix, with production-like settings (warn-level logs: the per-request info
 // line is what an operator would turn off under load). verify() checks the books after the run: usage rows of the
-// paid key equal its successful responses (within wrk's in-flight window), the replay and 429 keys wrote nothing
+// paid and the free key equal their successful responses (within wrk's in-flight window), the free ones cost 0, the replay and 429 keys wrote nothing
 // beyond the priming call, no balance went negative and the ledger has no drift.
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -49,6 +50,7 @@ async function startRedis(): Promise<{ url: string; pid: number | null }> {
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined); // not up yet: the connect() below says so
     const up = await probe.connect().then(
       () => true,
       () => false,
@@ -62,6 +64,8 @@ async function startRedis(): Promise<{ url: string; pid: number | null }> {
 const SECRETS_KEY = '5b'.repeat(32);
 const GRANT_CENTS = 1_000_000_000;
 const SLUG = 'bench-quotes';
+/** The free endpoint of the bench listing (the upstream answers every path alike). */
+const FREE_PATH = '/v1/status';
 
 function pids(name: string, oldestOnly = false): number[] {
   try {
@@ -136,6 +140,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
   };
   const { child: gateway, base } = await launch(1);
   const url = `${base}/v1/proxy/${SLUG}/v1/quote?symbol=ACME`;
+  const freeUrl = `${base}/v1/proxy/${SLUG}${FREE_PATH}`;
 
   // Prime the replay key: one real, billed call; every later call with the same key is a replay.
   const primed = await request(url, {
@@ -148,6 +153,12 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
   return {
     targets: [
       { name: TARGET.gatewayPaid, url, headers: { authorization: `Bearer ${seed.paidKey}` }, pids: gatewayPids },
+      {
+        name: TARGET.gatewayFree,
+        url: freeUrl,
+        headers: { authorization: `Bearer ${seed.freeKey}` },
+        pids: gatewayPids,
+      },
       {
         name: TARGET.gateway429,
         url,
@@ -191,11 +202,17 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
           `select key_id, outcome, count(*) as n, coalesce(sum(cost_cents), 0) as cost
              from usage_events group by key_id, outcome`,
         );
-        const count = (keyId: string) =>
-          Number(usage.rows.find((r) => r.key_id === keyId && r.outcome === 'success')?.n ?? 0);
+        const success = (keyId: string) => usage.rows.find((r) => r.key_id === keyId && r.outcome === 'success');
+        const count = (keyId: string) => Number(success(keyId)?.n ?? 0);
+        const within = (rows: number, t: TrafficCount | undefined) =>
+          t ? rows >= t.expected && rows <= t.expected + t.maybeInFlight : true;
         const paid = traffic[TARGET.gatewayPaid];
         const paidRows = count(seed.paidKeyId);
-        const paidOk = paid ? paidRows >= paid.expected && paidRows <= paid.expected + paid.maybeInFlight : true;
+        const paidOk = within(paidRows, paid);
+        const free = traffic[TARGET.gatewayFree];
+        const freeRows = count(seed.freeKeyId);
+        const freeCost = Number(success(seed.freeKeyId)?.cost ?? 0);
+        const freeOk = within(freeRows, free) && freeCost === 0;
         const replayRows = count(seed.replayKeyId);
         const limitedRows = count(seed.limitedKeyId);
         const failed = usage.rows.filter((r) => r.outcome !== 'success').reduce((s, r) => s + Number(r.n), 0);
@@ -213,6 +230,9 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
           paid_usage_rows: paidRows,
           paid_expected: paid?.expected ?? null,
           paid_maybe_in_flight: paid?.maybeInFlight ?? null,
+          free_usage_rows: freeRows,
+          free_expected: free?.expected ?? null,
+          free_cost_cents: freeCost,
           replay_usage_rows: replayRows,
           limited_usage_rows: limitedRows,
           failed_usage_rows: failed,
@@ -223,6 +243,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
         };
         const ok =
           paidOk &&
+          freeOk &&
           replayRows === 1 &&
           limitedRows === 0 &&
           balance === GRANT_CENTS - spent &&
@@ -262,11 +283,13 @@ async function seedAccounts(services: Services, upstreamUrl: string) {
     publishedAt: new Date(),
   });
   em.create(Endpoint, { id: newId('endpoint'), api, method: 'GET', path: '/v1/quote', priceCents: 1 });
+  em.create(Endpoint, { id: newId('endpoint'), api, method: 'GET', path: FREE_PATH, priceCents: 0, position: 1 });
   const make = (name: string) =>
     services.keys.create(em, { orgId: consumer.id, name, scopes: ['proxy:call'], source: 'api' });
   const paid = make('paid');
   const limited = make('limited');
   const replay = make('replay');
+  const free = make('free');
   await em.flush();
   await services.ledger.post({ orgId: consumer.id, kind: 'grant', amountCents: GRANT_CENTS, memo: 'benchmark' });
   return {
@@ -278,5 +301,7 @@ async function seedAccounts(services: Services, upstreamUrl: string) {
     limitedPrefix: limited.key.keyPrefix,
     replayKey: replay.plaintext,
     replayKeyId: replay.key.id,
+    freeKey: free.plaintext,
+    freeKeyId: free.key.id,
   };
 }

@@ -13,6 +13,8 @@ export interface ManagedChild {
   name: string;
   pid: number;
   child: ChildProcess;
+  /** Sends a signal to the child (to its whole process group when started with `group`). */
+  signal(sig: NodeJS.Signals): void;
   /** Resolves with the exit code (or the signal name) once the process is gone. */
   exited: Promise<number | string>;
   /** The last few KB of stdout+stderr, for error messages. */
@@ -30,6 +32,13 @@ export interface StartOptions {
   onStdout?: (chunk: string) => void;
   /** Opens an IPC channel (for node children that talk to the orchestrator with process.send). */
   ipc?: boolean;
+  /**
+   * Runs the child in its own process group and signals the whole group: for a child with children of its own (the
+   * all-in-one's Temporal dev server), so a forced stop leaves nothing behind.
+   */
+  group?: boolean;
+  /** How long stop() waits after SIGTERM before SIGKILL (default 5 s). */
+  graceMs?: number;
 }
 
 export function startChild(name: string, command: string, args: string[], options: StartOptions = {}): ManagedChild {
@@ -37,8 +46,21 @@ export function startChild(name: string, command: string, args: string[], option
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    detached: options.group === true,
   });
   if (child.pid === undefined) throw new Error(`could not start ${name} (${command})`);
+  const pid = child.pid;
+  const signal = (sig: NodeJS.Signals): void => {
+    if (!options.group) {
+      child.kill(sig);
+      return;
+    }
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // the group is gone
+    }
+  };
   let tail = '';
   const keep = (chunk: Buffer): void => {
     tail = (tail + chunk.toString('utf8')).slice(-TAIL_BYTES);
@@ -58,17 +80,20 @@ export function startChild(name: string, command: string, args: string[], option
   });
   const managed: ManagedChild = {
     name,
-    pid: child.pid,
+    pid,
     child,
+    signal,
     exited,
     tail: () => tail,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+        signal('SIGTERM');
+        const killer = setTimeout(() => signal('SIGKILL'), options.graceMs ?? STOP_GRACE_MS);
         await exited;
         clearTimeout(killer);
       }
+      // The group's other members (a child's own children) go with it.
+      if (options.group) signal('SIGKILL');
       running.delete(managed);
     },
   };
@@ -107,7 +132,7 @@ export async function stopAllChildren(): Promise<void> {
  * leaves its worker behind, while SIGTERM lets it take the worker down after we are gone.
  */
 export function signalAllChildrenNow(): void {
-  for (const managed of running) managed.child.kill('SIGTERM');
+  for (const managed of running) managed.signal('SIGTERM');
 }
 
 /** Arguments that make `node` run a TypeScript file in-process (no tsx CLI wrapper process whose CPU we'd miss). */

@@ -1,6 +1,7 @@
+// Medians across rounds, the warnings, and the Markdown report; the targets themselves are in targets.ts.
 import type { StoreOpsPerCall } from './store-ops.js';
-// Medians across rounds, the ratios the issue's targets are stated in, pass/fail, and the Markdown report.
-import { medianOf, round } from './stats.js';
+import { medianOf } from './stats.js';
+import type { Check, Ratios } from './targets.js';
 import { TARGET, type AutocannonResult, type CapacityResult, type LatencyResult, type VerifyResult } from './types.js';
 
 export interface Round {
@@ -118,74 +119,7 @@ export function summarize(name: string, rounds: readonly Round[]): TargetSummary
   return { name, measured: true, capacity, latency, autocannon };
 }
 
-export interface Ratios {
-  /** nginx_proxy / direct and bare / direct: what any proxy costs on this machine (for context). */
-  nginxVsDirectThroughput: number | null;
-  bareVsDirectThroughput: number | null;
-  bareVsNginxThroughput: number | null;
-  gatewayVsBareThroughput: number | null;
-  gateway429VsGatewayThroughput: number | null;
-  replayVsBareThroughput: number | null;
-  /** Gateway minus bare proxy at the fixed rate, in ms. */
-  addedLatencyP50Ms: number | null;
-  addedLatencyP99Ms: number | null;
-  gatewayCpuUsPerCall: number | null;
-}
-
-export function computeRatios(byName: ReadonlyMap<string, TargetSummary>): Ratios {
-  const rps = (name: string): number | null => byName.get(name)?.capacity?.requestsPerSec ?? null;
-  const lat = (name: string, key: 'p50Ms' | 'p99Ms'): number | null => byName.get(name)?.latency?.[key] ?? null;
-  const ratio = (a: number | null, b: number | null): number | null =>
-    a !== null && b !== null && b > 0 ? round(a / b, 3) : null;
-  const minus = (a: number | null, b: number | null): number | null => (a !== null && b !== null ? round(a - b) : null);
-  const cpu = byName.get(TARGET.gatewayPaid)?.capacity?.cpuUsPerRequest;
-  return {
-    nginxVsDirectThroughput: ratio(rps(TARGET.nginx), rps(TARGET.direct)),
-    bareVsDirectThroughput: ratio(rps(TARGET.bare), rps(TARGET.direct)),
-    bareVsNginxThroughput: ratio(rps(TARGET.bare), rps(TARGET.nginx)),
-    gatewayVsBareThroughput: ratio(rps(TARGET.gatewayPaid), rps(TARGET.bare)),
-    gateway429VsGatewayThroughput: ratio(rps(TARGET.gateway429), rps(TARGET.gatewayPaid)),
-    replayVsBareThroughput: ratio(rps(TARGET.gatewayReplay), rps(TARGET.bare)),
-    addedLatencyP50Ms: minus(lat(TARGET.gatewayPaid, 'p50Ms'), lat(TARGET.bare, 'p50Ms')),
-    addedLatencyP99Ms: minus(lat(TARGET.gatewayPaid, 'p99Ms'), lat(TARGET.bare, 'p99Ms')),
-    gatewayCpuUsPerCall: cpu === undefined ? null : round(cpu, 1),
-  };
-}
-
-export interface Check {
-  id: string;
-  description: string;
-  wanted: string;
-  measured: number | null;
-  /** null: not measured (a row it depends on was not run). */
-  pass: boolean | null;
-}
-
-export function evaluateChecks(ratios: Ratios): Check[] {
-  const atLeast = (id: string, description: string, value: number | null, min: number, unit: string): Check => ({
-    id,
-    description,
-    wanted: `≥ ${min}${unit}`,
-    measured: value,
-    pass: value === null ? null : value >= min,
-  });
-  const atMost = (id: string, description: string, value: number | null, max: number, unit: string): Check => ({
-    id,
-    description,
-    wanted: `≤ ${max}${unit}`,
-    measured: value,
-    pass: value === null ? null : value <= max,
-  });
-  // Issue 13's targets (Gateway v2).
-  return [
-    atLeast('gateway_throughput', 'gateway_paid req/s ÷ bare proxy req/s', ratios.gatewayVsBareThroughput, 0.6, '×'),
-    atMost('added_latency_p50', 'gateway p50 − bare p50 at the fixed rate', ratios.addedLatencyP50Ms, 0.5, ' ms'),
-    atMost('added_latency_p99', 'gateway p99 − bare p99 at the fixed rate', ratios.addedLatencyP99Ms, 3, ' ms'),
-    atLeast('throughput_429', 'gateway_429 req/s ÷ gateway_paid req/s', ratios.gateway429VsGatewayThroughput, 2, '×'),
-    atLeast('replay_throughput', 'gateway_replay req/s ÷ bare proxy req/s', ratios.replayVsBareThroughput, 1, '×'),
-    atMost('gateway_cpu', 'CPU-µs per paid call (node + redis + postgres)', ratios.gatewayCpuUsPerCall, 150, ' µs'),
-  ];
-}
+export { computeRatios, evaluateChecks, type Check, type RatioInputs, type Ratios } from './targets.js';
 
 /** Anything that makes a row's figures suspect: wrong statuses, errors, a generator that fell behind, a busy machine. */
 export function warnings(
@@ -252,6 +186,8 @@ export interface ReportInput {
   checks: Check[];
   warnings: string[];
   verify: VerifyResult | null;
+  /** The all-in-one's books check (allinone.ts), when it ran. */
+  verifyAllInOne?: VerifyResult | null;
   /** Which redis/postgres processes the CPU columns count. */
   serviceCpuScope: string;
 }
@@ -285,7 +221,7 @@ export function renderMarkdown(input: ReportInput): string {
   const checkRows = input.checks.map((c) => [
     c.description,
     c.wanted,
-    c.measured === null ? 'not measured' : String(c.measured),
+    c.measured === null ? 'not measured' : `${c.measured}${c.unit}${c.detail ? ` (${c.detail})` : ''}`,
     c.pass === null ? 'not measured' : c.pass ? 'PASS' : '**FAIL**',
   ]);
   const m = input.machine;
@@ -325,7 +261,12 @@ export function renderMarkdown(input: ReportInput): string {
       'coordinated-omission back-fill. A cross-check only: its histogram has 1 ms resolution and each connection ' +
       'sends its per-second quota in a burst. The targets use the µs-resolution open-loop generator (p50/p90/p99).',
     '',
-    '## Targets',
+    '## Targets (issue 23)',
+    '',
+    'Ratios are of capacity req/s to bare_node_proxy’s; added latency is p50/p99 minus bare_node_proxy’s at the ' +
+      'fixed rate; CPU above bare is the row’s total CPU-µs per call minus the bare proxy process’s. Redis and ' +
+      'Postgres counts are gateway_paid’s capacity runs (store operations below); RSS per 100k keys is the memory ' +
+      'row. "in npm start": the all-in-one process on embedded PGlite and in-process counters.',
     '',
     table(['target', 'wanted', 'measured', 'result'], checkRows),
     '',
@@ -335,6 +276,10 @@ export function renderMarkdown(input: ReportInput): string {
       ? 'Not run: no gateway targets (bench/gateway/gateway-targets.ts returned null).'
       : `${input.verify.ok ? 'OK' : '**FAILED**'}: \`${JSON.stringify(input.verify.details)}\``,
   ];
+  if (input.verifyAllInOne) {
+    const v = input.verifyAllInOne;
+    parts.push('', `All-in-one: ${v.ok ? 'OK' : '**FAILED**'}: \`${JSON.stringify(v.details)}\``);
+  }
   if (input.warnings.length > 0) {
     parts.push('', '## Warnings', '', ...input.warnings.map((w) => `- ${w}`));
   }

@@ -1,7 +1,7 @@
 // The gateway benchmark (npm run bench:gateway). See bench/README.md for what each row means and the knobs.
 //
-// One run: start the nginx upstream, the nginx reverse proxy, the bare Node proxy and (when gateway-targets.ts
-// provides them) the gateway rows; probe and warm up every row; then for each round and row, a wrk capacity run
+// One run: start the nginx upstream, the nginx reverse proxy, the bare Node proxy, (when gateway-targets.ts
+// provides them) the gateway rows and (unless BENCH_SKIP_ALLINONE=1) the all-in-one `npm start` rows; probe and warm up every row; then for each round and row, a wrk capacity run
 // and an open-loop latency run at a fixed rate, with CPU from /proc around each, and an autocannon run at the same
 // rate as a cross-check (reported, never used by a target). Medians across rounds, ratios, targets, the books check
 // (verify), and the results written to bench/results/gateway-<date>.{json,md}.
@@ -17,6 +17,7 @@ import { startBareProxy } from './bare.js';
 import { runCapacity } from './capacity.js';
 import type { CpuGroups } from './cpu.js';
 import { renderExtended, runDrain, runScaleAndMemory, type ExtendedResults } from './extended.js';
+import { startAllInOne, type AllInOne } from './allinone.js';
 import { startGatewayTargets } from './gateway-targets.js';
 import { runLatency } from './latency.js';
 import { machineInfo } from './machine.js';
@@ -26,7 +27,7 @@ import { computeRatios, evaluateChecks, renderMarkdown, summarize, warnings, typ
 import { median, round } from './stats.js';
 import { TARGET, type BenchTarget, type GatewayTargets, type TrafficCount, type VerifyResult } from './types.js';
 import type { WrkOptions } from './wrk.js';
-import { perCall, readCounters, readCountersSettled, renderStoreOps } from './store-ops.js';
+import { medianStoreOps, perCall, readCounters, readCountersSettled, renderStoreOps } from './store-ops.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The path every row requests; the upstream answers any path, and the gateway rows bring their own. */
@@ -119,6 +120,7 @@ function addTraffic(ledger: Map<string, TrafficCount>, name: string, add: Traffi
 // ---- lifecycle: whatever happens, stop what we started ----
 
 let gateway: GatewayTargets | null = null;
+let allInOne: AllInOne | null = null;
 let cleanup: Promise<void> | null = null;
 /** Set on SIGINT/SIGTERM: the measurements then fail as their processes are stopped, which is not news. */
 let interrupted = false;
@@ -128,6 +130,7 @@ function stopEverything(): Promise<void> {
     if (gateway) {
       await gateway.stop().catch((err: unknown) => console.error('gateway targets: stop failed:', err));
     }
+    if (allInOne) await allInOne.stop().catch((err: unknown) => console.error('all-in-one: stop failed:', err));
     await stopAllChildren();
   })();
   return cleanup;
@@ -164,24 +167,32 @@ async function main(): Promise<number> {
   const upstream = await startUpstream();
   const nginxProxy = await startNginxProxy(upstream.port);
   const bare = await startBareProxy(upstream.url);
-  gateway = await startGatewayTargets({ upstreamUrl: upstream.url });
+  // The gateway's own process and the all-in-one start side by side (the all-in-one's Temporal dev server and
+  // publish workflow take the longer); neither is measured yet.
+  const started = await Promise.allSettled([
+    startGatewayTargets({ upstreamUrl: upstream.url }).then((g) => (gateway = g)),
+    startAllInOne(upstream.url).then((a) => (allInOne = a)),
+  ]);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 
   const targets: BenchTarget[] = [
     { name: TARGET.direct, url: `${upstream.url}${PATH}`, pids: () => [] },
     { name: TARGET.nginx, url: `${nginxProxy.url}${PATH}`, pids: () => [nginxProxy.masterPid] },
     { name: TARGET.bare, url: `${bare.url}${PATH}`, pids: () => [bare.pid] },
     ...(gateway?.targets ?? []),
+    ...(allInOne?.targets ?? []),
   ];
   const names = new Set(targets.map((t) => t.name));
   if (names.size !== targets.length) throw new Error(`duplicate target names: ${targets.map((t) => t.name).join()}`);
   console.log(gateway ? 'gateway targets: provided' : 'gateway targets: none (gateway-targets.ts returned null)');
+  console.log(allInOne ? `all-in-one: npm start, pid ${allInOne.pid}` : 'all-in-one: skipped (BENCH_SKIP_ALLINONE=1)');
 
   const services = gateway?.servicePids?.() ?? null;
   const groups = (target: BenchTarget): CpuGroups => ({
     target: target.pids(),
     upstream: [upstream.masterPid],
-    redis: services?.redis ?? null,
-    postgres: services?.postgres ?? null,
+    redis: target.services?.().redis ?? services?.redis ?? null,
+    postgres: target.services?.().postgres ?? services?.postgres ?? null,
   });
   const wrkOptions = (durationS: number): WrkOptions => ({ durationS, connections: config.connections, threads: 1 });
   const traffic = new Map<string, TrafficCount>();
@@ -280,25 +291,33 @@ async function main(): Promise<number> {
     Object.assign(extended, scaled);
   }
 
-  // Books check after all traffic, while the gateway is still up.
-  let verify: VerifyResult | null = null;
-  if (gateway) {
-    verify = await gateway
-      .verify(Object.fromEntries(traffic))
-      .catch((err: unknown): VerifyResult => ({ ok: false, details: { error: String(err) } }));
-  }
+  // Books check after all traffic, while the gateway and the all-in-one are still up.
+  const failedVerify = (err: unknown): VerifyResult => ({ ok: false, details: { error: String(err) } });
+  const verify: VerifyResult | null = gateway
+    ? await gateway.verify(Object.fromEntries(traffic)).catch(failedVerify)
+    : null;
+  const verifyAllInOne: VerifyResult | null = allInOne
+    ? await allInOne.verify(Object.fromEntries(traffic)).catch(failedVerify)
+    : null;
 
   const allNames = [
     TARGET.direct,
     TARGET.nginx,
     TARGET.bare,
     TARGET.gatewayPaid,
+    TARGET.gatewayFree,
     TARGET.gateway429,
     TARGET.gatewayReplay,
+    TARGET.allinonePaid,
+    TARGET.allinoneFree,
+    TARGET.allinoneReplay,
     ...targets.map((t) => t.name).filter((n) => !(Object.values(TARGET) as string[]).includes(n)),
   ];
   const summaries = allNames.map((name) => summarize(name, rounds.get(name) ?? []));
-  const ratios = computeRatios(new Map(summaries.map((s) => [s.name, s])));
+  const ratios = computeRatios(new Map(summaries.map((s) => [s.name, s])), {
+    paidStore: medianStoreOps(paidRounds),
+    rssBytesPer100kKeys: extended.memory?.gatewayRssBytes.per100kKeys ?? null,
+  });
   const checks = evaluateChecks(ratios);
   const warned = warnings(summaries, config.rate, machine);
   const markdown = renderMarkdown({
@@ -316,12 +335,15 @@ async function main(): Promise<number> {
     checks,
     warnings: warned,
     verify,
-    serviceCpuScope: services ? 'the gateway’s own Redis and Postgres' : 'every redis-server and postgres process',
+    verifyAllInOne,
+    serviceCpuScope:
+      (services ? 'the gateway’s own Redis and Postgres' : 'every redis-server and postgres process') +
+      '; the all-in-one rows: its one process and its children (the Temporal dev server), stores inside it',
   });
 
   const fullMarkdown = `${markdown}${renderStoreOps(rounds)}${renderExtended(extended, small)}`;
   const results = {
-    schema: 3,
+    schema: 4,
     date,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -345,6 +367,7 @@ async function main(): Promise<number> {
     checks,
     warnings: warned,
     verify,
+    verifyAllInOne,
     extended,
   };
   mkdirSync(config.resultsDir, { recursive: true });
@@ -363,6 +386,10 @@ async function main(): Promise<number> {
   }
   if (verify && !verify.ok) {
     console.error('books check FAILED: usage rows do not match successful responses, or something was overspent');
+    return 1;
+  }
+  if (verifyAllInOne && !verifyAllInOne.ok) {
+    console.error('books check FAILED on the all-in-one: the balance did not fall by its billed calls, or drift');
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { median } from './stats.js';
 
 export interface StoreCounters {
   redisCommands: number;
@@ -94,9 +95,22 @@ export function perCall(before: StoreCounters, after: StoreCounters, calls: numb
   };
 }
 
+/** A row's store operations per call, medians across its rounds; null when none were read. */
+export function medianStoreOps(
+  rounds: readonly { store?: StoreOpsPerCall }[],
+): { redisCommands: number; redisScripts: number; pgRowsWritten: number } | null {
+  const ops = rounds.map((r) => r.store).filter((s): s is StoreOpsPerCall => s !== undefined);
+  if (ops.length === 0) return null;
+  const m = (f: (s: StoreOpsPerCall) => number) => median(ops.map(f));
+  return {
+    redisCommands: m((s) => s.redisCommands),
+    redisScripts: m((s) => s.redisScripts),
+    pgRowsWritten: m((s) => s.pgRowsWritten),
+  };
+}
+
 /** The Markdown table of the gateway rows' store operations per call (medians across rounds). */
 export function renderStoreOps(rounds: Map<string, { store?: StoreOpsPerCall }[]>): string {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
   const rows: string[] = [];
   for (const [name, rs] of rounds) {
     const ops = rs.map((r) => r.store).filter((s): s is StoreOpsPerCall => s !== undefined);

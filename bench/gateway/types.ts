@@ -8,6 +8,12 @@ export const TARGET = {
   gatewayPaid: 'gateway_paid',
   gateway429: 'gateway_429',
   gatewayReplay: 'gateway_replay',
+  /** A free (0-cent) endpoint of the same listing: authenticated, limited and recorded, never charged. */
+  gatewayFree: 'gateway_free',
+  /** The same calls on the all-in-one `npm start` (allinone.ts). */
+  allinonePaid: 'allinone_paid',
+  allinoneFree: 'allinone_free',
+  allinoneReplay: 'allinone_replay',
 } as const;
 
 /** One thing the load generators hit. The reference rows and the gateway rows use the same shape. */
@@ -35,6 +41,11 @@ export interface BenchTarget {
    * Empty for the direct row, where nothing sits between the client and the upstream.
    */
   pids(): number[];
+  /**
+   * The Redis and Postgres processes charged to this row, when not the gateway's (GatewayTargets.servicePids): the
+   * all-in-one has its stores inside its own process, so it names none.
+   */
+  services?(): { redis: number[]; postgres: number[] };
 }
 
 /** CPU time spent during one measurement window, in microseconds. */
@@ -148,7 +159,7 @@ export interface VerifyResult {
 
 /** What bench/gateway/gateway-targets.ts provides when the gateway can be benchmarked. */
 export interface GatewayTargets {
-  /** gateway_paid, gateway_429 and gateway_replay (any subset; missing rows are reported as not measured). */
+  /** gateway_paid, gateway_free, gateway_429, gateway_replay (any subset; missing rows are reported as not measured). */
   targets: BenchTarget[];
   /**
    * Optional: the root pids of the Redis server and the Postgres postmaster the gateway uses (backends are its

@@ -1,0 +1,217 @@
+// The all-in-one rows (issue 23: "the targets hold ... in the all-in-one `npm start`"): the marketplace started as
+// `npm start` starts it (`node --import tsx scripts/start.ts all`, no DATABASE_URL or REDIS_URL, so embedded PGlite,
+// in-process counters and the memory spend store, its own Temporal dev server from .tools/bin), in a throw-away
+// DATA_DIR, then seeded the way a person would: a provider signs up, proves the address from the console mail,
+// creates a listing on the nginx upstream with a paid (1 cent) and a free endpoint and publishes it (the workflow's
+// smoke test calls the upstream); a consumer registers and an operator grants it credits (`scripts/admin.ts
+// grant-credits`, handed to the running process over its operator socket, as `npm run admin` does).
+//
+// Rows: allinone_paid, allinone_free and allinone_replay (a fixed Idempotency-Key after one billed call). CPU is the
+// one process and its children (the Temporal dev server); no Redis or Postgres process is charged, the stores run
+// inside it. Settings beyond npm start's: loopback upstreams allowed, the per-key rate limit at its maximum (as the
+// gateway rows), warn-level logs (as the gateway rows), free ports. BENCH_SKIP_ALLINONE=1 leaves it out.
+//
+// verify(): the consumer's balance fell by exactly its billed calls (paid responses, within wrk's in-flight window,
+// plus the replay's priming call) and `admin reconcile` finds the books balanced.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort, nodeTsArgs, startChild, waitForHttp, type ManagedChild } from './proc.js';
+import { TARGET, type BenchTarget, type TrafficCount, type VerifyResult } from './types.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const run = promisify(execFile);
+const GRANT_CENTS = 1_000_000_000;
+const SLUG = 'bench-allinone';
+/** What a user's shell passes on; DATABASE_URL, REDIS_URL, TEMPORAL_ADDRESS and the rest are left out on purpose. */
+const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'USER'];
+
+export interface AllInOne {
+  targets: BenchTarget[];
+  pid: number;
+  verify(traffic: Record<string, TrafficCount>): Promise<VerifyResult>;
+  stop(): Promise<void>;
+}
+
+interface Envelope {
+  ok: boolean;
+  data: Record<string, unknown>;
+  error?: { code: string; message: string };
+}
+
+async function call(base: string, method: string, path: string, token?: string, body?: unknown): Promise<Envelope> {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 400)}`);
+  return JSON.parse(text) as Envelope;
+}
+
+async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`all-in-one: ${what} did not happen within ${timeoutMs} ms`);
+    await sleep(200);
+  }
+}
+
+export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | null> {
+  if (process.env.BENCH_SKIP_ALLINONE === '1') return null;
+  const root = await mkdtemp(join(tmpdir(), 'bench-allinone-'));
+  const dataDir = join(root, 'data');
+  const [api, gw, mcp, temporal, temporalUi] = await Promise.all([1, 2, 3, 4, 5].map(() => freePort()));
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name];
+  Object.assign(env, {
+    DATA_DIR: dataDir,
+    API_PORT: String(api),
+    GATEWAY_PORT: String(gw),
+    MCP_PORT: String(mcp),
+    TEMPORAL_DEV_PORT: String(temporal),
+    TEMPORAL_UI_PORT: String(temporalUi),
+    UPSTREAM_ALLOW_PRIVATE: 'true',
+    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
+    LOG_LEVEL: 'warn',
+  });
+  let out = '';
+  const child: ManagedChild = startChild(
+    'allinone',
+    process.execPath,
+    [
+      ...(process.env.BENCH_ALLINONE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      ...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')),
+      'all',
+    ],
+    { cwd: REPO_ROOT, env, group: true, graceMs: 20_000, onStdout: (chunk) => (out += chunk) },
+  );
+  const stop = async () => {
+    await child.stop();
+    await rm(root, { recursive: true, force: true });
+  };
+  try {
+    const apiBase = `http://127.0.0.1:${api}`;
+    const gatewayBase = `http://127.0.0.1:${gw}`;
+    await waitForHttp(`${gatewayBase}/health`, child, 180_000);
+    await until('"Marketplace is running"', 180_000, () =>
+      Promise.resolve(out.includes('Marketplace is running') ? true : undefined),
+    );
+
+    // The provider: signs up, opens the verification link the console mailer printed, creates and publishes.
+    const email = 'bench-provider@example.com';
+    const since = out.length;
+    const signup = await call(apiBase, 'POST', '/v1/signup', undefined, { email, name: 'Bench Provider' });
+    const providerKey = signup.data.api_key as string;
+    const token = await until('the verification mail', 20_000, () =>
+      Promise.resolve(/verify-email\?token=([A-Za-z0-9_-]+)/.exec(out.slice(since))?.[1]),
+    );
+    await call(apiBase, 'POST', '/v1/auth/verify-email', undefined, { token });
+    const created = await call(apiBase, 'POST', '/v1/provider/apis', providerKey, {
+      name: 'Bench all-in-one quotes',
+      slug: SLUG,
+      summary: 'nginx upstream for the all-in-one rows of the gateway benchmark',
+      base_url: upstreamUrl,
+      endpoints: [
+        { method: 'GET', path: '/v1/quote', price_cents: 1 },
+        { method: 'GET', path: '/v1/status', price_cents: 0 },
+      ],
+    });
+    const apiId = created.data.api_id as string;
+    await call(apiBase, 'POST', `/v1/provider/apis/${apiId}/publish`, providerKey, { accept_terms: true });
+    await until('the listing going live', 60_000, async () => {
+      const got = await call(apiBase, 'GET', `/v1/provider/apis/${apiId}`, providerKey);
+      return got.data.status === 'live' ? true : undefined;
+    });
+
+    // The consumer: an anonymous registration, then an operator's grant through the running process.
+    const reg = await call(apiBase, 'POST', '/v1/register');
+    const consumerKey = reg.data.api_key as string;
+    const orgId = reg.data.org_id as string;
+    await admin(env, ['grant-credits', orgId, String(GRANT_CENTS), '--reason', 'gateway benchmark']);
+
+    const paidUrl = `${gatewayBase}/v1/proxy/${SLUG}/v1/quote?symbol=ACME`;
+    const freeUrl = `${gatewayBase}/v1/proxy/${SLUG}/v1/status`;
+    const auth = { authorization: `Bearer ${consumerKey}` };
+    const replayHeaders = { ...auth, 'idempotency-key': 'bench-allinone-replay' };
+    // The catalog cache may take a moment to see the new listing: the first paid call is the replay's priming.
+    await until('the first paid call', 30_000, async () => {
+      const res = await fetch(paidUrl, { headers: replayHeaders });
+      await res.arrayBuffer();
+      return res.status === 200 ? true : undefined;
+    });
+    const balance = async () =>
+      Number((await call(apiBase, 'GET', '/v1/billing/balance', consumerKey)).data.credit_cents);
+    const startBalance = await settledBalance(balance);
+
+    const pids = () => [child.pid];
+    const none = () => ({ redis: [], postgres: [] });
+    return {
+      pid: child.pid,
+      targets: [
+        { name: TARGET.allinonePaid, url: paidUrl, headers: auth, pids, services: none },
+        { name: TARGET.allinoneFree, url: freeUrl, headers: auth, pids, services: none },
+        { name: TARGET.allinoneReplay, url: paidUrl, headers: replayHeaders, pids, services: none },
+      ],
+      async verify(traffic) {
+        const paid = traffic[TARGET.allinonePaid] ?? { expected: 0, maybeInFlight: 0 };
+        const endBalance = await settledBalance(balance);
+        const spent = startBalance - endBalance;
+        const reconcile = await admin(env, ['reconcile']).then(
+          (stdout) => (JSON.parse(stdout) as { ok?: boolean }).ok === true,
+          () => false,
+        );
+        const billedOk = spent >= paid.expected && spent <= paid.expected + paid.maybeInFlight;
+        return {
+          ok: billedOk && reconcile,
+          details: {
+            consumer_spent_cents: spent,
+            paid_expected: paid.expected,
+            paid_maybe_in_flight: paid.maybeInFlight,
+            free_responses: traffic[TARGET.allinoneFree]?.expected ?? 0,
+            replay_responses: traffic[TARGET.allinoneReplay]?.expected ?? 0,
+            reconcile_ok: reconcile,
+          },
+        };
+      },
+      stop,
+    };
+  } catch (err) {
+    const tail = out.slice(-3_000) + child.tail().slice(-2_000);
+    await stop();
+    throw new Error(`all-in-one start failed: ${(err as Error).message}\n--- its output ---\n${tail}`, { cause: err });
+  }
+}
+
+/** `npm run admin -- <args>` against the data folder: the script hands the command to the running process. */
+async function admin(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [...nodeTsArgs(join(REPO_ROOT, 'scripts/admin.ts')), ...args], {
+    cwd: REPO_ROOT,
+    env,
+    timeout: 120_000,
+  });
+  return stdout;
+}
+
+/** The balance once settlement has caught up: the same figure twice, a second apart. */
+async function settledBalance(read: () => Promise<number>): Promise<number> {
+  let last = await read();
+  for (let i = 0; i < 30; i++) {
+    await sleep(1_000);
+    const now = await read();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
