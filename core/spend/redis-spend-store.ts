@@ -8,6 +8,9 @@
  *   sp:{N}:o:{org}                  org: bal, ver, mode, susp, res, pend, pn, t, lim, gen
  *   sp:{N}:k:{key}                  key: sp, res, pend
  *   sp:{N}:d:{key}:{day}            key's UTC day: sp, res, pend (expires after 3 days)
+ *
+ * A key's `sp`, `res` and `pend` (and its day's) count the key's own calls and those of every key below it (its
+ * child keys): a child's call is held on, and booked to, each ancestor and each ancestor's day too.
  *   sp:{N}:rl:{key prefix}:{minute} rate window of a key prefix
  *   sp:{N}:i:{scoped idempotency}   idempotency record (the scoped key starts with the org id)
  *   sp:{N}:resv                     the bucket's open reservations by expiry, each member carrying what voiding needs
@@ -152,6 +155,7 @@ export class RedisSpendStore implements SpendStore {
       seenKey(a.orgId),
       seenStateKey(a.orgId),
       ...ancestorIds.map((id) => keyKey(a.orgId, id)),
+      ...ancestorIds.map((id) => dayKey(a.orgId, id, a.day)),
     ];
     const reply = await this.run<string[]>('spAdmit', keys, [
       a.priceCents,
@@ -171,6 +175,7 @@ export class RedisSpendStore implements SpendStore {
       a.seenHash ?? '',
       a.fastPath ? '1' : '0',
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
+      ...a.ancestors.map((x) => x.dailyCapCents ?? -1),
     ]);
     switch (reply[0]) {
       case 'admitted': {
@@ -194,11 +199,15 @@ export class RedisSpendStore implements SpendStore {
         return reply[1]
           ? { outcome: 'budget', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
           : { outcome: 'budget' };
+      case 'daily_cap':
+        // With an ancestor's position, as for the budget.
+        return reply[1]
+          ? { outcome: 'daily_cap', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
+          : { outcome: 'daily_cap' };
       case 'in_flight':
       case 'mismatch':
       case 'suspended':
       case 'per_call':
-      case 'daily_cap':
       case 'funds':
       case 'credit_limit':
         return { outcome: reply[0] };
@@ -261,6 +270,7 @@ export class RedisSpendStore implements SpendStore {
       usageStreamKey(spendBucket(r.orgId)),
       seenKey(r.orgId),
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
+      ...r.ancestorKeyIds.map((id) => dayKey(r.orgId, id, r.day)),
     ];
   }
 
@@ -275,6 +285,7 @@ export class RedisSpendStore implements SpendStore {
         keyKey(a.orgId, a.keyId),
         dayKey(a.orgId, a.keyId, a.day),
         ...a.ancestorKeyIds.map((id) => keyKey(a.orgId, id)),
+        ...a.ancestorKeyIds.map((id) => dayKey(a.orgId, id, a.day)),
       );
       group.args.push(
         a.entry.id,
@@ -286,6 +297,7 @@ export class RedisSpendStore implements SpendStore {
         '1',
         a.ancestorKeyIds.length,
         ...a.ancestorKeyIds.map((_, i) => a.ancestorSpentCents?.[i] ?? ''),
+        ...a.ancestorKeyIds.map((_, i) => a.ancestorDaySpentCents?.[i] ?? ''),
       );
     }
     await Promise.all([...byStream.values()].map(({ keys, args }) => this.run<number>('spAck', keys, args)));
@@ -326,6 +338,7 @@ export class RedisSpendStore implements SpendStore {
       keyKey(h.orgId, h.keyId ?? '-'),
       dayKey(h.orgId, h.keyId ?? '-', h.day ?? '-'),
       ...ancestors.map((x) => keyKey(h.orgId, x.keyId)),
+      ...ancestors.map((x) => dayKey(h.orgId, x.keyId, h.day!)),
     ];
     await this.run<number>('spHydrate', keys, [
       h.org.creditCents,
@@ -340,6 +353,7 @@ export class RedisSpendStore implements SpendStore {
       h.org.creditLimitCents,
       h.generation ?? '',
       ...ancestors.map((x) => x.spentCents),
+      ...ancestors.map((x) => x.daySpentCents),
     ]);
   }
 

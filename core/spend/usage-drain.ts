@@ -117,6 +117,7 @@ export class UsageDrain {
         org: committed.org,
         key: committed.key,
         ancestorSpentCents: committed.ancestorSpentCents,
+        ancestorDaySpentCents: committed.ancestorDaySpentCents,
       });
     } catch (err) {
       if (this.stopped && attempt > 3) {
