@@ -423,8 +423,13 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(creds.code, shown(creds)).toBe(0);
     const pricing = await svc(['provider', 'pricing', apiId, '--price', `${endpointId}=4`], { profile });
     expect(pricing.code, shown(pricing)).toBe(0);
-    const shownApi = await svc(['provider', 'apis', apiId], { profile });
+    // Commands that name an API take its slug too (one of the caller's own).
+    const shownApi = await svc(['provider', 'apis', 'cli-weather'], { profile });
     expect(shownApi.stdout).toMatch(/credential:\s+set \(bearer\)/);
+    expect(shownApi.stdout).toContain(`api:           ${apiId} (cli-weather)`);
+    const notMine = await svc(['provider', 'verify', 'clitest-echo'], { profile });
+    expect(notMine.code, shown(notMine)).toBe(1);
+    expect(notMine.stderr).toMatch(/^not_found: None of your APIs has the slug clitest-echo/);
 
     const doc = await svc(
       [
@@ -452,7 +457,9 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(activated.code, shown(activated)).toBe(0);
     expect(activated.stdout).toMatch(/status:\s+active/);
 
-    const published = await svc(['provider', 'publish', apiId, '--accept-terms', '--skip-verify'], { profile });
+    const published = await svc(['provider', 'publish', 'cli-weather', '--accept-terms', '--skip-verify'], {
+      profile,
+    });
     expect(published.code, shown(published)).toBe(0);
     expect(published.stdout).toMatch(/status:\s+live/);
     const noTerms = await svc(['provider', 'publish', apiId], { profile });
@@ -483,6 +490,10 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     const called = await svc(['call', 'cli-weather', 'GET', '/free'], { profile: consumerProfile });
     expect(called.code, shown(called)).toBe(0);
     expect(JSON.parse(called.stdout)).toEqual({ hello: 'world', path: '/free' });
+    // The quote answers for the key `svc call` sends (the gateway refuses sessions): no credit, not "unauthenticated".
+    const quoted = await svc(['quote', 'cli-weather', 'GET', '/today'], { profile: consumerProfile });
+    expect(quoted.code, shown(quoted)).toBe(0);
+    expect(quoted.stdout).toMatch(/^admission:\s+refused: payment_required: /m);
 
     const analytics = await svc(['provider', 'analytics'], { profile });
     expect(analytics.code, shown(analytics)).toBe(0);
