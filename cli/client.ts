@@ -60,6 +60,11 @@ export interface RequestSpec {
   headers?: Record<string, string>;
   /** Send no credential even when one is configured (registration, sign-in). */
   anonymous?: boolean;
+  /**
+   * On the control plane, send the profile's API key rather than its session (the quote: the gateway's answer for
+   * the key `svc call` would use, since the gateway refuses sessions).
+   */
+  preferKey?: boolean;
   /** The success body is not an envelope (GET /v1/apis/{slug}/openapi). */
   raw?: boolean;
 }

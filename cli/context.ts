@@ -72,22 +72,23 @@ export class Cli {
    * `--key` or `SVC_API_KEY` wins everywhere; from the profile, the session wins on the control plane. A saved
    * credential goes only to the origin it belongs to.
    */
-  connection(): Connection {
+  connection(preferKey = false): Connection {
     const origins = this.origins();
     const control = originOf(this.baseUrl) === origins.control;
     const gateway = originOf(this.gatewayUrl) === origins.gateway;
+    const { session_token: session, api_key: key } = this.profile;
     return {
       baseUrl: this.baseUrl,
       gatewayUrl: this.gatewayUrl,
       timeoutMs: this.timeoutMs,
-      controlToken: this.explicitKey ?? (control ? (this.profile.session_token ?? this.profile.api_key) : undefined),
-      gatewayKey: this.explicitKey ?? (gateway ? this.profile.api_key : undefined),
+      controlToken: this.explicitKey ?? (control ? (preferKey ? (key ?? session) : (session ?? key)) : undefined),
+      gatewayKey: this.explicitKey ?? (gateway ? key : undefined),
     };
   }
 
   async send<T = unknown>(spec: RequestSpec): Promise<ApiResponse<T>> {
     try {
-      return await request<T>(this.connection(), spec);
+      return await request<T>(this.connection(spec.preferKey === true), spec);
     } catch (err) {
       throw this.explainWithheld(err, spec);
     }

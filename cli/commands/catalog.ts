@@ -261,6 +261,7 @@ export function catalogCommands(program: Command): void {
         method: 'GET',
         path: `/v1/apis/${enc(slug)}/quote`,
         query: { method, path },
+        preferKey: true, // the admission is the gateway's answer for the key `svc call` sends
       });
       cli.print(res, (q) =>
         fields([

@@ -10,10 +10,12 @@ export interface KeySummary {
   name: string;
   keyPrefix: string;
   scopes: string[];
+  parent_key_id?: string | null;
   budget_cents: number | null;
   per_call_max_cents: number | null;
   daily_cap_cents: number | null;
   approval_mode: boolean;
+  /** Both include the key's child keys (the keys it minted, down the chain): what the budget and daily cap count. */
   spent_cents: number;
   spent_today_cents: number;
   remaining_budget_cents: number | null;
@@ -38,9 +40,13 @@ const capsBody = (o: CapOptions) => ({
 
 function withCapOptions(cmd: Command): Command {
   return cmd
-    .option('--budget <amount>', 'lifetime spend cap: cents (500), dollars ($5) or "none"', parseMoney)
+    .option(
+      '--budget <amount>',
+      'lifetime spend cap (the key and its child keys together): cents (500), dollars ($5) or "none"',
+      parseMoney,
+    )
     .option('--per-call-max <amount>', 'most one call may cost', parseMoney)
-    .option('--daily-cap <amount>', 'spend cap per UTC day', parseMoney)
+    .option('--daily-cap <amount>', 'spend cap per UTC day (the key and its child keys together)', parseMoney)
     .option('--approval-mode', 'spend needs a person’s approval')
     .option('--no-approval-mode', 'turn approval mode off');
 }
@@ -55,10 +61,16 @@ function keyDetails(k: KeySummary): string {
     ['per call max', money(k.per_call_max_cents)],
     ['daily cap', money(k.daily_cap_cents)],
     ['approval mode', k.approval_mode ? 'on' : 'off'],
-    ['spent', money(k.spent_cents)],
+    ['parent key', k.parent_key_id ?? null],
+    ['spent', `${money(k.spent_cents)} (incl. child keys)`],
+    ['spent today', `${money(k.spent_today_cents)} (UTC day, incl. child keys)`],
     ['revoked', k.revoked_at ? when(k.revoked_at) : null],
   ]);
 }
+
+/** The one rule both spend columns follow (docs/decisions.md, "A key's spend counts its child keys"). */
+export const SPEND_NOTE =
+  "SPENT and TODAY (UTC day) include each key's child keys (the keys it minted): what BUDGET and DAILY limit.";
 
 export function keysCommands(program: Command): void {
   const keys = program.command('keys').description('list, create, update and revoke API keys');
@@ -78,12 +90,15 @@ export function keysCommands(program: Command): void {
           { header: 'PREFIX', value: (k) => k.keyPrefix },
           { header: 'BUDGET', value: (k) => money(k.budget_cents), align: 'right' },
           { header: 'SPENT', value: (k) => money(k.spent_cents), align: 'right' },
-          { header: 'PER CALL', value: (k) => money(k.per_call_max_cents), align: 'right' },
           { header: 'DAILY', value: (k) => money(k.daily_cap_cents), align: 'right' },
+          { header: 'TODAY', value: (k) => money(k.spent_today_cents), align: 'right' },
+          { header: 'PER CALL', value: (k) => money(k.per_call_max_cents), align: 'right' },
+          { header: 'PARENT', value: (k) => k.parent_key_id ?? '-' },
           { header: 'SCOPES', value: (k) => k.scopes.join(',') },
           { header: 'STATE', value: (k) => (k.revoked_at ? 'revoked' : 'active') },
         ]),
       );
+      cli.note(SPEND_NOTE);
     });
 
   withCapOptions(

@@ -13,6 +13,7 @@ import {
   parseList,
   parseTextOrFile,
 } from '../args.js';
+import { apiIdOf } from '../api-ref.js';
 import { UsageError } from '../client.js';
 import { cliOf, type Cli } from '../context.js';
 import { fields, money, pretty, table, when } from '../format.js';
@@ -134,7 +135,10 @@ function apiText(a: ApiView): string {
   return `${head}\n${endpoints}`;
 }
 
-async function lifecycle(cli: Cli, apiId: string, step: string, body?: unknown): Promise<void> {
+const API_ARG = 'the API id, or the slug of one of your APIs';
+
+async function lifecycle(cli: Cli, ref: string, step: string, body?: unknown): Promise<void> {
+  const apiId = await apiIdOf(cli, ref);
   const res = await cli.send<Record<string, unknown>>({
     method: 'POST',
     path: `/v1/provider/apis/${enc(apiId)}/${step}`,
@@ -157,10 +161,11 @@ export function providerCommands(program: Command): void {
   provider
     .command('apis')
     .description('list your APIs, or show one with its endpoints')
-    .argument('[api_id]', 'an API id to show in full')
-    .action(async (apiId: string | undefined, _opts, cmd: Command) => {
+    .argument('[api]', 'an API id (or its slug) to show in full')
+    .action(async (ref: string | undefined, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      if (apiId) {
+      if (ref) {
+        const apiId = await apiIdOf(cli, ref);
         const res = await cli.send<ApiView>({ method: 'GET', path: `/v1/provider/apis/${enc(apiId)}` });
         cli.print(res, apiText);
         return;
@@ -204,12 +209,10 @@ export function providerCommands(program: Command): void {
   });
 
   withListingFlags(
-    provider
-      .command('update')
-      .description("change a draft or live API's listing fields")
-      .argument('<api_id>', 'the API id'),
-  ).action(async (apiId: string, opts: ListingFlags, cmd: Command) => {
+    provider.command('update').description("change a draft or live API's listing fields").argument('<api>', API_ARG),
+  ).action(async (ref: string, opts: ListingFlags, cmd: Command) => {
     const cli = cliOf(cmd);
+    const apiId = await apiIdOf(cli, ref);
     const res = await cli.send<ApiView>({
       method: 'PATCH',
       path: `/v1/provider/apis/${enc(apiId)}`,
@@ -221,12 +224,13 @@ export function providerCommands(program: Command): void {
   provider
     .command('credentials')
     .description('store the upstream secret the gateway attaches to calls')
-    .argument('<api_id>', 'the API id')
+    .argument('<api>', API_ARG)
     .requiredOption('--secret <secret>', 'the secret, or @file to read it from a file', parseTextOrFile)
     .option('--injection <how>', 'bearer, header, query or basic', 'bearer')
     .option('--injection-name <name>', 'header or query parameter name (for header and query)')
-    .action(async (apiId: string, opts: { secret: string; injection: string; injectionName?: string }, cmd) => {
+    .action(async (ref: string, opts: { secret: string; injection: string; injectionName?: string }, cmd) => {
       const cli = cliOf(cmd as Command);
+      const apiId = await apiIdOf(cli, ref);
       const res = await cli.send<{ set: boolean; injection: string | null }>({
         method: 'PUT',
         path: `/v1/provider/apis/${enc(apiId)}/credentials`,
@@ -238,13 +242,14 @@ export function providerCommands(program: Command): void {
   provider
     .command('pricing')
     .description('set endpoint prices (increases are scheduled) or cancel a pending increase')
-    .argument('<api_id>', 'the API id')
+    .argument('<api>', API_ARG)
     .option('--price <endpoint_id=amount>', 'a price in cents or dollars (repeatable)', collectPair)
     .option('-d, --data <json>', 'the whole body { "endpoints": [...] } (prices and discounts)', parseJsonData)
     .option('--cancel-pending <endpoint_id>', "cancel this endpoint's scheduled price increase")
-    .action(async (apiId: string, opts: { price?: [string, string][]; data?: string; cancelPending?: string }, cmd) => {
+    .action(async (ref: string, opts: { price?: [string, string][]; data?: string; cancelPending?: string }, cmd) => {
       const cli = cliOf(cmd as Command);
       if (opts.cancelPending) {
+        const apiId = await apiIdOf(cli, ref);
         const res = await cli.send<ApiView>({
           method: 'DELETE',
           path: `/v1/provider/apis/${enc(apiId)}/endpoints/${enc(opts.cancelPending)}/pending-price`,
@@ -257,6 +262,7 @@ export function providerCommands(program: Command): void {
         body.endpoints = opts.price.map(([endpoint_id, amount]) => ({ endpoint_id, price_cents: parseAmount(amount) }));
       }
       if (body.endpoints === undefined) throw new UsageError('give --price, --data or --cancel-pending');
+      const apiId = await apiIdOf(cli, ref);
       const res = await cli.send({ method: 'PATCH', path: `/v1/provider/apis/${enc(apiId)}/pricing`, body });
       cli.print(res, pretty);
     });
@@ -264,25 +270,25 @@ export function providerCommands(program: Command): void {
   provider
     .command('verify')
     .description('run the upstream smoke test of a draft API')
-    .argument('<api_id>', 'the API id')
-    .action((apiId: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), apiId, 'verify'));
+    .argument('<api>', API_ARG)
+    .action((ref: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), ref, 'verify'));
 
   provider
     .command('publish')
     .description('put an API live in the catalog (needs --accept-terms)')
-    .argument('<api_id>', 'the API id')
+    .argument('<api>', API_ARG)
     .option('--accept-terms', 'accept the marketplace provider terms (required)')
     .option('--skip-verify', 'publish without running the smoke test')
-    .action(async (apiId: string, opts: { acceptTerms?: boolean; skipVerify?: boolean }, cmd: Command) => {
+    .action(async (ref: string, opts: { acceptTerms?: boolean; skipVerify?: boolean }, cmd: Command) => {
       if (!opts.acceptTerms) throw new UsageError('publishing needs --accept-terms');
-      await lifecycle(cliOf(cmd), apiId, 'publish', { accept_terms: true, skip_verify: opts.skipVerify === true });
+      await lifecycle(cliOf(cmd), ref, 'publish', { accept_terms: true, skip_verify: opts.skipVerify === true });
     });
 
   provider
     .command('unpublish')
     .description('take a live API out of the catalog (back to draft)')
-    .argument('<api_id>', 'the API id')
-    .action((apiId: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), apiId, 'unpublish'));
+    .argument('<api>', API_ARG)
+    .action((ref: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), ref, 'unpublish'));
 
   documentCommands(provider);
 

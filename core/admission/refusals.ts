@@ -16,7 +16,7 @@ export function spendLimit(key: KeyAuth): number | null {
 }
 
 /**
- * The part of an admission a key decides: its caps and its ancestors' budgets. The gateway and the quote build their
+ * The part of an admission a key decides: its caps and its ancestors' budgets and daily caps. The gateway and the quote build their
  * admissions from this one rule.
  */
 export function keyGovernance(
@@ -91,14 +91,33 @@ export function refusalError(
           },
         );
       }
-      return new AppError('insufficient_budget', "The call would exceed this key's budget.", {
-        details: { price_cents: input.priceCents, budget_cents: input.budgetCents },
-      });
+      return new AppError(
+        'insufficient_budget',
+        "The call would exceed this key's budget, which counts the spend of the keys it minted too.",
+        { details: { price_cents: input.priceCents, budget_cents: input.budgetCents } },
+      );
     }
-    case 'daily_cap':
-      return new AppError('daily_cap_exceeded', "The call would exceed this key's daily cap (UTC day).", {
-        details: { price_cents: input.priceCents, daily_cap_cents: input.dailyCapCents },
-      });
+    case 'daily_cap': {
+      if (admission.ancestorKeyId !== undefined) {
+        const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
+        return new AppError(
+          'daily_cap_exceeded',
+          "The call would exceed the daily cap (UTC day) of a key above this one (a child's spend counts against its parents).",
+          {
+            details: {
+              price_cents: input.priceCents,
+              daily_cap_cents: parent?.dailyCapCents ?? null,
+              key_id: admission.ancestorKeyId,
+            },
+          },
+        );
+      }
+      return new AppError(
+        'daily_cap_exceeded',
+        "The call would exceed this key's daily cap (UTC day), which counts the spend of the keys it minted too.",
+        { details: { price_cents: input.priceCents, daily_cap_cents: input.dailyCapCents } },
+      );
+    }
     case 'funds':
       return new PaymentRequiredError('Prepaid credits are exhausted; buy credits or add a card.', {
         details: { price_cents: input.priceCents, reason: 'insufficient_credits' },

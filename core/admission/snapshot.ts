@@ -1,5 +1,6 @@
 /**
- * Reads what the gateway's fast state is rebuilt from: the org's balance (with its version), and a key's spend. The
+ * Reads what the gateway's fast state is rebuilt from: the org's balance (with its version), and a key's spend (in all
+ * and on the day) with each ancestor's (a key's spend counts its child keys' calls: usage-committer.ts books both). The
  * quote (GET /v1/apis/{slug}/quote) reads the same snapshot to decide admission from Postgres alone.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -12,7 +13,7 @@ export interface Snapshot {
   keyId?: string;
   day?: string;
   key?: KeySnapshot;
-  ancestors?: { keyId: string; spentCents: number }[];
+  ancestors?: { keyId: string; spentCents: number; daySpentCents: number }[];
 }
 
 export async function loadSnapshot(
@@ -57,12 +58,18 @@ export async function loadSnapshot(
     snapshot.day = day;
     snapshot.key = { spentCents: Number(key?.spent_cents ?? 0), daySpentCents: Number(key?.day_cents ?? 0) };
     if (ancestorKeyIds.length > 0) {
-      const rows = await em.execute<{ id: string; spent_cents: string }[]>(
-        `select id, spent_cents from api_keys where id in (${ancestorKeyIds.map(() => '?').join(',')})`,
-        [...ancestorKeyIds],
+      const rows = await em.execute<{ id: string; spent_cents: string; day_cents: string | null }[]>(
+        `select k.id, k.spent_cents, d.spent_cents as day_cents from api_keys k
+           left join key_day_spend d on d.key_id = k.id and d.day = ?
+          where k.id in (${ancestorKeyIds.map(() => '?').join(',')})`,
+        [day, ...ancestorKeyIds],
       );
-      const spent = new Map(rows.map((r) => [r.id, Number(r.spent_cents)]));
-      snapshot.ancestors = ancestorKeyIds.map((id) => ({ keyId: id, spentCents: spent.get(id) ?? 0 }));
+      const found = new Map(rows.map((r) => [r.id, r]));
+      snapshot.ancestors = ancestorKeyIds.map((id) => ({
+        keyId: id,
+        spentCents: Number(found.get(id)?.spent_cents ?? 0),
+        daySpentCents: Number(found.get(id)?.day_cents ?? 0),
+      }));
     }
   }
   return snapshot;

@@ -46,6 +46,10 @@ export interface KeySummary {
   /** Approval mode: spend people have approved so far, and what is left of it (null without approval mode). */
   approved_cents: number;
   remaining_approval_cents: number | null;
+  /**
+   * Spend of this key and of every key below it (its child keys), in all and on today's UTC day: what the budget and
+   * the daily cap count (one rule for both; docs/decisions.md, "A key's spend counts its child keys").
+   */
   spent_cents: number;
   spent_today_cents: number;
   remaining_budget_cents: number | null;
@@ -93,14 +97,16 @@ export class KeyAdminService {
     };
   }
 
-  /** Today's (UTC) successful spend per key, from the usage events. */
+  /**
+   * Today's (UTC) spend per key as its daily cap counts it: the key's own calls and those of every key below it,
+   * booked per key and day with the call (key_day_spend), like `spent_cents` for the budget.
+   */
   private async spentToday(keyIds: string[]): Promise<Map<string, number>> {
     if (keyIds.length === 0) return new Map();
     const rows = await this.orm.em.fork().execute<{ key_id: string; spent: string }[]>(
-      `select key_id, coalesce(sum(cost_cents), 0) as spent from usage_events
-        where key_id in (${keyIds.map(() => '?').join(',')}) and outcome = 'success' and created_at >= ?
-        group by key_id`,
-      [...keyIds, startOfUtcDay(this.clock.now())],
+      `select key_id, spent_cents as spent from key_day_spend
+        where key_id in (${keyIds.map(() => '?').join(',')}) and day = ?`,
+      [...keyIds, this.clock.now().toISOString().slice(0, 10)],
     );
     return new Map(rows.map((r) => [r.key_id, Number(r.spent)]));
   }

@@ -56,16 +56,41 @@ export const KeySummaryView = z.object({
   keyPrefix: z.string(),
   scopes: z.array(z.string()),
   source: z.string(),
-  parent_key_id: z.string().nullable(),
-  budget_cents: z.number().int().nullable(),
-  per_call_max_cents: z.number().int().nullable(),
-  daily_cap_cents: z.number().int().nullable(),
+  parent_key_id: z
+    .string()
+    .nullable()
+    .describe('The key that minted this one (its parent); null for a root key. A child’s spend counts here too.'),
+  budget_cents: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Lifetime cap on `spent_cents`: this key’s spend and its child keys’ together. Null: none.'),
+  per_call_max_cents: z.number().int().nullable().describe('Most one call with this key may cost. Null: none.'),
+  daily_cap_cents: z
+    .number()
+    .int()
+    .nullable()
+    .describe('Cap per UTC day on `spent_today_cents`: this key’s spend and its child keys’ together. Null: none.'),
   approval_mode: z.boolean(),
   approved_cents: z.number().int(),
   remaining_approval_cents: z.number().int().nullable(),
-  spent_cents: z.number().int(),
-  spent_today_cents: z.number().int(),
-  remaining_budget_cents: z.number().int().nullable(),
+  spent_cents: z
+    .number()
+    .int()
+    .describe(
+      'Spent in all, including child keys: this key’s calls and those of every key it minted (and theirs, down the chain).',
+    ),
+  spent_today_cents: z
+    .number()
+    .int()
+    .describe(
+      'Spent on the current UTC day, including child keys, by the same rule as `spent_cents`: what `daily_cap_cents` counts.',
+    ),
+  remaining_budget_cents: z
+    .number()
+    .int()
+    .nullable()
+    .describe('`budget_cents` less `spent_cents` (never below 0); null without a budget.'),
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   revoked_at: z.string().nullable(),

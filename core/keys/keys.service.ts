@@ -3,8 +3,8 @@
  * the invalidation channel, so a revoked or changed key is dropped from every cache as soon as the message lands,
  * and at worst after `cacheTtlMs` (1 s) should a message be lost: every surface (REST, the agent tools, the gateway's
  * replay and rate-limit memos behind authentication) sees a revocation or a tightened cap within 1 s without pub/sub
- * (issue 21 item 12). The gateway's admission is sooner still: it compares the org's key version in the shared state. A cached key carries its ancestors' budgets, so a
- * change to a key invalidates its descendants too (KeyAdminService does that).
+ * (issue 21 item 12). The gateway's admission is sooner still: it compares the org's key version in the shared state. A cached key carries its ancestors' budgets
+ * and daily caps, so a change to a key invalidates its descendants too (KeyAdminService does that).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApiKey, Org, type IApiKey, type KeySource } from '../../db/entities/index.js';
@@ -34,7 +34,7 @@ export interface KeyAuth {
   approvedCents: number;
   /**
    * The keys above this one (the key that minted it, that key's parent, …), nearest parent first; empty for a root
-   * key. A child's spend counts against each ancestor's budget too.
+   * key. A child's spend counts against each ancestor's budget and daily cap too.
    */
   ancestors: readonly KeyAncestor[];
   /**
@@ -47,6 +47,7 @@ export interface KeyAuth {
 export interface KeyAncestor {
   keyId: string;
   budgetCents: number | null;
+  dailyCapCents: number | null;
 }
 
 export interface CreateKeyInput {
@@ -258,19 +259,26 @@ export class KeysService {
    * descendants; this guards the moment in between). Bounded: chains are at most MAX_KEY_DEPTH deep.
    */
   private async ancestors(em: EntityManager, parentId: string): Promise<KeyAncestor[] | null> {
-    const rows = await em.execute<{ id: string; budget_cents: string | null; revoked_at: Date | null }[]>(
+    const rows = await em.execute<
+      { id: string; budget_cents: string | null; daily_cap_cents: string | null; revoked_at: Date | null }[]
+    >(
       `with recursive chain as (
-         select id, parent_key_id, budget_cents, revoked_at, 1 as depth from api_keys where id = ?
+         select id, parent_key_id, budget_cents, daily_cap_cents, revoked_at, 1 as depth from api_keys where id = ?
          union all
-         select k.id, k.parent_key_id, k.budget_cents, k.revoked_at, c.depth + 1
+         select k.id, k.parent_key_id, k.budget_cents, k.daily_cap_cents, k.revoked_at, c.depth + 1
            from api_keys k join chain c on k.id = c.parent_key_id
           where c.depth <= ?
        )
-       select id, budget_cents, revoked_at from chain order by depth`,
+       select id, budget_cents, daily_cap_cents, revoked_at from chain order by depth`,
       [parentId, MAX_KEY_DEPTH],
     );
     if (rows.some((r) => r.revoked_at)) return null;
-    return rows.map((r) => ({ keyId: r.id, budgetCents: r.budget_cents == null ? null : Number(r.budget_cents) }));
+    const cents = (v: string | null) => (v == null ? null : Number(v));
+    return rows.map((r) => ({
+      keyId: r.id,
+      budgetCents: cents(r.budget_cents),
+      dailyCapCents: cents(r.daily_cap_cents),
+    }));
   }
 
   /** Drop a key from every process's cache (after revoke, scope or cap changes). */

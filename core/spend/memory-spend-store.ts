@@ -106,8 +106,12 @@ export class MemorySpendStore implements SpendStore {
     const d = this.days.get(`${a.keyId}:${a.day}`);
     if (a.priceCents > 0 && (k?.sp === undefined || d?.sp === undefined))
       return { outcome: 'hydrate', generation: o.gen };
-    const ancestors = a.ancestors.map((x) => ({ ...x, state: this.keys.get(x.keyId) }));
-    if (a.priceCents > 0 && ancestors.some((x) => x.state?.sp === undefined)) {
+    const ancestors = a.ancestors.map((x) => ({
+      ...x,
+      state: this.keys.get(x.keyId),
+      day: this.days.get(`${x.keyId}:${a.day}`),
+    }));
+    if (a.priceCents > 0 && ancestors.some((x) => x.state?.sp === undefined || x.day?.sp === undefined)) {
       return { outcome: 'hydrate', generation: o.gen };
     }
     if (a.idempotencyKey !== null) {
@@ -138,6 +142,12 @@ export class MemorySpendStore implements SpendStore {
       }
       if (a.dailyCapCents !== null && d!.sp! + d!.res + d!.pend + a.priceCents > a.dailyCapCents)
         return { outcome: 'daily_cap' };
+      for (const x of ancestors) {
+        const cap = x.dailyCapCents ?? null;
+        if (cap !== null && x.day!.sp! + x.day!.res + x.day!.pend + a.priceCents > cap) {
+          return { outcome: 'daily_cap', ancestorKeyId: x.keyId };
+        }
+      }
       const headroom = o.bal - o.res - o.pend;
       if (o.mode === 'card') {
         if (headroom + o.lim < a.priceCents) return { outcome: 'credit_limit' };
@@ -147,7 +157,10 @@ export class MemorySpendStore implements SpendStore {
       o.res += a.priceCents;
       k!.res += a.priceCents;
       d!.res += a.priceCents;
-      for (const x of ancestors) x.state!.res += a.priceCents;
+      for (const x of ancestors) {
+        x.state!.res += a.priceCents;
+        x.day!.res += a.priceCents;
+      }
       this.open.set(a.reservationId, {
         reservationId: a.reservationId,
         orgId: a.orgId,
@@ -173,12 +186,13 @@ export class MemorySpendStore implements SpendStore {
     return admitted;
   }
 
-  /** The spend states a reservation holds: the key, the key's day and each ancestor. */
+  /** The spend states a reservation holds: the key, the key's day, each ancestor and each ancestor's day. */
   private held(ref: Pick<ReservationRef, 'keyId' | 'day' | 'ancestorKeyIds'>): SpendState[] {
     return [
       this.spend(this.keys, ref.keyId),
       this.spend(this.days, `${ref.keyId}:${ref.day}`),
       ...ref.ancestorKeyIds.map((id) => this.spend(this.keys, id)),
+      ...ref.ancestorKeyIds.map((id) => this.spend(this.days, `${id}:${ref.day}`)),
     ];
   }
 
@@ -285,6 +299,9 @@ export class MemorySpendStore implements SpendStore {
         const spent = a.ancestorSpentCents?.[i];
         const x = this.keys.get(id);
         if (spent !== undefined && x?.sp !== undefined && spent > x.sp) x.sp = spent;
+        const daySpent = a.ancestorDaySpentCents?.[i];
+        const xd = this.days.get(`${id}:${a.day}`);
+        if (daySpent !== undefined && xd?.sp !== undefined && daySpent > xd.sp) xd.sp = daySpent;
       });
     }
     return Promise.resolve();
@@ -326,6 +343,8 @@ export class MemorySpendStore implements SpendStore {
       for (const a of h.ancestors ?? []) {
         const x = this.spend(this.keys, a.keyId);
         if (x.sp === undefined || a.spentCents > x.sp) x.sp = a.spentCents;
+        const xd = this.spend(this.days, `${a.keyId}:${h.day}`);
+        if (xd.sp === undefined || a.daySpentCents > xd.sp) xd.sp = a.daySpentCents;
       }
     }
     return Promise.resolve();

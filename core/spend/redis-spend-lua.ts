@@ -29,7 +29,9 @@ end
 export const ADMIT = `${NOW_MS}${KEY_VERSION}
 local orgKey, keyKey, dayKey, rateKey, idemKey, resvKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local seenKey, seenStateKey = KEYS[7], KEYS[8] -- the org's seen set and its state (ep, ok)
-local FIRST_ANCESTOR = 9 -- KEYS[9..]: the ancestors' keys, nearest first
+-- KEYS[9..]: the n ancestors' keys, nearest first, then each one's day in the same order
+local FIRST_ANCESTOR = 9
+local n = (#KEYS - FIRST_ANCESTOR + 1) / 2
 local price = tonumber(ARGV[1])
 local budget = tonumber(ARGV[2]) -- -1: none
 local dailyCap = tonumber(ARGV[3]) -- -1: none
@@ -46,7 +48,9 @@ local perCallMax = tonumber(ARGV[13]) -- -1: none
 local keyVersion = ARGV[14] -- the caller's cached key version ('' = no check)
 local seenHash = ARGV[15] -- the idempotency key's short hash ('' = none)
 local fastPath = ARGV[16] == '1' -- the caller may answer a first-seen key from the seen set
-local ANCESTOR_BUDGETS = 17 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_BUDGETS]: budget (-1) of the ancestor at KEYS[i]
+-- ARGV[16 + j]: the j-th ancestor's budget, ARGV[16 + n + j]: its daily cap (-1: none)
+local function ancestorBudget(j) return tonumber(ARGV[16 + j]) end
+local function ancestorDailyCap(j) return tonumber(ARGV[16 + n + j]) end
 
 -- Spend in Postgres (sp), held by open reservations (res), and settled but not yet in Postgres (pend).
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
@@ -67,14 +71,16 @@ local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 local k
 local d
-local anc = {}
+local anc = {} -- each ancestor's spend, and its day's
+local ancDay = {}
 if price > 0 then
   k = redis.call('HMGET', keyKey, 'sp', 'res', 'pend')
   d = redis.call('HMGET', dayKey, 'sp', 'res', 'pend')
   if not k[1] or not d[1] then return {'hydrate'} end
-  for i = FIRST_ANCESTOR, #KEYS do
-    anc[i] = redis.call('HMGET', KEYS[i], 'sp', 'res', 'pend')
-    if not anc[i][1] then return {'hydrate'} end
+  for j = 1, n do
+    anc[j] = redis.call('HMGET', KEYS[FIRST_ANCESTOR + j - 1], 'sp', 'res', 'pend')
+    ancDay[j] = redis.call('HMGET', KEYS[FIRST_ANCESTOR + n + j - 1], 'sp', 'res', 'pend')
+    if not anc[j][1] or not ancDay[j][1] then return {'hydrate'} end
   end
 end
 if hasIdem then
@@ -106,13 +112,15 @@ if o[3] == '1' then return {'suspended'} end
 if price > 0 then
   if perCallMax >= 0 and price > perCallMax then return {'per_call'} end
   if budget >= 0 and committed(k) + price > budget then return {'budget'} end
-  for i = FIRST_ANCESTOR, #KEYS do
-    local b = tonumber(ARGV[i + ANCESTOR_BUDGETS])
-    if b >= 0 and committed(anc[i]) + price > b then
-      return {'budget', tostring(i - FIRST_ANCESTOR + 1)}
-    end
+  for j = 1, n do
+    local b = ancestorBudget(j)
+    if b >= 0 and committed(anc[j]) + price > b then return {'budget', tostring(j)} end
   end
   if dailyCap >= 0 and committed(d) + price > dailyCap then return {'daily_cap'} end
+  for j = 1, n do
+    local c = ancestorDailyCap(j)
+    if c >= 0 and committed(ancDay[j]) + price > c then return {'daily_cap', tostring(j)} end
+  end
   local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
   if o[2] == 'card' then
     if headroom + tonumber(o[6] or '0') < price then return {'credit_limit'} end
@@ -123,7 +131,7 @@ if price > 0 then
   redis.call('HINCRBY', orgKey, 'res', price)
   redis.call('HINCRBY', keyKey, 'res', price)
   redis.call('HINCRBY', dayKey, 'res', price)
-  for i = FIRST_ANCESTOR, #KEYS do redis.call('HINCRBY', KEYS[i], 'res', price) end
+  for i = FIRST_ANCESTOR, #KEYS do redis.call('HINCRBY', KEYS[i], 'res', price) end -- ancestors and their days
 end
 if hasIdem then
   redis.call('SET', idemKey, 'p|' .. requestHash .. '|' .. reservationId, 'PX', reservationTtl)
@@ -132,7 +140,7 @@ if now - tonumber(o[5] or '0') > staleMs then return {'admitted', '1', gen, seen
 return {'admitted', '0', gen, seenCheck}
 `;
 
-// Release a reservation's hold on the org, the key, the key's day and each ancestor (never below zero); move it into
+// Release a reservation's hold on the org, the key, the key's day and each ancestor and its day (never below zero); move it into
 // pending spend; append to a usage stream and deliver the entry to this drainer in the same step.
 export const HELPERS = `${CHARGE_CALL_LUA}
 local GROUP = 'drain'
@@ -238,7 +246,7 @@ return reply
 
 export const VOID = `${HELPERS}
 local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local FIRST_ANCESTOR = 8 -- KEYS[7]: the org's seen set (unused here); KEYS[8..]: the ancestors' keys
+local FIRST_ANCESTOR = 8 -- KEYS[7]: the org's seen set (unused here); KEYS[8..]: the ancestors' keys, then their days
 local price = tonumber(ARGV[1])
 local member = ARGV[2]
 local hasIdem = ARGV[3] == '1'
@@ -330,7 +338,8 @@ return claimed[2]
 
 export const HYDRATE = `${NOW_MS}
 local orgKey, keyKey, dayKey = KEYS[1], KEYS[2], KEYS[3]
-local FIRST_ANCESTOR = 4 -- KEYS[4..]: the ancestors' keys
+local FIRST_ANCESTOR = 4 -- KEYS[4..]: the ancestors' keys, then their days (KEYS[i + n])
+local n = (#KEYS - FIRST_ANCESTOR + 1) / 2
 local balance = ARGV[1]
 local version = ARGV[2]
 local mode = ARGV[3]
@@ -342,7 +351,8 @@ local daySpent = ARGV[8]
 local dayTtl = ARGV[9]
 local creditLimit = ARGV[10]
 local generation = ARGV[11] -- '' = any
-local ANCESTOR_SPENT = 12 - FIRST_ANCESTOR -- ARGV[i + ANCESTOR_SPENT]: spend of the ancestor at KEYS[i]
+-- ARGV[i + ANCESTOR_SPENT]: spend of the ancestor at KEYS[i], or the day spend of the ancestor's day at KEYS[i]
+local ANCESTOR_SPENT = 12 - FIRST_ANCESTOR
 
 if tonumber(version) >= tonumber(redis.call('HGET', orgKey, 'ver') or '-1') then
   redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
@@ -360,6 +370,7 @@ if hasKey then
     local spent = ARGV[i + ANCESTOR_SPENT]
     local asp = redis.call('HGET', KEYS[i], 'sp')
     if not asp or tonumber(spent) > tonumber(asp) then redis.call('HSET', KEYS[i], 'sp', spent) end
+    if i >= FIRST_ANCESTOR + n then redis.call('PEXPIRE', KEYS[i], dayTtl) end
   end
 end
 return 1

@@ -8,6 +8,9 @@
  *   sp:{N}:o:{org}                  org: bal, ver, mode, susp, res, pend, pn, t, lim, gen
  *   sp:{N}:k:{key}                  key: sp, res, pend
  *   sp:{N}:d:{key}:{day}            key's UTC day: sp, res, pend (expires after 3 days)
+ *
+ * A key's `sp`, `res` and `pend` (and its day's) count the key's own calls and those of every key below it (its
+ * child keys): a child's call is held on, and booked to, each ancestor and each ancestor's day too.
  *   sp:{N}:rl:{key prefix}:{minute} rate window of a key prefix
  *   sp:{N}:i:{scoped idempotency}   idempotency record (the scoped key starts with the org id)
  *   sp:{N}:resv                     the bucket's open reservations by expiry, each member carrying what voiding needs
@@ -153,6 +156,7 @@ export class RedisSpendStore implements SpendStore {
       seenKey(a.orgId),
       seenStateKey(a.orgId),
       ...ancestorIds.map((id) => keyKey(a.orgId, id)),
+      ...ancestorIds.map((id) => dayKey(a.orgId, id, a.day)),
     ];
     const reply = await this.run<string[]>('spAdmit', keys, [
       a.priceCents,
@@ -172,6 +176,7 @@ export class RedisSpendStore implements SpendStore {
       a.seenHash ?? '',
       a.fastPath ? '1' : '0',
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
+      ...a.ancestors.map((x) => x.dailyCapCents ?? -1),
     ]);
     switch (reply[0]) {
       case 'admitted': {
@@ -195,11 +200,15 @@ export class RedisSpendStore implements SpendStore {
         return reply[1]
           ? { outcome: 'budget', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
           : { outcome: 'budget' };
+      case 'daily_cap':
+        // With an ancestor's position, as for the budget.
+        return reply[1]
+          ? { outcome: 'daily_cap', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
+          : { outcome: 'daily_cap' };
       case 'in_flight':
       case 'mismatch':
       case 'suspended':
       case 'per_call':
-      case 'daily_cap':
       case 'funds':
       case 'credit_limit':
         return { outcome: reply[0] };
@@ -232,6 +241,7 @@ export class RedisSpendStore implements SpendStore {
       const idem = s.idempotencyKey !== null && s.record !== null;
       const held = [keyKey(s.orgId, s.keyId), dayKey(s.orgId, s.keyId, s.day)];
       for (const id of s.ancestorKeyIds) held.push(keyKey(s.orgId, id));
+      for (const id of s.ancestorKeyIds) held.push(dayKey(s.orgId, id, s.day));
       args.push(
         s.priceCents,
         memberOf(s),
@@ -295,6 +305,7 @@ export class RedisSpendStore implements SpendStore {
       usageStreamKey(spendBucket(r.orgId)),
       seenKey(r.orgId),
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
+      ...r.ancestorKeyIds.map((id) => dayKey(r.orgId, id, r.day)),
     ];
   }
 
@@ -354,6 +365,7 @@ export class RedisSpendStore implements SpendStore {
       keyKey(h.orgId, h.keyId ?? '-'),
       dayKey(h.orgId, h.keyId ?? '-', h.day ?? '-'),
       ...ancestors.map((x) => keyKey(h.orgId, x.keyId)),
+      ...ancestors.map((x) => dayKey(h.orgId, x.keyId, h.day!)),
     ];
     await this.run<number>('spHydrate', keys, [
       h.org.creditCents,
@@ -368,6 +380,7 @@ export class RedisSpendStore implements SpendStore {
       h.org.creditLimitCents,
       h.generation ?? '',
       ...ancestors.map((x) => x.spentCents),
+      ...ancestors.map((x) => x.daySpentCents),
     ]);
   }
 
@@ -442,14 +455,20 @@ function ackArgs(bucket: number, entries: Map<string, UsageAck[]>): { keys: stri
         release(org, 'pend', a.pendingCents);
         release(keyKey(a.orgId, a.keyId), 'pend', a.pendingCents);
         release(dayKey(a.orgId, a.keyId, a.day), 'pend', a.pendingCents);
-        for (const anc of a.ancestorKeyIds) release(keyKey(a.orgId, anc), 'pend', a.pendingCents);
+        for (const anc of a.ancestorKeyIds) {
+          release(keyKey(a.orgId, anc), 'pend', a.pendingCents);
+          release(dayKey(a.orgId, anc, a.day), 'pend', a.pendingCents);
+        }
       }
       if (a.org && a.org.balanceVersion > (balances.get(org)?.balanceVersion ?? -1)) balances.set(org, a.org);
       if (a.key) {
         keepMax(keyKey(a.orgId, a.keyId), a.key.spentCents);
         keepMax(dayKey(a.orgId, a.keyId, a.day), a.key.daySpentCents);
       }
-      a.ancestorKeyIds.forEach((anc, i) => keepMax(keyKey(a.orgId, anc), a.ancestorSpentCents?.[i]));
+      a.ancestorKeyIds.forEach((anc, i) => {
+        keepMax(keyKey(a.orgId, anc), a.ancestorSpentCents?.[i]);
+        keepMax(dayKey(a.orgId, anc, a.day), a.ancestorDaySpentCents?.[i]);
+      });
     }
     args.push(id, releases.size);
     for (const [slot, amount] of releases) {

@@ -23,8 +23,9 @@ export interface OrgSnapshot {
 }
 
 export interface KeySnapshot {
+  /** Spent by the key and the keys below it (its child keys), in all. */
   spentCents: number;
-  /** Spent on the UTC day of the admission. */
+  /** Spent by the key and the keys below it on the UTC day of the admission. */
   daySpentCents: number;
 }
 
@@ -40,8 +41,11 @@ export interface AdmitInput {
   perCallMaxCents: number | null;
   budgetCents: number | null;
   dailyCapCents: number | null;
-  /** The keys above this one (nearest first): a child's spend counts against each ancestor's budget too. */
-  ancestors: readonly { keyId: string; budgetCents: number | null }[];
+  /**
+   * The keys above this one (nearest first): a child's spend counts against each ancestor's budget and daily cap
+   * too (`dailyCapCents` absent: none).
+   */
+  ancestors: readonly { keyId: string; budgetCents: number | null; dailyCapCents?: number | null }[];
   /** Scoped idempotency key (org + key + client key), or null. */
   idempotencyKey: string | null;
   /** Hash of method, path and body: a reused key with another request is refused. */
@@ -85,7 +89,7 @@ export type Admission =
   | { outcome: 'suspended' }
   | { outcome: 'per_call' }
   | { outcome: 'budget'; ancestorKeyId?: string }
-  | { outcome: 'daily_cap' }
+  | { outcome: 'daily_cap'; ancestorKeyId?: string }
   | { outcome: 'funds' }
   | { outcome: 'credit_limit' };
 
@@ -171,6 +175,8 @@ export interface UsageAck {
   key: { spentCents: number; daySpentCents: number } | null;
   /** Each ancestor's spend after the commit, in `ancestorKeyIds` order (null: unknown). */
   ancestorSpentCents: readonly number[] | null;
+  /** Each ancestor's spend on `day` after the commit, in `ancestorKeyIds` order (null or absent: unknown). */
+  ancestorDaySpentCents?: readonly number[] | null;
 }
 
 export interface HydrateInput {
@@ -179,8 +185,8 @@ export interface HydrateInput {
   day?: string;
   org: OrgSnapshot;
   key?: KeySnapshot;
-  /** Ancestors' lifetime spend (with `key`). */
-  ancestors?: readonly { keyId: string; spentCents: number }[];
+  /** Ancestors' lifetime spend and spend on `day` (with `key`). */
+  ancestors?: readonly { keyId: string; spentCents: number; daySpentCents: number }[];
   /**
    * The org's generation when the snapshot was asked for (from the admission). If the org was forgotten since (a
    * suspension, a billing-mode change), the snapshot may predate the change: its flags are not written.

@@ -78,6 +78,8 @@ export interface CommittedCall {
   key: { spentCents: number; daySpentCents: number } | null;
   /** Each ancestor's lifetime spend after the batch, in `ancestorKeyIds` order (for the fast state). */
   ancestorSpentCents: number[] | null;
+  /** Each ancestor's spend on the call's day after the batch, in `ancestorKeyIds` order (for the fast state). */
+  ancestorDaySpentCents: number[] | null;
 }
 
 interface Pending {
@@ -208,7 +210,11 @@ upd_keys as (
 ),
 upd_days as (
   insert into key_day_spend (key_id, day, spent_cents)
-  select key_id, day, sum(price) from calls where price > 0 group by key_id, day
+  select key_id, day, sum(price) from (
+           select key_id, day, price from calls where price > 0
+           union all
+           select a.key_id, c.day, c.price from calls c cross join lateral unnest(c.anc) as a(key_id) where c.price > 0
+         ) spend group by key_id, day
   on conflict (key_id, day) do update set spent_cents = key_day_spend.spent_cents + excluded.spent_cents
   returning key_id, day, spent_cents as spent
 )
@@ -367,8 +373,11 @@ export class UsageCommitter {
       const day = days.get(`${call.keyId}|${call.day}`);
       const u = usage.get(call.usageId);
       const anc = call.ancestorKeyIds ?? [];
+      const ancDays = anc.map((id) => `${id}|${call.day}`);
       return {
         ancestorSpentCents: anc.length > 0 && anc.every((id) => keys.has(id)) ? anc.map((id) => keys.get(id)!) : null,
+        ancestorDaySpentCents:
+          anc.length > 0 && ancDays.every((d) => days.has(d)) ? ancDays.map((d) => days.get(d)!) : null,
         duplicate: u === undefined,
         creditAppliedCents: Number(u?.credit ?? 0),
         billableCents: Number(u?.billable ?? 0),
@@ -393,7 +402,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: dedup ? 'usage_commit_dedup_v6' : 'usage_commit_v6',
+        name: dedup ? 'usage_commit_dedup_v7' : 'usage_commit_v7',
         text: statement.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -457,7 +466,8 @@ export class UsageCommitter {
     const results = new Map<string, CommittedCall>();
     const usage: unknown[] = [];
     const keySpend = new Map<string, number>();
-    const daySpend = new Map<string, { keyId: string; day: string; cents: number }>();
+    /** By `key|day`: the key's and each ancestor's spend on the call's day. */
+    const daySpend = new Map<string, number>();
     for (const { call } of batch) {
       let creditApplied = 0;
       let billable = 0;
@@ -494,15 +504,14 @@ export class UsageCommitter {
         }
         if (charged > 0) {
           addKeySpend(keySpend, call.keyId, call.ancestorKeyIds, charged);
-          const dk = `${call.keyId}|${call.day}`;
-          const d = daySpend.get(dk) ?? { keyId: call.keyId, day: call.day, cents: 0 };
-          d.cents += charged;
-          daySpend.set(dk, d);
+          const onDay = (id: string) => `${id}|${call.day}`;
+          addKeySpend(daySpend, onDay(call.keyId), call.ancestorKeyIds?.map(onDay), charged);
         }
       }
       usage.push(...usageValues(call, { outcome: call.outcome, cost: call.priceCents, creditApplied, billable }));
       results.set(call.usageId, {
         ancestorSpentCents: null,
+        ancestorDaySpentCents: null,
         duplicate: false,
         creditAppliedCents: creditApplied,
         billableCents: billable,
@@ -563,7 +572,7 @@ export class UsageCommitter {
         `insert into key_day_spend (key_id, day, spent_cents) values ${rows(daySpend.size, 3)}
          on conflict (key_id, day) do update set spent_cents = key_day_spend.spent_cents + excluded.spent_cents
          returning key_id, day, spent_cents`,
-        [...daySpend.values()].flatMap((d) => [d.keyId, d.day, d.cents]),
+        [...daySpend.entries()].flatMap(([dk, cents]) => [...dk.split('|'), cents]),
       );
       for (const d of days) dayAfter.set(`${d.key_id}|${d.day}`, Number(d.spent_cents));
     }
@@ -577,12 +586,16 @@ export class UsageCommitter {
           org: null,
           key: null,
           ancestorSpentCents: null,
+          ancestorDaySpentCents: null,
         };
       }
       r.org = orgAfter.get(call.orgId) ?? null;
       const anc = call.ancestorKeyIds ?? [];
       if (anc.length > 0 && anc.every((id) => keyAfter.has(id)))
         r.ancestorSpentCents = anc.map((id) => keyAfter.get(id)!);
+      const ancDays = anc.map((id) => `${id}|${call.day}`);
+      if (anc.length > 0 && ancDays.every((d) => dayAfter.has(d)))
+        r.ancestorDaySpentCents = ancDays.map((d) => dayAfter.get(d)!);
       const spent = keyAfter.get(call.keyId);
       const day = dayAfter.get(`${call.keyId}|${call.day}`);
       r.key = spent !== undefined && day !== undefined ? { spentCents: spent, daySpentCents: day } : null;

@@ -123,6 +123,7 @@ export class UsageDrain {
           org: committed[i]!.org,
           key: committed[i]!.key,
           ancestorSpentCents: committed[i]!.ancestorSpentCents,
+          ancestorDaySpentCents: committed[i]!.ancestorDaySpentCents,
         })),
       );
     }

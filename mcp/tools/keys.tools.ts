@@ -51,9 +51,9 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
             .max(40)
             .optional()
             .describe('The key to change (an id from GET /v1/keys); default: the calling key.'),
-          budget_cents: CapArg('Lifetime spend limit of the key'),
+          budget_cents: CapArg('Lifetime spend limit of the key, counting its child keys’ spend too'),
           per_call_max_cents: CapArg('Most a single call may cost'),
-          daily_cap_cents: CapArg('Most the key may spend per UTC day'),
+          daily_cap_cents: CapArg('Most the key may spend per UTC day, counting its child keys’ spend too'),
         })
         .strict(),
       outputSchema: dataOrError(KeySummaryOut),

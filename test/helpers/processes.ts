@@ -12,6 +12,8 @@ export interface StartOptions {
   roles?: string[];
   /** Run `npm start` exactly as a user would (all roles, embedded defaults unless env says otherwise). */
   npmStart?: boolean;
+  /** With `npmStart`: what follows `npm start` on the command line (`['--', '--demo']`). */
+  npmArgs?: string[];
   env?: Record<string, string>;
   /** Give the embedded Temporal dev server its own ports (needed when TEMPORAL_ADDRESS is not set). */
   embeddedTemporal?: boolean;
@@ -71,7 +73,9 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
   Object.assign(env, options.env);
 
   const command = options.npmStart ? 'npm' : process.execPath;
-  const args = options.npmStart ? ['start'] : ['--import', 'tsx', 'scripts/start.ts', ...(options.roles ?? ['all'])];
+  const args = options.npmStart
+    ? ['start', ...(options.npmArgs ?? [])]
+    : ['--import', 'tsx', 'scripts/start.ts', ...(options.roles ?? ['all'])];
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     env,

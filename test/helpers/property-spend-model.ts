@@ -2,8 +2,9 @@
  * The model of the ledger and spend governance that test/integration/property-spend.test.ts checks the gateway
  * against: one org (prepaid or card-billed) with a few keys (one a child of the first), its balance, each key's
  * lifetime and per-UTC-day spend, and the holds of reservations nobody settled. `refusal` says what the gateway must
- * answer a paid call (DESIGN.md, Money: per-call max → budgets, the key's then its ancestors' → daily cap → funds or
- * the card credit limit), counting held spend as spent; `charge` books a success the way Postgres must.
+ * answer a paid call (DESIGN.md, Money: per-call max → budgets, the key's then its ancestors' → daily caps, the key's
+ * then its ancestors' → funds or the card credit limit), counting held spend as spent; `charge` books a success the
+ * way Postgres must: to the key and each ancestor, in all and on the day.
  */
 
 export type Reason =
@@ -17,7 +18,7 @@ export interface KeyCaps {
   budgetCents: number | null;
   dailyCapCents: number | null;
   perCallMaxCents: number | null;
-  /** Index of the parent key (its budget counts this key's spend too), or null for a root key. */
+  /** Index of the parent key (its budget and daily cap count this key's spend too), or null for a root key. */
   parent: number | null;
 }
 
@@ -45,7 +46,7 @@ export class SpendModel {
     this.spent = keys.map(() => 0);
   }
 
-  /** The key and each key above it (a child's spend counts against every ancestor's budget). */
+  /** The key and each key above it (a child's spend counts against every ancestor's budget and daily cap). */
   chain(key: number): number[] {
     const out = [key];
     for (let k = this.keys[key]!.parent; k !== null; k = this.keys[k]!.parent) out.push(k);
@@ -70,9 +71,12 @@ export class SpendModel {
       const used = this.spent[k]! + this.held((h) => this.chain(h.key).includes(k));
       if (budget !== null && used + priceCents > budget) return 'insufficient_budget';
     }
-    if (caps.dailyCapCents !== null) {
-      const used = (this.daySpent.get(this.dayKey(key, day)) ?? 0) + this.held((h) => h.key === key && h.day === day);
-      if (used + priceCents > caps.dailyCapCents) return 'daily_cap_exceeded';
+    for (const k of this.chain(key)) {
+      const cap = this.keys[k]!.dailyCapCents;
+      const used =
+        (this.daySpent.get(this.dayKey(k, day)) ?? 0) +
+        this.held((h) => h.day === day && this.chain(h.key).includes(k));
+      if (cap !== null && used + priceCents > cap) return 'daily_cap_exceeded';
     }
     const headroom = this.balanceCents - this.held(() => true);
     if (this.mode === 'card') return headroom + this.creditLimitCents < priceCents ? 'credit_limit_reached' : null;
@@ -88,9 +92,11 @@ export class SpendModel {
   charge(key: number, priceCents: number, day: string): void {
     this.successes += 1;
     this.balanceCents -= priceCents;
-    for (const k of this.chain(key)) this.spent[k]! += priceCents;
-    const dk = this.dayKey(key, day);
-    this.daySpent.set(dk, (this.daySpent.get(dk) ?? 0) + priceCents);
+    for (const k of this.chain(key)) {
+      this.spent[k]! += priceCents;
+      const dk = this.dayKey(k, day);
+      this.daySpent.set(dk, (this.daySpent.get(dk) ?? 0) + priceCents);
+    }
   }
 
   /** The invariants that hold whatever the interleaving: caps and the balance's lower bound. */

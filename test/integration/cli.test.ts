@@ -255,10 +255,12 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     const list = await svc(['keys', 'list'], { profile });
     expect(list.code, shown(list)).toBe(0);
     expect(list.stdout.split('\n')[0]).toMatch(
-      /^ID\s+NAME\s+PREFIX\s+BUDGET\s+SPENT\s+PER CALL\s+DAILY\s+SCOPES\s+STATE$/,
+      /^ID\s+NAME\s+PREFIX\s+BUDGET\s+SPENT\s+DAILY\s+TODAY\s+PER CALL\s+PARENT\s+SCOPES\s+STATE$/,
     );
     const row = list.stdout.split('\n').find((l) => l.startsWith(id));
-    expect(row, shown(list)).toMatch(/capped\s+svc_live_\S+\s+\$5\.00\s+\$0\.00\s+none\s+none\s/);
+    // Minted with the org's first key: its child (PARENT names that key).
+    expect(row, shown(list)).toMatch(/capped\s+svc_live_\S+\s+\$5\.00\s+\$0\.00\s+none\s+\$0\.00\s+none\s+key_\S+\s/);
+    expect(list.stderr).toContain("SPENT and TODAY (UTC day) include each key's child keys");
     const json = JSON.parse((await svc(['keys', 'list', '--json'], { profile })).stdout) as {
       data: { id: string; budget_cents: number | null }[];
     };
@@ -273,6 +275,41 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(revoked.code, shown(revoked)).toBe(0);
     const after = await svc(['keys', 'list'], { profile });
     expect(after.stdout).not.toContain(id);
+  });
+
+  it("a parent key's SPENT and TODAY both include its child key's spend, labelled so", async () => {
+    const { profile, orgId, key: root } = await registered();
+    await s.services.ledger.post({ orgId, kind: 'grant', amountCents: 100 });
+    // The root key mints a capped parent, the parent (as --key) mints a child; the child spends 5 cents.
+    const parent = await svc(['keys', 'create', '--name', 'parent', '--budget', '50', '--daily-cap', '20'], {
+      profile,
+    });
+    expect(parent.code, shown(parent)).toBe(0);
+    const parentKey = /svc_live_[A-Za-z0-9]{24}/.exec(parent.stdout)![0];
+    const parentId = /^id:\s+(\S+)$/m.exec(parent.stdout)![1]!;
+    const child = await svc(['--key', parentKey, 'keys', 'create', '--name', 'child'], { profile });
+    expect(child.code, shown(child)).toBe(0);
+    expect(child.stdout).toMatch(/daily cap:\s+\$0\.20/); // taken from the parent
+    expect(child.stdout).toContain(`parent key:     ${parentId}`);
+    const childKey = /svc_live_[A-Za-z0-9]{24}/.exec(child.stdout)![0];
+    const call = await svc(['--key', childKey, 'call', api.slug, 'GET', '/paid'], { profile });
+    expect(call.code, shown(call)).toBe(0);
+
+    const list = await waitFor(
+      async () => {
+        const r = await svc(['--key', root, 'keys', 'list'], { profile });
+        return r.stdout.split('\n').some((l) => l.startsWith(parentId) && l.includes('$0.05')) ? r : false;
+      },
+      { timeoutMs: 30_000, intervalMs: 300, what: "the child's call in the parent's row" },
+    );
+    const parentRow = list.stdout.split('\n').find((l) => l.startsWith(parentId));
+    // BUDGET $0.50, SPENT $0.05, DAILY $0.20, TODAY $0.05: the same spend under both rules.
+    expect(parentRow, shown(list)).toMatch(/parent\s+svc_live_\S+\s+\$0\.50\s+\$0\.05\s+\$0\.20\s+\$0\.05\s/);
+    expect(list.stderr).toContain("SPENT and TODAY (UTC day) include each key's child keys (the keys it minted)");
+    const shownKey = await svc(['--key', parentKey, 'keys', 'update', parentId, '--per-call-max', '10'], { profile });
+    expect(shownKey.code, shown(shownKey)).toBe(0);
+    expect(shownKey.stdout).toMatch(/^spent:\s+\$0\.05 \(incl\. child keys\)$/m);
+    expect(shownKey.stdout).toMatch(/^spent today:\s+\$0\.05 \(UTC day, incl\. child keys\)$/m);
   });
 
   it('an unknown key exits 1 with unauthenticated; --key beats SVC_API_KEY beats the profile', async () => {
@@ -386,8 +423,13 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(creds.code, shown(creds)).toBe(0);
     const pricing = await svc(['provider', 'pricing', apiId, '--price', `${endpointId}=4`], { profile });
     expect(pricing.code, shown(pricing)).toBe(0);
-    const shownApi = await svc(['provider', 'apis', apiId], { profile });
+    // Commands that name an API take its slug too (one of the caller's own).
+    const shownApi = await svc(['provider', 'apis', 'cli-weather'], { profile });
     expect(shownApi.stdout).toMatch(/credential:\s+set \(bearer\)/);
+    expect(shownApi.stdout).toContain(`api:           ${apiId} (cli-weather)`);
+    const notMine = await svc(['provider', 'verify', 'clitest-echo'], { profile });
+    expect(notMine.code, shown(notMine)).toBe(1);
+    expect(notMine.stderr).toMatch(/^not_found: None of your APIs has the slug clitest-echo/);
 
     const doc = await svc(
       [
@@ -415,7 +457,9 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     expect(activated.code, shown(activated)).toBe(0);
     expect(activated.stdout).toMatch(/status:\s+active/);
 
-    const published = await svc(['provider', 'publish', apiId, '--accept-terms', '--skip-verify'], { profile });
+    const published = await svc(['provider', 'publish', 'cli-weather', '--accept-terms', '--skip-verify'], {
+      profile,
+    });
     expect(published.code, shown(published)).toBe(0);
     expect(published.stdout).toMatch(/status:\s+live/);
     const noTerms = await svc(['provider', 'publish', apiId], { profile });
@@ -446,6 +490,10 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     const called = await svc(['call', 'cli-weather', 'GET', '/free'], { profile: consumerProfile });
     expect(called.code, shown(called)).toBe(0);
     expect(JSON.parse(called.stdout)).toEqual({ hello: 'world', path: '/free' });
+    // The quote answers for the key `svc call` sends (the gateway refuses sessions): no credit, not "unauthenticated".
+    const quoted = await svc(['quote', 'cli-weather', 'GET', '/today'], { profile: consumerProfile });
+    expect(quoted.code, shown(quoted)).toBe(0);
+    expect(quoted.stdout).toMatch(/^admission:\s+refused: payment_required: /m);
 
     const analytics = await svc(['provider', 'analytics'], { profile });
     expect(analytics.code, shown(analytics)).toBe(0);

@@ -233,14 +233,15 @@ describe('key governance', () => {
   });
 
   it('authentication carries the ancestors (nearest first) and another process sees a parent’s change within 1 s', async () => {
-    const p = await mint(root.api_key, { budget_cents: 900 });
+    const p = await mint(root.api_key, { budget_cents: 900, daily_cap_cents: 300 });
     const q = await mint(p.api_key, { budget_cents: 700 });
     const z = await mint(q.api_key, {});
     expect((await other.services.keys.authenticate(root.api_key)).key.ancestors).toEqual([]);
+    // Each ancestor's budget and daily cap: a child's spend counts against both (q took p's daily cap).
     expect((await other.services.keys.authenticate(z.api_key)).key.ancestors).toEqual([
-      { keyId: q.id, budgetCents: 700 },
-      { keyId: p.id, budgetCents: 900 },
-      { keyId: root.key_id, budgetCents: null },
+      { keyId: q.id, budgetCents: 700, dailyCapCents: 300 },
+      { keyId: p.id, budgetCents: 900, dailyCapCents: 300 },
+      { keyId: root.key_id, budgetCents: null, dailyCapCents: null },
     ]);
 
     // The other process has z cached; a change to its grandparent must reach it (not wait for the 60 s TTL).
@@ -253,9 +254,9 @@ describe('key governance', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(seen).toEqual([
-      { keyId: q.id, budgetCents: 650 },
-      { keyId: p.id, budgetCents: 650 },
-      { keyId: root.key_id, budgetCents: null },
+      { keyId: q.id, budgetCents: 650, dailyCapCents: 300 },
+      { keyId: p.id, budgetCents: 650, dailyCapCents: 300 },
+      { keyId: root.key_id, budgetCents: null, dailyCapCents: null },
     ]);
 
     // Revoking the parent reaches the other process's cached grandchild too.

@@ -125,7 +125,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       record?: SettleInput['record'];
       idempotencyTtlMs?: number;
     },
-    after: Pick<UsageAck, 'org' | 'key' | 'ancestorSpentCents'>,
+    after: Pick<UsageAck, 'org' | 'key' | 'ancestorSpentCents' | 'ancestorDaySpentCents'>,
   ): Promise<SettleOutcome> {
     const settled = await store.settle({
       record: null,
@@ -209,8 +209,8 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       org: { creditCents: 1_000, balanceVersion: 1, billingMode: 'prepaid', suspended: false, creditLimitCents: 0 },
       key: { spentCents: 0, daySpentCents: 0 },
       ancestors: [
-        { keyId: parent, spentCents: 3 },
-        { keyId: root, spentCents: 0 },
+        { keyId: parent, spentCents: 3, daySpentCents: 0 },
+        { keyId: root, spentCents: 0, daySpentCents: 0 },
       ],
       nowMs: NOW,
     });
@@ -246,6 +246,73 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     // The parent has 8 of 12 spent: a 5-cent call no longer fits, a 4-cent one does.
     expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
     expect((await a.admit({ ancestors, priceCents: 4 })).outcome).toBe('admitted');
+  });
+
+  it("counts a child key's spend against each ancestor's daily cap (the UTC day's), held and settled alike", async () => {
+    const a = await account(1_000);
+    const parent = `${a.keyId}_dparent`;
+    const sibling = `${a.keyId}_dsibling`;
+    const day = '2026-11-22';
+    const org = { creditCents: 1_000, balanceVersion: 1, billingMode: 'prepaid' as const, suspended: false };
+    // The parent spent 4 today (its own calls and its children's, as Postgres books them).
+    await store.hydrate({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day,
+      org: { ...org, creditLimitCents: 0 },
+      key: { spentCents: 0, daySpentCents: 0 },
+      ancestors: [{ keyId: parent, spentCents: 4, daySpentCents: 4 }],
+      nowMs: NOW,
+    });
+    const ancestors = [{ keyId: parent, budgetCents: null, dailyCapCents: 12 }];
+    // The child's own cap (10) is not what binds: 4 + 5 held + 5 > 12, the parent's is, and it is named.
+    expect((await a.admit({ ancestors, dailyCapCents: 10, reservationId: 'use_day1' })).outcome).toBe('admitted');
+    expect(await a.admit({ ancestors, dailyCapCents: 10 })).toEqual({ outcome: 'daily_cap', ancestorKeyId: parent });
+    // A sibling (another child of the same parent) is held to the same day total.
+    await store.hydrate({
+      orgId: a.orgId,
+      keyId: sibling,
+      day,
+      org: { ...org, creditLimitCents: 0 },
+      key: { spentCents: 0, daySpentCents: 0 },
+      ancestors: [{ keyId: parent, spentCents: 4, daySpentCents: 4 }],
+      nowMs: NOW,
+    });
+    expect(await a.admit({ keyId: sibling, ancestors, priceCents: 4 })).toEqual({
+      outcome: 'daily_cap',
+      ancestorKeyId: parent,
+    });
+    expect((await a.admit({ keyId: sibling, ancestors, priceCents: 3, reservationId: 'use_day2' })).outcome).toBe(
+      'admitted',
+    );
+    // Settled and acknowledged with Postgres's day totals (the parent's counts both children): the day stays full.
+    const ref = { orgId: a.orgId, keyId: a.keyId, ancestorKeyIds: [parent], day, priceCents: 5, idempotencyKey: null };
+    await settleAndAck(
+      { ...ref, reservationId: 'use_day1' },
+      {
+        org: { creditCents: 995, balanceVersion: 2 },
+        key: { spentCents: 5, daySpentCents: 5 },
+        ancestorSpentCents: [9],
+        ancestorDaySpentCents: [9],
+      },
+    );
+    expect(await a.admit({ ancestors, priceCents: 1 })).toEqual({ outcome: 'daily_cap', ancestorKeyId: parent });
+    // Voiding the sibling's hold frees its 3 cents for the child.
+    expect(await store.void({ ...ref, keyId: sibling, priceCents: 3, reservationId: 'use_day2' })).toBe(true);
+    expect((await a.admit({ ancestors, priceCents: 3 })).outcome).toBe('admitted');
+    // Another day starts from nothing (once rebuilt), whatever the parent spent today.
+    const tomorrow = { day: '2026-11-23', ancestors, priceCents: 10 };
+    expect(await a.admit(tomorrow)).toMatchObject({ outcome: 'hydrate' });
+    await store.hydrate({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-23',
+      org: { ...org, creditLimitCents: 0 },
+      key: { spentCents: 5, daySpentCents: 0 },
+      ancestors: [{ keyId: parent, spentCents: 9, daySpentCents: 0 }],
+      nowMs: NOW,
+    });
+    expect((await a.admit(tomorrow)).outcome).toBe('admitted');
   });
 
   it("bounds a card-billed org's unpaid usage by its credit limit", async () => {

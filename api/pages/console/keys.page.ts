@@ -79,7 +79,14 @@ ${hidden('scopes_listed', '1')}<fieldset class="scopes"><legend>Scopes (a key ge
 </form>`;
 }
 
-function keyRow(key: KeySummary, csrf: string): string {
+/** Under the key's name: the key that minted it (a child's spend counts in its parent's figures too). */
+function parentLine(key: KeySummary, names: ReadonlyMap<string, string>): string {
+  if (!key.parent_key_id) return '';
+  const parent = names.get(key.parent_key_id) ?? key.parent_key_id;
+  return `<div class="muted">child key of ${escapeHtml(parent)}</div>`;
+}
+
+function keyRow(key: KeySummary, csrf: string, names: ReadonlyMap<string, string>): string {
   const id = escapeHtml(key.id);
   const name = escapeHtml(key.name);
   const actions = key.revoked_at
@@ -93,20 +100,28 @@ function keyRow(key: KeySummary, csrf: string): string {
   const approval = key.approval_mode
     ? `on · ${money(key.remaining_approval_cents ?? 0)} approved left`
     : '<span class="muted">off</span>';
-  return `<tr data-key="${id}"><th scope="row">${name}<div class="muted"><code>${escapeHtml(key.keyPrefix)}…</code></div></th>
+  return `<tr data-key="${id}"><th scope="row">${name}<div class="muted"><code>${escapeHtml(key.keyPrefix)}…</code></div>${parentLine(key, names)}</th>
 <td>${capBar(key.spent_cents, key.budget_cents, money)}</td>
 <td>${capBar(key.spent_today_cents, key.daily_cap_cents, money)}</td>
 <td>${perCall}</td><td>${approval}</td><td>${when(key.last_used_at)}</td><td>${actions}</td></tr>`;
 }
 
+/** One rule for both spend figures (docs/decisions.md): a key's own calls and its child keys', as its caps count them. */
+export const SPEND_RULE =
+  'Spent and Today (UTC day) count each key’s own calls and those of the keys it minted (its child keys, down the ' +
+  'chain): that total is what its budget and its daily cap limit.';
+
 function keysTable(keys: KeySummary[], csrf: string): string {
   if (keys.length === 0) {
     return emptyState('No keys yet. Create one above: give it a budget and a daily cap to bound what it can spend.');
   }
-  return `<table><caption class="visually-hidden">Keys, with spend against their caps</caption>
-<thead><tr><th scope="col">Key</th><th scope="col">Spent / budget</th><th scope="col">Today / daily cap</th>
+  const names = new Map(keys.map((k) => [k.id, k.name]));
+  return `<table aria-describedby="spend-rule"><caption class="visually-hidden">Keys, with spend against their caps</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Spent / budget<div class="muted">incl. child keys</div></th>
+<th scope="col">Today (UTC) / daily cap<div class="muted">incl. child keys</div></th>
 <th scope="col">Per-call max</th><th scope="col">Approval mode</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
-<tbody>${keys.map((k) => keyRow(k, csrf)).join('\n')}</tbody></table>`;
+<tbody>${keys.map((k) => keyRow(k, csrf, names)).join('\n')}</tbody></table>
+<p id="spend-rule" class="muted">${SPEND_RULE}</p>`;
 }
 
 /** Approval-mode keys, the ones with nothing approved left first (their paid calls get 402 approval_required). */
@@ -133,7 +148,7 @@ function approvals(keys: KeySummary[], person: SessionPrincipal, csrf: string): 
 <td class="num">${money(k.spent_cents)}</td><td>${status}</td><td>${form}</td></tr>`;
   });
   return `${note}<table><caption class="visually-hidden">Keys in approval mode</caption>
-<thead><tr><th scope="col">Key</th><th scope="col" class="num">Approved</th><th scope="col" class="num">Spent</th>
+<thead><tr><th scope="col">Key</th><th scope="col" class="num">Approved</th><th scope="col" class="num">Spent (incl. child keys)</th>
 <th scope="col">Status</th><th scope="col">Approve more</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
 }
 
