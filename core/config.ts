@@ -171,6 +171,8 @@ const EnvSchema = z.object({
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   GATEWAY_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   GATEWAY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  /** Admit calls against leases (core/spend/leases.ts) where the slack allows; false: every call admitted on its own. */
+  GATEWAY_LEASES: boolFromEnv.default(true),
   /** A usage event a drainer took and has not put into Postgres for this long is claimed by another (docs/durability.md). */
   GATEWAY_DRAIN_CLAIM_IDLE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** How often each gateway process looks for such events. */
@@ -294,6 +296,8 @@ export interface Config {
     readonly connectTimeoutMs: number;
     /** How often each gateway process looks for reservations nobody settled (a gateway died mid-call). */
     readonly sweepIntervalMs: number;
+    /** Leases (core/spend/leases.ts) on a store that supports them. */
+    readonly leases: boolean;
     /** Usage events unacknowledged this long are claimed by another drainer; looked for this often. */
     readonly drainClaimIdleMs: number;
     readonly drainClaimIntervalMs: number;
@@ -483,6 +487,7 @@ export function loadConfig(
       upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
       connectTimeoutMs: e.GATEWAY_CONNECT_TIMEOUT_MS,
       sweepIntervalMs: e.GATEWAY_SWEEP_INTERVAL_MS,
+      leases: e.GATEWAY_LEASES,
       drainClaimIdleMs: e.GATEWAY_DRAIN_CLAIM_IDLE_MS,
       drainClaimIntervalMs: e.GATEWAY_DRAIN_CLAIM_INTERVAL_MS,
       processes: e.GATEWAY_PROCESSES,

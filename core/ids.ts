@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   endpoint: 'ep',
   document: 'doc',
   usage: 'use',
+  lease: 'lease',
   event: 'evt',
   emailVerification: 'ver',
   loginCode: 'lgc',

@@ -87,6 +87,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
   // forget the org's fast state and the listing, so the next call reads Postgres instead of waiting for a refresh.
   const events = subscribeGatewayEvents(services.counters, {
     orgChanged: (orgId) => {
+      gateway.admissions.leases?.dropOrg(orgId);
       services.spend.forgetOrg(orgId).catch((err: unknown) => {
         log.warn({ err: (err as Error).message, org_id: orgId }, 'could not forget an org announced as changed');
       });

@@ -30,6 +30,7 @@ import { SeenKeys, seenKeyHash } from './idempotency-seen.js';
 import { ExpiringMemo } from './local-memo.js';
 import { Reservation, type SettlementContext } from './settlement.js';
 import { SettleBatcher } from './settle-batcher.js';
+import { LEASE_WINDOW_MS, LeaseBook } from './leases.js';
 import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
@@ -82,10 +83,26 @@ export class Admissions implements SettlementContext {
     this.log = services.logger.child({ surface: 'gateway' });
     this.seen = new SeenKeys(services).start();
     this.settler = new SettleBatcher(this.spend, drain);
+    const spend = this.spend;
+    if (services.config.gateway.leases && spend.lease && spend.returnLease) {
+      this.leases = new LeaseBook(
+        {
+          lease: (input) => spend.lease!(input),
+          returnLease: (ref, keep, tokens) => spend.returnLease!(ref, keep, tokens),
+        },
+        this.log,
+      );
+      const leases = this.leases;
+      spend.onOrgChange?.((orgId) => leases.dropOrg(orgId));
+    }
   }
+
+  /** Leases (core/spend/leases.ts), when the store supports them and GATEWAY_LEASES is on. */
+  readonly leases: LeaseBook | undefined;
 
   /** Stop the background work (the unsynced loop). */
   close(): Promise<void> {
+    this.leases?.closeAll();
     return this.seen.stop();
   }
 
@@ -142,7 +159,19 @@ export class Admissions implements SettlementContext {
       seenHash: req.clientKey === null ? undefined : seenKeyHash(key.keyId, req.clientKey),
       fastPath: this.seen.fastPath(),
     };
+    if (this.leases && req.clientKey === null) {
+      // A failing store is handled by the call-by-call path below (503 for a paid call, a degraded free call).
+      const leased = await this.leased(req, input).catch((err: unknown) => {
+        if (err instanceof AppError) throw err;
+        return undefined;
+      });
+      if (leased) return leased;
+      key = req.key;
+    }
     const deadline = Date.now() + this.services.config.gateway.upstreamTimeoutMs + 5_000;
+    // A refusal while leases admit elsewhere on the org: their unused part comes back within a lease's window.
+    const recallUntil = Date.now() + LEASE_WINDOW_MS + 500;
+    let recallDelay = 12;
     let delay = 5;
     for (let attempt = 0; ; attempt++) {
       let admission: Admission;
@@ -171,6 +200,12 @@ export class Admissions implements SettlementContext {
         if (admission.stale) this.refresh(input.orgId, admission.generation);
         return this.reserve('admitted', req, input, admission.idempotency);
       }
+      if (admission.outcome === 'leased') {
+        // Wait for the recalled leases' unused part; past the wait, the refusal is the answer.
+        if (Date.now() >= recallUntil) input.noRecall = true;
+        else await new Promise((r) => setTimeout(r, (recallDelay = Math.min(recallDelay * 2, 200))));
+        continue;
+      }
       if (admission.outcome !== 'in_flight') return this.decide(admission, input, key);
       if (Date.now() > deadline) {
         throw new ServiceUnavailableError('The first request with this Idempotency-Key is still running.');
@@ -178,6 +213,74 @@ export class Admissions implements SettlementContext {
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 50);
     }
+  }
+
+  /**
+   * A call without an Idempotency-Key, admitted in process against a lease (core/spend/leases.ts), or undefined when
+   * this key is admitted call by call now (exact mode, or the store could not lease). `input` is updated with a
+   * reloaded key's governance when the lease found the cached key stale.
+   */
+  private async leased(req: AdmitRequest, input: AdmitInput): Promise<Reservation | undefined> {
+    const book = this.leases!;
+    let key = req.key;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, key.version);
+      const lease = book.take(slot, input.priceCents);
+      if (lease) {
+        return new Reservation(
+          this,
+          'leased',
+          input.orgId,
+          input.keyId,
+          input.ancestors.map((a) => a.keyId),
+          input.day,
+          input.priceCents,
+          input.reservationId,
+          null,
+          null,
+          req.requestHash,
+          input.nowMs,
+          { lease, book },
+        );
+      }
+      if (book.exact(slot)) return undefined;
+      const grant = await book.acquire(
+        slot,
+        input.orgId,
+        {
+          orgId: input.orgId,
+          keyId: input.keyId,
+          rateKey: input.rateKey,
+          ratePerMin: input.ratePerMin,
+          day: input.day,
+          priceCents: input.priceCents,
+          perCallMaxCents: input.perCallMaxCents,
+          budgetCents: input.budgetCents,
+          dailyCapCents: input.dailyCapCents,
+          ancestors: input.ancestors,
+          holdTtlMs: LEASE_WINDOW_MS + input.reservationTtlMs,
+          staleAfterMs: input.staleAfterMs,
+          keyVersion: input.keyVersion,
+        },
+        newId('lease', input.nowMs),
+      );
+      switch (grant.outcome) {
+        case 'lease':
+          if (grant.stale) this.refresh(input.orgId, grant.generation);
+          continue;
+        case 'exact':
+          return undefined;
+        case 'hydrate':
+          await this.hydrate(input, grant.generation);
+          continue;
+        case 'stale_key':
+          key = await this.reloadKey(key, grant.version);
+          Object.assign(input, keyGovernance(key), { keyVersion: grant.version });
+          (req as { key: KeyAuth }).key = key;
+          continue;
+      }
+    }
+    return undefined;
   }
 
   remember(scopedKey: string, record: string, nowMs: number): void {

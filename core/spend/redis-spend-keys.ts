@@ -24,6 +24,8 @@ export const orgKey = (orgId: string) => `${tag(orgId)}:o:${orgId}`;
 export const keyKey = (orgId: string, keyId: string) => `${tag(orgId)}:k:${keyId}`;
 export const dayKey = (orgId: string, keyId: string, day: string) => `${tag(orgId)}:d:${keyId}:${day}`;
 export const resvKey = (orgId: string) => `${tag(orgId)}:resv`;
+/** A lease's hash (core/spend/leases.ts): `rem` what it still holds, `live` 1 while it admits calls. */
+export const leaseKey = (orgId: string, leaseId: string) => `${tag(orgId)}:l:${leaseId}`;
 export const bucketResvKey = (bucket: number) => `sp:{${bucket}}:resv`;
 export const idemKey = (orgId: string, k: string | null) => `${tag(orgId)}:i:${k ?? '-'}`;
 /** The org's set of seen idempotency keys' short hashes (core/spend/idempotency-seen.ts). */

@@ -48,15 +48,26 @@ local perCallMax = tonumber(ARGV[13]) -- -1: none
 local keyVersion = ARGV[14] -- the caller's cached key version ('' = no check)
 local seenHash = ARGV[15] -- the idempotency key's short hash ('' = none)
 local fastPath = ARGV[16] == '1' -- the caller may answer a first-seen key from the seen set
--- ARGV[16 + j]: the j-th ancestor's budget, ARGV[16 + n + j]: its daily cap (-1: none)
-local function ancestorBudget(j) return tonumber(ARGV[16 + j]) end
-local function ancestorDailyCap(j) return tonumber(ARGV[16 + n + j]) end
+local noRecall = ARGV[17] == '1' -- a spend refusal is the answer even while leases admit on the org
+-- ARGV[17 + j]: the j-th ancestor's budget, ARGV[17 + n + j]: its daily cap (-1: none)
+local function ancestorBudget(j) return tonumber(ARGV[17 + j]) end
+local function ancestorDailyCap(j) return tonumber(ARGV[17 + n + j]) end
 
 -- Spend in Postgres (sp), held by open reservations (res), and settled but not yet in Postgres (pend).
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
 
 if price > 0 and redis.call('ZSCORE', resvKey, member) then return {'admitted', '0'} end
-local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend', 'kv')
+local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend', 'kv', 'ls')
+-- A spend refusal while leases admit calls on the org (core/spend/leases.ts): their unused part may be what this call
+-- lacks. They are asked back (no new lease for 2 s; the holders return what they do not need when their admission
+-- window ends, within 1 s) and the caller retries shortly, rather than answering 402 falsely.
+local function recalled(refusal)
+  if not noRecall and tonumber(o[10] or '0') > 0 then
+    redis.call('HSET', orgKey, 'rc', now)
+    return {'leased'}
+  end
+  return refusal
+end
 if keyVersion ~= '' then
   -- Revocations and tightened caps reach every gateway here, not only by pub/sub. A missing version (a new org, a
   -- flushed Redis) gets a new one, unique on this server's clock, so no cached copy can match it by chance.
@@ -111,21 +122,21 @@ if count > rateLimit then return {'rate_limited', tostring(redis.call('PTTL', ra
 if o[3] == '1' then return {'suspended'} end
 if price > 0 then
   if perCallMax >= 0 and price > perCallMax then return {'per_call'} end
-  if budget >= 0 and committed(k) + price > budget then return {'budget'} end
+  if budget >= 0 and committed(k) + price > budget then return recalled({'budget'}) end
   for j = 1, n do
     local b = ancestorBudget(j)
-    if b >= 0 and committed(anc[j]) + price > b then return {'budget', tostring(j)} end
+    if b >= 0 and committed(anc[j]) + price > b then return recalled({'budget', tostring(j)}) end
   end
-  if dailyCap >= 0 and committed(d) + price > dailyCap then return {'daily_cap'} end
+  if dailyCap >= 0 and committed(d) + price > dailyCap then return recalled({'daily_cap'}) end
   for j = 1, n do
     local c = ancestorDailyCap(j)
-    if c >= 0 and committed(ancDay[j]) + price > c then return {'daily_cap', tostring(j)} end
+    if c >= 0 and committed(ancDay[j]) + price > c then return recalled({'daily_cap', tostring(j)}) end
   end
   local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
   if o[2] == 'card' then
-    if headroom + tonumber(o[6] or '0') < price then return {'credit_limit'} end
+    if headroom + tonumber(o[6] or '0') < price then return recalled({'credit_limit'}) end
   elseif headroom < price then
-    return {'funds'}
+    return recalled({'funds'})
   end
   if redis.call('ZADD', resvKey, 'NX', now + reservationTtl, member) == 0 then return {'admitted', '0'} end
   redis.call('HINCRBY', orgKey, 'res', price)
@@ -167,7 +178,7 @@ end
 export const SETTLE = `${HELPERS}
 local streamKey, resvKey = KEYS[1], KEYS[2] -- KEYS[3..]: the batch's orgs, keys, days, idempotency and seen keys
 local consumer, idemTtl, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local FIELDS = 11 -- per call: price, member, org, idem, head, middle, tail, seen, seen hash, event, held count; held
+local FIELDS = 12 -- per call: price, member, org, idem, head, middle, tail, seen, seen hash, event, lease, held count
 local orgs, orgOrder, held, heldOrder = {}, {}, {}, {}
 local events, credits, billables, out = {}, {}, {}, {}
 local a = 3
@@ -178,7 +189,8 @@ for i = 1, n do
   local idemIdx = tonumber(ARGV[a + 4]) -- 0: no replay record
   local seenIdx = tonumber(ARGV[a + 8]) -- 0: no seen set
   local event = ARGV[a + 10]
-  local nHeld = tonumber(ARGV[a + 11])
+  local leaseIdx = tonumber(ARGV[a + 11]) -- 0: the call's own reservation (member); else its lease's hash
+  local nHeld = tonumber(ARGV[a + 12])
   local firstHeld = a + FIELDS
   local o = orgs[orgIdx]
   if not o then
@@ -188,7 +200,13 @@ for i = 1, n do
   end
   local open, credit, billable = true, 0, 0
   if price > 0 then
-    open = redis.call('ZREM', resvKey, member) == 1
+    if leaseIdx > 0 then
+      -- The lease still holds the call's price (it is not swept): the price leaves the lease's remainder.
+      open = redis.call('HEXISTS', KEYS[leaseIdx], 'rem') == 1
+      if open then redis.call('HINCRBY', KEYS[leaseIdx], 'rem', -price) end
+    else
+      open = redis.call('ZREM', resvKey, member) == 1
+    end
     if open then
       if not o.mode then
         local h = redis.call('HMGET', KEYS[orgIdx], 'bal', 'mode', 'pend')
@@ -246,7 +264,8 @@ return reply
 
 export const VOID = `${HELPERS}
 local orgKey, keyKey, dayKey, resvKey, idemKey, streamKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local FIRST_ANCESTOR = 8 -- KEYS[7]: the org's seen set (unused here); KEYS[8..]: the ancestors' keys, then their days
+local leaseKey = KEYS[7] -- the lease's hash, when the reservation is a lease
+local FIRST_ANCESTOR = 8 -- KEYS[8..]: the ancestors' keys, then their days
 local price = tonumber(ARGV[1])
 local member = ARGV[2]
 local hasIdem = ARGV[3] == '1'
@@ -255,6 +274,20 @@ local failedEvent = ARGV[5] -- the failed call's usage event ('' = none)
 local consumer = ARGV[6]
 
 local open = 0
+if string.sub(reservationId, 1, 6) == 'lease_' then
+  -- A lease nobody returned (its gateway died or stopped): what remains of it is released, and the calls it admitted
+  -- that have not settled yet find it gone (answered 503, not charged).
+  open = redis.call('ZREM', resvKey, member)
+  local l = redis.call('HMGET', leaseKey, 'rem', 'live')
+  redis.call('DEL', leaseKey)
+  if open == 1 and l[1] then
+    local held = {orgKey, keyKey, dayKey}
+    for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
+    add(held, 'res', -tonumber(l[1]))
+    if l[2] == '1' then add({orgKey}, 'ls', -1) end
+  end
+  return {open, ''}
+end
 if price > 0 then
   open = redis.call('ZREM', resvKey, member)
   if open == 1 then
@@ -411,4 +444,127 @@ export const SEEN_COMPLETE = `
 if redis.call('HGET', KEYS[1], 'ep') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'ok', '1')
 return 1
+`;
+
+/**
+ * A lease (core/spend/leases.ts): the admission of many calls at once for one (org, key, UTC day). The same checks as
+ * ADMIT (key version, hydration, suspension, per-call maximum, every budget and daily cap, the balance or credit
+ * limit, the rate limit), but instead of one call's price it holds up to `want` cents (at most half of what the
+ * tightest limit leaves, so other processes keep room) and up to `tokens` calls of the rate window. When the slack is
+ * under `minCalls` calls' worth, the org is being recalled, or anything would refuse, the answer is `exact`: the
+ * caller admits call by call with ADMIT, exactly as without leases. The hold is an open reservation (swept after its
+ * expiry if its process dies) whose amount lives in the lease's hash (`rem`), so calls settle against it.
+ */
+export const LEASE = `${NOW_MS}${KEY_VERSION}
+local orgKey, keyKey, dayKey, rateKey, resvKey, leaseKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local FIRST_ANCESTOR = 7 -- KEYS[7..]: the n ancestors' keys, then each one's day
+local n = (#KEYS - FIRST_ANCESTOR + 1) / 2
+local price = tonumber(ARGV[1])
+local budget = tonumber(ARGV[2]) -- -1: none
+local dailyCap = tonumber(ARGV[3]) -- -1: none
+local rateLimit = tonumber(ARGV[4])
+local windowMs = ARGV[5]
+local now = nowMs(ARGV[6])
+local holdTtl = tonumber(ARGV[7]) -- the admission window + the upstream deadline + a margin
+local staleMs = tonumber(ARGV[8])
+local member = ARGV[9]
+local perCallMax = tonumber(ARGV[10]) -- -1: none
+local keyVersion = ARGV[11]
+local want = tonumber(ARGV[12]) -- cents wanted
+local wantTokens = tonumber(ARGV[13]) -- calls wanted
+local minCalls = tonumber(ARGV[14])
+local FIRST_LIMIT = 14 -- ARGV[FIRST_LIMIT + j]: the j-th ancestor's budget, ARGV[FIRST_LIMIT + n + j]: its daily cap
+
+local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
+
+local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend', 'kv', 'rc')
+if keyVersion ~= '' then
+  local kv = o[9]
+  if not kv then
+    kv = KEY_VERSION()
+    redis.call('HSET', orgKey, 'kv', kv)
+  end
+  if kv ~= keyVersion then return {'stale_key', kv} end
+end
+local gen = o[7] or '0'
+if not o[1] or not o[2] then return {'hydrate', gen} end
+if o[3] == '1' then return {'exact'} end
+if o[10] and now - tonumber(o[10]) < 2000 then return {'exact'} end
+local held = {orgKey, keyKey, dayKey}
+local slack = math.huge
+if price > 0 then
+  if perCallMax >= 0 and price > perCallMax then return {'exact'} end
+  local k = redis.call('HMGET', keyKey, 'sp', 'res', 'pend')
+  local d = redis.call('HMGET', dayKey, 'sp', 'res', 'pend')
+  if not k[1] or not d[1] then return {'hydrate'} end
+  if budget >= 0 then slack = math.min(slack, budget - committed(k)) end
+  if dailyCap >= 0 then slack = math.min(slack, dailyCap - committed(d)) end
+  for j = 1, n do
+    local a = redis.call('HMGET', KEYS[FIRST_ANCESTOR + j - 1], 'sp', 'res', 'pend')
+    local ad = redis.call('HMGET', KEYS[FIRST_ANCESTOR + n + j - 1], 'sp', 'res', 'pend')
+    if not a[1] or not ad[1] then return {'hydrate'} end
+    local b, c = tonumber(ARGV[FIRST_LIMIT + j]), tonumber(ARGV[FIRST_LIMIT + n + j])
+    if b >= 0 then slack = math.min(slack, b - committed(a)) end
+    if c >= 0 then slack = math.min(slack, c - committed(ad)) end
+    held[#held + 1] = KEYS[FIRST_ANCESTOR + j - 1]
+    held[#held + 1] = KEYS[FIRST_ANCESTOR + n + j - 1]
+  end
+  local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
+  if o[2] == 'card' then headroom = headroom + tonumber(o[6] or '0') end
+  slack = math.min(slack, headroom)
+  if slack < minCalls * price then return {'exact'} end
+end
+-- Rate tokens: under 32 calls of room in the window, call by call too; else at most half the room.
+local used = tonumber(redis.call('GET', rateKey) or '0')
+if rateLimit - used < minCalls then return {'exact'} end
+local tokens = math.min(wantTokens, math.floor((rateLimit - used) / 2))
+if redis.call('INCRBY', rateKey, tokens) == tokens then redis.call('PEXPIRE', rateKey, windowMs) end
+local grant = 0
+if price > 0 then
+  grant = math.min(want, math.floor(slack / 2))
+  redis.call('ZADD', resvKey, now + holdTtl, member)
+  for _, key in ipairs(held) do redis.call('HINCRBY', key, 'res', grant) end
+  redis.call('HSET', leaseKey, 'rem', grant, 'live', 1)
+  redis.call('PEXPIRE', leaseKey, holdTtl + 60000)
+  redis.call('HINCRBY', orgKey, 'ls', 1)
+end
+local stale = '0'
+if now - tonumber(o[5] or '0') > staleMs then stale = '1' end
+return {'lease', tostring(grant), tostring(tokens), stale, gen}
+`;
+
+/**
+ * A lease's admission window ended: what its calls still in flight need (`keep`) stays held, the rest is released;
+ * with `keep` 0 the lease is gone. Unused rate tokens go back to their window. Idempotent: a lease already returned
+ * or swept releases nothing.
+ */
+export const LEASE_RETURN = `
+local orgKey, resvKey, leaseKey, rateKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local FIRST_HELD = 5 -- KEYS[5..]: the key, its day, the ancestors and their days
+local member = ARGV[1]
+local keep = tonumber(ARGV[2])
+local unusedTokens = tonumber(ARGV[3])
+if unusedTokens > 0 and redis.call('EXISTS', rateKey) == 1 then
+  if redis.call('DECRBY', rateKey, unusedTokens) < 0 then redis.call('SET', rateKey, 0, 'KEEPTTL') end
+end
+local l = redis.call('HMGET', leaseKey, 'rem', 'live')
+if not l[1] then return 0 end
+local release = tonumber(l[1]) - keep
+if release < 0 then release = 0 end
+local held = {orgKey}
+for i = FIRST_HELD, #KEYS do held[#held + 1] = KEYS[i] end
+for _, key in ipairs(held) do
+  if redis.call('HINCRBY', key, 'res', -release) < 0 then redis.call('HSET', key, 'res', 0) end
+end
+if l[2] == '1' then
+  redis.call('HINCRBY', orgKey, 'ls', -1)
+  if tonumber(redis.call('HGET', orgKey, 'ls')) < 0 then redis.call('HSET', orgKey, 'ls', 0) end
+end
+if keep <= 0 then
+  redis.call('ZREM', resvKey, member)
+  redis.call('DEL', leaseKey)
+else
+  redis.call('HSET', leaseKey, 'rem', keep, 'live', 0)
+end
+return release
 `;

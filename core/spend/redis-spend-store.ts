@@ -52,6 +52,8 @@ import {
   FORGET,
   HYDRATE,
   KEYS_CHANGED,
+  LEASE,
+  LEASE_RETURN,
   SEEN_COMPLETE,
   SEEN_EPOCH,
   SETTLE,
@@ -66,6 +68,7 @@ import {
   idemKey,
   idempotencyRecordKey,
   keyKey,
+  leaseKey,
   memberOf,
   orgKey,
   parseMember,
@@ -81,6 +84,9 @@ import type {
   Admission,
   AdmitInput,
   HydrateInput,
+  LeaseGrant,
+  LeaseInput,
+  LeaseRef,
   ReservationRef,
   SettleBatchOutcome,
   SettleInput,
@@ -107,6 +113,8 @@ const SCRIPTS = {
   spKeysChanged: KEYS_CHANGED,
   spSeenEpoch: SEEN_EPOCH,
   spSeenComplete: SEEN_COMPLETE,
+  spLease: LEASE,
+  spLeaseReturn: LEASE_RETURN,
 };
 
 export class RedisSpendStore implements SpendStore {
@@ -175,6 +183,7 @@ export class RedisSpendStore implements SpendStore {
       a.keyVersion ?? '',
       a.seenHash ?? '',
       a.fastPath ? '1' : '0',
+      a.noRecall ? '1' : '0',
       ...a.ancestors.map((x) => x.budgetCents ?? -1),
       ...a.ancestors.map((x) => x.dailyCapCents ?? -1),
     ]);
@@ -205,6 +214,7 @@ export class RedisSpendStore implements SpendStore {
         return reply[1]
           ? { outcome: 'daily_cap', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
           : { outcome: 'daily_cap' };
+      case 'leased':
       case 'in_flight':
       case 'mismatch':
       case 'suspended':
@@ -244,7 +254,7 @@ export class RedisSpendStore implements SpendStore {
       for (const id of s.ancestorKeyIds) held.push(dayKey(s.orgId, id, s.day));
       args.push(
         s.priceCents,
-        memberOf(s),
+        s.leaseId ? '' : memberOf(s),
         at(orgKey(s.orgId)),
         idem ? at(idemKey(s.orgId, s.idempotencyKey)) : 0,
         s.record?.head ?? '',
@@ -253,6 +263,7 @@ export class RedisSpendStore implements SpendStore {
         idem && s.seenHash ? at(seenKey(s.orgId)) : 0,
         s.seenHash ?? '',
         s.event,
+        s.leaseId && s.priceCents > 0 ? at(leaseKey(s.orgId, s.leaseId)) : 0,
         held.length,
         ...held.map(at),
       );
@@ -303,10 +314,78 @@ export class RedisSpendStore implements SpendStore {
       resvKey(r.orgId),
       idemKey(r.orgId, r.idempotencyKey),
       usageStreamKey(spendBucket(r.orgId)),
-      seenKey(r.orgId),
+      leaseKey(r.orgId, r.reservationId), // read only when the reservation is a lease
       ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
       ...r.ancestorKeyIds.map((id) => dayKey(r.orgId, id, r.day)),
     ];
+  }
+
+  async lease(l: LeaseInput): Promise<LeaseGrant> {
+    const rateWindow = rateWindowKey(l.orgId, l.rateKey, Math.floor(l.nowMs / 60_000));
+    const keys = [
+      orgKey(l.orgId),
+      keyKey(l.orgId, l.keyId),
+      dayKey(l.orgId, l.keyId, l.day),
+      rateWindow,
+      resvKey(l.orgId),
+      leaseKey(l.orgId, l.leaseId),
+      ...l.ancestors.map((x) => keyKey(l.orgId, x.keyId)),
+      ...l.ancestors.map((x) => dayKey(l.orgId, x.keyId, l.day)),
+    ];
+    const reply = await this.run<string[]>('spLease', keys, [
+      l.priceCents,
+      l.budgetCents ?? -1,
+      l.dailyCapCents ?? -1,
+      l.ratePerMin,
+      60_000,
+      this.offsetMs(),
+      l.holdTtlMs,
+      l.staleAfterMs,
+      leaseMember({ ...l, ancestorKeyIds: l.ancestors.map((x) => x.keyId) }),
+      l.perCallMaxCents ?? -1,
+      l.keyVersion ?? '',
+      l.wantCents,
+      l.wantTokens,
+      l.minCalls,
+      ...l.ancestors.map((x) => x.budgetCents ?? -1),
+      ...l.ancestors.map((x) => x.dailyCapCents ?? -1),
+    ]);
+    switch (reply[0]) {
+      case 'lease':
+        return {
+          outcome: 'lease',
+          cents: Number(reply[1]),
+          tokens: Number(reply[2]),
+          stale: reply[3] === '1',
+          generation: Number(reply[4] ?? 0),
+          rateWindow,
+        };
+      case 'hydrate':
+        return { outcome: 'hydrate', generation: Number(reply[1] ?? 0) };
+      case 'stale_key':
+        return { outcome: 'stale_key', version: reply[1]! };
+      case 'exact':
+        return { outcome: 'exact' };
+      default:
+        throw new Error(`unexpected lease reply ${String(reply[0])}`);
+    }
+  }
+
+  async returnLease(ref: LeaseRef, keepCents: number, unusedTokens: number): Promise<void> {
+    await this.run<number>(
+      'spLeaseReturn',
+      [
+        orgKey(ref.orgId),
+        resvKey(ref.orgId),
+        leaseKey(ref.orgId, ref.leaseId),
+        ref.rateWindow,
+        keyKey(ref.orgId, ref.keyId),
+        dayKey(ref.orgId, ref.keyId, ref.day),
+        ...ref.ancestorKeyIds.map((id) => keyKey(ref.orgId, id)),
+        ...ref.ancestorKeyIds.map((id) => dayKey(ref.orgId, id, ref.day)),
+      ],
+      [leaseMember(ref), keepCents, unusedTokens],
+    );
   }
 
   /**
@@ -386,10 +465,20 @@ export class RedisSpendStore implements SpendStore {
 
   async keysChanged(orgId: string): Promise<void> {
     await this.run<number>('spKeysChanged', [orgKey(orgId)], []);
+    this.orgChanged(orgId);
   }
 
   async forgetOrg(orgId: string): Promise<void> {
     await this.run<number>('spForget', [orgKey(orgId)], []);
+    this.orgChanged(orgId);
+  }
+
+  private readonly orgListeners: ((orgId: string) => void)[] = [];
+  onOrgChange(listener: (orgId: string) => void): void {
+    this.orgListeners.push(listener);
+  }
+  private orgChanged(orgId: string): void {
+    for (const listener of this.orgListeners) listener(orgId);
   }
 
   /**
@@ -481,4 +570,9 @@ function ackArgs(bucket: number, entries: Map<string, UsageAck[]>): { keys: stri
   args.push(spent.size);
   for (const [key, value] of spent) args.push(at(key), value);
   return { keys, args };
+}
+
+/** A lease's member of its bucket's reservation set: the sweeper voids it like a reservation (VOID reads its hash). */
+function leaseMember(l: Pick<LeaseRef, 'leaseId' | 'orgId' | 'keyId' | 'day' | 'ancestorKeyIds'>): string {
+  return memberOf({ ...l, reservationId: l.leaseId, priceCents: 0, idempotencyKey: null });
 }

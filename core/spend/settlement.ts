@@ -21,6 +21,7 @@ import type { Logger } from '../logger.js';
 import type { EffectivePrice } from '../pricing/effective-price.js';
 import { encodeCall } from './call-codec.js';
 import { seenKeyHash, type SeenKeys } from './idempotency-seen.js';
+import type { Lease, LeaseBook } from './leases.js';
 import type { SettleBatcher } from './settle-batcher.js';
 import type { ReservationRef, SettleInput, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
@@ -63,8 +64,11 @@ export interface SettlementContext {
 export class Reservation implements ReservationRef {
   constructor(
     private readonly ctx: SettlementContext,
-    /** `degraded`: a free call made while the fast state is down; nothing is held, only Postgres is written. */
-    readonly kind: 'admitted' | 'degraded',
+    /**
+     * `admitted`: the call's own reservation; `leased`: admitted in process against a lease (core/spend/leases.ts);
+     * `degraded`: a free call made while the fast state is down; nothing is held, only Postgres is written.
+     */
+    readonly kind: 'admitted' | 'degraded' | 'leased',
     readonly orgId: string,
     readonly keyId: string,
     readonly ancestorKeyIds: readonly string[],
@@ -77,6 +81,8 @@ export class Reservation implements ReservationRef {
     readonly clientKey: string | null,
     readonly requestHash: string,
     readonly nowMs: number,
+    /** With kind `leased`: the lease and its book. */
+    private leased?: { lease: Lease; book: LeaseBook },
   ) {}
 
   /** The call succeeded upstream: make it durable (see the file header). Throws 503 when it could not be. */
@@ -102,14 +108,18 @@ export class Reservation implements ReservationRef {
       nowMs: this.ctx.clock.now().getTime(),
       seenHash: this.clientKey === null ? undefined : seenKeyHash(this.keyId, this.clientKey),
     };
+    if (this.leased) input.leaseId = this.leased.lease.ref.leaseId;
     let settled;
     try {
       settled = await this.ctx.settler.settle(input, call);
     } catch (err) {
       // The step may or may not have run (its answer was lost, or the fast state failed): book the call in Postgres.
       this.ctx.log.error({ err, usage_id: call.usageId }, 'settle outcome unknown: booking the call in Postgres');
+      if (this.leased) this.leased.book.poison(this.leased.lease);
+      this.endLeased(true);
       return this.commitAfterUnknownSettle(call, price, err);
     }
+    this.endLeased(settled.outcome === 'settled');
     if (settled.outcome === 'gone') {
       throw new ServiceUnavailableError('The call outlived its reservation and was not charged; retry it.');
     }
@@ -151,7 +161,7 @@ export class Reservation implements ReservationRef {
         { cause },
       );
     }
-    await this.ctx.spend.void(this).catch(() => undefined);
+    if (this.kind === 'admitted') await this.ctx.spend.void(this).catch(() => undefined);
     await this.ctx.spend.forgetOrg(this.orgId).catch(() => undefined);
     await this.bookedPastSettle();
     return {
@@ -178,8 +188,40 @@ export class Reservation implements ReservationRef {
     return this.voidOnce(failed).finally(() => this.ctx.ended?.(this.reservationId));
   }
 
+  /** A leased call ended (once): the lease learns whether its price was spent. */
+  private endLeased(charged: boolean): void {
+    const leased = this.leased;
+    if (!leased) return;
+    this.leased = undefined;
+    leased.book.ended(leased.lease, this.priceCents, charged);
+  }
+
   private async voidOnce(failed: CallRecord): Promise<void> {
-    if (this.kind === 'admitted') {
+    if (this.kind === 'leased') {
+      // Nothing of the call's own to release: the price is the lease's again; the failed call goes to the stream.
+      this.endLeased(false);
+      try {
+        await this.ctx.settler.settle(
+          {
+            orgId: this.orgId,
+            keyId: this.keyId,
+            ancestorKeyIds: this.ancestorKeyIds,
+            day: this.day,
+            priceCents: 0,
+            reservationId: this.reservationId,
+            idempotencyKey: null,
+            event: encodeCall(failed),
+            record: null,
+            idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+            nowMs: this.ctx.clock.now().getTime(),
+          },
+          { ...failed, creditAppliedCents: 0, billableCents: 0 },
+        );
+        return;
+      } catch (err) {
+        this.ctx.log.warn({ err, usage_id: failed.usageId }, 'failed call not streamed; booking it in Postgres');
+      }
+    } else if (this.kind === 'admitted') {
       try {
         const entry = await this.ctx.spend.fail(this, encodeCall(failed));
         this.ctx.drain.add(entry, { ...failed, creditAppliedCents: 0, billableCents: 0 });
@@ -194,6 +236,7 @@ export class Reservation implements ReservationRef {
   /** Release the hold without recording anything (nothing will be spent); never throws. */
   release(): Promise<unknown> {
     this.ctx.ended?.(this.reservationId);
+    this.endLeased(false);
     if (this.kind !== 'admitted') return Promise.resolve();
     return this.ctx.spend.void(this).catch(() => undefined);
   }

@@ -69,6 +69,8 @@ export interface AdmitInput {
   seenHash?: string;
   /** This process may answer a first-seen key from the seen set (no unsynced direct bookings pending). */
   fastPath?: boolean;
+  /** A spend refusal is the answer even while leases admit on the org (the wait for their recall is over). */
+  noRecall?: boolean;
 }
 
 /**
@@ -91,7 +93,54 @@ export type Admission =
   | { outcome: 'budget'; ancestorKeyId?: string }
   | { outcome: 'daily_cap'; ancestorKeyId?: string }
   | { outcome: 'funds' }
-  | { outcome: 'credit_limit' };
+  | { outcome: 'credit_limit' }
+  /** A spend refusal while other processes hold leases on the org: they are recalled; retry shortly (leases.ts). */
+  | { outcome: 'leased' };
+
+/**
+ * A lease (core/spend/leases.ts): the admission of many calls at once for one (org, key, UTC day), with the same
+ * inputs as AdmitInput's governance. `priceCents` is the price of the call that asks (the slack is judged in its
+ * calls); `wantCents` and `wantTokens` what the lease would like to hold.
+ */
+export interface LeaseInput {
+  orgId: string;
+  keyId: string;
+  rateKey: string;
+  ratePerMin: number;
+  day: string;
+  priceCents: number;
+  perCallMaxCents: number | null;
+  budgetCents: number | null;
+  dailyCapCents: number | null;
+  ancestors: AdmitInput['ancestors'];
+  leaseId: string;
+  nowMs: number;
+  /** How long the hold outlives the lease's start if nobody returns it (the sweeper then releases it). */
+  holdTtlMs: number;
+  staleAfterMs: number;
+  keyVersion?: string;
+  wantCents: number;
+  wantTokens: number;
+  /** Under this many calls' worth of slack the answer is `exact` (call by call, as without leases). */
+  minCalls: number;
+}
+
+export type LeaseGrant =
+  | { outcome: 'lease'; cents: number; tokens: number; stale: boolean; generation: number; rateWindow: string }
+  | { outcome: 'exact' }
+  | { outcome: 'hydrate'; generation?: number }
+  | { outcome: 'stale_key'; version: string };
+
+/** What returning a lease needs. */
+export interface LeaseRef {
+  leaseId: string;
+  orgId: string;
+  keyId: string;
+  day: string;
+  ancestorKeyIds: readonly string[];
+  /** The rate window the lease's tokens were taken from (the store's own name for it). */
+  rateWindow: string;
+}
 
 export interface ReservationRef {
   orgId: string;
@@ -120,6 +169,8 @@ export interface SettleInput extends ReservationRef {
   nowMs: number;
   /** With a record: the key's short hash, added to the org's seen set in the same step. */
   seenHash?: string;
+  /** The call was admitted against this lease (its price leaves the lease's hold), not its own reservation. */
+  leaseId?: string;
 }
 
 /** Where one usage event sits in the durable stream until Postgres has it. */
@@ -212,6 +263,15 @@ export interface SpendStore {
   admit(input: AdmitInput): Promise<Admission>;
   /** The call succeeded: see SettleInput. Idempotent for an open reservation; `gone` once it is not open. */
   settle(input: SettleInput): Promise<SettleOutcome>;
+  /**
+   * Told, in this process, of every `forgetOrg` and `keysChanged` made through this store (the leases of the org stop
+   * admitting at once; other processes see the change at their next lease, within 1 s, or by the announcement).
+   */
+  onOrgChange?(listener: (orgId: string) => void): void;
+  /** A lease (optional: a store without it admits every call with `admit`). */
+  lease?(input: LeaseInput): Promise<LeaseGrant>;
+  /** A lease's admission window ended: keep `keepCents` held for its calls in flight, release the rest. */
+  returnLease?(ref: LeaseRef, keepCents: number, unusedTokens: number): Promise<void>;
   /** Several calls with one `batchKey` settled in one step (see SettleBatchOutcome). */
   settleBatch(inputs: readonly SettleInput[]): Promise<SettleBatchOutcome>;
   /** Calls whose orgs share this key may settle in one batch (on Redis: the org's spend bucket, one Cluster slot). */

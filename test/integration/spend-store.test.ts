@@ -583,6 +583,118 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     }
   });
 
+  describe('leases (issue 23)', () => {
+    // The in-process store has no leases: it admits every call on its own, with no round trip to save.
+    const leaseIt = it.skipIf(name === 'memory');
+    /** A lease request for the account, asking for `want` cents and calls of `price`. */
+    const leaseOf = (a: Awaited<ReturnType<typeof account>>, leaseId: string, want: number, price = 1) => ({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      rateKey: a.base.rateKey,
+      ratePerMin: 1_000,
+      day: '2026-11-22',
+      priceCents: price,
+      perCallMaxCents: null,
+      budgetCents: null,
+      dailyCapCents: null,
+      ancestors: [],
+      leaseId,
+      nowMs: NOW,
+      holdTtlMs: 41_000,
+      staleAfterMs: 5_000,
+      wantCents: want,
+      wantTokens: want / price,
+      minCalls: 32,
+    });
+    const refOf = (a: Awaited<ReturnType<typeof account>>, leaseId: string, rateWindow: string) => ({
+      leaseId,
+      orgId: a.orgId,
+      keyId: a.keyId,
+      day: '2026-11-22',
+      ancestorKeyIds: [],
+      rateWindow,
+    });
+    const settleOn = (a: Awaited<ReturnType<typeof account>>, leaseId: string, reservationId: string, price = 1) =>
+      store.settle({
+        orgId: a.orgId,
+        keyId: a.keyId,
+        ancestorKeyIds: [],
+        day: '2026-11-22',
+        priceCents: price,
+        reservationId,
+        idempotencyKey: null,
+        leaseId,
+        event: eventOf({ reservationId, orgId: a.orgId }),
+        record: null,
+        idempotencyTtlMs: 60_000,
+        nowMs: NOW,
+      });
+
+    leaseIt('holds at most half the slack, settles calls against it and returns the rest exactly', async () => {
+      const a = await account(100);
+      const grant = await store.lease!(leaseOf(a, 'lease_h1', 80));
+      expect(grant).toMatchObject({ outcome: 'lease', cents: 50, tokens: 80 });
+      const rateWindow = (grant as { rateWindow: string }).rateWindow;
+      // Held: a call-by-call admission sees 50 cents left, and is told to wait for the lease (recall) when short.
+      expect((await a.admit({ priceCents: 50 })).outcome).toBe('admitted');
+      expect((await a.admit({ priceCents: 1 })).outcome).toBe('leased');
+      expect((await a.admit({ priceCents: 1, noRecall: true })).outcome).toBe('funds');
+      for (const id of ['use_l1', 'use_l2', 'use_l3'])
+        expect((await settleOn(a, 'lease_h1', id)).outcome).toBe('settled');
+      // Two calls still in flight keep 2 cents; the other 45 come back at once.
+      await store.returnLease!(refOf(a, 'lease_h1', rateWindow), 2, 70);
+      expect((await a.admit({ priceCents: 46, noRecall: true })).outcome).toBe('funds');
+      expect((await a.admit({ priceCents: 45 })).outcome).toBe('admitted');
+      expect((await settleOn(a, 'lease_h1', 'use_l4')).outcome).toBe('settled');
+      await store.returnLease!(refOf(a, 'lease_h1', rateWindow), 0, 0); // the last call failed: its cent is free
+      expect((await a.admit({ priceCents: 2, noRecall: true })).outcome).toBe('funds');
+      expect((await a.admit({ priceCents: 1 })).outcome).toBe('admitted');
+      // 50 + 4 settled + 45 + 1: nothing lost, nothing twice; a settle on the finished lease is gone.
+      expect((await settleOn(a, 'lease_h1', 'use_l5')).outcome).toBe('gone');
+      await store.returnLease!(refOf(a, 'lease_h1', rateWindow), 0, 0); // idempotent
+      expect((await a.admit({ priceCents: 1, noRecall: true })).outcome).toBe('funds');
+    });
+
+    leaseIt('answers exact under 32 calls of slack, and while the org is recalled', async () => {
+      const small = await account(31);
+      expect(await store.lease!(leaseOf(small, 'lease_x1', 31))).toEqual({ outcome: 'exact' });
+      const a = await account(1_000);
+      expect((await store.lease!(leaseOf(a, 'lease_x2', 100))).outcome).toBe('lease');
+      expect((await a.admit({ priceCents: 951 })).outcome).toBe('leased'); // recalls the lease
+      expect(await store.lease!(leaseOf(a, 'lease_x3', 100))).toEqual({ outcome: 'exact' });
+    });
+
+    leaseIt(
+      'a lease its process abandoned is swept after its hold: the remainder is spendable, a late settle is gone',
+      async () => {
+        const a = await account(100);
+        expect((await store.lease!({ ...leaseOf(a, 'lease_s1', 64), holdTtlMs: 1_000 })).outcome).toBe('lease');
+        expect((await settleOn(a, 'lease_s1', 'use_s1', 5)).outcome).toBe('settled');
+        const expired = (await store.expired(at(NOW + 2_000), 10_000)).filter((r) => r.reservationId === 'lease_s1');
+        expect(expired).toHaveLength(1);
+        expect(await store.void(expired[0]!)).toBe(true);
+        expect((await settleOn(a, 'lease_s1', 'use_s2', 5)).outcome).toBe('gone');
+        // 5 settled (pending until Postgres has it); the other 95 free again.
+        expect((await a.admit({ priceCents: 95, noRecall: true })).outcome).toBe('admitted');
+        expect((await a.admit({ priceCents: 1, noRecall: true })).outcome).toBe('funds');
+      },
+    );
+
+    leaseIt('leases rate tokens and gives the unused ones back to the window', async () => {
+      const a = await account(1_000);
+      // At most half the window's room: 40 of 100 asked, 40 granted; then 30 more of the 60 left, not 60.
+      const grant = await store.lease!({ ...leaseOf(a, 'lease_r1', 40), ratePerMin: 100 });
+      expect(grant).toMatchObject({ outcome: 'lease', tokens: 40 });
+      expect(await store.lease!({ ...leaseOf(a, 'lease_r2', 60), ratePerMin: 100 })).toMatchObject({ tokens: 30 });
+      // 30 tokens left in the window: under 32 calls of room, a lease is refused (exact), and a 31st call too.
+      expect(await store.lease!({ ...leaseOf(a, 'lease_r3', 40), ratePerMin: 100 })).toEqual({ outcome: 'exact' });
+      for (let i = 0; i < 30; i++) expect((await a.admit({ ratePerMin: 100 })).outcome).toBe('admitted');
+      expect((await a.admit({ ratePerMin: 100 })).outcome).toBe('rate_limited');
+      await store.returnLease!(refOf(a, 'lease_r1', (grant as { rateWindow: string }).rateWindow), 0, 30);
+      expect((await a.admit({ ratePerMin: 100 })).outcome).toBe('admitted');
+    });
+  });
+
   it('settles a batch in one step: call by call over a running balance, a voided call gone, one entry acked once', async () => {
     // Card billing: 7 cents of balance and a 10-cent credit limit, so the second call is partly billable.
     const a = await account(7, { mode: 'card', limit: 10 });

@@ -1,0 +1,224 @@
+/**
+ * Leases (issue 23; docs/durability.md, "Leases"): instead of one admission round trip per call, a gateway process
+ * reserves room for many calls of one (org, key, UTC day) at once (SpendStore.lease, the same checks as an admission,
+ * held the same way) and admits calls against it in process. The invariant is kept where it always was: everything
+ * held on the fast state never exceeds what may be spent, across processes, because a lease is held there before any
+ * call uses it.
+ *
+ * - **Window.** A lease admits calls for at most `LEASE_WINDOW_MS` (1 s) from the moment it was asked for, so a
+ *   revocation, a suspension or a tightened cap is seen within 1 s even with pub/sub lost. Then it closes: what its
+ *   calls in flight need stays held, the rest (cents and rate tokens) is returned; when the last call ends, the lease
+ *   is gone. A process that dies leaves its leases to the sweeper (released after the hold's expiry).
+ * - **Exact mode.** When the slack under the tightest limit is under `MIN_CALLS` calls' worth (or the org is being
+ *   recalled, or something would refuse), the store answers `exact` and this process admits that key's calls one by
+ *   one, exactly as without leases, for `EXACT_HOLD_MS` before asking again.
+ * - **Sizing.** A lease asks for 1.5 × the calls the key's previous lease admitted (at least `MIN_CALLS`), and the
+ *   store grants at most half the slack, so other processes keep room.
+ * - **Recall.** A call-by-call refusal while leases admit on the org asks them back (SpendStore `leased`): no new
+ *   lease for 2 s, the holders return their unused part within their window, and the refused call retries.
+ * - Idempotent calls never use a lease: their claim is global, per call.
+ */
+import type { Logger } from '../logger.js';
+import type { LeaseGrant, LeaseInput, LeaseRef, SpendStore } from './spend-store.js';
+
+export const LEASE_WINDOW_MS = 1_000;
+/** Under this many calls' worth of slack, calls are admitted one by one (exact mode). */
+export const MIN_CALLS = 32;
+/** After an `exact` answer, this key is admitted call by call for this long before a lease is asked for again. */
+const EXACT_HOLD_MS = 1_000;
+const MAX_CALLS = 100_000;
+
+export class Lease {
+  /** Cents this process may still admit against the lease. */
+  remaining: number;
+  /** Rate tokens (calls) left. */
+  tokens: number;
+  inFlight = 0;
+  /** What the calls in flight hold. */
+  inFlightCents = 0;
+  admitted = 0;
+  closed = false;
+  /** A call whose settle outcome is unknown: nothing is given back to this lease any more. */
+  poisoned = false;
+
+  constructor(
+    readonly ref: LeaseRef,
+    readonly slot: Slot,
+    cents: number,
+    tokens: number,
+    /** performance.now() until which it admits. */
+    readonly admitUntil: number,
+  ) {
+    this.remaining = cents;
+    this.tokens = tokens;
+  }
+}
+
+interface Slot {
+  key: string;
+  orgId: string;
+  current: Lease | null;
+  acquiring: Promise<LeaseGrant> | null;
+  exactUntil: number;
+  /** Calls the previous lease admitted (its window), for sizing the next. */
+  lastAdmitted: number;
+  /** Leases of the slot not finished yet. */
+  openLeases: number;
+}
+
+export class LeaseBook {
+  private readonly slots = new Map<string, Slot>();
+  private readonly open = new Set<Lease>();
+
+  constructor(
+    private readonly spend: Required<Pick<SpendStore, 'lease' | 'returnLease'>>,
+    private readonly log: Logger,
+  ) {}
+
+  /** One slot per (org, key, UTC day, key version): a changed key never admits on a lease taken before. */
+  static slotKey(orgId: string, keyId: string, day: string, version: string | undefined): string {
+    return `${orgId}|${keyId}|${day}|${version ?? ''}`;
+  }
+
+  /** Admit one call of `price` against this process's lease for the slot, or null (none, closed, used up). */
+  take(slotKey: string, price: number): Lease | null {
+    const lease = this.slots.get(slotKey)?.current;
+    if (!lease || lease.closed) return null;
+    if (performance.now() >= lease.admitUntil) {
+      this.close(lease);
+      return null;
+    }
+    if (lease.tokens < 1 || lease.remaining < price) return null;
+    lease.tokens -= 1;
+    lease.remaining -= price;
+    lease.inFlight += 1;
+    lease.inFlightCents += price;
+    lease.admitted += 1;
+    return lease;
+  }
+
+  /** The slot admits call by call for now (the store said `exact`). */
+  exact(slotKey: string): boolean {
+    const slot = this.slots.get(slotKey);
+    return slot !== undefined && performance.now() < slot.exactUntil;
+  }
+
+  /**
+   * Ask the store for a lease for the slot (one request at a time per slot: concurrent callers share its answer).
+   * `input` gets the lease id and the wanted amounts filled in.
+   */
+  acquire(
+    slotKey: string,
+    orgId: string,
+    input: Omit<LeaseInput, 'leaseId' | 'wantCents' | 'wantTokens' | 'minCalls' | 'nowMs'>,
+    leaseId: string,
+  ): Promise<LeaseGrant> {
+    let slot = this.slots.get(slotKey);
+    if (!slot) {
+      slot = { key: slotKey, orgId, current: null, acquiring: null, exactUntil: 0, lastAdmitted: 0, openLeases: 0 };
+      this.slots.set(slotKey, slot);
+    }
+    if (slot.acquiring) return slot.acquiring;
+    const s = slot;
+    const calls = Math.min(MAX_CALLS, Math.max(MIN_CALLS, Math.ceil(s.lastAdmitted * 1.5)));
+    const startedAt = performance.now();
+    const asked = this.spend
+      .lease({
+        ...input,
+        leaseId,
+        nowMs: Date.now(),
+        wantCents: calls * input.priceCents,
+        wantTokens: calls,
+        minCalls: MIN_CALLS,
+      })
+      .then((grant) => {
+        if (grant.outcome === 'exact') s.exactUntil = performance.now() + EXACT_HOLD_MS;
+        if (grant.outcome === 'lease') {
+          if (s.current) this.close(s.current);
+          const ref: LeaseRef = {
+            leaseId,
+            orgId,
+            keyId: input.keyId,
+            day: input.day,
+            ancestorKeyIds: input.ancestors.map((a) => a.keyId),
+            rateWindow: grant.rateWindow,
+          };
+          // The window starts when the lease was asked for: never later than the store's own start.
+          const lease = new Lease(ref, s, grant.cents, grant.tokens, startedAt + LEASE_WINDOW_MS);
+          s.current = lease;
+          s.openLeases += 1;
+          this.open.add(lease);
+          setTimeout(() => this.close(lease), Math.max(0, lease.admitUntil - performance.now())).unref();
+        }
+        return grant;
+      })
+      .finally(() => {
+        s.acquiring = null;
+      });
+    s.acquiring = asked;
+    return asked;
+  }
+
+  /**
+   * A call admitted on `lease` ended. `charged`: its price left the lease on the fast state (settled, or its outcome
+   * unknown); otherwise (it failed) the price is the lease's again.
+   */
+  ended(lease: Lease, price: number, charged: boolean): void {
+    lease.inFlight -= 1;
+    lease.inFlightCents -= price;
+    if (!charged && !lease.closed && !lease.poisoned) lease.remaining += price;
+    if (lease.closed && lease.inFlight === 0) this.finish(lease);
+  }
+
+  /** A call's settle outcome is unknown: the lease admits no more and gives nothing back in process. */
+  poison(lease: Lease): void {
+    lease.poisoned = true;
+    this.close(lease);
+  }
+
+  /** Stop admitting on the org's leases now (a suspension, a billing-mode or key change announced). */
+  dropOrg(orgId: string): void {
+    for (const lease of this.open) if (lease.ref.orgId === orgId) this.close(lease);
+    for (const [key, slot] of this.slots) if (slot.orgId === orgId && !slot.current) this.slots.delete(key);
+  }
+
+  /** Return every lease (shutdown): calls still in flight keep what they hold until they end. */
+  closeAll(): void {
+    for (const lease of this.open) this.close(lease);
+  }
+
+  /** The window ended: what the calls in flight hold stays, the rest and the unused tokens go back. */
+  private close(lease: Lease): void {
+    if (lease.closed) return;
+    lease.closed = true;
+    const slot = lease.slot;
+    if (slot.current === lease) {
+      slot.current = null;
+      slot.lastAdmitted = lease.admitted;
+    }
+    if (lease.inFlight === 0) {
+      this.finish(lease, lease.tokens);
+      return;
+    }
+    this.send(lease, lease.inFlightCents, lease.tokens);
+  }
+
+  /** The lease's last call ended (or it had none): whatever it still holds is released. */
+  private finish(lease: Lease, unusedTokens = 0): void {
+    if (!this.open.delete(lease)) return;
+    this.send(lease, 0, unusedTokens);
+    const slot = lease.slot;
+    slot.openLeases -= 1;
+    // An idle slot is forgotten (memory stays bounded by the keys in use); a key used again starts a new one.
+    if (slot.openLeases === 0 && !slot.current && !slot.acquiring && performance.now() >= slot.exactUntil) {
+      if (this.slots.get(slot.key) === slot) this.slots.delete(slot.key);
+    }
+  }
+
+  private send(lease: Lease, keepCents: number, unusedTokens: number): void {
+    this.spend.returnLease(lease.ref, keepCents, unusedTokens).catch((err: unknown) => {
+      // The hold stays until the sweeper releases it (its expiry): never a loss, at worst room unused for a while.
+      this.log.warn({ err, lease_id: lease.ref.leaseId }, 'lease return failed; the sweeper releases it');
+    });
+  }
+}
