@@ -16,7 +16,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import { fromBytes, normalize, type Embedder } from './embedder.js';
-import type { SearchIndex } from './search-index.js';
+import { vectorUsable, type SearchIndex } from './search-index.js';
 import type { SearchQuery, SearchSort } from './search.schemas.js';
 import type { ScoresReader, Scores } from './scores.js';
 
@@ -60,8 +60,11 @@ interface Entry {
 export const RANKING = {
   rrfK: 10,
   weights: { fts: 1, trigram: 0.25, semantic: 1.5 },
-  /** Candidates each list contributes. */
-  depth: 200,
+  /**
+   * Callable prior: the fused score of a listing callable through the gateway (a provider's) is multiplied by 1 + this.
+   * 1 was the knee on the callable part of npm run eval:search (docs/decisions.md, "Callable first").
+   */
+  callable: 1,
   /** The typo list (corrected words) counts only when full-text search found fewer candidates than this. */
   trigramWhenFewer: 20,
   /** Query lexemes at least this long and unknown to the index are corrected, at most maxWords of them, each to its
@@ -167,8 +170,9 @@ export class SearchService {
         this.entries.delete(r.id);
         continue;
       }
-      const current = r.embedding && r.embedder === this.deps.embedder.id;
-      if (!current) stale.push(r.id);
+      // A vector of this embedder is used even when its document format is older; the row is indexed again.
+      const current = r.embedding && vectorUsable(r.embedder, this.deps.embedder.id);
+      if (r.embedder !== this.deps.index.marker) stale.push(r.id);
       this.entries.set(r.id, {
         id: r.id,
         category: r.category,
@@ -179,7 +183,7 @@ export class SearchService {
     }
     this.watermark = new Date(mark || started);
     this.lastSync = Date.now();
-    // Live listings with no vector, or one from another embedder: index them in the background.
+    // Live listings with no vector, one from another embedder or an older document format: index them in the background.
     if (first && stale.length) {
       this.deps.logger.info({ count: stale.length }, 'search: indexing listings without a current vector');
       this.deps.index.index(stale).catch((err: unknown) => this.deps.logger.warn({ err }, 'search: indexing failed'));
@@ -230,7 +234,7 @@ export class SearchService {
       if (s >= RANKING.semanticFloor) scored.push({ id: e.id, score: s });
     }
     scored.sort((a, b) => b.score - a.score);
-    return scored.slice(0, RANKING.depth);
+    return scored;
   }
 
   private async keyword(
@@ -243,9 +247,9 @@ export class SearchService {
     // "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When every lexeme is
     // that common, all are kept.
     const rare = lexemes.filter((l) => !common.has(l.lex));
-    const main = tsOr((rare.length ? rare : lexemes).map((l) => l.lex));
+    const main = (rare.length ? rare : lexemes).map((l) => l.lex);
     // Typos and partial words: lexemes the index does not know, replaced by their nearest indexed words.
-    const fixes = tsOr([...new Set(lexemes.flatMap((l) => l.fixes ?? []))]);
+    const fixes = [...new Set(lexemes.flatMap((l) => l.fixes ?? []))];
     const [fts, typos] = await Promise.all([this.fullText(em, main, f), this.fullText(em, fixes, f)]);
     // When the full-text list already holds plenty, corrections add little (a quarter weight) and mostly noise.
     const trigram = fts.length < RANKING.trigramWhenFewer ? typos : [];
@@ -271,16 +275,20 @@ export class SearchService {
   }
 
   /**
-   * Ids of listings matching a tsquery, best ts_rank first. The tsquery arrives as a parameter, so it is parsed once
-   * when the statement is planned: built inside the statement, it was cast per row (75 ms instead of 3 at 10k).
-   * Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold): joining
-   * apis cost a scan of every listing per query.
+   * Ids of every listing matching any of these lexemes (no cut-off: the search's total counts them all), best first:
+   * those holding more of the words first, then by ts_rank. ts_rank alone sums occurrences by field weight, so a
+   * listing with "weather" five times in its name, category and examples came before one saying "weather forecast" in
+   * its summary and its endpoint (docs/decisions.md, "Callable first"). The tsquery and the words arrive as
+   * parameters, parsed once when the statement is planned: built inside the statement, the tsquery was cast per row
+   * (75 ms instead of 3 at 10k). Without filters, liveness is checked against the per-process copy (rank() drops ids
+   * it does not hold): joining apis cost a scan of every listing per query.
    */
   private async fullText(
     em: EntityManager,
-    tsquery: string | null,
+    words: string[],
     f: Pick<SearchQuery, 'category' | 'source'>,
   ): Promise<string[]> {
+    const tsquery = tsOr(words);
     if (tsquery === null) return [];
     const filters: string[] = [];
     const params: unknown[] = [tsquery];
@@ -293,11 +301,13 @@ export class SearchService {
       params.push(f.source);
     }
     const joined = filters.length > 0;
+    // How many of the words a document holds: its distinct lexemes less those left once the words are deleted.
+    const held = `length(s.document) - length(ts_delete(s.document, array(select jsonb_array_elements_text(?::jsonb))))`;
     const rows = await em.execute<{ id: string }[]>(
       `select s.api_id as id from api_search s${joined ? ' join apis a on a.id = s.api_id' : ''}
         where s.document @@ ?::tsquery${joined ? ` and a.status = 'live'${filters.join('')}` : ''}
-        order by ts_rank(s.document, ?::tsquery) desc, s.api_id limit ${RANKING.depth}`,
-      joined ? [tsquery, ...params.slice(1), tsquery] : [tsquery, tsquery],
+        order by ${held} desc, ts_rank(s.document, ?::tsquery) desc, s.api_id`,
+      [...params, JSON.stringify(words), tsquery],
     );
     return rows.map((r) => r.id);
   }
@@ -339,6 +349,11 @@ export class SearchService {
       const sem = this.semantic(normalize(moved), pool);
       lists[0] = [sem.map((s) => s.id), weights.semantic];
       fused = this.fuse(lists);
+    }
+    // Callable first: a listing people can call through the gateway with the key they hold is worth more to them than
+    // a directory entry (a pointer to sign up elsewhere) of the same relevance. Multiplied, so a weak match stays weak.
+    for (const [id, score] of fused) {
+      if (this.entries.get(id)?.source === 'provider') fused.set(id, score * (1 + RANKING.callable));
     }
     return fused;
   }
@@ -506,8 +521,11 @@ function sortKey(
   }
 }
 
-/** A tsquery matching any of these lexemes (quoted, with quotes and backslashes doubled), or null when there are none. */
+/** A lexeme quoted for a tsquery (quotes and backslashes doubled). */
+const quoteLexeme = (l: string) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** A tsquery matching any of these lexemes, or null when there are none. */
 export function tsOr(lexemes: readonly string[]): string | null {
   if (!lexemes.length) return null;
-  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
+  return lexemes.map(quoteLexeme).join(' | ');
 }
