@@ -50,6 +50,11 @@ if (process.argv.includes('--callable')) {
       JSON.stringify(g),
       `callable: ndcg ${JSON.stringify(f.ndcg_at_10.hybrid)} top3 ${p.hits_at_3}/${p.answers} top10 ${p.hits_at_10}`,
       `mrr ${p.mrr} intrusions ${f.intrusions.hybrid} (${f.intruders.hybrid!.join(', ')})`,
+      '\n  not in top 3:',
+      Object.entries(f.ranks.hybrid!)
+        .filter(([, r]) => r === null || r > 3)
+        .map(([k, r]) => `${k}@${r ?? '-'}`)
+        .join(', '),
     );
   }
 }

@@ -5,7 +5,7 @@
  * on the listing's status), so publishing again is instant.
  *
  * Field weights (Postgres A > B > C > D): name, tags, category and examples A; summary and synonyms B; description and
- * endpoint summaries C (B measured the same on npm run eval:search); the words of endpoint paths D. Endpoint
+ * endpoint summaries C (B or A measured the same on npm run eval:search); the words of endpoint paths D. Endpoint
  * summaries are also intents of the listing's vectors (after its examples): a provider's "Daily weather forecast for
  * a city" says what a call does as an example question would.
  */

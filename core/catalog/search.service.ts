@@ -2,11 +2,15 @@
  * GET /v1/search: hybrid ranking of live listings.
  *
  * - Keyword (Postgres): full-text search over api_search.document (weights A name/tags/category/examples, B summary
- *   and synonyms, C description, D endpoints), the query's words OR-ed, ranked by ts_rank; plus a typo list: query
- *   words the index does not know (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
+ *   and synonyms, C description and endpoint summaries, D endpoint path words), the query's words OR-ed, ranked by how
+ *   many of them a listing holds, then ts_rank; plus a typo list: query words the index does not know
+ *   (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
  * - Semantic (in process): cosine of the query's vector with every live listing's stored vector (brute force over a
  *   per-process copy; 10k listings × 100 dimensions is about 1 ms).
- * - Fusion: weighted reciprocal rank fusion of the three lists, then a small svc_score prior as tie breaker.
+ * - Fusion: weighted reciprocal rank fusion of the three lists; a callable listing's score doubled (callable first);
+ *   a small svc_score prior as tie breaker.
+ * - Results, and the total: every keyword match (and corrected-word match) plus the matches by meaning
+ *   (semanticMatches), uncapped: the total is the number a person can page through.
  *
  * The per-process copy (id, category, source, published_at, vector) is refreshed incrementally from the rows'
  * updated_at at most every SYNC_MS, so a listing published or unpublished in another process (the worker) is
@@ -72,8 +76,18 @@ export const RANKING = {
   typo: { minLength: 4, maxWords: 4, fixesPerWord: 3 },
   /** Semantic matches below this cosine are not results on their own. */
   semanticFloor: 0.3,
+  /** How many of the nearest listings by meaning add to fused scores (more when more are results by meaning). */
+  semanticDepth: 200,
+  /** Results by meaning alone: the `atLeast` nearest, then those within `share` of the best score (semanticMatches). */
+  semanticMatch: { share: 0.75, atLeast: 10 },
   /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
   intentLift: 0.75,
+  /**
+   * The same for a provider's listing, whose intents are its own examples and its endpoints' summaries: what its calls
+   * do, not questions generated for a directory entry. Taking the best puts a listing that says "weather forecast"
+   * only in an endpoint where that endpoint's match earns it (docs/decisions.md, "Callable first").
+   */
+  providerIntentLift: 1,
   /** Pseudo-relevance feedback: the first `top` results' vectors added to the query's with this total weight. */
   feedback: { top: 5, weight: 0.5 },
   /** A lexeme in more than this share of documents is left out of the full-text query. */
@@ -230,11 +244,25 @@ export class SearchService {
       const s0 = dotAt(qv, e.vec, 0);
       let best = s0;
       for (let off = dims; off < e.vec.length; off += dims) best = Math.max(best, dotAt(qv, e.vec, off));
-      const s = s0 + RANKING.intentLift * (best - s0);
+      const lift = e.source === 'provider' ? RANKING.providerIntentLift : RANKING.intentLift;
+      const s = s0 + lift * (best - s0);
       if (s >= RANKING.semanticFloor) scored.push({ id: e.id, score: s });
     }
     scored.sort((a, b) => b.score - a.score);
     return scored;
+  }
+
+  /**
+   * The listings of a semantic list that are results by meaning alone: the `atLeast` nearest, then those within
+   * `share` of the best score. The rest of the list still adds its small part to a keyword match's fused score, but is
+   * no result on its own: word-vector cosines of unrelated texts reach 0.5, so above the floor alone most of the
+   * catalog matched any query ("qr code": 6,691 of 10,000).
+   */
+  private semanticMatches(list: { id: string; score: number }[]): string[] {
+    const { share, atLeast } = RANKING.semanticMatch;
+    const cut = (list[0]?.score ?? 0) * share;
+    const end = list.findIndex((x, i) => i >= atLeast && x.score < cut);
+    return (end < 0 ? list : list.slice(0, end)).map((x) => x.id);
   }
 
   private async keyword(
@@ -301,13 +329,13 @@ export class SearchService {
       params.push(f.source);
     }
     const joined = filters.length > 0;
-    // How many of the words a document holds: its distinct lexemes less those left once the words are deleted.
-    const held = `length(s.document) - length(ts_delete(s.document, array(select jsonb_array_elements_text(?::jsonb))))`;
+    // How many of the words a document holds (one index-free match per word; none to count for a single word).
+    const held = words.length > 1 ? words.map(() => '(s.document @@ ?::tsquery)::int').join(' + ') : null;
     const rows = await em.execute<{ id: string }[]>(
       `select s.api_id as id from api_search s${joined ? ' join apis a on a.id = s.api_id' : ''}
         where s.document @@ ?::tsquery${joined ? ` and a.status = 'live'${filters.join('')}` : ''}
-        order by ${held} desc, ts_rank(s.document, ?::tsquery) desc, s.api_id`,
-      [...params, JSON.stringify(words), tsquery],
+        order by ${held ? `${held} desc, ` : ''}ts_rank(s.document, ?::tsquery) desc, s.api_id`,
+      [...params, ...(held ? words.map((w) => tsOr([w])) : []), tsquery],
     );
     return rows.map((r) => r.id);
   }
@@ -321,6 +349,8 @@ export class SearchService {
     await this.sync();
     const { weights } = RANKING;
     const lists: [string[], number][] = [];
+    // The listings that are results: keyword matches, and matches by meaning (semanticMatches).
+    let byMeaning: string[] = [];
     // The database works on the keyword lists while this process scores vectors.
     const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
     keyword?.catch(() => undefined);
@@ -329,11 +359,14 @@ export class SearchService {
     const qv = ranker !== 'keyword' ? (await this.deps.embedder.embed([q]))[0] : undefined;
     if (ranker !== 'keyword') {
       const sem = qv ? this.semantic(qv, pool) : [];
-      lists.push([sem.map((s) => s.id), weights.semantic]);
+      byMeaning = this.semanticMatches(sem);
+      lists.push([nearest(sem, byMeaning.length), weights.semantic]);
     }
+    let byWords: string[] = [];
     if (keyword) {
       const kw = await keyword;
       lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
+      byWords = [...kw.fts, ...kw.trigram];
     }
     let fused = this.fuse(lists);
     if (ranker === 'hybrid' && RANKING.feedback.top > 0 && fused.size) {
@@ -347,9 +380,12 @@ export class SearchService {
         for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
       }
       const sem = this.semantic(normalize(moved), pool);
-      lists[0] = [sem.map((s) => s.id), weights.semantic];
+      byMeaning = this.semanticMatches(sem);
+      lists[0] = [nearest(sem, byMeaning.length), weights.semantic];
       fused = this.fuse(lists);
     }
+    const results = new Set([...byWords, ...byMeaning]);
+    for (const id of fused.keys()) if (!results.has(id)) fused.delete(id);
     // Callable first: a listing people can call through the gateway with the key they hold is worth more to them than
     // a directory entry (a pointer to sign up elsewhere) of the same relevance. Multiplied, so a weak match stays weak.
     for (const [id, score] of fused) {
@@ -481,6 +517,11 @@ export class SearchService {
     }
     return out;
   }
+}
+
+/** Ids of the first RANKING.semanticDepth (at least `results`) of a semantic list: those that add to fused scores. */
+function nearest(list: { id: string }[], results: number): string[] {
+  return list.slice(0, Math.max(RANKING.semanticDepth, results)).map((s) => s.id);
 }
 
 /** Dot product of `q` with the vector stored at `off` in `v` (no subarray allocation on the hot loop). */
