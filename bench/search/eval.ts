@@ -1,29 +1,29 @@
 /**
  * `npm run eval:search`: nDCG@10 of each ranker (keyword only, semantic only, hybrid) on the graded development set
  * (test/fixtures/search/dev-set.json, or the file given), per kind of query and overall, over the directory loaded
- * into a scratch database. Prints a table and records bench/results/search-eval-<date>.json.
+ * into a scratch database. Then the callable part (bench/search/callable.ts, test/fixtures/search/callable-set.json;
+ * `--no-callable` skips it): providers' listings published beside the directory, the set again with their grades, and
+ * where the callable answers rank. Prints tables and records bench/results/search-eval-<date>.json.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ranker } from '../../core/catalog/search.service.js';
+import { evalCallable, loadCallableSet, publishCallable, type CallableFigures, type EvalQuery } from './callable.js';
 import { ndcgAt } from './ndcg.js';
 import { scratchCatalog } from './scratch.js';
 
-interface Query {
-  id: string;
-  kind: string;
-  q: string;
-  relevant: Record<string, number>;
-}
+type Query = EvalQuery;
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 
 async function main(): Promise<void> {
-  // npm run eval:search -- [SET.json] [--directory FILE] (a directory file with its own enrichment/ beside it)
+  // npm run eval:search -- [SET.json] [--directory FILE] [--no-callable] (a directory file with its own enrichment/
+  // beside it; --no-callable: the development set on the directory alone, without the callable part)
   const args = process.argv.slice(2);
   const dirAt = args.indexOf('--directory');
   const directory = dirAt >= 0 ? path.resolve(args[dirAt + 1]!) : undefined;
-  const positional = args.filter((_a, i) => dirAt < 0 || (i !== dirAt && i !== dirAt + 1));
+  const withCallable = !args.includes('--no-callable');
+  const positional = args.filter((a, i) => a !== '--no-callable' && (dirAt < 0 || (i !== dirAt && i !== dirAt + 1)));
   const setFile = path.resolve(positional[0] ?? path.join(ROOT, 'test', 'fixtures', 'search', 'dev-set.json'));
   const set = JSON.parse(await readFile(setFile, 'utf8')) as { queries: Query[] };
   const scratch = await scratchCatalog({ file: directory });
@@ -75,6 +75,40 @@ async function main(): Promise<void> {
       .slice(0, 8);
     console.log('\nweakest hybrid queries:');
     for (const w of worst) console.log(`  ${w.id} ${w.ndcg.toFixed(2)}  "${w.q}" → ${w.top.join(', ')}`);
+
+    // Callable part: measured after the set above, on the same catalog plus providers' listings.
+    let callable: (CallableFigures & { set: string }) | undefined;
+    if (withCallable) {
+      const callableFile = path.join(ROOT, 'test', 'fixtures', 'search', 'callable-set.json');
+      const callableSet = await loadCallableSet(callableFile);
+      await publishCallable(scratch, callableSet);
+      callable = {
+        set: path.relative(ROOT, callableFile),
+        ...(await evalCallable(scratch, set.queries, callableSet, rankers)),
+      };
+      console.log(
+        `\nwith ${callableSet.listings.length} callable listings (${callable.set}): nDCG@10 with their grades`,
+      );
+      console.log(header.map((h) => h.padEnd(12)).join(''));
+      for (const ranker of rankers) {
+        console.log(
+          [ranker, ...[...kinds, 'overall'].map((k) => callable!.ndcg_at_10[ranker]![k]!.toFixed(3))]
+            .map((c) => c.padEnd(12))
+            .join(''),
+        );
+      }
+      console.log(
+        'callable answers (grade 3): in top 3 / in top 10 of all, MRR; ungraded callable listings in a top 10',
+      );
+      for (const ranker of rankers) {
+        const p = callable.placement[ranker]!;
+        console.log(
+          `  ${ranker.padEnd(10)} ${p.hits_at_3}/${p.answers}  ${p.hits_at_10}/${p.answers}  mrr ${p.mrr.toFixed(3)}  intrusions ${callable.intrusions[ranker]}`,
+        );
+      }
+      const missed = Object.entries(callable.ranks.hybrid!).filter(([, r]) => r === null || r > 3);
+      console.log(`  hybrid, not in top 3: ${missed.map(([k, r]) => `${k}@${r ?? '-'}`).join(', ') || 'none'}`);
+    }
     const date = new Date().toISOString().slice(0, 10);
     const out = path.join(ROOT, 'bench', 'results', `search-eval-${date}.json`);
     await mkdir(path.dirname(out), { recursive: true });
@@ -90,6 +124,7 @@ async function main(): Promise<void> {
           enrichment: scratch.report.enrichment,
           ndcg_at_10: summary,
           rank_ms_mean: Math.round((timings.reduce((a, b) => a + b, 0) / timings.length) * 10) / 10,
+          ...(callable ? { callable } : {}),
           per_query: perQuery,
         },
         null,

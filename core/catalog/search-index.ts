@@ -4,8 +4,10 @@
  * them (and adds the document's lexemes to `search_lexicon`, which corrects unknown query words); a row whose inputs did not change is left untouched. Rows of drafts stay (search filters
  * on the listing's status), so publishing again is instant.
  *
- * Field weights (Postgres A > B > C > D): name, tags, category and examples A; summary and synonyms B; description C;
- * endpoint paths and summaries D.
+ * Field weights (Postgres A > B > C > D): name, tags, category and examples A; summary and synonyms B; description and
+ * endpoint summaries C (B or A measured the same on npm run eval:search); the words of endpoint paths D. Endpoint
+ * summaries are also intents of the listing's vectors (after its examples): a provider's "Daily weather forecast for
+ * a city" says what a call does as an example question would.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { normalize, toBytes, type Embedder } from './embedder.js';
@@ -19,7 +21,9 @@ interface ListingRow {
   examples: string[];
   search_terms: string[];
   category_name: string | null;
-  endpoints: string | null;
+  /** Its endpoints' summaries and paths, in their order. */
+  endpoint_summaries: string[] | null;
+  endpoint_paths: string[] | null;
 }
 
 /** Tags that describe access (auth:apikey, https, cors:yes) help filters, not meaning. */
@@ -30,6 +34,19 @@ export function splitName(name: string): string {
   const split = name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/([A-Za-z])(\d)/g, '$1 $2');
   return split === name ? name : `${name} ${split}`;
 }
+
+/** The words of a path template: "/forecast/{city}/daily" → "forecast city daily". */
+export const pathWords = (p: string) => p.replace(/[^A-Za-z0-9]+/g, ' ').trim();
+
+/**
+ * The document format: stored with the embedder's id (`<embedder id>#<format>`), so listings indexed by an older
+ * format are indexed again at the next start (their vectors stay in use meanwhile when the embedder is the same).
+ */
+export const INDEX_FORMAT = 2;
+export const indexMarker = (embedderId: string) => `${embedderId}#${INDEX_FORMAT}`;
+/** Whether a stored vector was made by this embedder (whatever the document format). */
+export const vectorUsable = (stored: string | null, embedderId: string) =>
+  stored === embedderId || (stored?.startsWith(`${embedderId}#`) ?? false);
 
 export interface IndexedDocument {
   id: string;
@@ -45,18 +62,21 @@ export function documentOf(r: ListingRow): IndexedDocument {
   const category = r.category_name ?? '';
   const examples = r.examples.join('. ');
   const synonyms = r.search_terms.join(', ');
+  const calls = [...new Set((r.endpoint_summaries ?? []).map((t) => t.trim()).filter(Boolean))];
+  const endpointText = calls.join('. ').slice(0, 5000);
   return {
     id: r.id,
     a: [splitName(r.name), tags.join(' '), category, examples].filter(Boolean).join('. '),
     b: [r.summary, synonyms].filter(Boolean).join('. '),
-    c: (r.description ?? '').slice(0, 5000),
-    d: (r.endpoints ?? '').slice(0, 20_000),
+    c: [(r.description ?? '').slice(0, 5000), endpointText].filter(Boolean).join('. '),
+    d: (r.endpoint_paths ?? []).map(pathWords).join(' ').slice(0, 20_000),
     semantic: {
       main: `${splitName(r.name)}. ${r.summary}. ${(r.description ?? '').slice(0, 500)}`,
       category,
-      intents: [examples, synonyms, tags.join(' ')].filter(Boolean).join('. '),
-      // Each example on its own (searched by best match), so one precise intent is not diluted by the others.
-      each: r.examples.slice(0, MAX_INTENT_VECTORS),
+      intents: [examples, synonyms, endpointText.slice(0, 1000), tags.join(' ')].filter(Boolean).join('. '),
+      // Each example, then each endpoint summary, on its own (searched by best match), so one precise intent is not
+      // diluted by the others.
+      each: [...r.examples, ...calls].slice(0, MAX_INTENT_VECTORS),
     },
   };
 }
@@ -70,8 +90,9 @@ const SEMANTIC_WEIGHTS = { main: 1, category: 0.35, intents: 1 } as const;
 export class SearchIndex {
   constructor(private readonly deps: { orm: MikroORM; embedder: Embedder }) {}
 
-  get embedderId(): string {
-    return this.deps.embedder.id;
+  /** What a row indexed now stores in `api_search.embedder`: the embedder's id and the document format. */
+  get marker(): string {
+    return indexMarker(this.deps.embedder.id);
   }
 
   /**
@@ -107,8 +128,10 @@ export class SearchIndex {
     const em = this.deps.orm.em.fork();
     const rows = await em.execute<ListingRow[]>(
       `select a.id, a.name, a.summary, a.description, a.tags, a.examples, a.search_terms, c.name as category_name,
-              (select string_agg(e.path || ' ' || coalesce(e.summary, ''), '. ' order by e.position)
-                 from endpoints e where e.api_id = a.id) as endpoints
+              (select array_agg(e.summary order by e.position, e.path) from endpoints e
+                where e.api_id = a.id and e.summary is not null) as endpoint_summaries,
+              (select array_agg(e.path order by e.position, e.path) from endpoints e
+                where e.api_id = a.id) as endpoint_paths
          from apis a left join categories c on c.slug = a.category
         where a.id in (select jsonb_array_elements_text(?::jsonb))`,
       [JSON.stringify(ids)],
@@ -138,17 +161,20 @@ export class SearchIndex {
          select distinct w from up, unnest(tsvector_to_array(up.document)) w
          on conflict do nothing)
        select api_id from up`,
-      [this.deps.embedder.id, JSON.stringify(payload)],
+      [this.marker, JSON.stringify(payload)],
     );
     return res.length;
   }
 
-  /** Listings whose stored vector is missing or from another embedder (after switching SEARCH_EMBEDDER). */
+  /**
+   * Listings whose index row is missing, from another embedder (after switching SEARCH_EMBEDDER) or from an older
+   * document format.
+   */
   async stale(): Promise<string[]> {
     const rows = await this.deps.orm.em.fork().execute<{ id: string }[]>(
       `select a.id from apis a left join api_search s on s.api_id = a.id
-          where a.status = 'live' and (s.api_id is null or s.embedder <> ?)`,
-      [this.deps.embedder.id],
+          where a.status = 'live' and (s.api_id is null or s.embedder is distinct from ?)`,
+      [this.marker],
     );
     return rows.map((r) => r.id);
   }

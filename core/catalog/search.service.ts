@@ -2,11 +2,15 @@
  * GET /v1/search: hybrid ranking of live listings.
  *
  * - Keyword (Postgres): full-text search over api_search.document (weights A name/tags/category/examples, B summary
- *   and synonyms, C description, D endpoints), the query's words OR-ed, ranked by ts_rank; plus a typo list: query
- *   words the index does not know (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
+ *   and synonyms, C description and endpoint summaries, D endpoint path words), the query's words OR-ed, ranked by how
+ *   many of them a listing holds, then ts_rank; plus a typo list: query words the index does not know
+ *   (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
  * - Semantic (in process): cosine of the query's vector with every live listing's stored vector (brute force over a
  *   per-process copy; 10k listings × 100 dimensions is about 1 ms).
- * - Fusion: weighted reciprocal rank fusion of the three lists, then a small svc_score prior as tie breaker.
+ * - Fusion: weighted reciprocal rank fusion of the three lists; a callable listing's score doubled (callable first);
+ *   a small svc_score prior as tie breaker.
+ * - Results, and the total: every keyword match (and corrected-word match) plus the matches by meaning
+ *   (semanticMatches), uncapped: the total is the number a person can page through.
  *
  * The per-process copy (id, category, source, published_at, vector) is refreshed incrementally from the rows'
  * updated_at at most every SYNC_MS, so a listing published or unpublished in another process (the worker) is
@@ -16,7 +20,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import { fromBytes, normalize, type Embedder } from './embedder.js';
-import type { SearchIndex } from './search-index.js';
+import { vectorUsable, type SearchIndex } from './search-index.js';
 import type { SearchQuery, SearchSort } from './search.schemas.js';
 import type { ScoresReader, Scores } from './scores.js';
 
@@ -60,8 +64,11 @@ interface Entry {
 export const RANKING = {
   rrfK: 10,
   weights: { fts: 1, trigram: 0.25, semantic: 1.5 },
-  /** Candidates each list contributes. */
-  depth: 200,
+  /**
+   * Callable prior: the fused score of a listing callable through the gateway (a provider's) is multiplied by 1 + this.
+   * 1 was the knee on the callable part of npm run eval:search (docs/decisions.md, "Callable first").
+   */
+  callable: 1,
   /** The typo list (corrected words) counts only when full-text search found fewer candidates than this. */
   trigramWhenFewer: 20,
   /** Query lexemes at least this long and unknown to the index are corrected, at most maxWords of them, each to its
@@ -69,8 +76,18 @@ export const RANKING = {
   typo: { minLength: 4, maxWords: 4, fixesPerWord: 3 },
   /** Semantic matches below this cosine are not results on their own. */
   semanticFloor: 0.3,
+  /** How many of the nearest listings by meaning add to fused scores (more when more are results by meaning). */
+  semanticDepth: 200,
+  /** Results by meaning alone: the `atLeast` nearest, then those within `share` of the best score (semanticMatches). */
+  semanticMatch: { share: 0.75, atLeast: 10 },
   /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
   intentLift: 0.75,
+  /**
+   * The same for a provider's listing, whose intents are its own examples and its endpoints' summaries: what its calls
+   * do, not questions generated for a directory entry. Taking the best puts a listing that says "weather forecast"
+   * only in an endpoint where that endpoint's match earns it (docs/decisions.md, "Callable first").
+   */
+  providerIntentLift: 1,
   /** Pseudo-relevance feedback: the first `top` results' vectors added to the query's with this total weight. */
   feedback: { top: 5, weight: 0.5 },
   /** A lexeme in more than this share of documents is left out of the full-text query. */
@@ -167,8 +184,9 @@ export class SearchService {
         this.entries.delete(r.id);
         continue;
       }
-      const current = r.embedding && r.embedder === this.deps.embedder.id;
-      if (!current) stale.push(r.id);
+      // A vector of this embedder is used even when its document format is older; the row is indexed again.
+      const current = r.embedding && vectorUsable(r.embedder, this.deps.embedder.id);
+      if (r.embedder !== this.deps.index.marker) stale.push(r.id);
       this.entries.set(r.id, {
         id: r.id,
         category: r.category,
@@ -179,7 +197,7 @@ export class SearchService {
     }
     this.watermark = new Date(mark || started);
     this.lastSync = Date.now();
-    // Live listings with no vector, or one from another embedder: index them in the background.
+    // Live listings with no vector, one from another embedder or an older document format: index them in the background.
     if (first && stale.length) {
       this.deps.logger.info({ count: stale.length }, 'search: indexing listings without a current vector');
       this.deps.index.index(stale).catch((err: unknown) => this.deps.logger.warn({ err }, 'search: indexing failed'));
@@ -226,11 +244,25 @@ export class SearchService {
       const s0 = dotAt(qv, e.vec, 0);
       let best = s0;
       for (let off = dims; off < e.vec.length; off += dims) best = Math.max(best, dotAt(qv, e.vec, off));
-      const s = s0 + RANKING.intentLift * (best - s0);
+      const lift = e.source === 'provider' ? RANKING.providerIntentLift : RANKING.intentLift;
+      const s = s0 + lift * (best - s0);
       if (s >= RANKING.semanticFloor) scored.push({ id: e.id, score: s });
     }
     scored.sort((a, b) => b.score - a.score);
-    return scored.slice(0, RANKING.depth);
+    return scored;
+  }
+
+  /**
+   * The listings of a semantic list that are results by meaning alone: the `atLeast` nearest, then those within
+   * `share` of the best score. The rest of the list still adds its small part to a keyword match's fused score, but is
+   * no result on its own: word-vector cosines of unrelated texts reach 0.5, so above the floor alone most of the
+   * catalog matched any query ("qr code": 6,691 of 10,000).
+   */
+  private semanticMatches(list: { id: string; score: number }[]): string[] {
+    const { share, atLeast } = RANKING.semanticMatch;
+    const cut = (list[0]?.score ?? 0) * share;
+    const end = list.findIndex((x, i) => i >= atLeast && x.score < cut);
+    return (end < 0 ? list : list.slice(0, end)).map((x) => x.id);
   }
 
   private async keyword(
@@ -243,9 +275,9 @@ export class SearchService {
     // "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When every lexeme is
     // that common, all are kept.
     const rare = lexemes.filter((l) => !common.has(l.lex));
-    const main = tsOr((rare.length ? rare : lexemes).map((l) => l.lex));
+    const main = (rare.length ? rare : lexemes).map((l) => l.lex);
     // Typos and partial words: lexemes the index does not know, replaced by their nearest indexed words.
-    const fixes = tsOr([...new Set(lexemes.flatMap((l) => l.fixes ?? []))]);
+    const fixes = [...new Set(lexemes.flatMap((l) => l.fixes ?? []))];
     const [fts, typos] = await Promise.all([this.fullText(em, main, f), this.fullText(em, fixes, f)]);
     // When the full-text list already holds plenty, corrections add little (a quarter weight) and mostly noise.
     const trigram = fts.length < RANKING.trigramWhenFewer ? typos : [];
@@ -271,16 +303,20 @@ export class SearchService {
   }
 
   /**
-   * Ids of listings matching a tsquery, best ts_rank first. The tsquery arrives as a parameter, so it is parsed once
-   * when the statement is planned: built inside the statement, it was cast per row (75 ms instead of 3 at 10k).
-   * Without filters, liveness is checked against the per-process copy (rank() drops ids it does not hold): joining
-   * apis cost a scan of every listing per query.
+   * Ids of every listing matching any of these lexemes (no cut-off: the search's total counts them all), best first:
+   * those holding more of the words first, then by ts_rank. ts_rank alone sums occurrences by field weight, so a
+   * listing with "weather" five times in its name, category and examples came before one saying "weather forecast" in
+   * its summary and its endpoint (docs/decisions.md, "Callable first"). The tsquery and the words arrive as
+   * parameters, parsed once when the statement is planned: built inside the statement, the tsquery was cast per row
+   * (75 ms instead of 3 at 10k). Without filters, liveness is checked against the per-process copy (rank() drops ids
+   * it does not hold): joining apis cost a scan of every listing per query.
    */
   private async fullText(
     em: EntityManager,
-    tsquery: string | null,
+    words: string[],
     f: Pick<SearchQuery, 'category' | 'source'>,
   ): Promise<string[]> {
+    const tsquery = tsOr(words);
     if (tsquery === null) return [];
     const filters: string[] = [];
     const params: unknown[] = [tsquery];
@@ -293,11 +329,13 @@ export class SearchService {
       params.push(f.source);
     }
     const joined = filters.length > 0;
+    // How many of the words a document holds (one index-free match per word; none to count for a single word).
+    const held = words.length > 1 ? words.map(() => '(s.document @@ ?::tsquery)::int').join(' + ') : null;
     const rows = await em.execute<{ id: string }[]>(
       `select s.api_id as id from api_search s${joined ? ' join apis a on a.id = s.api_id' : ''}
         where s.document @@ ?::tsquery${joined ? ` and a.status = 'live'${filters.join('')}` : ''}
-        order by ts_rank(s.document, ?::tsquery) desc, s.api_id limit ${RANKING.depth}`,
-      joined ? [tsquery, ...params.slice(1), tsquery] : [tsquery, tsquery],
+        order by ${held ? `${held} desc, ` : ''}ts_rank(s.document, ?::tsquery) desc, s.api_id`,
+      [...params, ...(held ? words.map((w) => tsOr([w])) : []), tsquery],
     );
     return rows.map((r) => r.id);
   }
@@ -311,6 +349,8 @@ export class SearchService {
     await this.sync();
     const { weights } = RANKING;
     const lists: [string[], number][] = [];
+    // The listings that are results: keyword matches, and matches by meaning (semanticMatches).
+    let byMeaning: string[] = [];
     // The database works on the keyword lists while this process scores vectors.
     const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
     keyword?.catch(() => undefined);
@@ -319,11 +359,14 @@ export class SearchService {
     const qv = ranker !== 'keyword' ? (await this.deps.embedder.embed([q]))[0] : undefined;
     if (ranker !== 'keyword') {
       const sem = qv ? this.semantic(qv, pool) : [];
-      lists.push([sem.map((s) => s.id), weights.semantic]);
+      byMeaning = this.semanticMatches(sem);
+      lists.push([nearest(sem, byMeaning.length), weights.semantic]);
     }
+    let byWords: string[] = [];
     if (keyword) {
       const kw = await keyword;
       lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
+      byWords = [...kw.fts, ...kw.trigram];
     }
     let fused = this.fuse(lists);
     if (ranker === 'hybrid' && RANKING.feedback.top > 0 && fused.size) {
@@ -337,8 +380,16 @@ export class SearchService {
         for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
       }
       const sem = this.semantic(normalize(moved), pool);
-      lists[0] = [sem.map((s) => s.id), weights.semantic];
+      byMeaning = this.semanticMatches(sem);
+      lists[0] = [nearest(sem, byMeaning.length), weights.semantic];
       fused = this.fuse(lists);
+    }
+    const results = new Set([...byWords, ...byMeaning]);
+    for (const id of fused.keys()) if (!results.has(id)) fused.delete(id);
+    // Callable first: a listing people can call through the gateway with the key they hold is worth more to them than
+    // a directory entry (a pointer to sign up elsewhere) of the same relevance. Multiplied, so a weak match stays weak.
+    for (const [id, score] of fused) {
+      if (this.entries.get(id)?.source === 'provider') fused.set(id, score * (1 + RANKING.callable));
     }
     return fused;
   }
@@ -468,6 +519,11 @@ export class SearchService {
   }
 }
 
+/** Ids of the first RANKING.semanticDepth (at least `results`) of a semantic list: those that add to fused scores. */
+function nearest(list: { id: string }[], results: number): string[] {
+  return list.slice(0, Math.max(RANKING.semanticDepth, results)).map((s) => s.id);
+}
+
 /** Dot product of `q` with the vector stored at `off` in `v` (no subarray allocation on the hot loop). */
 function dotAt(q: Float32Array, v: Float32Array, off: number): number {
   let s = 0;
@@ -506,8 +562,11 @@ function sortKey(
   }
 }
 
-/** A tsquery matching any of these lexemes (quoted, with quotes and backslashes doubled), or null when there are none. */
+/** A lexeme quoted for a tsquery (quotes and backslashes doubled). */
+const quoteLexeme = (l: string) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** A tsquery matching any of these lexemes, or null when there are none. */
 export function tsOr(lexemes: readonly string[]): string | null {
   if (!lexemes.length) return null;
-  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ');
+  return lexemes.map(quoteLexeme).join(' | ');
 }
