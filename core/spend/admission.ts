@@ -91,6 +91,7 @@ export class Admissions implements SettlementContext {
           returnLease: (ref, keep, tokens) => spend.returnLease!(ref, keep, tokens),
         },
         this.log,
+        () => this.clock.now().getTime(),
       );
       const leases = this.leases;
       spend.onOrgChange?.((orgId) => leases.dropOrg(orgId));
@@ -258,7 +259,8 @@ export class Admissions implements SettlementContext {
           budgetCents: input.budgetCents,
           dailyCapCents: input.dailyCapCents,
           ancestors: input.ancestors,
-          holdTtlMs: LEASE_WINDOW_MS + input.reservationTtlMs,
+          // As a call's reservation: its 10 s margin past the upstream deadline covers the lease's 1 s window.
+          holdTtlMs: input.reservationTtlMs,
           staleAfterMs: input.staleAfterMs,
           keyVersion: input.keyVersion,
         },

@@ -48,6 +48,8 @@ export class Lease {
     tokens: number,
     /** performance.now() until which it admits. */
     readonly admitUntil: number,
+    /** The same instant on the process's clock (a test's clock moved ahead closes it too). */
+    readonly admitUntilClock: number,
   ) {
     this.remaining = cents;
     this.tokens = tokens;
@@ -73,6 +75,8 @@ export class LeaseBook {
   constructor(
     private readonly spend: Required<Pick<SpendStore, 'lease' | 'returnLease'>>,
     private readonly log: Logger,
+    /** The process's clock (ms): a window ends by it or by the monotonic clock, whichever comes first. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** One slot per (org, key, UTC day, key version): a changed key never admits on a lease taken before. */
@@ -84,7 +88,7 @@ export class LeaseBook {
   take(slotKey: string, price: number): Lease | null {
     const lease = this.slots.get(slotKey)?.current;
     if (!lease || lease.closed) return null;
-    if (performance.now() >= lease.admitUntil) {
+    if (performance.now() >= lease.admitUntil || this.now() >= lease.admitUntilClock) {
       this.close(lease);
       return null;
     }
@@ -122,6 +126,7 @@ export class LeaseBook {
     const s = slot;
     const calls = Math.min(MAX_CALLS, Math.max(MIN_CALLS, Math.ceil(s.lastAdmitted * 1.5)));
     const startedAt = performance.now();
+    const startedAtClock = this.now();
     const asked = this.spend
       .lease({
         ...input,
@@ -144,7 +149,14 @@ export class LeaseBook {
             rateWindow: grant.rateWindow,
           };
           // The window starts when the lease was asked for: never later than the store's own start.
-          const lease = new Lease(ref, s, grant.cents, grant.tokens, startedAt + LEASE_WINDOW_MS);
+          const lease = new Lease(
+            ref,
+            s,
+            grant.cents,
+            grant.tokens,
+            startedAt + LEASE_WINDOW_MS,
+            startedAtClock + LEASE_WINDOW_MS,
+          );
           s.current = lease;
           s.openLeases += 1;
           this.open.add(lease);
