@@ -12,7 +12,7 @@ import { parseBearer } from '../core/auth/bearer.js';
 import { requireScope, type Principal } from '../core/auth/scopes.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
 import { effectivePrice, type EffectivePrice } from '../core/pricing/effective-price.js';
-import type { KeyAuth } from '../core/keys/keys.service.js';
+import { VERSIONED_KEY_TRUST_MS, type KeyAuth } from '../core/keys/keys.service.js';
 import type { Services } from '../core/services.js';
 import { Admissions } from '../core/spend/admission.js';
 import { replayExtra, replayMeta, type Reservation } from '../core/spend/settlement.js';
@@ -69,7 +69,10 @@ export class GatewayProxy {
     if (credential.type === 'session') {
       throw new UnauthenticatedError('The gateway accepts API keys only; session tokens are refused.');
     }
-    const caller = await this.services.keys.authenticate(credential.token);
+    // A cached key carrying its org's key version is trusted longer here: every admission and lease checks it.
+    const caller = await this.services.keys.authenticate(credential.token, {
+      versionedTrustMs: VERSIONED_KEY_TRUST_MS,
+    });
     return this.handleAuthenticated(req, res, requestId, slug, rest, search, caller, started);
   }
 

@@ -70,7 +70,16 @@ interface CacheEntry {
   /** What authenticate answers for `value`, built once per entry rather than per call. */
   caller: KeyCaller | null;
   expiresAt: number;
+  /** When it was read from Postgres. */
+  loadedAt: number;
 }
+
+/**
+ * How long the gateway trusts a cached key that carries the org's key version (`versionedTrustMs`): every admission
+ * and every lease compares that version with the shared state's, so a changed key is re-read by the next one (within
+ * a lease's 1 s window) whatever the cache says. Other surfaces, which make no such check, trust a copy 1 s.
+ */
+export const VERSIONED_KEY_TRUST_MS = 60_000;
 
 export interface KeysServiceOptions {
   /** Where a key change is also recorded for the gateways' admissions (the key version), besides pub/sub. */
@@ -160,11 +169,17 @@ export class KeysService {
    * Resolve a plaintext API key to its principal, or reject with 401. Served from cache when warm: then the answer is
    * the entry's prebuilt (frozen) caller, with no async frame or allocation beyond the resolved promise.
    */
-  authenticate(plaintext: string): Promise<KeyCaller> {
+  authenticate(plaintext: string, options: { versionedTrustMs?: number } = {}): Promise<KeyCaller> {
     const hash = hashKey(plaintext);
     const hit = this.cache.get(hash);
-    if (hit !== undefined && hit.expiresAt > Date.now()) {
-      return hit.caller ? Promise.resolve(hit.caller) : Promise.reject(unknownKey());
+    if (hit !== undefined) {
+      const now = Date.now();
+      const trusted =
+        hit.expiresAt > now ||
+        (options.versionedTrustMs !== undefined &&
+          hit.value?.version !== undefined &&
+          hit.loadedAt + options.versionedTrustMs > now);
+      if (trusted) return hit.caller ? Promise.resolve(hit.caller) : Promise.reject(unknownKey());
     }
     return this.lookupCaller(hash).then(callerOrThrow);
   }
@@ -197,11 +212,24 @@ export class KeysService {
     return (await this.lookup(hash)).caller;
   }
 
+  /** Reads of a key in flight (one per key hash at a time: a burst of calls on an expired copy shares one). */
+  private readonly reading = new Map<string, Promise<CacheEntry>>();
+
   /** The cache entry for a key hash: the cached one while fresh, else a new one read from Postgres. */
-  private async lookup(hash: string, version?: string): Promise<CacheEntry> {
-    const now = Date.now();
+  private lookup(hash: string, version?: string): Promise<CacheEntry> {
     const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > now) return hit;
+    if (hit && hit.expiresAt > Date.now()) return Promise.resolve(hit);
+    const slot = version === undefined ? hash : `${hash}|${version}`;
+    let reading = this.reading.get(slot);
+    if (!reading) {
+      reading = this.read(hash, version).finally(() => this.reading.delete(slot));
+      this.reading.set(slot, reading);
+    }
+    return reading;
+  }
+
+  private async read(hash: string, version: string | undefined): Promise<CacheEntry> {
+    const now = Date.now();
 
     const em = this.orm.em.fork();
     const row = await em.findOne(
@@ -249,6 +277,7 @@ export class KeysService {
       value,
       caller: keyCaller(value),
       expiresAt: now + (value ? this.cacheTtlMs : this.negativeTtlMs),
+      loadedAt: now,
     };
     this.cache.set(hash, entry);
     return entry;

@@ -66,6 +66,11 @@ export class Admissions implements SettlementContext {
   readonly log: Logger;
   /** Stored replays by scoped idempotency key (immutable once written, so safe to keep in process). */
   private readonly replays = new ExpiringMemo<string>(50_000);
+  /** Keys whose version the shared state matched in the last second (an admission or a lease of theirs went through). */
+  private readonly vouched = new ExpiringMemo<true>(50_000);
+  private vouch(keyId: string): void {
+    this.vouched.set(keyId, true, Date.now() + 1_000);
+  }
   /** Key prefixes over their rate limit, until their window ends. */
   private readonly rateBlocked = new ExpiringMemo<number>(50_000);
   /** The seen sets' process side: may a first-seen key skip Postgres, rebuilds, direct bookings (issue 21 item 14). */
@@ -139,7 +144,7 @@ export class Admissions implements SettlementContext {
     const nowMs = req.now.getTime();
     let { key } = req;
     const scopedKey = req.clientKey === null ? null : `${req.orgId}:${key.keyId}:${req.clientKey}`;
-    const known = this.knownAnswer(scopedKey, key.keyPrefix, req.requestHash, nowMs);
+    const known = this.knownAnswer(scopedKey, key, req.requestHash, nowMs);
     if (known !== undefined) return known;
     if (req.priceCents !== 0 && this.spend.refusal) {
       throw new ServiceUnavailableError(`The gateway cannot account for paid calls: ${this.spend.refusal.message}`);
@@ -197,6 +202,7 @@ export class Admissions implements SettlementContext {
         this.log.warn({ err, request_id: req.requestId }, 'counter store unavailable; free call served unmetered');
         return this.reserve('degraded', req, input);
       }
+      if (admission.outcome === 'admitted' || admission.outcome === 'replay') this.vouch(input.keyId);
       if (admission.outcome === 'admitted') {
         if (admission.stale) this.refresh(input.orgId, admission.generation);
         return this.reserve('admitted', req, input, admission.idempotency);
@@ -268,6 +274,7 @@ export class Admissions implements SettlementContext {
       );
       switch (grant.outcome) {
         case 'lease':
+          this.vouch(input.keyId);
           if (grant.stale) this.refresh(input.orgId, grant.generation);
           continue;
         case 'exact':
@@ -292,11 +299,14 @@ export class Admissions implements SettlementContext {
   /** Answers that cannot have changed since this process last saw them: a stored replay, a prefix over its limit. */
   private knownAnswer(
     scopedKey: string | null,
-    rateKey: string,
+    key: KeyAuth,
     requestHash: string,
     nowMs: number,
   ): AdmissionDecision | undefined {
-    if (scopedKey !== null) {
+    const rateKey = key.keyPrefix;
+    // A stored replay only for a key the shared state vouched for within the last second (its version matched): the
+    // gateway trusts a versioned key copy longer, and a revoked key must not be answered from memory past 1 s.
+    if (scopedKey !== null && this.vouched.get(key.keyId, Date.now()) !== undefined) {
       const known = this.replays.get(scopedKey, nowMs);
       if (known !== undefined) return replayOf(known, requestHash);
     }

@@ -283,7 +283,8 @@ if string.sub(reservationId, 1, 6) == 'lease_' then
   if open == 1 and l[1] then
     local held = {orgKey, keyKey, dayKey}
     for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
-    add(held, 'res', -tonumber(l[1]))
+    local rem = tonumber(l[1])
+    if rem > 0 then add(held, 'res', -rem) end -- (never -0: HINCRBY refuses it)
     if l[2] == '1' then add({orgKey}, 'ls', -1) end
   end
   return {open, ''}
@@ -553,8 +554,10 @@ local release = tonumber(l[1]) - keep
 if release < 0 then release = 0 end
 local held = {orgKey}
 for i = FIRST_HELD, #KEYS do held[#held + 1] = KEYS[i] end
-for _, key in ipairs(held) do
-  if redis.call('HINCRBY', key, 'res', -release) < 0 then redis.call('HSET', key, 'res', 0) end
+if release > 0 then -- (never -0: HINCRBY refuses it)
+  for _, key in ipairs(held) do
+    if redis.call('HINCRBY', key, 'res', -release) < 0 then redis.call('HSET', key, 'res', 0) end
+  end
 end
 if l[2] == '1' then
   redis.call('HINCRBY', orgKey, 'ls', -1)
@@ -564,7 +567,8 @@ if keep <= 0 then
   redis.call('ZREM', resvKey, member)
   redis.call('DEL', leaseKey)
 else
-  redis.call('HSET', leaseKey, 'rem', keep, 'live', 0)
+  -- What stays held: never more than the lease still had (calls settled meanwhile already took their price from it).
+  redis.call('HSET', leaseKey, 'rem', tonumber(l[1]) - release, 'live', 0)
 end
 return release
 `;

@@ -655,6 +655,20 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       expect((await a.admit({ priceCents: 1, noRecall: true })).outcome).toBe('funds');
     });
 
+    leaseIt('a return keeping more than the lease still has never releases more than it held', async () => {
+      const a = await account(100);
+      const grant = await store.lease!(leaseOf(a, 'lease_k1', 64));
+      expect(grant).toMatchObject({ outcome: 'lease', cents: 50 });
+      const rateWindow = (grant as { rateWindow: string }).rateWindow;
+      for (const id of ['use_k1', 'use_k2', 'use_k3'])
+        expect((await settleOn(a, 'lease_k1', id)).outcome).toBe('settled');
+      // The process still counts those three in flight (their replies not read yet): it keeps 49, the lease has 47.
+      await store.returnLease!(refOf(a, 'lease_k1', rateWindow), 49, 0);
+      await store.returnLease!(refOf(a, 'lease_k1', rateWindow), 0, 0);
+      expect((await a.admit({ priceCents: 98, noRecall: true })).outcome).toBe('funds');
+      expect((await a.admit({ priceCents: 97, noRecall: true })).outcome).toBe('admitted');
+    });
+
     leaseIt('answers exact under 32 calls of slack, and while the org is recalled', async () => {
       const small = await account(31);
       expect(await store.lease!(leaseOf(small, 'lease_x1', 31))).toEqual({ outcome: 'exact' });
