@@ -118,8 +118,15 @@ export class Admissions implements SettlementContext {
   /** Decide one call (see the file header), counted by outcome for the operators' metrics. */
   async admit(req: AdmitRequest): Promise<AdmissionDecision> {
     const decision = await this.decideCall(req);
+    // A call admitted against a lease is admitted like any other (the lease grants are the store's own business).
     const outcome =
-      decision.kind === 'refused' ? decision.error.code : decision.kind === 'replay' ? 'replay' : decision.kind;
+      decision.kind === 'refused'
+        ? decision.error.code
+        : decision.kind === 'replay'
+          ? 'replay'
+          : decision.kind === 'leased'
+            ? 'admitted'
+            : decision.kind;
     this.services.metrics?.admissions.inc({ outcome });
     return decision;
   }

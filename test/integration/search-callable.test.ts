@@ -149,7 +149,9 @@ describe('callable first: ranking and real totals', () => {
     // vectors put most of the catalog above the cosine floor; "pokemon" counted 510 of 1,706 that way).
     const pokemon = await search('pokemon');
     expect(pokemon.body.meta.total, show(pokemon)).toBeLessThan(50);
-    expect((pokemon.body.data as Item[]).slice(0, 3).map((i) => i.slug)).toContain('pokeapi');
+    // Six directory entries are about Pokémon, several with equal scores (their order among themselves follows ids,
+    // random per import): the name's own API is among them.
+    expect((pokemon.body.data as Item[]).slice(0, 6).map((i) => i.slug)).toContain('pokeapi');
     // Filters count the same way: callable listings only.
     const callable = await search('weather forecast', '&callable=true');
     expect(callable.body.meta.total, show(callable)).toBe(
