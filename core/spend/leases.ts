@@ -13,7 +13,8 @@
  *   recalled, or something would refuse), the store answers `exact` and this process admits that key's calls one by
  *   one, exactly as without leases, for `EXACT_HOLD_MS` before asking again.
  * - **Sizing.** A lease asks for 1.5 × the calls the key's previous lease admitted (at least `MIN_CALLS`), and the
- *   store grants at most half the slack, so other processes keep room.
+ *   store grants at most half the slack, so other processes keep room. A key that makes fewer than `LEASE_MIN_RATE`
+ *   calls a second is admitted call by call (a lease would cost it more scripts than it saves).
  * - **Recall.** A call-by-call refusal while leases admit on the org asks them back (SpendStore `leased`): no new
  *   lease for 2 s, the holders return their unused part within their window, and the refused call retries.
  * - Idempotent calls never use a lease: their claim is global, per call.
@@ -27,6 +28,9 @@ export const MIN_CALLS = 32;
 /** After an `exact` answer, this key is admitted call by call for this long before a lease is asked for again. */
 const EXACT_HOLD_MS = 1_000;
 const MAX_CALLS = 100_000;
+/** A key calls at least this often per second before a lease is asked for (below it, one script per call is less). */
+export const LEASE_MIN_RATE = 16;
+const MAX_RATES = 100_000;
 
 export class Lease {
   /** Cents this process may still admit against the lease. */
@@ -77,6 +81,8 @@ export class LeaseBook {
     private readonly log: Logger,
     /** The process's clock (ms): a window ends by it or by the monotonic clock, whichever comes first. */
     private readonly now: () => number = Date.now,
+    /** Calls a second before a key is leased (tests lease at once with 0). */
+    private readonly minRate = LEASE_MIN_RATE,
   ) {}
 
   /** One slot per (org, key, UTC day, key version): a changed key never admits on a lease taken before. */
@@ -101,10 +107,37 @@ export class LeaseBook {
     return lease;
   }
 
-  /** The slot admits call by call for now (the store said `exact`). */
+  /**
+   * The slot admits call by call for now: the store said `exact`, or the key is not busy enough for a lease to pay
+   * (fewer than `LEASE_MIN_RATE` calls in its last second: a lease costs two scripts, a call by call admission one).
+   */
   exact(slotKey: string): boolean {
     const slot = this.slots.get(slotKey);
-    return slot !== undefined && performance.now() < slot.exactUntil;
+    if (slot !== undefined && (slot.current !== null || slot.acquiring !== null)) return false;
+    if (slot !== undefined && performance.now() < slot.exactUntil) return true;
+    return !this.busy(slotKey);
+  }
+
+  /** Calls seen per slot in the current second (bounded: the least recently started windows are dropped). */
+  private readonly rates = new Map<string, { since: number; count: number }>();
+
+  private busy(slotKey: string): boolean {
+    const now = performance.now();
+    let rate = this.rates.get(slotKey);
+    if (!rate || now - rate.since >= LEASE_WINDOW_MS) {
+      const busy = rate !== undefined && now - rate.since < 2 * LEASE_WINDOW_MS && rate.count >= this.minRate;
+      this.rates.delete(slotKey);
+      if (this.rates.size >= MAX_RATES) {
+        const oldest = this.rates.keys().next();
+        if (!oldest.done) this.rates.delete(oldest.value);
+      }
+      rate = { since: now, count: 0 };
+      this.rates.set(slotKey, rate);
+      rate.count += 1;
+      return busy;
+    }
+    rate.count += 1;
+    return rate.count >= this.minRate;
   }
 
   /**
@@ -207,6 +240,8 @@ export class LeaseBook {
     if (slot.current === lease) {
       slot.current = null;
       slot.lastAdmitted = lease.admitted;
+      // A key busy enough for a lease stays busy: its next call asks for the next lease at once.
+      if (lease.admitted >= this.minRate) this.rates.set(slot.key, { since: performance.now(), count: lease.admitted });
     }
     if (lease.inFlight === 0) {
       this.finish(lease, lease.tokens);

@@ -86,6 +86,7 @@ describe('property: leases of several processes against every cap (issue 23)', (
         { lease: (i) => store.lease(i), returnLease: (r, k, t) => store.returnLease(r, k, t) },
         logger,
         () => clock.now().getTime(),
+        0, // lease from the first call (the gateway waits for a key to be busy)
       );
     }
     const base: Omit<AdmitInput, 'priceCents' | 'reservationId'> = {
