@@ -24,6 +24,18 @@ const KEY_VERSION = `
 local function KEY_VERSION()
   return nowMs(0) .. '.' .. redis.call('HINCRBY', KEYS[1], 'kvn', 1)
 end
+-- Revocations and tightened caps reach every gateway here, not only by pub/sub: the caller's cached key version
+-- against the org's ('' = no check). A missing version (a new org, a flushed Redis) gets a new one, unique on this
+-- server's clock, so no cached copy can match it by chance. Returns the current version when the copy is stale.
+local function checkKeyVersion(orgKey, kv, keyVersion)
+  if keyVersion == '' then return nil end
+  if not kv then
+    kv = KEY_VERSION()
+    redis.call('HSET', orgKey, 'kv', kv)
+  end
+  if kv ~= keyVersion then return kv end
+  return nil
+end
 `;
 
 export const ADMIT = `${NOW_MS}${KEY_VERSION}
@@ -68,16 +80,8 @@ local function recalled(refusal)
   end
   return refusal
 end
-if keyVersion ~= '' then
-  -- Revocations and tightened caps reach every gateway here, not only by pub/sub. A missing version (a new org, a
-  -- flushed Redis) gets a new one, unique on this server's clock, so no cached copy can match it by chance.
-  local kv = o[9]
-  if not kv then
-    kv = KEY_VERSION()
-    redis.call('HSET', orgKey, 'kv', kv)
-  end
-  if kv ~= keyVersion then return {'stale_key', kv} end
-end
+local staleKey = checkKeyVersion(orgKey, o[9], keyVersion)
+if staleKey then return {'stale_key', staleKey} end
 local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 local k
@@ -479,14 +483,8 @@ local FIRST_LIMIT = 14 -- ARGV[FIRST_LIMIT + j]: the j-th ancestor's budget, ARG
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
 
 local o = redis.call('HMGET', orgKey, 'bal', 'mode', 'susp', 'res', 't', 'lim', 'gen', 'pend', 'kv', 'rc')
-if keyVersion ~= '' then
-  local kv = o[9]
-  if not kv then
-    kv = KEY_VERSION()
-    redis.call('HSET', orgKey, 'kv', kv)
-  end
-  if kv ~= keyVersion then return {'stale_key', kv} end
-end
+local staleKey = checkKeyVersion(orgKey, o[9], keyVersion)
+if staleKey then return {'stale_key', staleKey} end
 local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 if o[3] == '1' then return {'exact'} end

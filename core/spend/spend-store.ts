@@ -102,23 +102,25 @@ export type Admission =
  * inputs as AdmitInput's governance. `priceCents` is the price of the call that asks (the slack is judged in its
  * calls); `wantCents` and `wantTokens` what the lease would like to hold.
  */
-export interface LeaseInput {
-  orgId: string;
-  keyId: string;
-  rateKey: string;
-  ratePerMin: number;
-  day: string;
-  priceCents: number;
-  perCallMaxCents: number | null;
-  budgetCents: number | null;
-  dailyCapCents: number | null;
-  ancestors: AdmitInput['ancestors'];
+export interface LeaseInput extends Pick<
+  AdmitInput,
+  | 'orgId'
+  | 'keyId'
+  | 'rateKey'
+  | 'ratePerMin'
+  | 'day'
+  | 'priceCents'
+  | 'perCallMaxCents'
+  | 'budgetCents'
+  | 'dailyCapCents'
+  | 'ancestors'
+  | 'nowMs'
+  | 'staleAfterMs'
+  | 'keyVersion'
+> {
   leaseId: string;
-  nowMs: number;
   /** How long the hold outlives the lease's start if nobody returns it (the sweeper then releases it). */
   holdTtlMs: number;
-  staleAfterMs: number;
-  keyVersion?: string;
   wantCents: number;
   wantTokens: number;
   /** Under this many calls' worth of slack the answer is `exact` (call by call, as without leases). */
