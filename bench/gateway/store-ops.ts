@@ -13,6 +13,8 @@ import { median } from './stats.js';
 export interface StoreCounters {
   redisCommands: number;
   redisScripts: number;
+  /** Calls per Redis command name (commands run inside scripts included). */
+  redisByCommand: Record<string, number>;
   pgInserted: number;
   pgUpdated: number;
   pgDeleted: number;
@@ -23,6 +25,8 @@ export interface StoreCounters {
 export interface StoreOpsPerCall {
   redisCommands: number;
   redisScripts: number;
+  /** Per Redis command name, per call (the largest first). */
+  redisByCommand: Record<string, number>;
   /** Rows inserted + updated. */
   pgRowsWritten: number;
   pgInserted: number;
@@ -42,11 +46,13 @@ export async function readCounters(redisUrl: string, databaseUrl: string): Promi
     const stats = await redis.info('commandstats');
     let redisCommands = 0;
     let redisScripts = 0;
+    const redisByCommand: Record<string, number> = {};
     for (const line of stats.split('\n')) {
       const m = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
       if (!m || IGNORED.has(m[1]!)) continue;
       const calls = Number(m[2]);
       redisCommands += calls;
+      redisByCommand[m[1]!] = calls;
       if (m[1] === 'evalsha' || m[1] === 'eval' || m[1] === 'fcall' || m[1] === 'evalsha_ro') redisScripts += calls;
     }
     await client.query('select pg_stat_clear_snapshot()');
@@ -65,7 +71,15 @@ export async function readCounters(redisUrl: string, databaseUrl: string): Promi
       upd += Number(r.upd);
       del += Number(r.del);
     }
-    return { redisCommands, redisScripts, pgInserted: ins, pgUpdated: upd, pgDeleted: del, pgInsertedByTable: byTable };
+    return {
+      redisCommands,
+      redisScripts,
+      redisByCommand,
+      pgInserted: ins,
+      pgUpdated: upd,
+      pgDeleted: del,
+      pgInsertedByTable: byTable,
+    };
   } finally {
     redis.disconnect();
     await client.end().catch(() => undefined);
@@ -85,8 +99,15 @@ export function perCall(before: StoreCounters, after: StoreCounters, calls: numb
     const delta = n - (before.pgInsertedByTable[t] ?? 0);
     if (delta > 0) byTable[t] = Math.round((delta / calls) * 1000) / 1000;
   }
+  const byCommand: Record<string, number> = {};
+  for (const [c, n] of Object.entries(after.redisByCommand)) {
+    const delta = n - (before.redisByCommand[c] ?? 0);
+    if (delta > 0) byCommand[c] = Math.round((delta / calls) * 1000) / 1000;
+  }
+  const redisByCommand = Object.fromEntries(Object.entries(byCommand).sort((a, b) => b[1] - a[1]));
   return {
     redisCommands: d(after.redisCommands, before.redisCommands),
+    redisByCommand,
     redisScripts: d(after.redisScripts, before.redisScripts),
     pgRowsWritten: d(after.pgInserted + after.pgUpdated, before.pgInserted + before.pgUpdated),
     pgInserted: d(after.pgInserted, before.pgInserted),

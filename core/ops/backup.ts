@@ -139,7 +139,7 @@ export async function undrainedUsage(redis: AnyRedis): Promise<number> {
  * Delete the gateway's fast state (`sp:*` under the client's key prefix: cached balances, spend, reservations,
  * idempotency records, rate windows) so it is rebuilt from the restored Postgres on each org's next call. The usage
  * streams (`sp:{N}:u`) are kept: entries in them are answered calls Postgres does not have, and a gateway's drain
- * still books them. Returns how many keys were deleted and how many stream entries were kept.
+ * still books them (and so is `sp:buckets`, the list of buckets the drains' claims visit). Returns how many keys were deleted and how many stream entries were kept.
  */
 export async function flushFastState(
   redis: Redis,
@@ -147,7 +147,7 @@ export async function flushFastState(
 ): Promise<{ deleted: number; keptUsageEvents: number }> {
   let deleted = 0;
   let cursor = '0';
-  const stream = /^sp:\{\d+\}:u$/;
+  const stream = /^sp:(\{\d+\}:u|buckets)$/;
   do {
     // SCAN's MATCH is not prefixed by ioredis; the keys it returns carry the prefix, UNLINK adds it again.
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}sp:*`, 'COUNT', 1000);

@@ -184,6 +184,7 @@ local streamKey, resvKey = KEYS[1], KEYS[2] -- KEYS[3..]: the batch's orgs, keys
 local consumer, idemTtl, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local FIELDS = 12 -- per call: price, member, org, idem, head, middle, tail, seen, seen hash, event, lease, held count
 local orgs, orgOrder, held, heldOrder = {}, {}, {}, {}
+local leases, leaseOrder = {}, {}
 local events, credits, billables, out = {}, {}, {}, {}
 local a = 3
 for i = 1, n do
@@ -205,9 +206,16 @@ for i = 1, n do
   local open, credit, billable = true, 0, 0
   if price > 0 then
     if leaseIdx > 0 then
-      -- The lease still holds the call's price (it is not swept): the price leaves the lease's remainder.
-      open = redis.call('HEXISTS', KEYS[leaseIdx], 'rem') == 1
-      if open then redis.call('HINCRBY', KEYS[leaseIdx], 'rem', -price) end
+      -- The lease still holds the call's price (it is not swept): the price leaves the lease's remainder, summed per
+      -- lease and moved once below (the script is atomic, so a lease open for one of its calls is open for all).
+      local l = leases[leaseIdx]
+      if not l then
+        l = {open = redis.call('HEXISTS', KEYS[leaseIdx], 'rem') == 1, spent = 0}
+        leases[leaseIdx] = l
+        leaseOrder[#leaseOrder + 1] = leaseIdx
+      end
+      open = l.open
+      if open then l.spent = l.spent + price end
     else
       open = redis.call('ZREM', resvKey, member) == 1
     end
@@ -252,6 +260,10 @@ for _, k in ipairs(orgOrder) do
     redis.call('HINCRBY', KEYS[k], 'pend', o.delta)
   end
   if o.count > 0 then redis.call('HINCRBY', KEYS[k], 'pn', o.count) end
+end
+for _, k in ipairs(leaseOrder) do
+  local l = leases[k]
+  if l.spent > 0 then redis.call('HINCRBY', KEYS[k], 'rem', -l.spent) end
 end
 for _, k in ipairs(heldOrder) do
   add({KEYS[k]}, 'res', -held[k])

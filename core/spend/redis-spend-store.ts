@@ -17,6 +17,7 @@
  *   sp:{N}:u                        the bucket's usage stream (group `drain`): calls settled, not yet in Postgres
  *   sp:{N}:sn:{org}                 the org's seen set: short hashes of every idempotent call it booked
  *   sp:{N}:sx:{org}                 the seen set's state: ep (rebuild epoch), ok (1 = the set is complete)
+ *   sp:buckets                      the buckets any process has written reservations or usage to (see `inBucket`)
  *
  * `res` is held by open reservations; `pend` is spend settled but not yet acknowledged by Postgres (the drainer's
  * ack moves it into `sp`/`bal` from Postgres's totals); `pn` counts the org's usage events not yet in Postgres. The
@@ -117,10 +118,26 @@ const SCRIPTS = {
   spLeaseReturn: LEASE_RETURN,
 };
 
+/** The set of buckets in use (no hash tag: one slot of its own; read and written by plain commands). */
+const BUCKETS_KEY = 'sp:buckets';
+/**
+ * Besides the buckets listed in use, the periodic scans visit every bucket once per this many full scans (a backstop
+ * for a list lost with the fast state: 1,024 buckets in ~30 cycles of the sweeper or the claims, about a minute).
+ */
+const FULL_COVER_CYCLES = 30;
+/** The list of buckets in use is read again after this long. */
+const BUCKETS_REFRESH_MS = 1_000;
+
 export class RedisSpendStore implements SpendStore {
   /** Where the next `expired` starts, so a crowded bucket cannot starve the others of the sweeper's limit. */
   private nextBucket = 0;
   private nextClaimBucket = 0;
+  /** Scan ticks so far (the sweeper's, the claims'): which buckets in use this tick visits. */
+  private readonly ticks = { expired: 0, claim: 0 };
+  /** Buckets this process has listed in `sp:buckets` (and those being listed). */
+  private readonly listed = new Set<number>();
+  private readonly listing = new Map<number, Promise<void>>();
+  private inUse: { at: number; buckets: number[] } | null = null;
   /** This process's name in the usage streams' consumer group (its pending entries are its claim tickets). */
   readonly consumer: string;
 
@@ -151,7 +168,55 @@ export class RedisSpendStore implements SpendStore {
     return call.call(this.redis, keys.length, ...keys, ...args);
   }
 
+  /**
+   * Every bucket is listed in `sp:buckets` before this process first writes a reservation or a usage entry to it, so
+   * the sweeper and the claims of every process visit the buckets in use each cycle instead of all 1,024 (at 1,024
+   * scripts per cycle the scans cost more than the calls). One SADD per bucket per process, awaited by the first
+   * write only; the list is sent again each full claim cycle (a fast state that lost it gets it back within one), and
+   * the scans still visit every bucket once per FULL_COVER_CYCLES as a backstop.
+   */
+  private inBucket(orgId: string): Promise<void> | undefined {
+    const bucket = spendBucket(orgId);
+    if (this.listed.has(bucket)) return undefined;
+    let listing = this.listing.get(bucket);
+    if (!listing) {
+      listing = this.redis
+        .sadd(BUCKETS_KEY, String(bucket))
+        .then(() => {
+          this.listed.add(bucket);
+        })
+        .finally(() => this.listing.delete(bucket));
+      this.listing.set(bucket, listing);
+    }
+    return listing;
+  }
+
+  /** The buckets a scan tick visits: those in use whose turn it is (bucket mod parts), and a slice of all of them. */
+  private async scanBuckets(
+    part: ScanPart,
+    tick: number,
+    rotation: 'nextBucket' | 'nextClaimBucket',
+  ): Promise<number[]> {
+    const now = Date.now();
+    if (!this.inUse || now - this.inUse.at >= BUCKETS_REFRESH_MS) {
+      const members = await this.redis.smembers(BUCKETS_KEY);
+      this.inUse = {
+        at: now,
+        buckets: members.map(Number).filter((b) => Number.isInteger(b) && b >= 0 && b < SPEND_BUCKETS),
+      };
+    }
+    const turn = tick % part.of;
+    const out = new Set(this.inUse.buckets.filter((b) => b % part.of === turn));
+    const slice = Math.ceil(SPEND_BUCKETS / (part.of * FULL_COVER_CYCLES));
+    const start = this[rotation];
+    this[rotation] = (start + slice) % SPEND_BUCKETS;
+    for (let i = 0; i < slice; i++) out.add((start + i) % SPEND_BUCKETS);
+    return [...out];
+  }
+
   async admit(a: AdmitInput): Promise<Admission> {
+    const listing = this.inBucket(a.orgId);
+    if (listing) await listing;
     const window = Math.floor(a.nowMs / 60_000);
     const ancestorIds = a.ancestors.map((x) => x.keyId);
     const keys = [
@@ -237,6 +302,8 @@ export class RedisSpendStore implements SpendStore {
 
   /** One script for the batch (every org in one bucket): see SETTLE. */
   async settleBatch(batch: readonly SettleInput[]): Promise<SettleBatchOutcome> {
+    const listing = this.inBucket(batch[0]!.orgId);
+    if (listing) await listing;
     const bucket = spendBucket(batch[0]!.orgId);
     const keys = [usageStreamKey(bucket), bucketResvKey(bucket)];
     const index = new Map<string, number>();
@@ -294,7 +361,9 @@ export class RedisSpendStore implements SpendStore {
     return { stream: String(spendBucket(r.orgId)), id: String(id) };
   }
 
-  private runVoid(r: ReservationRef, failedEvent: string): Promise<[number, string | number]> {
+  private async runVoid(r: ReservationRef, failedEvent: string): Promise<[number, string | number]> {
+    const listing = this.inBucket(r.orgId);
+    if (listing) await listing;
     return this.run<[number, string | number]>('spVoid', this.heldKeys(r), [
       r.priceCents,
       memberOf(r),
@@ -321,6 +390,8 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async lease(l: LeaseInput): Promise<LeaseGrant> {
+    const listing = this.inBucket(l.orgId);
+    if (listing) await listing;
     const rateWindow = rateWindowKey(l.orgId, l.rateKey, Math.floor(l.nowMs / 60_000));
     const keys = [
       orgKey(l.orgId),
@@ -409,14 +480,26 @@ export class RedisSpendStore implements SpendStore {
     );
   }
 
-  /** Every bucket's stream (concurrently, from a rotating first bucket) until `limit` entries are claimed. */
+  /**
+   * The buckets' streams (concurrently) until `limit` entries are claimed: every bucket without `part`; with it, the
+   * buckets in use whose turn it is and a rotating slice of all (`scanBuckets`).
+   */
   async claimUsage(minIdleMs: number, limit: number, part?: ScanPart): Promise<StreamedUsage[]> {
-    const count = part ? Math.ceil(SPEND_BUCKETS / part.of) : SPEND_BUCKETS;
-    const start = this.nextClaimBucket;
-    this.nextClaimBucket = (this.nextClaimBucket + (part ? count : 1)) % SPEND_BUCKETS;
+    let buckets: number[];
+    if (part) {
+      const tick = this.ticks.claim++;
+      // Once per full cycle this process lists its buckets again (a fast state that lost the list has it back).
+      if (tick % part.of === 0 && this.listed.size > 0)
+        await this.redis.sadd(BUCKETS_KEY, ...[...this.listed].map(String));
+      buckets = await this.scanBuckets(part, tick, 'nextClaimBucket');
+    } else {
+      const start = this.nextClaimBucket;
+      this.nextClaimBucket = (this.nextClaimBucket + 1) % SPEND_BUCKETS;
+      buckets = Array.from({ length: SPEND_BUCKETS }, (_, i) => (start + i) % SPEND_BUCKETS);
+    }
     const out: StreamedUsage[] = [];
-    for (let i = 0; i < count && out.length < limit; i += CLAIM_WAVE) {
-      const wave = Array.from({ length: Math.min(CLAIM_WAVE, count - i) }, (_, j) => (start + i + j) % SPEND_BUCKETS);
+    for (let i = 0; i < buckets.length && out.length < limit; i += CLAIM_WAVE) {
+      const wave = buckets.slice(i, i + CLAIM_WAVE);
       const found = await Promise.all(
         wave.map((b) =>
           this.run<[string, string[] | null][]>('spClaim', [usageStreamKey(b)], [this.consumer, minIdleMs, limit]),
@@ -482,14 +565,19 @@ export class RedisSpendStore implements SpendStore {
   }
 
   /**
-   * Every bucket's set is read (concurrently: auto pipelining sends them as one batch per node), from a rotating first
-   * bucket, until `limit` reservations are found.
+   * The buckets' sets are read (concurrently: auto pipelining sends them as one batch per node) until `limit`
+   * reservations are found: every bucket from a rotating first one without `part`; with it, the buckets in use whose
+   * turn it is and a rotating slice of all (`scanBuckets`).
    */
   async expired(_nowMs: number, limit: number, part?: ScanPart): Promise<ReservationRef[]> {
-    const count = part ? Math.ceil(SPEND_BUCKETS / part.of) : SPEND_BUCKETS;
-    const start = this.nextBucket;
-    this.nextBucket = (this.nextBucket + (part ? count : 1)) % SPEND_BUCKETS;
-    const order = Array.from({ length: count }, (_, i) => (start + i) % SPEND_BUCKETS);
+    let order: number[];
+    if (part) {
+      order = await this.scanBuckets(part, this.ticks.expired++, 'nextBucket');
+    } else {
+      const start = this.nextBucket;
+      this.nextBucket = (this.nextBucket + 1) % SPEND_BUCKETS;
+      order = Array.from({ length: SPEND_BUCKETS }, (_, i) => (start + i) % SPEND_BUCKETS);
+    }
     const found = await Promise.all(
       order.map((b) => this.run<string[]>('spExpired', [bucketResvKey(b)], [limit, this.offsetMs()])),
     );

@@ -7,7 +7,7 @@ import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { seenKeyHash } from '../../core/spend/idempotency-seen.js';
-import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
+import { RedisSpendStore, spendBucket } from '../../core/spend/redis-spend-store.js';
 import {
   type AdmitInput,
   type SettleInput,
@@ -581,6 +581,75 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       );
       expect(await store.pendingUsage(a.orgId)).toBe(0);
     }
+  });
+
+  it('the periodic scans visit the buckets in use each cycle, and every bucket within the backstop', async () => {
+    if (!(store instanceof RedisSpendStore)) return; // buckets are the Redis layout's
+    const a = await account(100);
+    expect((await a.admit({ reservationId: 'use_scan_1', reservationTtlMs: 1_000 })).outcome).toBe('admitted');
+    const settled = await store.settle({
+      orgId: a.orgId,
+      keyId: a.keyId,
+      ancestorKeyIds: [],
+      day: '2026-11-22',
+      priceCents: 0,
+      reservationId: 'use_scan_0',
+      idempotencyKey: null,
+      event: eventOf({ reservationId: 'use_scan_0', orgId: a.orgId }),
+      record: null,
+      idempotencyTtlMs: 0,
+      nowMs: NOW,
+    });
+    expect(settled.outcome).toBe('settled');
+    // Another process (its own store on the same Redis) sweeps and claims a part at a time.
+    // Its client counts the scripts it runs: a tick reads the buckets in use whose turn it is and a small slice of
+    // all, never all 1,024 over a cycle.
+    const runs = { spExpired: 0, spClaim: 0 };
+    const counting = new Proxy(counters!.client, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if ((prop === 'spExpired' || prop === 'spClaim') && typeof value === 'function') {
+          return (...args: unknown[]) => {
+            runs[prop] += 1;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return value;
+      },
+    });
+    const other = new RedisSpendStore(counting, { clock });
+    const part = { of: 16 };
+    const mine = (r: { reservationId: string }) => r.reservationId === 'use_scan_1';
+    const mentions = (c: StreamedUsage) => c.calls.some((x) => x.event.includes('use_scan_0'));
+    at(NOW + 2_000);
+    await new Promise((r) => setTimeout(r, 30));
+    /** Ticks of `scan` until `found` says yes (or `max` ticks). */
+    const ticksUntil = async (scan: () => Promise<boolean>, max: number) => {
+      for (let t = 1; t <= max; t++) if (await scan()) return t;
+      return Infinity;
+    };
+    // The bucket is in use: one cycle (16 ticks) finds the reservation and the unacknowledged entry.
+    expect(await ticksUntil(async () => (await other.expired(NOW, 100, part)).some(mine), 16)).toBeLessThanOrEqual(16);
+    expect(
+      await ticksUntil(async () => (await other.claimUsage(20, 100, part)).some(mentions), 16),
+    ).toBeLessThanOrEqual(16);
+    const before = { ...runs };
+    for (let t = 0; t < 16; t++) {
+      await other.expired(NOW, 100, part);
+      await other.claimUsage(20, 100, part);
+    }
+    // A full cycle: the buckets in use (this test file's few) and 1,024 / 30 of the rest, not 1,024 each.
+    expect(runs.spExpired - before.spExpired).toBeLessThan(150);
+    expect(runs.spClaim - before.spClaim).toBeLessThan(150);
+    // The list lost with the fast state (a flush): the backstop still visits every bucket within 30 cycles.
+    await counters!.client.del('sp:buckets');
+    const lost = new RedisSpendStore(counters!.client, { clock });
+    expect(await ticksUntil(async () => (await lost.expired(NOW, 100, part)).some(mine), 30 * 16)).toBeLessThanOrEqual(
+      30 * 16,
+    );
+    // And a process that writes to the bucket lists it again within one claim cycle.
+    for (let t = 0; t < 16; t++) await store.claimUsage(60_000, 1, part);
+    expect(await counters!.client.sismember('sp:buckets', String(spendBucket(a.orgId)))).toBe(1);
   });
 
   describe('leases (issue 23)', () => {

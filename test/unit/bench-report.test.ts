@@ -173,7 +173,15 @@ describe('gateway benchmark targets (issue 23)', () => {
 
   it('feeds the store rows from the median of gateway_paid’s rounds', () => {
     const op = (redisCommands: number, redisScripts: number, pgRowsWritten: number): { store: StoreOpsPerCall } => ({
-      store: { redisCommands, redisScripts, pgRowsWritten, pgInserted: 0, pgUpdated: 0, pgInsertedByTable: {} },
+      store: {
+        redisCommands,
+        redisScripts,
+        pgRowsWritten,
+        pgInserted: 0,
+        pgUpdated: 0,
+        pgInsertedByTable: {},
+        redisByCommand: {},
+      },
     });
     expect(medianStoreOps([op(3, 0.5, 2), op(1, 0.1, 1), op(2, 0.2, 1.2)])).toEqual({
       redisCommands: 2,
