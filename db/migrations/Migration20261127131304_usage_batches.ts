@@ -25,7 +25,9 @@ export class Migration20261127131304_usage_batches extends Migration {
 
     this.addSql(`drop index "earning_accruals_created_idx";`);
     this.addSql(`alter table "earning_accruals" drop constraint "earning_accruals_pkey";`);
-    this.addSql(`alter table "earning_accruals" add column "id" varchar(40) null, add column "batch_id" varchar(40) null;`);
+    this.addSql(
+      `alter table "earning_accruals" add column "id" varchar(40) null, add column "batch_id" varchar(40) null;`,
+    );
     this.addSql(`update "earning_accruals" set "id" = "usage_id";`);
     this.addSql(`alter table "earning_accruals" alter column "id" set not null;`);
     this.addSql(`alter table "earning_accruals" alter column "usage_id" drop not null;`);
