@@ -276,6 +276,42 @@ describe('books per batch', () => {
     expect(report, JSON.stringify(report)).toMatchObject({ ok: true });
   });
 
+  it('a chargeback reverses each provider its net share of the batches the disputed credit paid for', async () => {
+    const c = await consumer(1_000);
+    const since = new Date(Date.now() - 60_000);
+    // Ten 5-cent calls (fee 1 each) alternating between the two providers: net 4 a call, 20 for each provider.
+    const w = committer();
+    await Promise.all(Array.from({ length: 10 }, (_, i) => w.commit(record(c, i % 2 ? providerB : providerA, 5))));
+    await stack.services.earnings.foldAll();
+    const balances = () =>
+      sql<{ id: string; credit: number }>(
+        stack.db.url,
+        'select id, credit_cents::int as credit from orgs where id = any($1) order by id',
+        [[providerA.orgId, providerB.orgId]],
+      );
+    const before = new Map((await balances()).map((o) => [o.id, o.credit]));
+    const reverse = (disputeId: string, creditCents: number) =>
+      stack.services.orm.em.fork().transactional((tem) =>
+        stack.services.earnings.reverseDisputed(tem, {
+          disputeId,
+          payment: { id: `pay_${disputeId}`, orgId: c.orgId, kind: 'checkout', creditCents, createdAt: since },
+          reclaimedCents: 0,
+        }),
+      );
+    // The disputed purchase paid for half of the batch: half of each provider's net (in proportion, floored).
+    const half = await reverse(newId('event'), 25);
+    expect(half.sort((a, b) => a.providerOrgId.localeCompare(b.providerOrgId))).toEqual(
+      [providerA.orgId, providerB.orgId].sort().map((providerOrgId) => ({ providerOrgId, cents: 10 })),
+    );
+    // A purchase that paid for every call of the batch: all of each provider's net, to the cent.
+    const all = await reverse(newId('event'), 50);
+    expect(all.map((r) => r.cents)).toEqual([20, 20]);
+    const after = new Map((await balances()).map((o) => [o.id, o.credit]));
+    for (const id of [providerA.orgId, providerB.orgId]) expect(after.get(id)).toBe(before.get(id)! - 30);
+    const report = await stack.services.reconciliation.run();
+    expect(report, JSON.stringify(report)).toMatchObject({ ok: true });
+  });
+
   it('the books check and reconciliation catch a batch whose ledger row is missing or whose calls do not add up', async () => {
     const c = await consumer(100);
     const w = committer();
