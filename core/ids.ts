@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   endpoint: 'ep',
   document: 'doc',
   usage: 'use',
+  usageBatch: 'ubt',
+  earningAccrual: 'acr',
   lease: 'lease',
   event: 'evt',
   emailVerification: 'ver',

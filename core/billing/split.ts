@@ -3,7 +3,8 @@
  * the provider's books a call is `provider_earning` (+price) and `platform_fee` (-fee), and on the consumer's books it
  * is `usage` (-price). Summed over everyone, usage and earnings cancel, and the platform's revenue is the sum of the
  * fees. The fee is PLATFORM_FEE_PERCENT of the price rounded half up to a whole cent (1 cent at 20% carries no fee,
- * 3 cents carries 1), so it is never more than the price and never fractional.
+ * 3 cents carries 1), so it is never more than the price and never fractional. The gateway books calls per batch
+ * (docs/decisions.md, Books per batch): a batch's fee is the sum of its calls' fees, each computed here alone.
  */
 import type { LedgerKind } from '../../db/entities/index.js';
 
@@ -29,21 +30,27 @@ export interface CallEntry {
   reference: string;
 }
 
-/** The provider's rows for one call's earning: the gross price earned, and the platform fee paid out of it. */
+/**
+ * The provider's rows for one earning: the gross earned, and the platform fee paid out of it, keyed `earning:{key}` /
+ * `fee:{key}`. The gateway's earnings are per (provider, usage batch): `key` is the accrual's id and `reference`
+ * `usage_batch:{batch}`, gross and fee the sums of the provider's calls in the batch, each call split alone
+ * (`splitPrice`), so a batch earns to the cent what its calls would have one by one. A call booked alone (before
+ * batches, or `callEntries`) is keyed by its usage id and referenced `usage:{id}`.
+ */
 export function providerEntries(input: {
-  usageId: string;
+  key: string;
+  reference: string;
   providerOrgId: string;
   grossCents: number;
   feeCents: number;
 }): CallEntry[] {
-  const reference = `usage:${input.usageId}`;
   const entries: CallEntry[] = [
     {
       orgId: input.providerOrgId,
       kind: 'provider_earning',
       amountCents: input.grossCents,
-      idempotencyKey: `earning:${input.usageId}`,
-      reference,
+      idempotencyKey: `earning:${input.key}`,
+      reference: input.reference,
     },
   ];
   if (input.feeCents > 0) {
@@ -51,17 +58,18 @@ export function providerEntries(input: {
       orgId: input.providerOrgId,
       kind: 'platform_fee',
       amountCents: -input.feeCents,
-      idempotencyKey: `fee:${input.usageId}`,
-      reference,
+      idempotencyKey: `fee:${input.key}`,
+      reference: input.reference,
     });
   }
   return entries;
 }
 
 /**
- * The ledger rows of one paid call, keyed by its usage event id so a retried commit books it once. Nothing is
- * booked for a free call; the fee row is left out when the fee rounds to zero (ledger rows are never zero). The
- * gateway books the consumer's row with the call and queues the provider's (core/billing/earnings.service.ts).
+ * The ledger rows of one paid call booked alone, keyed by its usage event id so a retry books it once. Nothing is
+ * booked for a free call; the fee row is left out when the fee rounds to zero (ledger rows are never zero). This is
+ * the books' per-call form (calls booked before usage batches, and tests that book calls by hand); the gateway books
+ * per batch (core/spend/usage-committer.ts: one `usage` row per org and batch, one earning per provider and batch).
  */
 export function callEntries(input: {
   usageId: string;
@@ -81,7 +89,8 @@ export function callEntries(input: {
       reference: `usage:${input.usageId}`,
     },
     ...providerEntries({
-      usageId: input.usageId,
+      key: input.usageId,
+      reference: `usage:${input.usageId}`,
       providerOrgId: input.providerOrgId,
       grossCents: split.priceCents,
       feeCents: split.platformFeeCents,

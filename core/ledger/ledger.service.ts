@@ -28,12 +28,12 @@ export const LEDGER_WRITERS = {
   'core/spend/usage-committer.ts': {
     via: 'sql',
     kinds: ['usage'],
-    what: "the gateway's group commit: a paid call's consumer debit, with its usage row",
+    what: "the gateway's group commit: one consumer debit per (org, usage batch), with its calls' usage rows",
   },
   'core/billing/earnings.service.ts': {
     via: 'sql',
     kinds: ['provider_earning', 'platform_fee', 'chargeback'],
-    what: "the earnings fold (queued accruals into providers' ledgers) and the reversal of disputed earnings",
+    what: "the earnings fold (queued accruals, per provider and usage batch, into providers' ledgers) and the reversal of disputed earnings",
   },
   'core/billing/charges.service.ts': {
     via: 'post',

@@ -1,13 +1,20 @@
 /**
  * Group commit of the gateway's calls into Postgres (DESIGN.md, Money; docs/durability.md): every finished call's usage
- * event and, for a paid call, the consumer's ledger row and the provider's queued earning (earning_accruals, folded
- * into the provider's ledger off the hot path, so no call locks the provider's org row). Many calls share one
- * transaction: calls queue while a batch is in flight, then go together as multi-row statements. The usage drain
+ * event and, for the paid calls, the books per batch (docs/decisions.md, Books per batch): per consumer org, the calls
+ * the commit charged form a usage batch (usage_batches; two when some calls have a billable part and some do not: the
+ * collected and the billed calls become payable to providers at different times), each with ONE consumer ledger row
+ * (`usage_batch:{batch}`, −the batch's charge, an exact balance_after) and one queued earning per provider
+ * (earning_accruals: the sums of each call's charge and of each call's fee, split call by call; folded into the
+ * provider's ledger off the hot path, so no call locks the provider's org row). Each usage event points at its batch.
+ * The money rules stay per call (charge, credit applied, billable, key spend). Many calls share one transaction: calls
+ * queue while a batch is in flight, then go together as multi-row statements. The usage drain
  * (core/spend/usage-drain.ts) feeds it the calls the fast state made durable; a free call served while the fast state
  * is down comes here directly. Idempotent on the usage id: a call already in Postgres is not booked again.
  * Consumer orgs are locked in id order (no deadlocks between gateway processes), balances are computed here from the
  * locked rows, so every ledger row carries its exact balance_after, and the org, key and key-day totals come back for
- * the fast state.
+ * the fast state. A usage batch only ever holds calls whose usage events the same transaction inserts (their primary
+ * key): a drain retried after a crash between commit and acknowledgement skips the calls already booked, so no call is
+ * in two batches and no batch is written twice.
  *
  * Idempotency backstop: a successful call made with an Idempotency-Key claims (org, key, client key) in
  * idempotency_records in the same statement. A claim that conflicts means an earlier call with that key already
@@ -136,8 +143,8 @@ with raw as (
   select * from jsonb_to_recordset(?::jsonb) as c(
     seq int, id text, org_id text, key_id text, provider_id text, api_slug text, api_id text, endpoint_id text,
     method text, path text, status int, outcome text, price bigint, eff bigint, fee bigint, latency int, idem text,
-    req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz, lid_u text,
-    anc text[], cr bigint, bl bigint, uns boolean)
+    req_hash text, extra jsonb, request_id text, client_request_id text, day text, created_at timestamptz,
+    bid0 text, bid1 text, lid0 text, lid1 text, aid0 text, aid1 text, anc text[], cr bigint, bl bigint, uns boolean)
 ),
 input as (
   select * from raw r /*KNOWN*/
@@ -162,28 +169,54 @@ locked as (
    order by o.id for update
 ),
 running as (
-  select c.seq, c.lid_u as lid, c.org_id, -c.price as amount, 'usage:' || c.id as ikey, c.id as usage_id,
-         c.created_at, l.credit_cents - sum(c.price) over (partition by c.org_id order by c.seq) as balance_after,
+  select c.seq, c.org_id, -c.price as amount, c.id as usage_id,
+         l.credit_cents - sum(c.price) over (partition by c.org_id order by c.seq) as balance_after,
          l.auto_reload_enabled, l.auto_reload_threshold_cents
     from calls c join locked l on l.id = c.org_id where c.price > 0
 ),
+priced as (
+  select c.*, r.usage_id is not null as paid, coalesce(c.cr, ${CREDIT_APPLIED}, 0) as credit,
+         coalesce(c.bl, c.price - coalesce(${CREDIT_APPLIED}, 0)) as billable
+    from calls c left join running r on r.usage_id = c.id
+),
+booked as (
+  select p.*,
+         case when p.paid then case when p.billable > 0 then p.bid1 else p.bid0 end end as batch_id,
+         case when p.billable > 0 then p.lid1 else p.lid0 end as ledger_id,
+         case when p.billable > 0 then p.aid1 else p.aid0 end as accrual_id
+    from priced p
+),
+batches as (
+  select batch_id, org_id, min(ledger_id) as ledger_id, count(*) as n, sum(price) as charged, sum(credit) as credit,
+         sum(billable) as billable, (array_agg(id order by seq))[1] as first_id,
+         (array_agg(id order by seq desc))[1] as last_id, min(created_at) as first_at, max(created_at) as last_at,
+         min(seq) as first_seq
+    from booked where paid group by batch_id, org_id
+),
+ins_batches as (
+  insert into usage_batches (id, org_id, calls, charged_cents, credit_applied_cents, billable_cents, first_usage_id,
+    last_usage_id, first_at, last_at)
+  select batch_id, org_id, n, charged, credit, billable, first_id, last_id, first_at, last_at from batches
+),
 ins_ledger as (
   insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, created_at)
-  select lid, org_id, 'usage', amount, balance_after, ikey, ikey, created_at from running
+  select b.ledger_id, b.org_id, 'usage', -b.charged,
+         l.credit_cents - sum(b.charged) over (partition by b.org_id order by b.first_seq),
+         'usage_batch:' || b.batch_id, 'usage_batch:' || b.batch_id, b.last_at
+    from batches b join locked l on l.id = b.org_id
 ),
 ins_accruals as (
-  insert into earning_accruals (usage_id, provider_org_id, consumer_org_id, gross_cents, fee_cents, created_at)
-  select c.id, c.provider_id, c.org_id, c.price, c.fee, c.created_at from calls c where c.price > 0
+  insert into earning_accruals (id, batch_id, provider_org_id, consumer_org_id, gross_cents, fee_cents, created_at)
+  select min(accrual_id), batch_id, provider_id, org_id, sum(price), sum(fee), max(created_at)
+    from booked where paid group by batch_id, provider_id, org_id
 ),
 ins_usage as (
   insert into usage_events (id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome,
     cost_cents, price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id,
-    client_request_id, created_at)
+    client_request_id, batch_id, created_at)
   select c.id, c.org_id, c.key_id, c.api_slug, c.api_id, c.endpoint_id, c.method, c.path, c.status, c.outcome, c.price,
-         c.eff, coalesce(c.cr, ${CREDIT_APPLIED}, 0), coalesce(c.bl, c.price - coalesce(${CREDIT_APPLIED}, 0)), c.latency,
-         c.idem,
-         c.request_id, c.client_request_id, c.created_at
-    from calls c left join running r on r.usage_id = c.id
+         c.eff, c.credit, c.billable, c.latency, c.idem, c.request_id, c.client_request_id, c.batch_id, c.created_at
+    from booked c
   returning id, credit_applied_cents as credit, billable_cents as billable
 ),
 totals as (
@@ -329,8 +362,27 @@ export class UsageCommitter {
    */
   private async writeOneStatement(batch: Pending[], dedup: boolean): Promise<CommittedCall[]> {
     const fee = this.deps.feePercent;
+    // Ids the statement may need, minted here: per consumer org its batch and ledger row for calls paid wholly from
+    // credit (0) and for calls with a billable part (1), and per (org, provider) the accrual of each; unused ones lapse.
+    const orgIds = new Map<string, { bid0: string; bid1: string; lid0: string; lid1: string }>();
+    const accrualIds = new Map<string, { aid0: string; aid1: string }>();
     const calls = batch.map(({ call }, seq) => {
       const split = call.priceCents > 0 ? splitPrice(call.priceCents, fee) : null;
+      let ids = orgIds.get(call.orgId);
+      let aids = accrualIds.get(`${call.orgId}|${call.providerOrgId}`);
+      if (split && !ids) {
+        ids = {
+          bid0: newId('usageBatch'),
+          bid1: newId('usageBatch'),
+          lid0: newId('ledgerEntry'),
+          lid1: newId('ledgerEntry'),
+        };
+        orgIds.set(call.orgId, ids);
+      }
+      if (split && !aids) {
+        aids = { aid0: newId('earningAccrual'), aid1: newId('earningAccrual') };
+        accrualIds.set(`${call.orgId}|${call.providerOrgId}`, aids);
+      }
       return {
         seq,
         id: call.usageId,
@@ -355,7 +407,12 @@ export class UsageCommitter {
         client_request_id: call.clientRequestId ?? null,
         day: call.day,
         created_at: call.at.toISOString(),
-        lid_u: split ? newId('ledgerEntry') : null,
+        bid0: ids?.bid0 ?? null,
+        bid1: ids?.bid1 ?? null,
+        lid0: ids?.lid0 ?? null,
+        lid1: ids?.lid1 ?? null,
+        aid0: aids?.aid0 ?? null,
+        aid1: aids?.aid1 ?? null,
         anc: call.ancestorKeyIds ?? [],
         cr: call.creditAppliedCents ?? null,
         bl: call.billableCents ?? null,
@@ -402,7 +459,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: dedup ? 'usage_commit_dedup_v7' : 'usage_commit_v7',
+        name: dedup ? 'usage_commit_dedup_v8' : 'usage_commit_v8',
         text: statement.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -459,10 +516,10 @@ export class UsageCommitter {
       for (const r of found) orgs.set(r.id, { ...r, balance: Number(r.credit_cents), changes: 0, reload: false });
     }
 
-    const ledger: unknown[] = [];
-    let ledgerRows = 0;
-    const accruals: unknown[] = [];
-    let accrualRows = 0;
+    /** The batches of this commit, by `org|part` (part 1: calls with a billable part), in the order they start. */
+    const batches = new Map<string, BatchTotals>();
+    /** One accrual per (batch, provider): gross and fee summed over the provider's calls, each call split alone. */
+    const accruals = new Map<string, { id: string; batchId: string; provider: string; consumer: string } & Sums>();
     const results = new Map<string, CommittedCall>();
     const usage: unknown[] = [];
     const keySpend = new Map<string, number>();
@@ -471,6 +528,7 @@ export class UsageCommitter {
     for (const { call } of batch) {
       let creditApplied = 0;
       let billable = 0;
+      let batchId: string | null = null;
       if (call.priceCents > 0) {
         const consumer = orgs.get(call.orgId);
         if (!consumer) throw new Error(`org of call ${call.usageId} not found`);
@@ -482,20 +540,49 @@ export class UsageCommitter {
         if (charged > 0) {
           consumer.balance -= charged;
           consumer.changes += 1;
-          ledger.push(
-            newId('ledgerEntry'),
-            call.orgId,
-            'usage',
-            -charged,
-            consumer.balance,
-            `usage:${call.usageId}`,
-            `usage:${call.usageId}`,
-            call.at,
-          );
-          ledgerRows += 1;
+          const part = `${call.orgId}|${billable > 0 ? 1 : 0}`;
+          let b = batches.get(part);
+          if (!b) {
+            b = {
+              id: newId('usageBatch'),
+              orgId: call.orgId,
+              calls: 0,
+              charged: 0,
+              credit: 0,
+              billable: 0,
+              firstId: call.usageId,
+              lastId: call.usageId,
+              firstAt: call.at,
+              lastAt: call.at,
+            };
+            batches.set(part, b);
+          }
+          b.calls += 1;
+          b.charged += charged;
+          b.credit += creditApplied;
+          b.billable += billable;
+          b.lastId = call.usageId;
+          if (call.at < b.firstAt) b.firstAt = call.at;
+          if (call.at > b.lastAt) b.lastAt = call.at;
+          batchId = b.id;
           const split = splitPrice(charged, this.deps.feePercent);
-          accruals.push(call.usageId, call.providerOrgId, call.orgId, charged, split.platformFeeCents, call.at);
-          accrualRows += 1;
+          const akey = `${b.id}|${call.providerOrgId}`;
+          let a = accruals.get(akey);
+          if (!a) {
+            a = {
+              id: newId('earningAccrual'),
+              batchId: b.id,
+              provider: call.providerOrgId,
+              consumer: call.orgId,
+              gross: 0,
+              fee: 0,
+              at: call.at,
+            };
+            accruals.set(akey, a);
+          }
+          a.gross += charged;
+          a.fee += split.platformFeeCents;
+          if (call.at > a.at) a.at = call.at;
         }
         const threshold =
           consumer.auto_reload_threshold_cents === null ? null : Number(consumer.auto_reload_threshold_cents);
@@ -508,7 +595,9 @@ export class UsageCommitter {
           addKeySpend(daySpend, onDay(call.keyId), call.ancestorKeyIds?.map(onDay), charged);
         }
       }
-      usage.push(...usageValues(call, { outcome: call.outcome, cost: call.priceCents, creditApplied, billable }));
+      usage.push(
+        ...usageValues(call, { outcome: call.outcome, cost: call.priceCents, creditApplied, billable, batchId }),
+      );
       results.set(call.usageId, {
         ancestorSpentCents: null,
         ancestorDaySpentCents: null,
@@ -523,30 +612,58 @@ export class UsageCommitter {
     if (batch.length > 0) {
       await tem.execute(
         `insert into usage_events ${USAGE_COLUMNS}
-         values ${rows(batch.length, 19)}`,
+         values ${rows(batch.length, USAGE_WIDTH)}`,
         usage,
         'run',
       );
     }
-    if (accrualRows > 0) {
+    if (batches.size > 0) {
+      // Each batch's ledger row: the org's balance before the commit less this and the org's earlier batches.
+      const balance = new Map([...orgs.values()].map((o) => [o.id, Number(o.credit_cents)]));
+      const ledger: unknown[] = [];
+      const batchRows: unknown[] = [];
+      for (const b of batches.values()) {
+        const after = balance.get(b.orgId)! - b.charged;
+        balance.set(b.orgId, after);
+        const key = `usage_batch:${b.id}`;
+        ledger.push(newId('ledgerEntry'), b.orgId, 'usage', -b.charged, after, key, key, b.lastAt);
+        batchRows.push(
+          b.id,
+          b.orgId,
+          b.calls,
+          b.charged,
+          b.credit,
+          b.billable,
+          b.firstId,
+          b.lastId,
+          b.firstAt,
+          b.lastAt,
+        );
+      }
       await tem.execute(
-        `insert into earning_accruals (usage_id, provider_org_id, consumer_org_id, gross_cents, fee_cents, created_at)
-         values ${rows(accrualRows, 6)}`,
-        accruals,
+        `insert into usage_batches (id, org_id, calls, charged_cents, credit_applied_cents, billable_cents,
+           first_usage_id, last_usage_id, first_at, last_at) values ${rows(batches.size, 10)}`,
+        batchRows,
+        'run',
+      );
+      await tem.execute(
+        `insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference,
+           created_at) values ${rows(batches.size, 8)}`,
+        ledger,
+        'run',
+      );
+    }
+    if (accruals.size > 0) {
+      await tem.execute(
+        `insert into earning_accruals (id, batch_id, provider_org_id, consumer_org_id, gross_cents, fee_cents, created_at)
+         values ${rows(accruals.size, 7)}`,
+        [...accruals.values()].flatMap((a) => [a.id, a.batchId, a.provider, a.consumer, a.gross, a.fee, a.at]),
         'run',
       );
     }
     const orgAfter = new Map<string, { creditCents: number; balanceVersion: number }>();
     const keyAfter = new Map<string, number>();
     const dayAfter = new Map<string, number>();
-    if (ledgerRows > 0) {
-      await tem.execute(
-        `insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference,
-           created_at) values ${rows(ledgerRows, 8)}`,
-        ledger,
-        'run',
-      );
-    }
     const changed = [...orgs.values()].filter((o) => o.changes > 0 || o.reload);
     if (changed.length > 0) {
       const updated = await tem.execute<{ id: string; credit_cents: string; balance_version: string }[]>(
@@ -607,11 +724,32 @@ export class UsageCommitter {
 /** The usage_events columns the careful path writes, in the order `usageValues` gives them. */
 const USAGE_COLUMNS = `(id, org_id, key_id, api_slug, api_id, endpoint_id, method, path, status, outcome, cost_cents,
   price_cents_effective, credit_applied_cents, billable_cents, latency_ms, idempotency_key, request_id, client_request_id,
-  created_at)`;
+  batch_id, created_at)`;
+const USAGE_WIDTH = 20;
+
+interface Sums {
+  gross: number;
+  fee: number;
+  at: Date;
+}
+
+/** One usage batch of the careful path (usage_batches). */
+interface BatchTotals {
+  id: string;
+  orgId: string;
+  calls: number;
+  charged: number;
+  credit: number;
+  billable: number;
+  firstId: string;
+  lastId: string;
+  firstAt: Date;
+  lastAt: Date;
+}
 
 function usageValues(
   call: CallRecord,
-  o: { outcome: CallRecord['outcome']; cost: number; creditApplied: number; billable: number },
+  o: { outcome: CallRecord['outcome']; cost: number; creditApplied: number; billable: number; batchId: string | null },
 ): unknown[] {
   return [
     call.usageId,
@@ -632,6 +770,7 @@ function usageValues(
     call.idempotencyKey,
     call.requestId,
     call.clientRequestId ?? null,
+    o.batchId,
     call.at,
   ];
 }

@@ -14,8 +14,9 @@
  *    the hourly late allowance (the furthest back a rollup run ever reads again). Before the rollups' first run
  *    nothing is dropped. The default partition is never dropped.
  *
- * Ledger rows, earning accruals and payments are never touched: the books do not need old usage rows
- * (reconciliation compares balances with ledger sums; every ledger row of a call carries `usage:{id}`).
+ * Ledger rows, usage batches, earning accruals and payments are never touched: the books do not need old usage rows
+ * (reconciliation compares balances with ledger sums, and ties each usage batch, kept forever, to its ledger row and
+ * earnings by the batch's own totals; a ledger row of a call booked before batches carries `usage:{id}`).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';

@@ -1,8 +1,11 @@
 /**
- * A provider's earning from one paid call, queued by the gateway's commit so that no call locks the provider's org
- * row. The worker folds queued accruals into the provider's ledger (`provider_earning` and `platform_fee` rows,
- * idempotency keys `earning:{usage}` and `fee:{usage}`) and deletes them in the same transaction. Until then the
- * reconciliation counts a queued accrual as the call's earning.
+ * A provider's earning from one usage batch (the provider's calls in it; `batch_id`), queued by the gateway's commit so
+ * that no call locks the provider's org row: gross is the sum of the calls' charges, fee the sum of each call's fee
+ * (core/billing/split.ts, per call, so no rounding drift). An accrual queued before batches holds one call
+ * (`usage_id`, and its id is the usage id). The worker folds queued accruals into the provider's ledger
+ * (`provider_earning` and `platform_fee` rows, idempotency keys `earning:{id}` and `fee:{id}`, reference
+ * `usage_batch:{batch}` or `usage:{usage}`) and deletes them in the same transaction. Until then the reconciliation
+ * counts a queued accrual as the batch's earning.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
@@ -10,16 +13,19 @@ export const EarningAccrual = defineEntity({
   name: 'EarningAccrual',
   tableName: 'earning_accruals',
   properties: {
-    usageId: p.string().length(40).primary(),
+    id: p.string().length(40).primary(),
+    batchId: p.string().length(40).nullable(),
+    usageId: p.string().length(40).nullable(),
     providerOrgId: p.string().length(40),
     consumerOrgId: p.string().length(40),
     grossCents: p.bigint('number'),
     feeCents: p.bigint('number'),
     createdAt: p.datetime().defaultRaw('now()'),
   },
-  indexes: [{ name: 'earning_accruals_created_idx', properties: ['createdAt', 'usageId'] }],
+  indexes: [{ name: 'earning_accruals_created_idx', properties: ['createdAt', 'id'] }],
   checks: [
     { name: 'earning_accruals_money', expression: 'gross_cents > 0 AND fee_cents >= 0 AND fee_cents <= gross_cents' },
+    { name: 'earning_accruals_source', expression: 'batch_id IS NOT NULL OR usage_id IS NOT NULL' },
   ],
 });
 

@@ -35,6 +35,7 @@ import { Profile } from './profile.entity.js';
 import { Session } from './session.entity.js';
 import { StripeEvent } from './stripe-event.entity.js';
 import { TermsAcceptance } from './terms-acceptance.entity.js';
+import { UsageBatch } from './usage-batch.entity.js';
 import { UsageEvent } from './usage-event.entity.js';
 import { User } from './user.entity.js';
 
@@ -73,6 +74,7 @@ export {
   Session,
   StripeEvent,
   TermsAcceptance,
+  UsageBatch,
   UsageEvent,
   User,
 };
@@ -101,6 +103,7 @@ export * from './search-lexicon.entity.js';
 export * from './session.entity.js';
 export * from './stripe-event.entity.js';
 export * from './terms-acceptance.entity.js';
+export * from './usage-batch.entity.js';
 export * from './usage-event.entity.js';
 export * from './user.entity.js';
 
@@ -115,6 +118,7 @@ export const ENTITIES = [
   Avatar,
   Profile,
   UsageEvent,
+  UsageBatch,
   Api,
   Endpoint,
   Document,

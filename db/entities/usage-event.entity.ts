@@ -39,6 +39,12 @@ export const UsageEvent = defineEntity({
     /** The caller's X-Request-Id, when it sent a well-formed one (for its tracing; never used as our id). */
     clientRequestId: p.string().length(128).nullable(),
     /**
+     * The usage batch that booked this paid call (usage_batches; docs/decisions.md, Books per batch): null for free and
+     * failed calls, calls charged nothing, and calls booked before batches (their ledger rows carry `usage:{id}`).
+     * No foreign key and no index: a batch's calls are found by (org_id, created_at between its first_at and last_at).
+     */
+    batchId: p.string().length(40).nullable(),
+    /**
      * The partition key (range, one partition per UTC month; Migration20261125120000_usage_partitions), hence part
      * of the primary key: a partitioned table's unique keys must hold it. Gateway rows carry the instant their id
      * encodes, so (id, created_at) stays as unique as the id.

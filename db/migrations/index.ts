@@ -18,6 +18,7 @@ import { Migration20261125100000_mcp_sessions } from './Migration20261125100000_
 import { Migration20261125120000_usage_partitions } from './Migration20261125120000_usage_partitions.js';
 import { Migration20261127074652_directory_org } from './Migration20261127074652_directory_org.js';
 import { Migration20261127081409_idempotency_unsynced } from './Migration20261127081409_idempotency_unsynced.js';
+import { Migration20261127131304_usage_batches } from './Migration20261127131304_usage_batches.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   { name: 'Migration20261125120000_usage_partitions', class: Migration20261125120000_usage_partitions },
   { name: 'Migration20261127074652_directory_org', class: Migration20261127074652_directory_org },
   { name: 'Migration20261127081409_idempotency_unsynced', class: Migration20261127081409_idempotency_unsynced },
+  { name: 'Migration20261127131304_usage_batches', class: Migration20261127131304_usage_batches },
 ];

@@ -4,18 +4,22 @@
  * non-replayed 2xx has its usage row and the usage and ledger tables have stopped changing, then asserts:
  *
  * - every non-replayed 2xx has exactly one `success` usage row (by request_id) with the cost it announced, and, when
- *   that cost is above 0, exactly one ledger debit `usage:{usage id}` of -cost; a replay's original call is booked;
- * - nothing is charged twice (no request_id with two success rows, no usage id with two debits) and no debit belongs
- *   to anything but a success row of the same cost;
+ *   that cost is above 0, the row is in exactly one usage batch (docs/decisions.md, Books per batch); a replay's
+ *   original call is booked;
+ * - every batch is tied to its books: exactly one ledger debit `usage_batch:{id}` of −charged, charged equal to the
+ *   cost of its calls, `calls` success rows of one org pointing at it, its earnings (booked or queued) equal to
+ *   charged; no ledger debit without its batch, no paid success row outside a batch;
+ * - nothing is charged twice (no request_id with two success rows, no ledger key with two debits);
  * - a charge nobody was told about (a success row behind no 2xx) only exists for a call whose answer was lost (no
  *   answer at all, or a 503 "outcome unknown"), never more of them than such calls;
  * - every org's `credit_cents` equals its ledger sum, no prepaid org is negative, no key spent past its budget, a
  *   leaf key's `spent_cents` equals its success rows' cost;
- * - the product's own reconciliation (core/billing/reconciliation.service.ts): no unbooked payment, and every usage
- *   debit matched by the provider's earning (booked or still queued in earning_accruals).
+ * - the product's own reconciliation (core/billing/reconciliation.service.ts): no unbooked payment, every batch tied
+ *   to its books (UNMATCHED_BATCHES_SQL), and every usage debit of a call booked alone matched by its earning.
  */
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { UNMATCHED_BATCHES_SQL, UNMATCHED_CALLS_SQL } from '../../core/billing/reconciliation.service.js';
 
 /** One answer of the gateway as the load loop recorded it. */
 export interface CallAnswer {
@@ -48,6 +52,7 @@ interface Snapshot {
   ledger: number;
   ledgerSum: number;
   accruals: number;
+  batches: number;
   missing: number;
 }
 
@@ -91,6 +96,7 @@ export async function checkBooks(
                 (select count(*) from ledger_entries) as ledger,
                 (select coalesce(sum(amount_cents), 0) from ledger_entries) as "ledgerSum",
                 (select count(*) from earning_accruals) as accruals,
+                (select count(*) from usage_batches) as batches,
                 (select count(*) from unnest($1::text[]) r(id)
                   where not exists (select 1 from usage_events u where u.request_id = r.id and u.outcome = 'success'))
                   as missing`,
@@ -102,6 +108,7 @@ export async function checkBooks(
         ledger: Number(r!.ledger),
         ledgerSum: Number(r!.ledgerSum),
         accruals: Number(r!.accruals),
+        batches: Number(r!.batches),
         missing: Number(r!.missing),
       }));
   const timeout = options.settleTimeoutMs ?? 15_000;
@@ -129,21 +136,17 @@ export async function checkBooks(
         .map((r) => JSON.stringify(r))
         .join('; ') + (rows.length > MAX_LISTED ? `; … ${rows.length - MAX_LISTED} more` : '');
 
-    // 2. Every announced (non-replayed) 2xx: one success row of its cost, and one debit of -cost when cost > 0.
-    const rows = await q<{ id: string; request_id: string; cost_cents: string; n: string }>(
-      `select u.id, u.request_id, u.cost_cents, count(*) over (partition by u.request_id) as n
-         from usage_events u where u.outcome = 'success' and u.request_id = any($1::text[])`,
+    // 2. Every announced (non-replayed) 2xx: one success row of its cost, in a batch when cost > 0.
+    const rows = await q<{ id: string; request_id: string; cost_cents: string; n: string; batch: string | null }>(
+      `select u.id, u.request_id, u.cost_cents, count(*) over (partition by u.request_id) as n, b.id as batch
+         from usage_events u left join usage_batches b on b.id = u.batch_id and b.org_id = u.org_id
+        where u.outcome = 'success' and u.request_id = any($1::text[])`,
       [bookedIds],
     );
-    const byRequest = new Map<string, { id: string; cost: number; n: number }>();
-    for (const r of rows) byRequest.set(r.request_id, { id: r.id, cost: Number(r.cost_cents), n: Number(r.n) });
-    const debits = await q<{ ikey: string; n: string; amount: string }>(
-      `select substr(idempotency_key, 7) as ikey, count(*) as n, sum(amount_cents) as amount
-         from ledger_entries where kind = 'usage' and idempotency_key = any($1::text[])
-        group by idempotency_key`,
-      [rows.map((r) => `usage:${r.id}`)],
-    );
-    const debitOf = new Map(debits.map((d) => [d.ikey, { n: Number(d.n), amount: Number(d.amount) }]));
+    const byRequest = new Map<string, { id: string; cost: number; n: number; batch: string | null }>();
+    for (const r of rows) {
+      byRequest.set(r.request_id, { id: r.id, cost: Number(r.cost_cents), n: Number(r.n), batch: r.batch });
+    }
     const missing: string[] = [];
     const wrongCost: unknown[] = [];
     const wrongDebit: unknown[] = [];
@@ -155,16 +158,13 @@ export async function checkBooks(
       }
       const cost = a.costCents ?? 0;
       if (row.cost !== cost) wrongCost.push({ request_id: a.requestId, announced: cost, booked: row.cost });
-      const debit = debitOf.get(row.id);
-      if (cost > 0 && (!debit || debit.n !== 1 || debit.amount !== -cost)) {
-        wrongDebit.push({ request_id: a.requestId, usage_id: row.id, cost, debit: debit ?? null });
-      }
+      if (cost > 0 && row.batch === null) wrongDebit.push({ request_id: a.requestId, usage_id: row.id, cost });
     }
     if (missing.length) problems.push(`${missing.length} 2xx answers have no success usage row: ${list(missing)}`);
     if (wrongCost.length)
       problems.push(`${wrongCost.length} usage rows differ from the announced cost: ${list(wrongCost)}`);
     if (wrongDebit.length)
-      problems.push(`${wrongDebit.length} paid 2xx answers lack their one debit: ${list(wrongDebit)}`);
+      problems.push(`${wrongDebit.length} paid 2xx answers are in no usage batch: ${list(wrongDebit)}`);
 
     // A replay's original call is booked (the original may be any answer of this run, or one whose answer was lost).
     const originals = ok.filter((a) => a.replayed).map((a) => a.originalRequestId ?? '');
@@ -179,7 +179,7 @@ export async function checkBooks(
       );
     }
 
-    // 3. Nothing charged twice, no debit without its success row.
+    // 3. Nothing charged twice; every batch tied to its one debit, its calls and its earnings.
     const twice = await q(
       `select request_id, count(*)::int as n from usage_events where outcome = 'success'
         group by request_id having count(*) > 1 limit 50`,
@@ -189,23 +189,31 @@ export async function checkBooks(
       `select idempotency_key, count(*)::int as n from ledger_entries where kind = 'usage'
         group by idempotency_key having count(*) > 1 limit 50`,
     );
-    if (doubleDebits.length) problems.push(`usage ids debited more than once: ${list(doubleDebits)}`);
+    if (doubleDebits.length) problems.push(`usage debits booked more than once: ${list(doubleDebits)}`);
     const strayDebits = await q(
-      `select l.idempotency_key, l.amount_cents::int as amount, u.outcome, u.cost_cents::int as cost
-         from ledger_entries l
-         left join usage_events u on u.id = substr(l.idempotency_key, 7) and u.org_id = l.org_id
-        where l.kind = 'usage' and l.idempotency_key like 'usage:%'
-          and (u.id is null or u.outcome <> 'success' or -l.amount_cents > u.cost_cents)
+      `select l.idempotency_key, l.amount_cents::int as amount from ledger_entries l
+        where l.kind = 'usage' and l.idempotency_key like 'usage%'
+          and not exists (select 1 from usage_batches b where l.idempotency_key = 'usage_batch:' || b.id
+                                                          and b.org_id = l.org_id)
         limit 50`,
     );
-    if (strayDebits.length) problems.push(`debits without a success row of that cost: ${list(strayDebits)}`);
-    const undebited = await q(
+    if (strayDebits.length) problems.push(`usage debits without their batch: ${list(strayDebits)}`);
+    const untied = await q(UNMATCHED_BATCHES_SQL);
+    if (untied.length) problems.push(`usage batches not tied to their books: ${list(untied)}`);
+    const wrongCharge = await q(
+      `select b.id, b.charged_cents::bigint as charged, c.cost::bigint as cost from usage_batches b
+         join (select batch_id, sum(cost_cents) as cost from usage_events where batch_id is not null group by batch_id) c
+           on c.batch_id = b.id
+        where c.cost <> b.charged_cents limit 50`,
+    );
+    if (wrongCharge.length) problems.push(`batches charged other than their calls' cost: ${list(wrongCharge)}`);
+    const unbatched = await q(
       `select u.id, u.request_id, u.cost_cents::int as cost from usage_events u
         where u.outcome = 'success' and u.cost_cents > 0
-          and not exists (select 1 from ledger_entries l where l.org_id = u.org_id and l.idempotency_key = 'usage:' || u.id)
+          and not exists (select 1 from usage_batches b where b.id = u.batch_id and b.org_id = u.org_id)
         limit 50`,
     );
-    if (undebited.length) problems.push(`paid success rows with no debit: ${list(undebited)}`);
+    if (unbatched.length) problems.push(`paid success rows in no batch: ${list(unbatched)}`);
 
     // 4. Charges nobody was told about: only for calls whose answer was lost.
     const unannounced = await q<{ request_id: string }>(
@@ -262,17 +270,7 @@ export async function checkBooks(
           and not exists (select 1 from ledger_entries l where l.org_id = p.org_id and l.idempotency_key = 'payment:' || p.id)`,
     );
     if (unbooked.length) problems.push(`succeeded payments without their ledger row: ${list(unbooked)}`);
-    const unmatched = await q(
-      `select usage_id, coalesce(u.cents, 0)::bigint as usage_cents, coalesce(e.cents, 0)::bigint as earning_cents
-         from (select substr(idempotency_key, 7) as usage_id, -amount_cents as cents from ledger_entries
-                where kind = 'usage' and idempotency_key like 'usage:%') u
-         full join (select substr(idempotency_key, 9) as usage_id, amount_cents as cents from ledger_entries
-                where kind = 'provider_earning' and idempotency_key like 'earning:%'
-                union all
-                select usage_id, gross_cents from earning_accruals) e using (usage_id)
-        where coalesce(u.cents, 0) <> coalesce(e.cents, 0)
-        limit 50`,
-    );
+    const unmatched = await q(UNMATCHED_CALLS_SQL);
     if (unmatched.length) problems.push(`usage debits not matched by an earning: ${list(unmatched)}`);
 
     const [usage] = await q<{ success: string; failed: string; charged: string }>(

@@ -97,7 +97,7 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
   let upstream: Upstream;
   let person: Person;
   let slug: string;
-  let books: () => Promise<{ credit: number; ledger: number }>;
+  let books: () => Promise<{ credit: number; ledger: number; batched: number; untied: number }>;
   let stripe: StripeMock;
   let temporal: Awaited<ReturnType<typeof startTemporal>>;
 
@@ -124,11 +124,25 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
     gatewayServer = await serve(gateway);
     books = async () => {
       await gateway.drain.flush();
-      const rows = await sql<{ credit: string; ledger: string }>(
+      // Paid calls are booked per usage batch (one debit per batch): count the calls the batches hold, the ledger rows
+      // other than batch debits, and the batches without exactly one debit.
+      const rows = await sql<{ credit: string; ledger: string; batched: string; untied: string }>(
         stack.db.url,
-        'select (select coalesce(sum(credit_cents), 0) from orgs) as credit, (select count(*) from ledger_entries) as ledger',
+        `select (select coalesce(sum(credit_cents), 0) from orgs) as credit,
+                (select count(*) from ledger_entries where kind <> 'usage') as ledger,
+                (select coalesce(sum(calls), 0) from usage_batches) as batched,
+                (select count(*) from usage_batches b
+                  where (select count(*) from ledger_entries l
+                          where l.idempotency_key = 'usage_batch:' || b.id and l.amount_cents = -b.charged_cents) <> 1)
+                  as untied`,
       );
-      return { credit: Number(rows[0]!.credit), ledger: Number(rows[0]!.ledger) };
+      const r = rows[0]!;
+      return {
+        credit: Number(r.credit),
+        ledger: Number(r.ledger),
+        batched: Number(r.batched),
+        untied: Number(r.untied),
+      };
     };
   });
 
@@ -275,10 +289,13 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
       );
     }
     expect(problems.slice(0, 30), `${problems.length} problems over ${attempts.length} requests`).toEqual([]);
-    // Money moved only for the gateway calls that were answered as paid: each one debit of its cost.
+    // Money moved only for the gateway calls that were answered as paid: each in one usage batch, whose one debit is
+    // its calls' cost.
     expect(await books()).toEqual({
       credit: before.credit - paid.reduce((a, b) => a + b, 0),
-      ledger: before.ledger + paid.length,
+      ledger: before.ledger,
+      batched: before.batched + paid.length,
+      untied: 0,
     });
   }, 300_000);
 });

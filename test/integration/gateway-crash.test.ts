@@ -220,7 +220,7 @@ describe('gateway crash tests (real processes)', () => {
     await upstream?.close();
   });
 
-  it('the books check catches what it is for (a planted unbooked 2xx, an undebited charge, a drifted balance)', async () => {
+  it('the books check catches what it is for (a planted unbooked 2xx, an unbatched charge, an undebited batch, a drifted balance)', async () => {
     const db: TestDatabase = await createTestDatabase();
     cleanups.push(() => db.drop());
     const f = await seed(db.url, upstream);
@@ -231,6 +231,21 @@ describe('gateway crash tests (real processes)', () => {
          cost_cents) values ('use_planted', $1, $2, $3, 'GET', '/paid', 200, 'success', 1, 'req_planted', 2)`,
       [f.orgId, key!.id, f.slug],
     );
+    // A batch whose ledger debit never got written, with its one call pointing at it.
+    await sql(
+      db.url,
+      `insert into usage_batches (id, org_id, calls, charged_cents, credit_applied_cents, billable_cents,
+         first_usage_id, last_usage_id, first_at, last_at)
+       values ('ubt_planted', $1, 1, 3, 3, 0, 'use_batched', 'use_batched', now(), now())`,
+      [f.orgId],
+    );
+    await sql(
+      db.url,
+      `insert into usage_events (id, org_id, key_id, api_slug, method, path, status, outcome, latency_ms, request_id,
+         cost_cents, credit_applied_cents, batch_id)
+       values ('use_batched', $1, $2, $3, 'GET', '/paid', 200, 'success', 1, 'req_batched', 3, 3, 'ubt_planted')`,
+      [f.orgId, key!.id, f.slug],
+    );
     await sql(db.url, 'update orgs set credit_cents = credit_cents + 1 where id = $1', [f.orgId]);
     const report = await checkBooks(db.url, [{ status: 200, requestId: 'req_never_booked', costCents: 2 }], {
       settleTimeoutMs: 2_000,
@@ -239,8 +254,9 @@ describe('gateway crash tests (real processes)', () => {
     expect(report.ok).toBe(false);
     const text = report.problems.join('\n');
     expect(text).toContain('1 2xx answers have no success usage row: "req_never_booked"');
-    expect(text).toContain('paid success rows with no debit');
-    expect(text).toContain('1 charged calls were never answered');
+    expect(text).toContain('paid success rows in no batch: {"id":"use_planted"');
+    expect(text).toMatch(/usage batches not tied to their books: \{"batch_id":"ubt_planted"/);
+    expect(text).toContain('2 charged calls were never answered');
     expect(text).toContain('credit_cents is not their ledger sum');
     expect(text).toContain("keys whose spent_cents is not their calls' cost");
   }, 60_000);

@@ -142,7 +142,7 @@ describe('gateway proxy', () => {
     await stack.services.earnings.foldAll();
     const ledger = await sql<{ org_id: string; kind: string; amount_cents: string }>(
       stack.db.url,
-      "select org_id, kind, amount_cents from ledger_entries where reference like 'usage:%' and (org_id = $1 or org_id = $2) order by kind",
+      "select org_id, kind, amount_cents from ledger_entries where reference like 'usage_batch:%' and (org_id = $1 or org_id = $2) order by kind",
       [c.orgId, provider.orgId],
     );
     expect(ledger.filter((l) => l.org_id === c.orgId)).toEqual([

@@ -111,14 +111,19 @@ describe('gateway review fixes (issue 10)', () => {
     ]);
     return Number(row!.credit_cents);
   };
+  /** The paid calls charged: the calls of the org's usage batches, whose debits add up to what the batches charged. */
   const debits = async (orgId: string) => {
     await gateway.drain.flush();
-    const rows = await sql(
+    const [row] = await sql<{ calls: number; charged: number; debited: number }>(
       stack.db.url,
-      "select amount_cents from ledger_entries where org_id = $1 and kind = 'usage'",
+      `select coalesce(sum(calls), 0)::int as calls, coalesce(sum(charged_cents), 0)::int as charged,
+              (select coalesce(-sum(amount_cents), 0)::int from ledger_entries where org_id = $1 and kind = 'usage')
+                as debited
+         from usage_batches where org_id = $1`,
       [orgId],
     );
-    return rows.length;
+    expect(row!.debited).toBe(row!.charged);
+    return row!.calls;
   };
 
   describe('path traversal through templated endpoints', () => {

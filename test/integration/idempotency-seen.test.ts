@@ -80,10 +80,19 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
     waitFor(async () => ((await redis().hget(seenStateKey(orgId), 'ok')) === '1' ? true : undefined), {
       timeoutMs: 15_000,
     });
+  /** The paid calls charged: the calls of the org's usage batches, whose debits add up to what the batches charged. */
   const debits = async (orgId: string) => {
     for (const g of gateways) await g.drain.flush();
-    const rows = await sql(stack.db.url, "select 1 from ledger_entries where org_id = $1 and kind = 'usage'", [orgId]);
-    return rows.length;
+    const [row] = await sql<{ calls: number; charged: number; debited: number }>(
+      stack.db.url,
+      `select coalesce(sum(calls), 0)::int as calls, coalesce(sum(charged_cents), 0)::int as charged,
+              (select coalesce(-sum(amount_cents), 0)::int from ledger_entries where org_id = $1 and kind = 'usage')
+                as debited
+         from usage_batches where org_id = $1`,
+      [orgId],
+    );
+    expect(row!.debited).toBe(row!.charged);
+    return row!.calls;
   };
   /** Lose every key of the fast state (this test's prefix only: the Redis server is shared). */
   async function loseFastState(): Promise<void> {

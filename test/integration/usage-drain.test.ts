@@ -78,7 +78,7 @@ describe('usage drain', () => {
         if (waiting.size > 0) {
           const { rows } = await client.query<{ request_id: string }>(
             `select u.request_id from usage_events u
-               join ledger_entries l on l.idempotency_key = 'usage:' || u.id
+               join ledger_entries l on l.org_id = u.org_id and l.idempotency_key = 'usage_batch:' || u.batch_id
               where u.request_id = any($1) and u.outcome = 'success'`,
             [[...waiting.keys()]],
           );

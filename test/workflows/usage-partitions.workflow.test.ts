@@ -76,9 +76,9 @@ describe('usagePartitionsWorkflow', () => {
     const res = await http(gw.url, 'GET', `/v1/proxy/${api.slug}/forecast`, { token: consumer.apiKey });
     expect(res.status, show(res)).toBe(200);
     await gateway.drain.flush(); // Postgres has the call (the usage drain: docs/durability.md)
-    const [call] = await sql<{ id: string; part: string }>(
+    const [call] = await sql<{ id: string; part: string; batch_id: string }>(
       s.db.url,
-      `select id, tableoid::regclass::text as part from usage_events where org_id = $1`,
+      `select id, batch_id, tableoid::regclass::text as part from usage_events where org_id = $1`,
       [consumer.orgId],
     );
     expect(call!.part).toBe(partitionFor(new Date()).name);
@@ -101,16 +101,26 @@ describe('usagePartitionsWorkflow', () => {
     expect(await sql(s.db.url, `select id from usage_events where id = $1`, [call!.id])).toEqual([]);
     expect(await partitions()).not.toContain(month);
 
-    // The money is all in the ledger: the consumer's debit and the provider's earning, keyed by the usage id.
+    // The money is all in the ledger, by the call's usage batch (kept forever): the consumer's debit and the
+    // provider's earning reference `usage_batch:{id}`, and the batch still says how many calls it booked.
     await s.services.earnings.foldAll();
     const ledger = await sql<{ kind: string; amount_cents: string }>(
       s.db.url,
-      `select kind, amount_cents from ledger_entries where reference = $1 or idempotency_key like $2 order by kind`,
-      [`usage:${call!.id}`, `%:${call!.id}`],
+      `select kind, amount_cents from ledger_entries where reference = $1 order by kind`,
+      [`usage_batch:${call!.batch_id}`],
     );
     expect(ledger.map((l) => l.kind)).toEqual(expect.arrayContaining(['usage', 'provider_earning']));
+    const [batch] = await sql(s.db.url, `select calls, org_id from usage_batches where id = $1`, [call!.batch_id]);
+    expect(batch).toEqual({ calls: 1, org_id: consumer.orgId });
     const report = (await s.services.temporal.reconcileNow()) as ReconciliationReport;
-    expect(report).toMatchObject({ ok: true, drift: [], unbooked_payments: [], unmatched_calls: [] });
+    expect(report).toMatchObject({
+      ok: true,
+      drift: [],
+      unbooked_payments: [],
+      unmatched_calls: [],
+      unmatched_batches: [],
+      unbatched_calls: [],
+    });
 
     // A second run changes nothing.
     const again = await s.services.temporal.runUsagePartitionsNow();

@@ -1,0 +1,48 @@
+/**
+ * One batch of a consumer org's paid calls, booked together by the gateway's group commit
+ * (core/spend/usage-committer.ts; docs/decisions.md, Books per batch): the calls of one org that one commit
+ * transaction charged, split by collection (calls paid wholly from credit, and calls with a billable part). The batch
+ * has exactly one consumer ledger row (`usage`, idempotency key and reference `usage_batch:{id}`, amount
+ * −charged_cents, an exact balance_after), every call's usage event points at it (`usage_events.batch_id`), and the
+ * providers' earnings are booked per (provider, batch) with the fee computed per call and summed.
+ *
+ * Kept forever (usage partitions are retired, batches are not): reconciliation ties every batch to its ledger row and
+ * earnings by these totals after the calls' rows are gone.
+ */
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { Org } from './org.entity.js';
+
+export const UsageBatch = defineEntity({
+  name: 'UsageBatch',
+  tableName: 'usage_batches',
+  properties: {
+    id: p.string().length(40).primary(),
+    org: p.manyToOne(Org),
+    /** How many calls point at the batch. */
+    calls: p.integer(),
+    /** What the batch took from the org's balance: minus its ledger row's amount (the sum of each call's charge). */
+    chargedCents: p.bigint('number'),
+    /** The sums of the calls' `credit_applied_cents` and `billable_cents`. */
+    creditAppliedCents: p.bigint('number'),
+    billableCents: p.bigint('number'),
+    /** The first and last call of the batch (commit order) and the earliest and latest call instants. */
+    firstUsageId: p.string().length(40),
+    lastUsageId: p.string().length(40),
+    firstAt: p.datetime(),
+    lastAt: p.datetime(),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+  },
+  indexes: [{ name: 'usage_batches_org_last_idx', properties: ['org', 'lastAt'] }],
+  checks: [
+    {
+      name: 'usage_batches_money',
+      expression:
+        'calls > 0 AND charged_cents > 0 AND credit_applied_cents >= 0 AND billable_cents >= 0 AND first_at <= last_at',
+    },
+  ],
+});
+
+export type IUsageBatch = InferEntity<typeof UsageBatch>;
