@@ -20,6 +20,7 @@ export const COUNTED_TABLES = [
   'endpoints',
   'usage_events',
   'ledger_entries',
+  'usage_batches',
   'idempotency_records',
   'payments',
   'earning_accruals',

@@ -199,10 +199,12 @@ ins_batches as (
   select batch_id, org_id, n, charged, credit, billable, first_id, last_id, first_at, last_at from batches
 ),
 ins_ledger as (
-  insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, created_at)
+  insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, memo,
+    created_at)
   select b.ledger_id, b.org_id, 'usage', -b.charged,
          l.credit_cents - sum(b.charged) over (partition by b.org_id order by b.first_seq),
-         'usage_batch:' || b.batch_id, 'usage_batch:' || b.batch_id, b.last_at
+         'usage_batch:' || b.batch_id, 'usage_batch:' || b.batch_id,
+         b.n || case when b.n = 1 then ' paid call' else ' paid calls' end, b.last_at
     from batches b join locked l on l.id = b.org_id
 ),
 ins_accruals as (
@@ -459,7 +461,7 @@ export class UsageCommitter {
     const pgConnection = await client.acquireConnection();
     try {
       const res = await pgConnection.query<{ result: CommitResult }>({
-        name: dedup ? 'usage_commit_dedup_v8' : 'usage_commit_v8',
+        name: dedup ? 'usage_commit_dedup_v9' : 'usage_commit_v9',
         text: statement.replace('?::jsonb', '$1::jsonb'),
         values: [json],
       });
@@ -626,7 +628,8 @@ export class UsageCommitter {
         const after = balance.get(b.orgId)! - b.charged;
         balance.set(b.orgId, after);
         const key = `usage_batch:${b.id}`;
-        ledger.push(newId('ledgerEntry'), b.orgId, 'usage', -b.charged, after, key, key, b.lastAt);
+        const memo = `${b.calls} paid call${b.calls === 1 ? '' : 's'}`;
+        ledger.push(newId('ledgerEntry'), b.orgId, 'usage', -b.charged, after, key, key, memo, b.lastAt);
         batchRows.push(
           b.id,
           b.orgId,
@@ -648,7 +651,7 @@ export class UsageCommitter {
       );
       await tem.execute(
         `insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference,
-           created_at) values ${rows(batches.size, 8)}`,
+           memo, created_at) values ${rows(batches.size, 9)}`,
         ledger,
         'run',
       );

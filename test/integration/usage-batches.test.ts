@@ -67,9 +67,9 @@ describe('books per batch', () => {
   };
 
   const ledgerOf = (orgId: string) =>
-    sql<{ amount: number; after: number; key: string }>(
+    sql<{ amount: number; after: number; key: string; memo: string }>(
       stack.db.url,
-      `select amount_cents::int as amount, balance_after_cents::int as after, idempotency_key as key
+      `select amount_cents::int as amount, balance_after_cents::int as after, idempotency_key as key, memo
          from ledger_entries where org_id = $1 and kind = 'usage' order by balance_after_cents desc`,
       [orgId],
     );
@@ -118,7 +118,9 @@ describe('books per batch', () => {
       first_usage_id: calls[0]!.usageId,
       last_usage_id: calls[29]!.usageId,
     });
-    expect(await ledgerOf(c.orgId)).toEqual([{ amount: -sum, after: 10_000 - sum, key: `usage_batch:${batch!.id}` }]);
+    expect(await ledgerOf(c.orgId)).toEqual([
+      { amount: -sum, after: 10_000 - sum, key: `usage_batch:${batch!.id}`, memo: '30 paid calls' },
+    ]);
     const usage = await usageOf(c.orgId);
     expect(usage).toHaveLength(30);
     expect(usage.every((u) => u.batch_id === batch!.id)).toBe(true);
@@ -232,8 +234,8 @@ describe('books per batch', () => {
       { n: 1, charged: 1, credit: 1, billable: 1 },
     ]);
     expect(await ledgerOf(c.orgId)).toEqual([
-      { amount: -4, after: 1, key: `usage_batch:${batches[0]!.id}` },
-      { amount: -1, after: 0, key: `usage_batch:${batches[1]!.id}` },
+      { amount: -4, after: 1, key: `usage_batch:${batches[0]!.id}`, memo: '2 paid calls' },
+      { amount: -1, after: 0, key: `usage_batch:${batches[1]!.id}`, memo: '1 paid call' },
     ]);
     expect((await usageOf(c.orgId)).map((u) => u.batch_id)).toEqual([
       batches[0]!.id,
@@ -268,8 +270,8 @@ describe('books per batch', () => {
       { n: 2, charged: 4, credit: 1, billable: 3 },
     ]);
     expect(await ledgerOf(c.orgId)).toEqual([
-      { amount: -4, after: 1, key: `usage_batch:${batches[0]!.id}` },
-      { amount: -4, after: -3, key: `usage_batch:${batches[1]!.id}` },
+      { amount: -4, after: 1, key: `usage_batch:${batches[0]!.id}`, memo: '2 paid calls' },
+      { amount: -4, after: -3, key: `usage_batch:${batches[1]!.id}`, memo: '2 paid calls' },
     ]);
     expect((await usageOf(c.orgId)).every((u) => u.batch_id !== null)).toBe(true);
     const report = await stack.services.reconciliation.run();

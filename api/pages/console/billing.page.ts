@@ -35,7 +35,7 @@ const KIND_LABELS: Record<string, string> = {
   grant: 'Credit grant',
   purchase: 'Purchase',
   auto_reload: 'Auto-reload',
-  usage: 'Paid call',
+  usage: 'Paid calls',
   refund: 'Refund',
   adjustment: 'Adjustment',
   provider_earning: 'Provider earning',
