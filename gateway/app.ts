@@ -36,6 +36,12 @@ function checkInput(slug: string, rest: string | undefined, search: string): voi
   checkSearch(search);
 }
 
+/**
+ * The embedded database (`npm start`) commits the usage drain at most this often: its statements run on the event
+ * loop, so fewer, larger transactions keep answers from waiting behind them (docs/durability.md, embedded mode).
+ */
+export const EMBEDDED_COMMIT_INTERVAL_MS = 20;
+
 export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => void) & {
   /**
    * Serve one request as a caller already authenticated as a key (the agent-tool server's call_api and run_probe,
@@ -62,12 +68,17 @@ export function createGatewayHandler(services: Services): GatewayHandler {
     timeoutMs: config.gateway.upstreamTimeoutMs,
     maxResponseBytes: config.gateway.maxResponseBytes,
   });
-  const committer = new UsageCommitter({
-    orm: services.orm,
-    logger: services.logger,
-    feePercent: config.billing.platformFeePercent,
-    prepared: config.database.kind === 'postgres',
-  });
+  const embedded = config.database.kind !== 'postgres';
+  const committer = new UsageCommitter(
+    {
+      orm: services.orm,
+      logger: services.logger,
+      feePercent: config.billing.platformFeePercent,
+      prepared: !embedded,
+    },
+    // The embedded database runs its statements on this event loop: one transaction per EMBEDDED_COMMIT_INTERVAL_MS.
+    { minIntervalMs: embedded ? EMBEDDED_COMMIT_INTERVAL_MS : 0 },
+  );
   const catalog = new CatalogCache(services);
   const { metrics } = services;
   const drain = new UsageDrain(services.spend, committer, log, {

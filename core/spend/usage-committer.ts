@@ -286,8 +286,24 @@ export class UsageCommitter {
       /** Use a named prepared statement (real Postgres; the embedded PGlite path runs it unprepared). */
       prepared?: boolean;
     },
-    private readonly options: { maxBatch?: number; maxInFlight?: number } = {},
+    private readonly options: {
+      maxBatch?: number;
+      maxInFlight?: number;
+      /**
+       * A batch starts at least this long after the previous one started (default 0). For the embedded database,
+       * whose statements run on this process's event loop: fewer, larger transactions, so a call's answer rarely
+       * waits behind one (the calls are durable in the fast state's stream meanwhile; `flush` does not wait).
+       */
+      minIntervalMs?: number;
+    } = {},
   ) {}
+
+  private lastStart = 0;
+  /** A batch waiting for the interval, and how to start it at once (`flush`). */
+  private waiting: NodeJS.Timeout | undefined;
+  private startNow: (() => void) | undefined;
+  /** `flush` is waiting: batches go at once. */
+  private hurry = 0;
 
   commit(call: CallRecord): Promise<CommittedCall> {
     return new Promise<CommittedCall>((resolve, reject) => {
@@ -308,8 +324,15 @@ export class UsageCommitter {
 
   /** Resolves when everything queued so far is committed (shutdown). */
   async flush(): Promise<void> {
-    while (this.queue.length > 0 || this.inFlight > 0) {
-      await new Promise<void>((r) => this.drained.push(r));
+    this.hurry += 1;
+    try {
+      if (this.waiting) this.startNow?.();
+      this.pump();
+      while (this.queue.length > 0 || this.inFlight > 0) {
+        await new Promise<void>((r) => this.drained.push(r));
+      }
+    } finally {
+      this.hurry -= 1;
     }
   }
 
@@ -322,9 +345,11 @@ export class UsageCommitter {
       return;
     }
     this.scheduled = true;
-    setImmediate(() => {
+    const wait = this.hurry > 0 ? 0 : this.lastStart + (this.options.minIntervalMs ?? 0) - performance.now();
+    const start = () => {
       this.scheduled = false;
       if (this.queue.length === 0) return;
+      this.lastStart = performance.now();
       const batch = this.queue.splice(0, this.options.maxBatch ?? MAX_BATCH);
       this.inFlight += 1;
       void this.writeBatch(batch).finally(() => {
@@ -333,7 +358,20 @@ export class UsageCommitter {
         this.pump();
       });
       this.pump();
-    });
+    };
+    if (wait <= 0) {
+      setImmediate(start);
+      return;
+    }
+    this.waiting = setTimeout(() => {
+      this.waiting = undefined;
+      start();
+    }, wait);
+    this.startNow = () => {
+      clearTimeout(this.waiting);
+      this.waiting = undefined;
+      setImmediate(start);
+    };
   }
 
   private async writeBatch(batch: Pending[]): Promise<void> {

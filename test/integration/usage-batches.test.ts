@@ -178,6 +178,32 @@ describe('books per batch', () => {
     expect(books.problems.filter((p) => !p.includes('were never answered'))).toEqual([]);
   });
 
+  it('with a minimum interval (the embedded database), calls arriving apart share one transaction; flush waits for it', async () => {
+    const c = await consumer(1_000);
+    const w = new UsageCommitter(
+      { orm: stack.services.orm, logger: stack.services.logger, feePercent: FEE, prepared: true },
+      { minIntervalMs: 200 },
+    );
+    // The first call starts a batch at once; the next three, 10 ms apart, wait for the interval and go together.
+    const first = w.commit(record(c, providerA, 2));
+    await first;
+    const started = performance.now();
+    const later: Promise<unknown>[] = [];
+    for (let i = 0; i < 3; i++) {
+      later.push(w.commit(record(c, providerA, 2)));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await Promise.all(later);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    expect((await batchesOf(c.orgId)).map((b) => b.calls)).toEqual([1, 3]);
+    // flush does not wait out the interval (the next batch may start only 200 ms after the last one started).
+    const t = performance.now();
+    void w.commit(record(c, providerA, 2));
+    await w.flush();
+    expect(performance.now() - t).toBeLessThan(120);
+    expect((await batchesOf(c.orgId)).map((b) => b.calls)).toEqual([1, 3, 1]);
+  });
+
   it('a drain retried after a crash between commit and ack books nothing twice (alone, batched, concurrently)', async () => {
     const c = await consumer(1_000);
     const calls = Array.from({ length: 20 }, () => record(c, providerA, 2));
