@@ -412,16 +412,28 @@ describe('OAuth 2.1 for agents', () => {
     try {
       const categories = await client.callTool({ name: 'get_categories', arguments: {} });
       expect(categories.isError, JSON.stringify(categories.content)).toBeFalsy();
-      for (const [name, scope] of [
-        ['get_my_profile', 'provider:write'],
-        ['get_usage', 'usage:read'],
+      // The key the person minted holds every scope; the token acts with what it was granted only, through the
+      // gateway too (call_api and run_probe: the spec's 403 forbidden, naming proxy:call).
+      const call = { slug: 'any-api', endpoint: '/anything' };
+      for (const [name, scope, args] of [
+        ['get_my_profile', 'provider:write', {}],
+        ['get_usage', 'usage:read', {}],
+        ['call_api', 'proxy:call', call],
+        ['run_probe', 'proxy:call', call],
+        ['set_budget', 'keys:write', { daily_cap_cents: 1 }],
+        ['create_checkout', 'billing:write', { pack: 'starter' }],
       ] as const) {
-        const refused = await client.callTool({ name, arguments: {} });
+        const refused = await client.callTool({ name, arguments: args });
         expect(refused.isError, name).toBe(true);
-        const text = JSON.stringify(refused.structuredContent ?? refused.content);
-        expect(text, name).toContain('forbidden');
-        expect(text, name).toContain(scope);
+        const error = (refused.structuredContent as { error: { code: string; details?: Record<string, unknown> } })
+          .error;
+        expect(error.code, name).toBe('forbidden');
+        expect(JSON.stringify(error.details), name).toContain(scope);
       }
+      const access = await client.callTool({ name: 'provision_access', arguments: {} });
+      expect((access.structuredContent as { missing_scopes: string[] }).missing_scopes).toEqual(
+        expect.arrayContaining(['proxy:call', 'keys:write', 'usage:read', 'billing:write', 'provider:write']),
+      );
     } finally {
       await client.close();
     }
