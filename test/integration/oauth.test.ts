@@ -18,7 +18,7 @@ import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { codeFromMail } from '../helpers/full-stack.js';
 import { sql } from '../helpers/db.js';
-import { http, describe as show } from '../helpers/http.js';
+import { http, serve, describe as show } from '../helpers/http.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { csrfOf, FormBrowser } from '../helpers/form-browser.js';
 import { pkce } from '../helpers/oauth-client.js';
@@ -550,6 +550,128 @@ describe('OAuth 2.1 for agents', () => {
     expect(await res.text()).toContain('invalid_client');
     // The SSRF guard's own refusal (its DNS step), not the library's fetch.
     expect(stack.logs.text()).toContain('Host cimd.invalid could not be resolved.');
+  });
+
+  it('a client known only by its Client ID Metadata Document: the whole code flow, iss in the answer, the token on /mcp', async () => {
+    // The document is served on loopback over http; the client_id says https (the library takes only https ids), and
+    // with UPSTREAM_ALLOW_PRIVATE (tests, development) a loopback document is fetched over plain http.
+    const documents = new Map<string, Record<string, unknown>>();
+    const fetched: string[] = [];
+    const host = await serve((req, res) => {
+      fetched.push(req.url ?? '');
+      const doc = documents.get(req.url ?? '');
+      res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
+      res.end(JSON.stringify(doc ?? {}));
+    });
+    try {
+      const base = host.url.replace(/^http:/, 'https:');
+      const id = (path: string) => `${base}${path}`;
+      const document = (path: string, extra: Record<string, unknown> = {}) =>
+        documents.set(path, {
+          client_id: id(path),
+          client_name: 'Metadata Agent',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+          application_type: 'native',
+          ...extra,
+        });
+      document('/agent.json');
+
+      const { verifier, challenge } = pkce();
+      const back = await personApproves(
+        authorizeUrl({ client_id: id('/agent.json'), code_challenge: challenge, code_challenge_method: 'S256' }),
+        newEmail(),
+        { approve: true },
+      );
+      // RFC 9207: the authorization response names the issuer.
+      expect(back.searchParams.get('iss')).toBe(issuer);
+      expect(back.searchParams.get('state')).toBe('st');
+      const token = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: id('/agent.json'),
+        resource,
+      });
+      expect(token.status, JSON.stringify(token.body)).toBe(200);
+      expect(await mcpStatus(token.body.access_token!)).toBe(200);
+      // Fetched, then cached: the pages and the token request did not fetch it again. Nothing was registered.
+      expect(fetched.filter((u) => u === '/agent.json')).toHaveLength(1);
+      const registered = await sql<{ n: string }>(
+        stack.db.url,
+        `select count(*) as n from oauth_payloads where model = 'Client' and payload->>'client_id' = $1`,
+        [id('/agent.json')],
+      );
+      expect(Number(registered[0]!.n)).toBe(0);
+
+      // Refused: a document naming another client_id, and a web client's plain-http redirect off loopback.
+      document('/other.json', { client_id: id('/someone-else.json') });
+      document('/web.json', { application_type: 'web', redirect_uris: ['http://agent.example/callback'] });
+      for (const [path, detail] of [
+        ['/other.json', 'client_id does not match'],
+        ['/web.json', 'must use https'],
+      ] as const) {
+        const res = await fetch(authorizeUrl({ client_id: id(path), code_challenge: challenge }), {
+          redirect: 'manual',
+        });
+        expect(res.status, path).toBe(400);
+        expect(res.headers.get('location'), path).toBeNull();
+        const text = await res.text();
+        expect(text, path).toContain('invalid_');
+        expect(text, path).toContain(detail);
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('honours application_type at registration: web redirects are https or loopback, native may use its own scheme', async () => {
+    const register = (application_type: string | undefined, redirect: string) =>
+      http(issuer, 'POST', '/oauth/register', {
+        body: {
+          client_name: 'Typed Agent',
+          redirect_uris: [redirect],
+          token_endpoint_auth_method: 'none',
+          ...(application_type ? { application_type } : {}),
+        },
+      });
+    for (const [type, redirect, status] of [
+      [undefined, 'http://agent.example/callback', 400], // web by default
+      ['web', 'http://agent.example/callback', 400],
+      ['web', 'https://agent.example/callback', 201],
+      ['web', 'http://localhost:8123/callback', 201],
+      ['web', 'com.example.agent:/callback', 400],
+      ['native', 'com.example.agent:/callback', 201],
+      ['native', 'http://127.0.0.1/callback', 201],
+      ['native', 'http://agent.example/callback', 400],
+      ['native', 'https://127.0.0.1/callback', 400],
+    ] as const) {
+      const res = await register(type, redirect);
+      expect(res.status, `${type} ${redirect}: ${show(res)}`).toBe(status);
+      if (status === 400) expect(res.body.error, redirect).toBe('invalid_redirect_uri');
+      else expect(res.body.application_type).toBe(type ?? 'web');
+    }
+    // A native client's loopback redirect may come back on any port (RFC 8252 7.3); a web client's may not.
+    const native = (await register('native', 'http://127.0.0.1/callback')).body.client_id as string;
+    const web = (await register('web', 'http://127.0.0.1:47999/callback')).body.client_id as string;
+    for (const [client, ok] of [
+      [native, true],
+      [web, false],
+    ] as const) {
+      const res = await fetch(
+        authorizeUrl({
+          client_id: client,
+          redirect_uri: 'http://127.0.0.1:51234/callback',
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }),
+        { redirect: 'manual' },
+      );
+      expect(res.status, client).toBe(ok ? 303 : 400);
+    }
   });
 
   it('the pages work in a browser without JavaScript, under their CSP, back to the client', async () => {
