@@ -109,7 +109,7 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     'billing_setup',
     {
       title: 'Add a card (setup page)',
-      description: `Add a card: returns \`url\`, a card-setup page. MOVES MONEY: once a person saves a card, paid calls are billed to it. ${NEEDS_PERSON}`,
+      description: `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(
         z.looseObject({
@@ -134,7 +134,7 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     'billing_portal',
     {
       title: 'Billing portal link',
-      description: `The billing portal: returns \`url\`, where a person manages cards and sees invoices. MOVES MONEY: the card set there pays card-billed calls. ${NEEDS_PERSON}`,
+      description: `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(z.looseObject({ url: z.string() })),
       annotations: PERSON_STEP,

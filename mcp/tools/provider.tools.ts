@@ -19,6 +19,7 @@ import {
 } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
+import { moneyMeta } from '../tool-listing.js';
 import { runTool } from './tool-result.js';
 import { dataOrError, PageInfoShape, parseArgs, withNote } from './tool-schemas.js';
 
@@ -358,7 +359,7 @@ const DEFS = {
   provider_connect_onboard: {
     title: 'Start payout onboarding',
     description:
-      'A Stripe Connect onboarding link (`url`) for payouts. A person must open it and verify their identity; give them the URL. Needs provider:write.',
+      'A Stripe Connect onboarding link (`url`, free). MOVES MONEY: once a person opens it and verifies their identity, your earnings are paid out to that account; give them the URL. Needs provider:write.',
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError({
       url: z.string(),
@@ -367,6 +368,7 @@ const DEFS = {
       expires_at: NullableString,
       workflow_id: z.string(),
     }),
+    _meta: moneyMeta('free; your earnings are then paid out (provider_analytics shows them)'),
     annotations: {
       title: 'Start payout onboarding',
       readOnlyHint: false,

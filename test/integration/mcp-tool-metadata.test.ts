@@ -20,8 +20,15 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 const TOOLS_LIST_MAX_BYTES = 32 * 1024;
 const INSTRUCTIONS_MAX_BYTES = 1024;
 
-/** Every tool that can charge the org or hands a person a page where they pay or save a card. */
-const MONEY_TOOLS = ['call_api', 'run_probe', 'create_checkout', 'billing_setup', 'billing_portal'];
+/** Every tool that can charge the org, or hands a person a page where they pay, save a card or set up payouts. */
+const MONEY_TOOLS = [
+  'call_api',
+  'run_probe',
+  'create_checkout',
+  'billing_setup',
+  'billing_portal',
+  'provider_connect_onboard',
+];
 
 /** Tools that only read the marketplace's own data. */
 const READ_ONLY = [
@@ -153,6 +160,7 @@ describe('agent-tool metadata: size, instructions, annotations, money', () => {
       expect(tool._meta?.[MOVES_MONEY] === true, tool.name).toBe(moves);
       if (!moves) continue;
       expect(tool.description, tool.name).toContain('MOVES MONEY');
+      expect(tool.description, tool.name).toMatch(/price|\$\d|free/);
       expect(tool._meta![PRICE], tool.name).toEqual(expect.stringMatching(/\S{3}/));
       expect(tool.annotations!.readOnlyHint, tool.name).toBe(false);
     }
