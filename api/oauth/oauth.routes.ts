@@ -43,6 +43,8 @@ interface ClientView {
   name: string;
   redirectUri: string;
   redirectOrigin: string;
+  /** For a client known by its metadata document: the host that published it (and so chose its name). */
+  publishedBy?: string;
 }
 
 export function oauthRoutes(services: Services): Router<AppState> {
@@ -113,12 +115,14 @@ export function oauthRoutes(services: Services): Router<AppState> {
       name: client.clientName ?? client.clientId,
       redirectUri,
       redirectOrigin: redirectSource(redirectUri),
+      // A metadata document's client_id is its https URL; a registered client's id is an opaque string.
+      publishedBy: /^https:\/\//.test(client.clientId) ? URL.parse(client.clientId)?.host : undefined,
     };
     return { details, client: view };
   }
 
   const clientLine = (c: ClientView) =>
-    `<p><strong>${escapeHtml(c.name)}</strong> wants to use the API marketplace's agent tools as you. It will be sent back to <strong>${escapeHtml(URL.parse(c.redirectUri)?.host || c.redirectUri)}</strong>.</p>`;
+    `<p><strong>${escapeHtml(c.name)}</strong>${c.publishedBy ? ` (the name published at <strong>${escapeHtml(c.publishedBy)}</strong>)` : ''} wants to use the API marketplace's agent tools as you. It will be sent back to <strong>${escapeHtml(URL.parse(c.redirectUri)?.host || c.redirectUri)}</strong>.</p>`;
 
   const emailForm = (ctx: AppContext, c: ClientView, message?: string) => `${clientLine(c)}
 ${errorLine(message)}

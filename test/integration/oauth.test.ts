@@ -579,6 +579,14 @@ describe('OAuth 2.1 for agents', () => {
         });
       document('/agent.json');
 
+      // The pages say who chose the client's name: the host that published the document.
+      const page = await new FormBrowser(issuer, REDIRECT).follow(
+        authorizeUrl({ client_id: id('/agent.json'), code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+      );
+      expect(page.text).toContain(
+        `<strong>Metadata Agent</strong> (the name published at <strong>${new URL(base).host}</strong>)`,
+      );
+
       const { verifier, challenge } = pkce();
       const back = await personApproves(
         authorizeUrl({ client_id: id('/agent.json'), code_challenge: challenge, code_challenge_method: 'S256' }),
