@@ -587,33 +587,43 @@ describe('OAuth 2.1 for agents', () => {
         `<strong>Metadata Agent</strong> (the name published at <strong>${new URL(base).host}</strong>)`,
       );
 
-      const { verifier, challenge } = pkce();
-      const back = await personApproves(
-        authorizeUrl({ client_id: id('/agent.json'), code_challenge: challenge, code_challenge_method: 'S256' }),
-        newEmail(),
-        { approve: true },
-      );
+      // The SDK's own client, given a metadata URL: the server advertises metadata documents, so it uses the URL as
+      // its client_id and registers nothing.
+      class MetadataClient extends TestClientProvider {
+        get clientMetadataUrl() {
+          return id('/agent.json');
+        }
+      }
+      const clientRows = async () =>
+        Number(
+          (
+            await sql<{ n: string }>(stack.db.url, `select count(*) as n from oauth_payloads where model = 'Client'`)
+          )[0]!.n,
+        );
+      const clientsBefore = await clientRows();
+      const client = new MetadataClient();
+      expect(await auth(client, { serverUrl: resource })).toBe('REDIRECT');
+      const authUrl = client.authorizationUrl!;
+      expect(authUrl.searchParams.get('client_id')).toBe(id('/agent.json'));
+      expect(client.info?.client_id).toBe(id('/agent.json'));
+      const back = await personApproves(authUrl.href, newEmail(), { approve: true });
       // RFC 9207: the authorization response names the issuer.
       expect(back.searchParams.get('iss')).toBe(issuer);
-      expect(back.searchParams.get('state')).toBe('st');
-      const token = await tokenRequest({
-        grant_type: 'authorization_code',
-        code: back.searchParams.get('code')!,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        client_id: id('/agent.json'),
-        resource,
-      });
-      expect(token.status, JSON.stringify(token.body)).toBe(200);
-      expect(await mcpStatus(token.body.access_token!)).toBe(200);
+      expect(await auth(client, { serverUrl: resource, authorizationCode: back.searchParams.get('code')! })).toBe(
+        'AUTHORIZED',
+      );
+      const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: client });
+      const agent = new Client({ name: 'metadata-agent', version: '1.0.0' });
+      await agent.connect(transport);
+      try {
+        const categories = await agent.callTool({ name: 'get_categories', arguments: {} });
+        expect(categories.isError, JSON.stringify(categories.content)).toBeFalsy();
+      } finally {
+        await agent.close();
+      }
       // Fetched, then cached: the pages and the token request did not fetch it again. Nothing was registered.
       expect(fetched.filter((u) => u === '/agent.json')).toHaveLength(1);
-      const registered = await sql<{ n: string }>(
-        stack.db.url,
-        `select count(*) as n from oauth_payloads where model = 'Client' and payload->>'client_id' = $1`,
-        [id('/agent.json')],
-      );
-      expect(Number(registered[0]!.n)).toBe(0);
+      expect(await clientRows()).toBe(clientsBefore);
 
       // Refused: a document naming another client_id, and a web client's plain-http redirect off loopback.
       document('/other.json', { client_id: id('/someone-else.json') });
@@ -622,7 +632,7 @@ describe('OAuth 2.1 for agents', () => {
         ['/other.json', 'client_id does not match'],
         ['/web.json', 'must use https'],
       ] as const) {
-        const res = await fetch(authorizeUrl({ client_id: id(path), code_challenge: challenge }), {
+        const res = await fetch(authorizeUrl({ client_id: id(path), code_challenge: pkce().challenge }), {
           redirect: 'manual',
         });
         expect(res.status, path).toBe(400);
