@@ -672,6 +672,19 @@ describe('OAuth 2.1 for agents', () => {
       if (status === 400) expect(res.body.error, redirect).toBe('invalid_redirect_uri');
       else expect(res.body.application_type).toBe(type ?? 'web');
     }
+    // A native app's private-use scheme: the authorize pages let the consent form's redirect go there (CSP
+    // form-action names the scheme; an opaque origin could not be named).
+    const app = (await register('native', 'com.example.agent:/callback')).body.client_id as string;
+    const page = await new FormBrowser(issuer, 'com.example.agent:').follow(
+      authorizeUrl({
+        client_id: app,
+        redirect_uri: 'com.example.agent:/callback',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    expect(page.status, page.text).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self' com.example.agent:");
     // A native client's loopback redirect may come back on any port (RFC 8252 7.3); a web client's may not.
     const native = (await register('native', 'http://127.0.0.1/callback')).body.client_id as string;
     const web = (await register('web', 'http://127.0.0.1:47999/callback')).body.client_id as string;
