@@ -16,7 +16,7 @@ export const SERVER_INSTRUCTIONS = [
   'API marketplace: find third-party APIs and call them through one metered gateway.',
   'Order: discover_tools -> get_schema (paths) -> quote_call (price, and whether the call is admitted; free) ->',
   'call_api (billed at that price; an idempotency_key makes retries safe).',
-  'Tools with _meta "svc/moves_money" spend or take money; "svc/price" says how much or how to quote.',
+  'Tools whose _meta has "svc/moves_money" can move money; "svc/price" says how much or how to quote it.',
   "Your key's caps bound spend (budget, daily cap, per-call max); set_budget only tightens them.",
   'provision_access says what is missing.',
   'A person must act in a browser to accept API terms or approve spend (approval_url), buy credits',
