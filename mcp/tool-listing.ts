@@ -4,9 +4,10 @@
  *
  * - Input schemas are the SDK's own JSON Schema conversion of each tool's zod schema, minus what says nothing to a
  *   client: `$schema` (draft-07 and 2020-12 read these schemas alike: no tuples, no `$ref`), the safe-integer bounds
- *   zod puts on every integer, `additionalProperties: {}` (the default), empty `properties` below the top level, `propertyNames: {type: string}` (JSON
- *   keys are strings) and the regex zod writes beside a `format` (date-time, email) it already names; a nullable
- *   `anyOf: [T, null]` is written `type: [T, "null"]`. `additionalProperties: false` (strict inputs) and every real bound stay.
+ *   zod puts on every integer, `additionalProperties: {}` (the default), empty `properties` below the top level,
+ *   `propertyNames: {type: string}` (JSON keys are strings) and the regex zod writes beside a `format` (date-time,
+ *   email) it already names; a nullable `anyOf: [T, null]` is written `type: [T, "null"]`. `additionalProperties:
+ *   false` (strict inputs) and every real bound stay.
  * - Output schemas are advertised only for the tools in `ADVERTISED_OUTPUT` (the money path, where a program reads
  *   the result's fields); the others still return the same `structuredContent` (the MCP spec allows structured
  *   content without a schema) and the same JSON in the text block. The server still checks every success against the

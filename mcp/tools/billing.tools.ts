@@ -58,7 +58,8 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     {
       title: 'Credit balance',
       description:
-        "Your organization's credit in cents, billing mode (prepaid or card), card on file, suspension, card usage owed. Free.",
+        "Your organization's credit in cents, billing mode (prepaid or card), card on file, suspension, card usage " +
+        'owed. Free.',
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(BalanceOut),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -70,7 +71,9 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     'create_checkout',
     {
       title: 'Buy credits (checkout link)',
-      description: `Buy prepaid credits: returns \`checkout_url\`, a payment page. MOVES MONEY: the person pays ${PACK_PRICES} or \`amount_cents\`. ${NEEDS_PERSON}`,
+      description:
+        `Buy prepaid credits: returns \`checkout_url\`, a payment page. MOVES MONEY: the person pays ` +
+        `${PACK_PRICES} or \`amount_cents\`. ${NEEDS_PERSON}`,
       inputSchema: z
         .object({
           pack: z.enum(PACKS.map((p) => p.name) as [string, ...string[]]).optional(),
@@ -94,7 +97,8 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
       ),
       annotations: PERSON_STEP,
       _meta: moneyMeta(
-        `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a person`,
+        `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a ` +
+          `person`,
       ),
     },
     (args) =>
@@ -109,7 +113,9 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     'billing_setup',
     {
       title: 'Add a card (setup page)',
-      description: `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
+      description:
+        `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid ` +
+        `calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(
         z.looseObject({
@@ -134,7 +140,9 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     'billing_portal',
     {
       title: 'Billing portal link',
-      description: `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
+      description:
+        `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: ` +
+        `the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(z.looseObject({ url: z.string() })),
       annotations: PERSON_STEP,

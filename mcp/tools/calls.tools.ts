@@ -159,7 +159,9 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
     {
       title: 'Call an API',
       description:
-        "Call an API endpoint through the metered gateway. MOVES MONEY: charges the endpoint's price in cents (0 = free; failed upstream calls are refunded); quote_call first. Same idempotency_key = executed and billed once. Refusals carry the gateway's code. Needs proxy:call.",
+        "Call an API endpoint through the metered gateway. MOVES MONEY: charges the endpoint's price in cents (0 = " +
+        'free; failed upstream calls are refunded); quote_call first. Same idempotency_key = executed and billed ' +
+        "once. Refusals carry the gateway's code. Needs proxy:call.",
       inputSchema: z
         .object({
           slug: SlugArg,
@@ -186,7 +188,8 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
     {
       title: 'Probe an endpoint (GET)',
       description:
-        "One GET test call through the gateway (call_api's rules). MOVES MONEY: billed at the endpoint's price; quote_call first or probe free endpoints. Needs proxy:call.",
+        "One GET test call through the gateway (call_api's rules). MOVES MONEY: billed at the endpoint's price; " +
+        'quote_call first or probe free endpoints. Needs proxy:call.',
       inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
       outputSchema: dataOrError(CallOut),
       // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
@@ -201,7 +204,8 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
     {
       title: 'Quote a call',
       description:
-        'What a call would cost now and whether the gateway would admit it for your key: price, discount, scheduled increase, `admission`. Free: nothing is spent or reserved.',
+        'What a call would cost now and whether the gateway would admit it for your key: price, discount, ' +
+        'scheduled increase, `admission`. Free: nothing is spent or reserved.',
       inputSchema: z
         .object({
           slug: SlugArg,

@@ -38,7 +38,8 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     {
       title: 'Discover APIs (compact)',
       description:
-        'Find APIs for a task: a compact ranked list (slug, summary, price range, score). Start here, then get_schema and quote_call. Free.',
+        'Find APIs for a task: a compact ranked list (slug, summary, price range, score). Start here, then ' +
+        'get_schema and quote_call. Free.',
       inputSchema: z
         .object({
           query: z.string().max(SEARCH_MAX_Q).describe('What you need, in plain words.'),
@@ -263,7 +264,8 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     {
       title: 'API endpoints and schemas',
       description:
-        "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path with its {params} filled in. Free.",
+        "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path " +
+        'with its {params} filled in. Free.',
       inputSchema: z.object({ slug: SlugArg }).strict(),
       outputSchema: dataOrError(SchemaOut),
       annotations: CATALOG_READ,

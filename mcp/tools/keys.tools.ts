@@ -49,7 +49,8 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     {
       title: 'Set spend caps on a key',
       description:
-        "Tighten a key's caps in cents (default: your key): budget, per-call max, daily cap (UTC). Raising or removing a cap needs a person. Free. Needs keys:write.",
+        "Tighten a key's caps in cents (default: your key): budget, per-call max, daily cap (UTC). Raising or " +
+        'removing a cap needs a person. Free. Needs keys:write.',
       inputSchema: z
         .object({
           key_id: z.string().trim().min(1).max(40).optional().describe('Default: the calling key.'),
@@ -79,7 +80,8 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     {
       title: 'Usage history',
       description:
-        "Your org's metered calls, newest first, with totals (calls, cost, billable cents) for the range (default: last 30 days). Free. Needs usage:read.",
+        "Your org's metered calls, newest first, with totals (calls, cost, billable cents) for the range (default: " +
+        'last 30 days). Free. Needs usage:read.',
       inputSchema: z
         .object({
           from: UsageQuery.shape.from.describe('UTC date or ISO 8601 time.'),
@@ -128,7 +130,9 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     {
       title: 'Check access (key, balance, terms)',
       description:
-        "Can you call APIs, and what is missing? Your key (scopes, caps, spend), balance and missing scopes; with `slug`, that API's terms and the gateway's answer at its cheapest and dearest endpoint. Creates nothing. Free.",
+        'Can you call APIs, and what is missing? Your key (scopes, caps, spend), balance and missing scopes; with ' +
+        "`slug`, that API's terms and the gateway's answer at its cheapest and dearest endpoint. Creates nothing. " +
+        'Free.',
       inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
       outputSchema: dataOrError(
         z.object({

@@ -96,7 +96,8 @@ const DEFS = {
   update_my_profile: {
     title: 'Update my profile',
     description:
-      "Change your org's profile (send only what changes; null clears). A `slug` lists you in the directory. Needs provider:write.",
+      "Change your org's profile (send only what changes; null clears). A `slug` lists you in the directory. Needs " +
+      'provider:write.',
     inputSchema: z
       .object({
         display_name: patch.display_name,

@@ -147,7 +147,8 @@ const DEFS = {
   provider_get_api: {
     title: 'Get one of my APIs',
     description:
-      'One of your APIs in full: status, credential set or not, verification, endpoints with `endpoint_id`, price, scheduled increase, discount. Needs provider:write.',
+      'One of your APIs in full: status, credential set or not, verification, endpoints with `endpoint_id`, price, ' +
+      'scheduled increase, discount. Needs provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
     outputSchema: dataOrError(ProviderApiOut),
     annotations: {
@@ -161,7 +162,9 @@ const DEFS = {
   provider_create_api: {
     title: 'Create or import an API',
     description:
-      'Create a draft API listing from `body` (name, slug, summary, base_url required); `openapi_url` imports endpoints from an OpenAPI document (fetched once). Then set credentials and pricing, verify, publish. Needs provider:write.',
+      'Create a draft API listing from `body` (name, slug, summary, base_url required); `openapi_url` imports ' +
+      'endpoints from an OpenAPI document (fetched once). Then set credentials and pricing, verify, publish. Needs ' +
+      'provider:write.',
     inputSchema: z
       .object({
         openapi_url: z
@@ -193,7 +196,8 @@ const DEFS = {
   provider_update_api: {
     title: 'Update an API’s metadata',
     description:
-      "Change your API's metadata; only the fields sent are replaced. A new base_url needs verifying again. Needs provider:write.",
+      "Change your API's metadata; only the fields sent are replaced. A new base_url needs verifying again. Needs " +
+      'provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
@@ -219,7 +223,8 @@ const DEFS = {
   provider_set_credentials: {
     title: 'Set the upstream credential',
     description:
-      'Store the secret the gateway adds to calls to your upstream (encrypted, never shown), replacing the old one. Needs provider:write.',
+      'Store the secret the gateway adds to calls to your upstream (encrypted, never shown), replacing the old ' +
+      'one. Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
@@ -240,7 +245,8 @@ const DEFS = {
   provider_set_pricing: {
     title: 'Set prices and discounts',
     description:
-      "Set your endpoints' prices (integer cents per call, 0 = free) and discounts by `endpoint_id`. On a live API an increase is scheduled after the notice period; decreases apply at once. Needs provider:write.",
+      "Set your endpoints' prices (integer cents per call, 0 = free) and discounts by `endpoint_id`. On a live API " +
+      'an increase is scheduled after the notice period; decreases apply at once. Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
@@ -261,7 +267,8 @@ const DEFS = {
   provider_verify: {
     title: 'Verify the upstream',
     description:
-      'Smoke-test your upstream (a few GETs with the stored credential) and record the evidence on the listing. Needs provider:write.',
+      'Smoke-test your upstream (a few GETs with the stored credential) and record the evidence on the listing. ' +
+      'Needs provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
     outputSchema: dataOrError(LifecycleOut),
     annotations: {
@@ -275,7 +282,8 @@ const DEFS = {
   provider_publish: {
     title: 'Publish an API',
     description:
-      'Make your draft API live. `accept_terms: true` is required; the smoke test runs first unless `skip_verify`. Needs provider:write.',
+      'Make your draft API live. `accept_terms: true` is required; the smoke test runs first unless `skip_verify`. ' +
+      'Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
@@ -295,7 +303,8 @@ const DEFS = {
   provider_unpublish: {
     title: 'Unpublish an API',
     description:
-      'Take your live API back to draft: it leaves search and gateway calls stop. Nothing is deleted. Needs provider:write.',
+      'Take your live API back to draft: it leaves search and gateway calls stop. Nothing is deleted. Needs ' +
+      'provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
     outputSchema: dataOrError(LifecycleOut),
     annotations: {
@@ -327,7 +336,8 @@ const DEFS = {
   provider_analytics: {
     title: 'Provider analytics',
     description:
-      "Your APIs' calls, GMV, earnings, fees and payouts per API and in total (default: last 30 days), and unmet consumer requests. Needs provider:write.",
+      "Your APIs' calls, GMV, earnings, fees and payouts per API and in total (default: last 30 days), and unmet " +
+      'consumer requests. Needs provider:write.',
     inputSchema: z
       .object({
         from: AnalyticsQuery.shape.from,
@@ -359,7 +369,8 @@ const DEFS = {
   provider_connect_onboard: {
     title: 'Start payout onboarding',
     description:
-      'A Stripe Connect onboarding link (`url`, free). MOVES MONEY: once a person opens it and verifies their identity, your earnings are paid out to that account; give them the URL. Needs provider:write.',
+      'A Stripe Connect onboarding link (`url`, free). MOVES MONEY: once a person opens it and verifies their ' +
+      'identity, your earnings are paid out to that account; give them the URL. Needs provider:write.',
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError({
       url: z.string(),

@@ -40,7 +40,8 @@ const DEFS = {
   get_api_terms: {
     title: 'Get an API’s terms',
     description:
-      "An API's legal documents in force: version, `content_hash`, `acceptance_mode`, `snapshot_url`, whether your org accepted each, and `approval_url`. Free.",
+      "An API's legal documents in force: version, `content_hash`, `acceptance_mode`, `snapshot_url`, whether your " +
+      'org accepted each, and `approval_url`. Free.',
     inputSchema: z.object({ slug: Slug }).strict(),
     outputSchema: dataOrError({
       api: z.string(),
@@ -59,7 +60,8 @@ const DEFS = {
   get_api_terms_status: {
     title: 'May I call this API (terms)?',
     description:
-      'May your org call this API under its terms? `may_call`, `missing` documents, and `approval_url`, the page a person opens to accept. Free.',
+      'May your org call this API under its terms? `may_call`, `missing` documents, and `approval_url`, the page a ' +
+      'person opens to accept. Free.',
     inputSchema: z.object({ slug: Slug }).strict(),
     outputSchema: dataOrError({
       api: z.string(),
@@ -89,7 +91,8 @@ const DEFS = {
   accept_api_terms: {
     title: 'Accept an API’s terms',
     description:
-      "Accepting terms is a person's step: an API key is always refused (forbidden) with `details.approval_url`, the page to give a person.",
+      "Accepting terms is a person's step: an API key is always refused (forbidden) with `details.approval_url`, " +
+      'the page to give a person.',
     inputSchema: z
       .object({
         slug: Slug,
@@ -132,7 +135,8 @@ const DEFS = {
   provider_create_document: {
     title: 'Create a legal document',
     description:
-      'Write a new draft version of a legal document (markdown `body`); nothing changes until provider_activate_document. Needs provider:write.',
+      'Write a new draft version of a legal document (markdown `body`); nothing changes until ' +
+      'provider_activate_document. Needs provider:write.',
     inputSchema: z
       .object({
         kind: doc.kind,
@@ -156,7 +160,8 @@ const DEFS = {
   provider_activate_document: {
     title: 'Activate a legal document',
     description:
-      "Put a draft document in force, superseding the active one; a `required` one must then be accepted before consumers' next calls. Needs provider:write.",
+      'Put a draft document in force, superseding the active one; a `required` one must then be accepted before ' +
+      "consumers' next calls. Needs provider:write.",
     inputSchema: z.object({ document_id: DocumentId }).strict(),
     outputSchema: dataOrError(DocumentOut),
     annotations: {
