@@ -43,6 +43,8 @@ interface ClientView {
   name: string;
   redirectUri: string;
   redirectOrigin: string;
+  /** For a client known by its metadata document: the host that published it (and so chose its name). */
+  publishedBy?: string;
 }
 
 export function oauthRoutes(services: Services): Router<AppState> {
@@ -112,13 +114,15 @@ export function oauthRoutes(services: Services): Router<AppState> {
       clientId: client.clientId,
       name: client.clientName ?? client.clientId,
       redirectUri,
-      redirectOrigin: URL.parse(redirectUri)?.origin ?? '',
+      redirectOrigin: redirectSource(redirectUri),
+      // A metadata document's client_id is its https URL; a registered client's id is an opaque string.
+      publishedBy: /^https:\/\//.test(client.clientId) ? URL.parse(client.clientId)?.host : undefined,
     };
     return { details, client: view };
   }
 
   const clientLine = (c: ClientView) =>
-    `<p><strong>${escapeHtml(c.name)}</strong> wants to use the API marketplace's agent tools as you. It will be sent back to <strong>${escapeHtml(URL.parse(c.redirectUri)?.host ?? c.redirectUri)}</strong>.</p>`;
+    `<p><strong>${escapeHtml(c.name)}</strong>${c.publishedBy ? ` (the name published at <strong>${escapeHtml(c.publishedBy)}</strong>)` : ''} wants to use the API marketplace's agent tools as you. It will be sent back to <strong>${escapeHtml(URL.parse(c.redirectUri)?.host || c.redirectUri)}</strong>.</p>`;
 
   const emailForm = (ctx: AppContext, c: ClientView, message?: string) => `${clientLine(c)}
 ${errorLine(message)}
@@ -171,7 +175,7 @@ ${notYou(ctx, `Not you? Use another email than ${proof.email}`)}`;
 
   /** The consent form's submission leads to a redirect to the client: its origin joins form-action. */
   const allowRedirectTo = (ctx: AppContext, c: ClientView) => {
-    if (c.redirectOrigin && c.redirectOrigin !== 'null') {
+    if (c.redirectOrigin) {
       ctx.set(
         'Content-Security-Policy',
         PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${c.redirectOrigin}`),
@@ -358,6 +362,17 @@ ${notYou(ctx, `Not you? Use another email than ${proof.email}`)}`;
   }
 
   return router;
+}
+
+/**
+ * The redirect URI as a CSP source for `form-action`: its origin, or for a native app's private-use scheme
+ * (`com.example.app:/callback`, whose origin is opaque) the scheme itself. Empty when it is neither.
+ */
+export function redirectSource(redirectUri: string): string {
+  const url = URL.parse(redirectUri);
+  if (!url) return '';
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url.origin;
+  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : '';
 }
 
 function parseCaps(

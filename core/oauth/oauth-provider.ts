@@ -41,6 +41,35 @@ export function mcpResource(config: Pick<Config, 'urls'>): string {
   return `${config.urls.mcp}/mcp`;
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** A web client's redirect URIs: https, or http on a loopback host (a local tool's callback). */
+export function checkRedirectUris(_ctx: unknown, key: string, value: unknown, metadata: Record<string, unknown>): void {
+  if (key !== 'redirect_uris' || !Array.isArray(value) || (metadata.application_type ?? 'web') !== 'web') return;
+  for (const uri of value) {
+    const url = typeof uri === 'string' ? URL.parse(uri) : null;
+    if (url?.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+      throw new errors.InvalidClientMetadata(
+        'redirect_uris of a web client must use https (http only on localhost, 127.0.0.1 or [::1])',
+      );
+    }
+  }
+}
+
+/**
+ * Where a Client ID Metadata Document is fetched from: its client_id URL (https, the library checks), except that
+ * with UPSTREAM_ALLOW_PRIVATE (development and tests only: the configuration refuses it in production) a document
+ * on a loopback host is fetched over plain http, so a local agent or a test can serve one without a certificate.
+ */
+export function cimdFetchUrl(clientId: string, config: Pick<Config, 'upstreamAllowPrivate'>): string {
+  const url = URL.parse(clientId);
+  if (!url || !config.upstreamAllowPrivate || url.protocol !== 'https:' || !LOOPBACK_HOSTS.has(url.hostname)) {
+    return clientId;
+  }
+  url.protocol = 'http:';
+  return url.href;
+}
+
 export interface OAuthServerDeps {
   orm: MikroORM;
   config: Config;
@@ -107,6 +136,10 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
     responseTypes: ['code'],
     pkce: { required: () => true },
     clientAuthMethods: ['none'],
+    // application_type (OpenID DCR) at registration and in metadata documents: the library holds `native` clients to
+    // loopback http, claimed https or a private-use scheme (and lets a loopback redirect use any port, RFC 8252);
+    // `web` (the default) is held here to https, or http on a loopback host only (MCP: "localhost or HTTPS").
+    extraClientMetadata: { properties: ['redirect_uris'], validator: checkRedirectUris },
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -152,7 +185,7 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
     // Outgoing fetches (Client ID Metadata Documents) go through the SSRF guard: checked URL, checked addresses at
     // connect time, bounded time and size, no redirects.
     async fetch(input: string | URL | Request) {
-      const url = input instanceof Request ? input.url : String(input);
+      const url = cimdFetchUrl(input instanceof Request ? input.url : String(input), config);
       const res = await guard.fetch(url, {
         method: 'GET',
         headers: { accept: 'application/json' },

@@ -12,8 +12,8 @@ export function registerAccountTools(server: McpServer, services: Services, ctx:
     {
       title: 'Register a new organization',
       description:
-        'Create a new anonymous organization and API key (consumer scopes, 0 credits). Free endpoints work at once; ' +
-        'the key is shown only in this result, so store it.',
+        'Create a new organization and API key (consumer scopes, 0 credits). The key is shown only here: store it. ' +
+        'Free.',
       inputSchema: {},
       outputSchema: dataOrError({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() }),
       // Creates an org and a key each time; nothing is overwritten.

@@ -1,5 +1,5 @@
 /**
- * Billing tools: get_balance (GET /v1/billing/balance), and the three steps a person finishes in a browser, which
+ * Billing tools: get_balance, and the three steps a person finishes in a browser, which
  * need `billing:write` like their REST routes: create_checkout (POST /v1/billing/checkout: a hosted checkout URL),
  * billing_setup (POST /v1/billing/setup-intent: the hosted card-setup page's URL and its SetupIntent) and
  * billing_portal (POST /v1/billing/portal: the customer portal URL). The tool hands the URL to the agent, which
@@ -15,6 +15,7 @@ import type { ToolContext } from '../tool-context.js';
 import { BalanceOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
+import { moneyMeta } from '../tool-listing.js';
 
 /** Creates a Stripe session each call (a URL for a person); our books change only when the person completes it. */
 const PERSON_STEP = {
@@ -24,9 +25,7 @@ const PERSON_STEP = {
   openWorldHint: true,
 } as const;
 
-const NEEDS_PERSON =
-  'A person must open the returned URL in a browser; give it to them. Needs the billing:write scope, which an ' +
-  'anonymous key lacks until its email is verified (or use a key from the OAuth sign-in, where a person approves).';
+const NEEDS_PERSON = 'A person opens the URL. Needs billing:write.';
 
 /**
  * `billing:write`, with how to get it: the spec's 403 `forbidden` naming the scope, plus the step that adds it (a
@@ -48,6 +47,9 @@ function needBillingWrite(principal: Principal, publicBase: string): void {
   }
 }
 
+/** The packs with their prices, e.g. "starter $5 = 500 credits". */
+const PACK_PRICES = PACKS.map((p) => `${p.name} $${p.price_cents / 100} = ${p.credit_cents} credits`).join(', ');
+
 export function registerBillingTools(server: McpServer, services: Services, ctx: ToolContext): void {
   const publicBase = services.config.urls.publicBase;
 
@@ -56,8 +58,8 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     {
       title: 'Credit balance',
       description:
-        "Your organization's balance (GET /v1/billing/balance): prepaid credit in cents, billing mode (prepaid or " +
-        'card), whether a card is on file, auto-reload, suspension, and card usage owed. Check it before paid calls. Free.',
+        "Your organization's credit in cents, billing mode (prepaid or card), card on file, suspension, card usage " +
+        'owed. Free.',
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(BalanceOut),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -70,22 +72,18 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     {
       title: 'Buy credits (checkout link)',
       description:
-        'Start buying prepaid credits (POST /v1/billing/checkout): returns `checkout_url`, a hosted payment page. ' +
-        `Give exactly one of \`pack\` (${PACKS.map((p) => `${p.name}: $${p.price_cents / 100} for ${p.credit_cents} credits`).join('; ')}) ` +
-        `or \`amount_cents\` (${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS}). Credits arrive when the person pays. ${NEEDS_PERSON}`,
+        `Buy prepaid credits: returns \`checkout_url\`, a payment page. MOVES MONEY: the person pays ` +
+        `${PACK_PRICES} or \`amount_cents\`. ${NEEDS_PERSON}`,
       inputSchema: z
         .object({
-          pack: z
-            .enum(PACKS.map((p) => p.name) as [string, ...string[]])
-            .optional()
-            .describe('A named credit pack.'),
+          pack: z.enum(PACKS.map((p) => p.name) as [string, ...string[]]).optional(),
           amount_cents: z
             .number()
             .int()
             .min(CHECKOUT_MIN_CENTS)
             .max(CHECKOUT_MAX_CENTS)
             .optional()
-            .describe('A custom amount in cents (credits = amount).'),
+            .describe('Cents; credits = cents.'),
         })
         .strict(),
       outputSchema: dataOrError(
@@ -98,6 +96,10 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
         }),
       ),
       annotations: PERSON_STEP,
+      _meta: moneyMeta(
+        `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a ` +
+          `person`,
+      ),
     },
     (args) =>
       runTool(ctx.log, async () => {
@@ -112,9 +114,8 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     {
       title: 'Add a card (setup page)',
       description:
-        'Add a payment method (POST /v1/billing/setup-intent): returns `url`, the hosted card-setup page, and the ' +
-        'SetupIntent it confirms. Once the person saves a card the organization is billed by card (paid calls no ' +
-        `longer need prepaid credit). ${NEEDS_PERSON}`,
+        `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid ` +
+        `calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(
         z.looseObject({
@@ -126,6 +127,7 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
         }),
       ),
       annotations: PERSON_STEP,
+      _meta: moneyMeta('free; later paid calls are billed to the card at their quoted price (quote_call)'),
     },
     () =>
       runTool(ctx.log, async () => {
@@ -139,11 +141,12 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     {
       title: 'Billing portal link',
       description:
-        'The customer billing portal (POST /v1/billing/portal): returns `url`, where a person manages cards and ' +
-        `sees invoices and receipts. ${NEEDS_PERSON}`,
+        `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: ` +
+        `the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(z.looseObject({ url: z.string() })),
       annotations: PERSON_STEP,
+      _meta: moneyMeta('free; a person manages the card that pays card-billed calls'),
     },
     () =>
       runTool(ctx.log, async () => {

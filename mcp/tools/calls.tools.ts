@@ -21,10 +21,11 @@ import { dispatchInProcess } from '../../gateway/in-process.js';
 import type { ToolContext, ToolRuntime } from '../tool-context.js';
 import { SlugArg } from './catalog.tools.js';
 import { BillingMetaOut, QuoteOut } from './consumer-schemas.js';
-import { keyPrincipal } from './keys.tools.js';
+import { gatewayCaller, keyPrincipal } from './keys.tools.js';
 import { nextStep } from './next-steps.js';
 import { checkArgs, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
+import { moneyMeta } from '../tool-listing.js';
 
 type Method = (typeof ENDPOINT_METHODS)[number];
 const QUERY_METHODS: ReadonlySet<Method> = new Set(['GET', 'HEAD']);
@@ -35,23 +36,14 @@ const EndpointArg = z
   .max(2000)
   .regex(/^\//, 'must start with /')
   .refine((e) => !e.includes('#'), 'must not contain # (a fragment is never sent)')
-  .describe(
-    "The endpoint path after the API's base, with parameters filled in and an optional query string, e.g. " +
-      '"/forecast/paris?days=3" (templates and methods: get_schema).',
-  );
+  .describe('Path after the API\'s base, params filled in, optional query: "/forecast/paris?days=3".');
 
-const InputArg = z
-  .unknown()
-  .optional()
-  .describe(
-    'For POST/PUT/PATCH/DELETE: the JSON request body. For GET: an object of query parameters ' +
-      '({"city": "Paris", "days": 3}), added to the endpoint\'s query string.',
-  );
+const InputArg = z.unknown().optional().describe('JSON body; for GET/HEAD a flat object of query parameters.');
 
 const CallOut = z.object({
-  status: z.number().int().describe("The gateway's HTTP status (200 when the upstream answered 2xx)."),
-  body: z.unknown().describe('The upstream response: parsed JSON, else text; null on an idempotent replay.'),
-  billing: BillingMetaOut.describe("What the call cost: the gateway's billing meta."),
+  status: z.number().int(),
+  body: z.unknown().describe('Upstream JSON, else text; null on a replay.'),
+  billing: BillingMetaOut,
   request_id: z.string(),
 });
 
@@ -126,8 +118,7 @@ async function callThroughGateway(
   try {
     checkArgs(args);
     const principal = keyPrincipal(ctx);
-    // The key as the gateway knows it (caps, ancestors), fresh: the session may hold an OAuth token, not a key.
-    const caller = await services.keys.authenticateKeyId(principal.keyId);
+    const caller = await gatewayCaller(services, principal);
     const request = gatewayRequest(args);
     const res = await dispatchInProcess(runtime.gateway, caller, { method: args.method, ...request });
     let envelope: Envelope;
@@ -168,31 +159,26 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
     {
       title: 'Call an API',
       description:
-        'Call a catalog API endpoint through the metered gateway (ALL /v1/proxy/{slug}/{endpoint}). Costs credits ' +
-        "at the endpoint's price (free endpoints cost nothing; failed upstream calls are refunded): use quote_call " +
-        'first to see the price and whether the call would be admitted. Your key never reaches the upstream; the ' +
-        "provider's credential is added by the gateway. Pass `idempotency_key` to make a retry safe: a repeat of a " +
-        'successful call is not sent or charged again (it answers `billing.replayed: true`, body null). Refusals ' +
-        'come back as errors with the gateway code (payment_required, terms_acceptance_required with the approval ' +
-        'page, insufficient_budget, ...). Needs proxy:call.',
+        "Call an API endpoint through the metered gateway. MOVES MONEY: charges the endpoint's price in cents (0 = " +
+        'free; failed upstream calls are refunded); quote_call first. Same idempotency_key = executed and billed ' +
+        "once. Refusals carry the gateway's code. Needs proxy:call.",
       inputSchema: z
         .object({
           slug: SlugArg,
           endpoint: EndpointArg,
-          method: z.enum(ENDPOINT_METHODS).default('GET').describe('HTTP method (upper case), default GET.'),
+          method: z.enum(ENDPOINT_METHODS).default('GET'),
           input: InputArg,
           idempotency_key: z
             .string()
             .min(1)
             .max(200)
             .optional()
-            .describe(
-              '1-200 visible ASCII characters; the same key with the same request is executed and billed once.',
-            ),
+            .describe('The same key and request run and bill once.'),
         })
         .strict(),
       outputSchema: dataOrError(CallOut),
       annotations: CALL,
+      _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
     },
     (args) => callThroughGateway(services, runtime, ctx, args),
   );
@@ -202,13 +188,13 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
     {
       title: 'Probe an endpoint (GET)',
       description:
-        'Make one GET test call to an endpoint through the gateway to see a real response (the same path and ' +
-        "rules as call_api). It is a real call: billed at the endpoint's price, so probe free endpoints or quote " +
-        'first. `input` becomes query parameters. Needs proxy:call.',
+        "One GET test call through the gateway (call_api's rules). MOVES MONEY: billed at the endpoint's price; " +
+        'quote_call first or probe free endpoints. Needs proxy:call.',
       inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
       outputSchema: dataOrError(CallOut),
       // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
     },
     (args) => callThroughGateway(services, runtime, ctx, { ...args, method: 'GET' }),
   );
@@ -218,14 +204,13 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
     {
       title: 'Quote a call',
       description:
-        'What a call would cost now and whether the gateway would admit it for your key (GET /v1/apis/{slug}/quote): ' +
-        'the endpoint it resolves to, price, discount, scheduled increase, and `admission` ({allowed} or the exact ' +
-        'error the gateway would answer: terms, budget, credits...). Free; nothing is spent, reserved or rate-counted.',
+        'What a call would cost now and whether the gateway would admit it for your key: price, discount, ' +
+        'scheduled increase, `admission`. Free: nothing is spent or reserved.',
       inputSchema: z
         .object({
           slug: SlugArg,
-          method: z.enum(ENDPOINT_METHODS).default('GET').describe('HTTP method (upper case), default GET.'),
-          path: QuoteQuery.shape.path.describe('The endpoint path as call_api would send it, e.g. "/forecast/paris".'),
+          method: z.enum(ENDPOINT_METHODS).default('GET'),
+          path: QuoteQuery.shape.path.describe('The path call_api would send, e.g. "/forecast/paris".'),
         })
         .strict(),
       outputSchema: dataOrError(QuoteOut),
@@ -236,7 +221,7 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
         checkArgs(args);
         const principal = keyPrincipal(ctx);
         requireScope(principal, 'catalog:read');
-        const caller = await services.keys.authenticateKeyId(principal.keyId);
+        const caller = await gatewayCaller(services, principal);
         const query = parseArgs(QuoteQuery, { method: args.method, path: args.path });
         const quote = await services.listings.quoteAs(args.slug, query, { type: 'api_key', ...caller });
         if (quote.admission && !quote.admission.allowed && quote.admission.error_code) {

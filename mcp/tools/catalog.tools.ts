@@ -25,20 +25,12 @@ export const CATALOG_READ = {
   openWorldHint: false,
 } as const;
 
-export const SlugArg = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .describe('The API\'s slug, as search results and listings show it (e.g. "weather-now").');
+export const SlugArg = z.string().trim().min(1).max(200);
 
-const SearchCategory = SearchQuery.shape.category.describe('Only APIs in this category (a slug from get_categories).');
+const SearchCategory = SearchQuery.shape.category.describe('A slug from get_categories.');
 
 /** Only listings callable through the gateway (issue 22): directory entries are found, but not callable here. */
-const CallableOnly = z
-  .boolean()
-  .optional()
-  .describe('true: only APIs callable through the gateway (leaves out directory entries, which are not).');
+const CallableOnly = z.boolean().optional().describe('Leave out directory entries (not callable).');
 
 export function registerCatalogTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool(
@@ -46,23 +38,13 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     {
       title: 'Discover APIs (compact)',
       description:
-        'Find catalog APIs that can do a task, in a compact list (slug, name, one-line summary, price range, score). ' +
-        'Use it first when you need a capability; then get_schema for how to call one and quote_call for its price. ' +
-        'Free; nothing is charged. Same ranking as search_apis (hybrid keyword + semantic).',
+        'Find APIs for a task: a compact ranked list (slug, summary, price range, score). Start here, then ' +
+        'get_schema and quote_call. Free.',
       inputSchema: z
         .object({
-          query: z
-            .string()
-            .max(SEARCH_MAX_Q)
-            .describe('What you need, in plain words (e.g. "current weather by city"). Empty browses by score.'),
+          query: z.string().max(SEARCH_MAX_Q).describe('What you need, in plain words.'),
           category: SearchCategory,
-          max_results: z
-            .number()
-            .int()
-            .min(1)
-            .max(SEARCH_MAX_LIMIT)
-            .default(10)
-            .describe(`How many results (1-${SEARCH_MAX_LIMIT}, default 10).`),
+          max_results: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(10),
           callable_only: CallableOnly,
         })
         .strict(),
@@ -105,28 +87,15 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     'search_apis',
     {
       title: 'Search APIs',
-      description:
-        'Full catalog search (GET /v1/search): ranked listings with summary, tags, category, price range, merit ' +
-        'scores and provider. Use it to compare candidates; discover_tools gives a shorter list. Free.',
+      description: 'Full catalog search: listings with tags, category, prices, merit scores and provider. Free.',
       inputSchema: z
         .object({
-          query: z.string().max(SEARCH_MAX_Q).describe('Search words; empty browses the catalog in `sort` order.'),
+          query: z.string().max(SEARCH_MAX_Q).describe('Empty browses in `sort` order.'),
           category: SearchCategory,
-          sort: z
-            .enum(SEARCH_SORTS)
-            .optional()
-            .describe('Order: relevance (default with a query), svc_score (default without), price, new, calls, ...'),
-          max_price_cents: SearchQuery.shape.max_price_cents.describe(
-            'Only APIs with an endpoint costing at most this many cents per call.',
-          ),
-          limit: z
-            .number()
-            .int()
-            .min(1)
-            .max(SEARCH_MAX_LIMIT)
-            .optional()
-            .describe(`Page size, 1-${SEARCH_MAX_LIMIT} (default 50).`),
-          offset: z.number().int().min(0).max(1_000_000).optional().describe('Results to skip (default 0).'),
+          sort: z.enum(SEARCH_SORTS).optional().describe('Default: relevance with a query, svc_score without.'),
+          max_price_cents: SearchQuery.shape.max_price_cents.describe('Only APIs with an endpoint at most this price.'),
+          limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
+          offset: z.number().int().min(0).max(1_000_000).optional(),
           callable_only: CallableOnly,
         })
         .strict(),
@@ -155,7 +124,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     'get_categories',
     {
       title: 'List categories',
-      description: 'The category taxonomy with the number of live APIs in each (GET /v1/categories). Free.',
+      description: 'Categories with their number of live APIs. Free.',
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(
         z.object({
@@ -175,9 +144,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     'get_market_overview',
     {
       title: 'Market overview',
-      description:
-        'Marketplace totals (GET /v1/market/overview): live APIs, providers, calls and GMV over 24 h and 7 days, ' +
-        'active consumers, median price. Free.',
+      description: 'Marketplace totals: live APIs, providers, calls and GMV (24 h, 7 days), median price. Free.',
       inputSchema: z.object({}).strict(),
       outputSchema: dataOrError(
         z.looseObject({
@@ -205,14 +172,12 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     'get_leaderboard',
     {
       title: 'Leaderboard',
-      description:
-        'A ranked board of live APIs (GET /v1/leaderboards/{board}): top_grossing, most_used, most_reliable, ' +
-        'best_value, trending or new_rising, overall or within a category. Free.',
+      description: 'A ranked board of live APIs, overall or in a category. Free.',
       inputSchema: z
         .object({
-          board: z.enum(BOARDS).describe(`Which board: ${BOARDS.join(', ')}.`),
-          category: LeaderboardQuery.shape.category.describe('Rank within this category (a slug from get_categories).'),
-          limit: z.number().int().min(1).max(500).optional().describe('How many ranks (1-500, default 50).'),
+          board: z.enum(BOARDS),
+          category: LeaderboardQuery.shape.category.describe('A slug from get_categories.'),
+          limit: z.number().int().min(1).max(500).optional(),
         })
         .strict(),
       outputSchema: dataOrError(
@@ -244,17 +209,12 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     'request_api',
     {
       title: 'Request a missing API',
-      description:
-        'Ask for an API the catalog lacks (POST /v1/api-requests). A request like an open one is merged into it ' +
-        '(one vote per organization); with `email`, that address is told once a matching API goes live if it is ' +
-        "a verified email of the caller's organization (any other address is not kept or mailed). Free.",
+      description: "Ask for an API the catalog lacks; a similar open request gets your org's vote instead. Free.",
       inputSchema: z
         .object({
-          query: ApiRequestBody.shape.query.describe('What the API should do (e.g. "translate text to Welsh").'),
-          email: ApiRequestBody.shape.email.describe(
-            "Who to tell when a matching API is published: a verified email of the caller's organization.",
-          ),
-          notes: ApiRequestBody.shape.notes.describe('Anything else a provider should know.'),
+          query: ApiRequestBody.shape.query,
+          email: ApiRequestBody.shape.email.describe('Told when a match goes live, if a verified email of your org.'),
+          notes: ApiRequestBody.shape.notes,
         })
         .strict(),
       outputSchema: dataOrError(
@@ -286,8 +246,7 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     {
       title: 'API details',
       description:
-        'One live API (GET /v1/apis/{slug}): summary, tags, provider, merit scores, pricing per endpoint (cents per ' +
-        'call, discounts, scheduled increases) and whether its terms must be accepted before calling. Free.',
+        'One API: provider, scores, price per endpoint in cents, discounts, scheduled increases, required terms. Free.',
       inputSchema: z.object({ slug: SlugArg }).strict(),
       outputSchema: dataOrError(ListingDetailOut),
       annotations: CATALOG_READ,
@@ -305,8 +264,8 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
     {
       title: 'API endpoints and schemas',
       description:
-        "An API's endpoints with method, path template and JSON input/output schemas (GET /v1/apis/{slug}/schema): " +
-        'what call_api needs (`endpoint` is the path with its {parameters} filled in). Free.',
+        "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path " +
+        'with its {params} filled in. Free.',
       inputSchema: z.object({ slug: SlugArg }).strict(),
       outputSchema: dataOrError(SchemaOut),
       annotations: CATALOG_READ,

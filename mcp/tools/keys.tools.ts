@@ -27,11 +27,21 @@ export function keyPrincipal(ctx: ToolContext): KeyPrincipal {
   return ctx.principal;
 }
 
-const CapArg = (what: string) =>
-  PatchKeyBody.shape.budget_cents.describe(
-    `${what}, in cents; null removes the cap. A key may only lower or add its caps: raising or removing one needs ` +
-      'a person (owner or admin) signed in.',
-  );
+/**
+ * The calling key as the gateway knows it (caps, ancestors; read fresh, since the session may hold an OAuth token
+ * rather than the key), acting with the session's scopes: an OAuth token's are those it was granted, never more than
+ * the key holds (core/oauth/access-tokens.ts), so a token granted only `catalog:read` cannot call through the gateway.
+ */
+export async function gatewayCaller(
+  services: Services,
+  principal: KeyPrincipal,
+): Promise<Awaited<ReturnType<Services['keys']['authenticateKeyId']>>> {
+  const caller = await services.keys.authenticateKeyId(principal.keyId);
+  const scopes = caller.principal.scopes.filter((s) => principal.scopes.includes(s));
+  return { ...caller, principal: { ...caller.principal, scopes } as typeof caller.principal };
+}
+
+const CapArg = (what: string) => PatchKeyBody.shape.budget_cents.describe(`${what}; null removes (needs a person).`);
 
 export function registerKeyTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool(
@@ -39,21 +49,14 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     {
       title: 'Set spend caps on a key',
       description:
-        "Change a key's spend caps (PATCH /v1/keys/{id}): lifetime budget, per-call maximum and daily cap (UTC day). " +
-        "Defaults to the key you are using. A key can tighten its own caps (and its child keys'), never loosen " +
-        'them: raising or removing a cap is refused (403 forbidden) and needs a person. Free. Needs keys:write.',
+        "Tighten a key's caps in cents (default: your key): budget, per-call max, daily cap (UTC). Raising or " +
+        'removing a cap needs a person. Free. Needs keys:write.',
       inputSchema: z
         .object({
-          key_id: z
-            .string()
-            .trim()
-            .min(1)
-            .max(40)
-            .optional()
-            .describe('The key to change (an id from GET /v1/keys); default: the calling key.'),
-          budget_cents: CapArg('Lifetime spend limit of the key, counting its child keys’ spend too'),
-          per_call_max_cents: CapArg('Most a single call may cost'),
-          daily_cap_cents: CapArg('Most the key may spend per UTC day, counting its child keys’ spend too'),
+          key_id: z.string().trim().min(1).max(40).optional().describe('Default: the calling key.'),
+          budget_cents: CapArg('Lifetime cents, child keys included'),
+          per_call_max_cents: CapArg('Cents per call'),
+          daily_cap_cents: CapArg('Cents per UTC day, child keys included'),
         })
         .strict(),
       outputSchema: dataOrError(KeySummaryOut),
@@ -77,14 +80,14 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     {
       title: 'Usage history',
       description:
-        "Your organization's metered gateway calls (GET /v1/usage), newest first, with totals for the range: calls, " +
-        'successful calls, cost and billable cents. Default range: the last 30 days. Free. Needs usage:read.',
+        "Your org's metered calls, newest first, with totals (calls, cost, billable cents) for the range (default: " +
+        'last 30 days). Free. Needs usage:read.',
       inputSchema: z
         .object({
-          from: UsageQuery.shape.from.describe('Start: a UTC date (YYYY-MM-DD) or an ISO 8601 timestamp with zone.'),
-          to: UsageQuery.shape.to.describe('End (exclusive; a date includes that whole UTC day). Default: now.'),
-          limit: z.number().int().min(1).max(200).optional().describe('Calls per page, 1-200 (default 50).'),
-          offset: z.number().int().min(0).max(1_000_000).optional().describe('Calls to skip (default 0).'),
+          from: UsageQuery.shape.from.describe('UTC date or ISO 8601 time.'),
+          to: UsageQuery.shape.to.describe('Exclusive; a date includes its day. Default: now.'),
+          limit: z.number().int().min(1).max(200).optional(),
+          offset: z.number().int().min(0).max(1_000_000).optional(),
         })
         .strict(),
       outputSchema: dataOrError(
@@ -127,12 +130,9 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
     {
       title: 'Check access (key, balance, terms)',
       description:
-        'Make sure you can call APIs, and learn what is missing if not. Every agent-tool session already runs on a ' +
-        'key (an API key, or the key an OAuth sign-in minted), so nothing is created: you get that key (id, prefix, ' +
-        'scopes, caps, spend), the balance and the scopes it lacks. With `slug`, also whether that API can be ' +
-        "called now: its terms (and the page where a person accepts them) and the gateway's answer for its " +
-        'cheapest and most expensive endpoint, exactly as quote_call gives it. Free; nothing is spent or reserved. ' +
-        'To get a fresh key for a new organization use svc_register.',
+        'Can you call APIs, and what is missing? Your key (scopes, caps, spend), balance and missing scopes; with ' +
+        "`slug`, that API's terms and the gateway's answer at its cheapest and dearest endpoint. Creates nothing. " +
+        'Free.',
       inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
       outputSchema: dataOrError(
         z.object({
@@ -183,7 +183,7 @@ async function apiAccess(services: Services, principal: KeyPrincipal, slug: stri
   const [terms, endpoints, caller] = await Promise.all([
     services.listings.terms(slug, principal),
     services.listings.endpoints(slug),
-    services.keys.authenticateKeyId(principal.keyId),
+    gatewayCaller(services, principal),
   ]);
   const byPrice = [...endpoints].sort((a, b) => a.price_cents_effective - b.price_cents_effective);
   const picks = [...new Set([byPrice[0], byPrice[byPrice.length - 1]])].filter((e) => e !== undefined);

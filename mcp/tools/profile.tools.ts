@@ -38,16 +38,12 @@ const patch = ProfilePatch.shape;
 const DEFS = {
   list_providers: {
     title: 'List providers',
-    description:
-      'Browse the public provider directory: organizations with a public profile, their trust badges ' +
-      '(verified_email, connect_enabled, verified_upstream) and number of live APIs, most live APIs first. ' +
-      '`query` filters by slug, name or bio. Use get_provider_profile for one provider’s stats and APIs. Read-only, ' +
-      'free, no scope needed.',
+    description: 'The public provider directory: profiles, trust badges, live API counts; `query` filters. Free.',
     inputSchema: z
       .object({
-        query: ProvidersQuery.shape.q.describe('Text to look for in the provider’s slug, name or bio.'),
-        limit: ProvidersQuery.shape.limit.describe('At most this many (1-200, default 50).'),
-        offset: ProvidersQuery.shape.offset.describe('Skip this many (default 0).'),
+        query: ProvidersQuery.shape.q,
+        limit: ProvidersQuery.shape.limit,
+        offset: ProvidersQuery.shape.offset,
       })
       .strict(),
     outputSchema: dataOrError({ items: z.array(z.looseObject(ProviderItemOut)), pagination: PageInfoShape }),
@@ -61,12 +57,10 @@ const DEFS = {
   },
   get_provider_profile: {
     title: 'Get a provider’s profile',
-    description:
-      'One provider’s public profile by its slug: display name, bio, website, avatar, trust badges, 30-day call ' +
-      'stats and its live APIs (each with the slug to pass to get_api_details). Read-only, free, no scope needed.',
+    description: "One provider's public profile, 30-day stats and live APIs. Free.",
     inputSchema: z
       .object({
-        slug: z.string().trim().min(1).max(100).describe('The provider’s profile slug, from list_providers.'),
+        slug: z.string().trim().min(1).max(100),
       })
       .strict(),
     outputSchema: dataOrError({
@@ -88,10 +82,7 @@ const DEFS = {
   },
   get_my_profile: {
     title: 'Get my profile',
-    description:
-      'Your organization’s own profile, including the private contact fields (contact_email, contact_phone) that ' +
-      'the public directory never shows. A profile appears in the directory once it has a slug. Read-only. Needs ' +
-      '`provider:write`.',
+    description: "Your org's profile, with the private contact fields. Needs provider:write.",
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(OwnProfileOut),
     annotations: {
@@ -105,18 +96,16 @@ const DEFS = {
   update_my_profile: {
     title: 'Update my profile',
     description:
-      'Change your organization’s profile. Send only the fields to change (null clears one); each replaces the ' +
-      'previous value. Setting a `slug` lists you in the public provider directory under it (409 `conflict` if ' +
-      'taken). display_name, slug, bio and website are public; contact_email and contact_phone stay private. ' +
-      'Needs `provider:write`.',
+      "Change your org's profile (send only what changes; null clears). A `slug` lists you in the directory. Needs " +
+      'provider:write.',
     inputSchema: z
       .object({
-        display_name: patch.display_name.describe('Public name, 1-80 characters, or null.'),
-        slug: patch.slug.describe('Public profile slug: 1-40 lower-case letters, digits or inner hyphens, or null.'),
-        bio: patch.bio.describe('Public description, up to 1000 characters, or null.'),
-        website: patch.website.describe('Public http(s) URL, or null.'),
-        contact_email: patch.contact_email.describe('Private contact email address, or null.'),
-        contact_phone: patch.contact_phone.describe('Private contact phone number, or null.'),
+        display_name: patch.display_name,
+        slug: patch.slug,
+        bio: patch.bio,
+        website: patch.website,
+        contact_email: patch.contact_email.describe('Private.'),
+        contact_phone: patch.contact_phone.describe('Private.'),
       })
       .strict(),
     outputSchema: dataOrError(OwnProfileOut),

@@ -19,17 +19,13 @@ import {
 } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../core/services.js';
 import type { ToolContext } from '../tool-context.js';
+import { moneyMeta } from '../tool-listing.js';
 import { runTool } from './tool-result.js';
 import { dataOrError, PageInfoShape, parseArgs, withNote } from './tool-schemas.js';
 
 // ---- shared argument and output shapes ---------------------------------------------------------------------------
 
-export const ApiId = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .describe('The listing’s id (`api_…`), as provider_list_apis or provider_create_api return it.');
+export const ApiId = z.string().trim().min(1).max(100);
 
 const NullableString = z.string().nullable();
 const Loose = z.looseObject({});
@@ -105,27 +101,19 @@ const lifecycleNote = (data: { status: string }) => (data.status === 'running' ?
 const create = CreateApiBody.shape;
 const CreateFields = z
   .object({
-    name: create.name.describe('Display name, 1-100 characters.'),
-    slug: create.slug.describe(
-      'Unique URL name: 1-64 lower-case letters, digits or inner hyphens. Consumers call `/v1/proxy/{slug}/…`.',
-    ),
-    summary: create.summary.describe('One line (1-300 characters) shown in search results.'),
-    base_url: create.base_url.describe(
-      'The upstream’s base URL (http or https, no query or fragment); endpoint paths are appended to it.',
-    ),
-    description: create.description.describe('Longer description, up to 5000 characters.'),
-    tags: create.tags.describe('Up to 20 labels of up to 40 characters (lower-cased, duplicates dropped).'),
-    category: create.category.describe('A category slug from get_categories (GET /v1/categories), or null.'),
-    examples: create.examples.describe('Up to 20 questions this API answers (search weighs them highly).'),
-    docs_url: create.docs_url.describe('Link to the upstream’s own documentation (shown, never fetched).'),
+    name: create.name,
+    slug: create.slug,
+    summary: create.summary,
+    base_url: create.base_url.describe('Upstream base URL; endpoint paths are appended.'),
+    description: create.description,
+    tags: create.tags,
+    category: create.category,
+    examples: create.examples.describe('Questions this API answers (searched).'),
+    docs_url: create.docs_url,
     endpoints: create.endpoints.describe(
-      'Endpoints: `method`, `path` (`/forecast/{city}`), optional `summary`, `price_cents` (integer cents per call, ' +
-        '0 = free; default 0), `input_schema`, `output_schema` (JSON Schema). Imported operations with the same ' +
-        'method and path are overridden by these.',
+      'price_cents: integer cents per call (0 = free, default); overrides imported operations.',
     ),
-    import_from: create.import_from.describe(
-      '`{ type: "openapi_url" | "external_url", url }`, the same as the openapi_url / external_url arguments.',
-    ),
+    import_from: create.import_from,
   })
   .strict();
 
@@ -137,13 +125,11 @@ const DEFS = {
   provider_list_apis: {
     title: 'List my APIs',
     description:
-      'List the APIs your organization provides, draft and live, oldest first, with their status, endpoint count ' +
-      'and verification status. Use it to find an `api_id` for the other provider_* tools. Read-only. Needs the ' +
-      '`provider:write` scope (a key gets it when its email is verified).',
+      'Your APIs (draft and live) with status and endpoint count: find an `api_id` here. Needs provider:write.',
     inputSchema: z
       .object({
-        limit: Pagination.shape.limit.describe('At most this many (1-200, default 50).'),
-        offset: Pagination.shape.offset.describe('Skip this many (default 0).'),
+        limit: Pagination.shape.limit,
+        offset: Pagination.shape.offset,
       })
       .strict(),
     outputSchema: dataOrError({
@@ -161,9 +147,8 @@ const DEFS = {
   provider_get_api: {
     title: 'Get one of my APIs',
     description:
-      'One of your own APIs in full: metadata, status, whether an upstream credential is set (never the secret), ' +
-      'the latest verification evidence, and every endpoint with its `endpoint_id`, price, scheduled price ' +
-      'increase and discount. Read-only. Needs `provider:write`.',
+      'One of your APIs in full: status, credential set or not, verification, endpoints with `endpoint_id`, price, ' +
+      'scheduled increase, discount. Needs provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
     outputSchema: dataOrError(ProviderApiOut),
     annotations: {
@@ -177,12 +162,9 @@ const DEFS = {
   provider_create_api: {
     title: 'Create or import an API',
     description:
-      'Create a new API listing as a draft (nothing is public until provider_publish). Put the listing in `body` ' +
-      '(name, slug, summary and base_url are required, as for POST /v1/provider/apis). To import the endpoints ' +
-      'from an OpenAPI 3.0/3.1 document, also give `openapi_url` (the server fetches it once, at most 5 MB); to ' +
-      'link an external documentation page instead, give `external_url`. Free: creating costs nothing. A slug ' +
-      'already taken answers 409 `conflict`. Next steps: provider_set_credentials, provider_set_pricing, ' +
-      'provider_verify, provider_publish. Needs `provider:write`.',
+      'Create a draft API listing from `body` (name, slug, summary, base_url required); `openapi_url` imports ' +
+      'endpoints from an OpenAPI document (fetched once). Then set credentials and pricing, verify, publish. Needs ' +
+      'provider:write.',
     inputSchema: z
       .object({
         openapi_url: z
@@ -191,18 +173,15 @@ const DEFS = {
           .min(1)
           .max(2000)
           .optional()
-          .describe('URL of an OpenAPI 3.0 or 3.1 document (JSON or YAML) to import endpoints and schemas from.'),
+          .describe('OpenAPI 3.0/3.1 document (JSON or YAML) to import.'),
         external_url: z
           .string()
           .trim()
           .min(1)
           .max(2000)
           .optional()
-          .describe('URL of the upstream’s documentation page, recorded as the import source and docs link.'),
-        body: CreateFields.optional().describe(
-          'The listing: name, slug, summary, base_url (required), and optionally description, tags, category, ' +
-            'examples, docs_url, endpoints, import_from.',
-        ),
+          .describe('Documentation page, recorded as the source.'),
+        body: CreateFields.optional(),
       })
       .strict(),
     outputSchema: dataOrError(ProviderApiOut),
@@ -217,21 +196,19 @@ const DEFS = {
   provider_update_api: {
     title: 'Update an API’s metadata',
     description:
-      'Change the metadata of one of your APIs (draft or live): name, summary, description, tags, category, ' +
-      'examples, base_url, docs_url. Send only the fields to change; each replaces the previous value (a live ' +
-      'listing changes at once). A new base_url resets the verification. Endpoints and prices are changed with ' +
-      'provider_set_pricing. Needs `provider:write`.',
+      "Change your API's metadata; only the fields sent are replaced. A new base_url needs verifying again. Needs " +
+      'provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
-        name: update.name.describe('Display name, 1-100 characters.'),
-        summary: update.summary.describe('One line, 1-300 characters.'),
-        description: update.description.describe('Longer description (up to 5000 characters), or null.'),
-        tags: update.tags.describe('The full new list of tags: up to 20, each up to 40 characters (lower-cased).'),
-        category: update.category.describe('A category slug from get_categories, or null for none.'),
-        examples: update.examples.describe('The full new list of example questions (up to 20).'),
-        base_url: update.base_url.describe('New upstream base URL; the listing must be verified again.'),
-        docs_url: update.docs_url.describe('Documentation link, or null.'),
+        name: update.name,
+        summary: update.summary,
+        description: update.description,
+        tags: update.tags.describe('Replaces the list.'),
+        category: update.category,
+        examples: update.examples.describe('Replaces the list.'),
+        base_url: update.base_url,
+        docs_url: update.docs_url,
       })
       .strict(),
     outputSchema: dataOrError(ProviderApiOut),
@@ -246,19 +223,14 @@ const DEFS = {
   provider_set_credentials: {
     title: 'Set the upstream credential',
     description:
-      'Store the secret the gateway attaches to every call it forwards to your upstream (encrypted at rest, never ' +
-      'shown again), replacing any previous one. `injection`: `bearer` (default, Authorization: Bearer), ' +
-      '`header` or `query` (with `injection_name`), or `basic` (secret "user:password"). Needs `provider:write`.',
+      'Store the secret the gateway adds to calls to your upstream (encrypted, never shown), replacing the old ' +
+      'one. Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
-        secret: credentials.secret.describe('The upstream API key or token (1-4096 characters).'),
-        injection: credentials.injection.describe(
-          'How the secret is attached: bearer (default), header, query, basic.',
-        ),
-        injection_name: credentials.injection_name.describe(
-          'Header or query parameter name; required when injection is header or query.',
-        ),
+        secret: credentials.secret,
+        injection: credentials.injection.describe('basic: secret is "user:password".'),
+        injection_name: credentials.injection_name.describe('Required for header and query.'),
       })
       .strict(),
     outputSchema: dataOrError(CredentialOut),
@@ -273,16 +245,13 @@ const DEFS = {
   provider_set_pricing: {
     title: 'Set prices and discounts',
     description:
-      'Set per-call prices (integer cents, 0 = free) and discounts of your endpoints, by `endpoint_id` ' +
-      '(from provider_get_api). On a draft every change applies at once. On a live listing a decrease or a ' +
-      'discount applies to the next call, while an increase is scheduled after the notice period (shown as ' +
-      '`price_increase`; cancel it with provider_cancel_pending_pricing). A discount is `{ percent | amount_cents, ' +
-      'starts_at?, ends_at?, label? }`; null removes it. Needs `provider:write`.',
+      "Set your endpoints' prices (integer cents per call, 0 = free) and discounts by `endpoint_id`. On a live API " +
+      'an increase is scheduled after the notice period; decreases apply at once. Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
         endpoints: PricingBody.shape.endpoints.describe(
-          'One entry per endpoint to change: `endpoint_id` and `price_cents` and/or `discount`.',
+          'discount: {percent | amount_cents, starts_at?, ends_at?, label?}; null removes.',
         ),
       })
       .strict(),
@@ -298,10 +267,8 @@ const DEFS = {
   provider_verify: {
     title: 'Verify the upstream',
     description:
-      'Run the upstream smoke test: the server calls a few of your endpoints (simple GETs first) with the stored ' +
-      'credential, like a consumer would, and records the evidence (status codes, latency) on the listing. ' +
-      'Does not change the listing’s status. Usually answers within seconds; if the run takes longer the answer ' +
-      'says "running" and provider_get_api shows the result later. Needs `provider:write`.',
+      'Smoke-test your upstream (a few GETs with the stored credential) and record the evidence on the listing. ' +
+      'Needs provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
     outputSchema: dataOrError(LifecycleOut),
     annotations: {
@@ -315,19 +282,13 @@ const DEFS = {
   provider_publish: {
     title: 'Publish an API',
     description:
-      'Make one of your draft APIs live in the public catalog, where consumers can find it and call it through ' +
-      'the gateway (paid endpoints earn you money per call). You must send `accept_terms: true` (accepting the ' +
-      'marketplace’s provider terms); otherwise 400 `validation_failed`. The upstream smoke test runs first ' +
-      'unless `skip_verify` is true; a failed test answers 422 `verification_failed` and the API stays a draft. ' +
-      'Publishing a live API changes nothing. Needs `provider:write`.',
+      'Make your draft API live. `accept_terms: true` is required; the smoke test runs first unless `skip_verify`. ' +
+      'Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,
-        accept_terms: z
-          .boolean()
-          .optional()
-          .describe('Must be true: you accept the marketplace’s provider terms for this listing.'),
-        skip_verify: z.boolean().optional().describe('Publish without running the upstream smoke test first.'),
+        accept_terms: z.boolean().optional().describe('Must be true: you accept the provider terms.'),
+        skip_verify: z.boolean().optional(),
       })
       .strict(),
     outputSchema: dataOrError(LifecycleOut),
@@ -342,9 +303,8 @@ const DEFS = {
   provider_unpublish: {
     title: 'Unpublish an API',
     description:
-      'Take one of your live APIs out of the catalog and back to draft: it disappears from search and consumers’ ' +
-      'calls through the gateway stop working. Nothing is deleted; provider_publish brings it back. An API that ' +
-      'is already a draft is left as is. Needs `provider:write`.',
+      'Take your live API back to draft: it leaves search and gateway calls stop. Nothing is deleted. Needs ' +
+      'provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
     outputSchema: dataOrError(LifecycleOut),
     annotations: {
@@ -357,14 +317,11 @@ const DEFS = {
   },
   provider_cancel_pending_pricing: {
     title: 'Cancel a scheduled price increase',
-    description:
-      'Cancel the scheduled price increase of one endpoint of your live API (the one provider_set_pricing ' +
-      'scheduled); the current price stays. An endpoint with no scheduled increase answers 404 `not_found`. ' +
-      'Needs `provider:write`.',
+    description: "Cancel an endpoint's scheduled price increase; the current price stays. Needs provider:write.",
     inputSchema: z
       .object({
         api_id: ApiId,
-        endpoint_id: z.string().trim().min(1).max(100).describe('The endpoint’s id (`ep_…`), from provider_get_api.'),
+        endpoint_id: z.string().trim().min(1).max(100),
       })
       .strict(),
     outputSchema: dataOrError(EndpointOut.shape),
@@ -379,13 +336,12 @@ const DEFS = {
   provider_analytics: {
     title: 'Provider analytics',
     description:
-      'Your APIs’ calls and GMV (from usage), your earnings, platform fees and payouts (from your ledger), per API ' +
-      'and in total, over a range (default the last 30 days), plus the catalog requests consumers made that no ' +
-      'API answers yet. Read-only. Needs `provider:write`.',
+      "Your APIs' calls, GMV, earnings, fees and payouts per API and in total (default: last 30 days), and unmet " +
+      'consumer requests. Needs provider:write.',
     inputSchema: z
       .object({
-        from: AnalyticsQuery.shape.from.describe('Start: an ISO date (2026-01-31) or instant; default 30 days ago.'),
-        to: AnalyticsQuery.shape.to.describe('End: an ISO date (inclusive) or instant; default now.'),
+        from: AnalyticsQuery.shape.from,
+        to: AnalyticsQuery.shape.to.describe('Inclusive date, or instant.'),
       })
       .strict(),
     outputSchema: dataOrError({
@@ -413,10 +369,8 @@ const DEFS = {
   provider_connect_onboard: {
     title: 'Start payout onboarding',
     description:
-      'Get a Stripe Connect onboarding link so you can be paid out. The first call creates your connected account; ' +
-      'each call returns a fresh link (`url`, valid for a few minutes). A PERSON must open `url` in a browser and ' +
-      'complete Stripe’s identity verification: an agent cannot do it. Give them the URL. Payouts start once ' +
-      'Stripe confirms (the status then becomes "enabled"). Needs `provider:write`.',
+      'A Stripe Connect onboarding link (`url`, free). MOVES MONEY: once a person opens it and verifies their ' +
+      'identity, your earnings are paid out to that account; give them the URL. Needs provider:write.',
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError({
       url: z.string(),
@@ -425,6 +379,7 @@ const DEFS = {
       expires_at: NullableString,
       workflow_id: z.string(),
     }),
+    _meta: moneyMeta('free; your earnings are then paid out (provider_analytics shows them)'),
     annotations: {
       title: 'Start payout onboarding',
       readOnlyHint: false,

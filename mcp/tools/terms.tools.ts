@@ -29,7 +29,7 @@ const DocumentOut = {
   created_at: z.string(),
 };
 
-const Slug = z.string().trim().min(1).max(100).describe('The API’s slug, as search_apis or get_api_details show it.');
+const Slug = z.string().trim().min(1).max(100);
 
 const DocumentId = z.string().trim().min(1).max(100);
 
@@ -40,10 +40,8 @@ const DEFS = {
   get_api_terms: {
     title: 'Get an API’s terms',
     description:
-      'The legal documents (terms, privacy, …) a live API’s provider has in force, each with its version, ' +
-      '`content_hash`, `acceptance_mode` (`required` ones must be accepted before calls go through) and ' +
-      '`snapshot_url` (the exact text), and whether your organization has accepted each. `approval_url` is the ' +
-      'page where a person accepts them. Read-only, free, no scope needed.',
+      "An API's legal documents in force: version, `content_hash`, `acceptance_mode`, `snapshot_url`, whether your " +
+      'org accepted each, and `approval_url`. Free.',
     inputSchema: z.object({ slug: Slug }).strict(),
     outputSchema: dataOrError({
       api: z.string(),
@@ -62,11 +60,8 @@ const DEFS = {
   get_api_terms_status: {
     title: 'May I call this API (terms)?',
     description:
-      'Check, before calling a live API, whether its terms let your organization call it: `may_call` is false ' +
-      'while a required document is not accepted (calls then fail with 428 `terms_acceptance_required`); ' +
-      '`missing` lists those documents, and `approval_url` is the page a PERSON (an owner or admin of your ' +
-      'organization, with a verified email) must open to accept them: an API key cannot accept. Give them the ' +
-      'URL, then check again. Read-only, free, no scope needed.',
+      'May your org call this API under its terms? `may_call`, `missing` documents, and `approval_url`, the page a ' +
+      'person opens to accept. Free.',
     inputSchema: z.object({ slug: Slug }).strict(),
     outputSchema: dataOrError({
       api: z.string(),
@@ -96,18 +91,13 @@ const DEFS = {
   accept_api_terms: {
     title: 'Accept an API’s terms',
     description:
-      'Accept, for your organization, a document in force of a live API (name it by `document_id` and its ' +
-      '`content_hash` from get_api_terms, so the text accepted is the text read). This is a PERSON’s step: it ' +
-      'needs a signed-in owner or admin with a verified email, so an API key (every caller of this server) is ' +
-      'refused with 403 `forbidden`, and the error’s `details.approval_url` is the page to give a person to read ' +
-      'and accept the terms. Then check with get_api_terms_status.',
+      "Accepting terms is a person's step: an API key is always refused (forbidden) with `details.approval_url`, " +
+      'the page to give a person.',
     inputSchema: z
       .object({
         slug: Slug,
-        document_id: DocumentId.optional().describe('The document to accept (`doc_…`), from get_api_terms.'),
-        content_hash: AcceptTermsBody.shape.content_hash
-          .optional()
-          .describe('The SHA-256 of the text you accept, as get_api_terms lists it.'),
+        document_id: DocumentId.optional(),
+        content_hash: AcceptTermsBody.shape.content_hash.optional(),
       })
       .strict(),
     outputSchema: dataOrError({
@@ -126,13 +116,11 @@ const DEFS = {
   },
   provider_list_documents: {
     title: 'List my legal documents',
-    description:
-      'Your organization’s legal documents (drafts, active and superseded versions), oldest first, optionally only ' +
-      'those of one API (`api_id`) or of one kind. Read-only. Needs `provider:write`.',
+    description: "Your org's legal documents (drafts, active, superseded), by API or kind. Needs provider:write.",
     inputSchema: z
       .object({
-        api_id: ListDocumentsQuery.shape.api_id.describe('Only documents linked to this API of yours (`api_…`).'),
-        kind: ListDocumentsQuery.shape.kind.describe('Only documents of this kind.'),
+        api_id: ListDocumentsQuery.shape.api_id,
+        kind: ListDocumentsQuery.shape.kind,
       })
       .strict(),
     outputSchema: dataOrError({ items: z.array(z.looseObject(DocumentOut)) }),
@@ -147,22 +135,17 @@ const DEFS = {
   provider_create_document: {
     title: 'Create a legal document',
     description:
-      'Write a new version of a legal document (terms, privacy, …) as a draft: the markdown `body` is stored as ' +
-      'is and identified by its SHA-256 `content_hash`. Linked to one of your APIs with `api_id`, else to all of ' +
-      'them. Nothing changes for consumers until provider_activate_document. With `acceptance_mode: "required"`, ' +
-      'consumers must accept it before their calls go through. Each call creates a new draft. Needs ' +
-      '`provider:write`.',
+      'Write a new draft version of a legal document (markdown `body`); nothing changes until ' +
+      'provider_activate_document. Needs provider:write.',
     inputSchema: z
       .object({
-        kind: doc.kind.describe('What the document is: terms, privacy, acceptable_use, sla, dpa or other.'),
-        source: doc.source.describe('Where the text lives: "hosted" (the only value; the default).'),
-        version: doc.version.describe('Your version label, 1-50 characters (e.g. "1.0", "2026-01").'),
-        title: doc.title.describe('Title shown to consumers (up to 200 characters).'),
-        body: doc.body.describe('The full text, markdown, up to 200,000 characters.'),
-        api_id: doc.api_id.describe('Link it to this API of yours (`api_…`); omit or null for all your APIs.'),
-        acceptance_mode: doc.acceptance_mode.describe(
-          '"required": consumers must accept before calling; "optional" (default): shown only.',
-        ),
+        kind: doc.kind,
+        source: doc.source,
+        version: doc.version,
+        title: doc.title,
+        body: doc.body.describe('Markdown.'),
+        api_id: doc.api_id.describe('Omit or null: all your APIs.'),
+        acceptance_mode: doc.acceptance_mode.describe('required: consumers must accept before calling.'),
       })
       .strict(),
     outputSchema: dataOrError(DocumentOut),
@@ -177,13 +160,9 @@ const DEFS = {
   provider_activate_document: {
     title: 'Activate a legal document',
     description:
-      'Put a draft document into force: it supersedes the active version of the same kind for the same API (or ' +
-      'for all your APIs), and a `required` one must then be accepted by every consumer organization before its ' +
-      'next call goes through (calls answer 428 until then). A superseded version cannot come back (409); ' +
-      'activating the active version changes nothing. Needs `provider:write`.',
-    inputSchema: z
-      .object({ document_id: DocumentId.describe('The draft to activate (`doc_…`), from provider_create_document.') })
-      .strict(),
+      'Put a draft document in force, superseding the active one; a `required` one must then be accepted before ' +
+      "consumers' next calls. Needs provider:write.",
+    inputSchema: z.object({ document_id: DocumentId }).strict(),
     outputSchema: dataOrError(DocumentOut),
     annotations: {
       title: 'Activate a legal document',

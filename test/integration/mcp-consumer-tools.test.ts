@@ -14,6 +14,7 @@ import { createApiApp } from '../../api/app.js';
 import { payloadRowId } from '../../core/oauth/oauth-adapter.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
+import { ADVERTISED_OUTPUT } from '../../mcp/tool-listing.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { http, serve, describe as show } from '../helpers/http.js';
@@ -195,7 +196,8 @@ describe('agent-tool server: consumer tools', () => {
       expect(t!.inputSchema.required ?? [], name).toEqual(REQUIRED[name] ?? []);
       expect(t!.description!.length, name).toBeGreaterThan(40);
       expect(t!.title, name).toEqual(expect.any(String));
-      expect(t!.outputSchema, name).toBeDefined();
+      // Output schemas are listed for the money path only (mcp/tool-listing.ts); every tool still returns structuredContent.
+      expect(t!.outputSchema !== undefined, name).toBe(ADVERTISED_OUTPUT.has(name));
       expect(t!.annotations, name).toMatchObject({
         readOnlyHint: expect.any(Boolean),
         destructiveHint: expect.any(Boolean),

@@ -18,7 +18,7 @@ import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { codeFromMail } from '../helpers/full-stack.js';
 import { sql } from '../helpers/db.js';
-import { http, describe as show } from '../helpers/http.js';
+import { http, serve, describe as show } from '../helpers/http.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { csrfOf, FormBrowser } from '../helpers/form-browser.js';
 import { pkce } from '../helpers/oauth-client.js';
@@ -412,16 +412,28 @@ describe('OAuth 2.1 for agents', () => {
     try {
       const categories = await client.callTool({ name: 'get_categories', arguments: {} });
       expect(categories.isError, JSON.stringify(categories.content)).toBeFalsy();
-      for (const [name, scope] of [
-        ['get_my_profile', 'provider:write'],
-        ['get_usage', 'usage:read'],
+      // The key the person minted holds every scope; the token acts with what it was granted only, through the
+      // gateway too (call_api and run_probe: the spec's 403 forbidden, naming proxy:call).
+      const call = { slug: 'any-api', endpoint: '/anything' };
+      for (const [name, scope, args] of [
+        ['get_my_profile', 'provider:write', {}],
+        ['get_usage', 'usage:read', {}],
+        ['call_api', 'proxy:call', call],
+        ['run_probe', 'proxy:call', call],
+        ['set_budget', 'keys:write', { daily_cap_cents: 1 }],
+        ['create_checkout', 'billing:write', { pack: 'starter' }],
       ] as const) {
-        const refused = await client.callTool({ name, arguments: {} });
+        const refused = await client.callTool({ name, arguments: args });
         expect(refused.isError, name).toBe(true);
-        const text = JSON.stringify(refused.structuredContent ?? refused.content);
-        expect(text, name).toContain('forbidden');
-        expect(text, name).toContain(scope);
+        const error = (refused.structuredContent as { error: { code: string; details?: Record<string, unknown> } })
+          .error;
+        expect(error.code, name).toBe('forbidden');
+        expect(JSON.stringify(error.details), name).toContain(scope);
       }
+      const access = await client.callTool({ name: 'provision_access', arguments: {} });
+      expect((access.structuredContent as { missing_scopes: string[] }).missing_scopes).toEqual(
+        expect.arrayContaining(['proxy:call', 'keys:write', 'usage:read', 'billing:write', 'provider:write']),
+      );
     } finally {
       await client.close();
     }
@@ -538,6 +550,159 @@ describe('OAuth 2.1 for agents', () => {
     expect(await res.text()).toContain('invalid_client');
     // The SSRF guard's own refusal (its DNS step), not the library's fetch.
     expect(stack.logs.text()).toContain('Host cimd.invalid could not be resolved.');
+  });
+
+  it('a client known only by its Client ID Metadata Document: the whole code flow, iss in the answer, the token on /mcp', async () => {
+    // The document is served on loopback over http; the client_id says https (the library takes only https ids), and
+    // with UPSTREAM_ALLOW_PRIVATE (tests, development) a loopback document is fetched over plain http.
+    const documents = new Map<string, Record<string, unknown>>();
+    const fetched: string[] = [];
+    const host = await serve((req, res) => {
+      fetched.push(req.url ?? '');
+      const doc = documents.get(req.url ?? '');
+      res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
+      res.end(JSON.stringify(doc ?? {}));
+    });
+    try {
+      const base = host.url.replace(/^http:/, 'https:');
+      const id = (path: string) => `${base}${path}`;
+      const document = (path: string, extra: Record<string, unknown> = {}) =>
+        documents.set(path, {
+          client_id: id(path),
+          client_name: 'Metadata Agent',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+          application_type: 'native',
+          ...extra,
+        });
+      document('/agent.json');
+
+      // The pages say who chose the client's name: the host that published the document.
+      const page = await new FormBrowser(issuer, REDIRECT).follow(
+        authorizeUrl({ client_id: id('/agent.json'), code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+      );
+      expect(page.text).toContain(
+        `<strong>Metadata Agent</strong> (the name published at <strong>${new URL(base).host}</strong>)`,
+      );
+
+      // The SDK's own client, given a metadata URL: the server advertises metadata documents, so it uses the URL as
+      // its client_id and registers nothing.
+      class MetadataClient extends TestClientProvider {
+        get clientMetadataUrl() {
+          return id('/agent.json');
+        }
+      }
+      const clientRows = async () =>
+        Number(
+          (
+            await sql<{ n: string }>(stack.db.url, `select count(*) as n from oauth_payloads where model = 'Client'`)
+          )[0]!.n,
+        );
+      const clientsBefore = await clientRows();
+      const client = new MetadataClient();
+      expect(await auth(client, { serverUrl: resource })).toBe('REDIRECT');
+      const authUrl = client.authorizationUrl!;
+      expect(authUrl.searchParams.get('client_id')).toBe(id('/agent.json'));
+      expect(client.info?.client_id).toBe(id('/agent.json'));
+      const back = await personApproves(authUrl.href, newEmail(), { approve: true });
+      // RFC 9207: the authorization response names the issuer.
+      expect(back.searchParams.get('iss')).toBe(issuer);
+      expect(await auth(client, { serverUrl: resource, authorizationCode: back.searchParams.get('code')! })).toBe(
+        'AUTHORIZED',
+      );
+      const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: client });
+      const agent = new Client({ name: 'metadata-agent', version: '1.0.0' });
+      await agent.connect(transport);
+      try {
+        const categories = await agent.callTool({ name: 'get_categories', arguments: {} });
+        expect(categories.isError, JSON.stringify(categories.content)).toBeFalsy();
+      } finally {
+        await agent.close();
+      }
+      // Fetched, then cached: the pages and the token request did not fetch it again. Nothing was registered.
+      expect(fetched.filter((u) => u === '/agent.json')).toHaveLength(1);
+      expect(await clientRows()).toBe(clientsBefore);
+
+      // Refused: a document naming another client_id, and a web client's plain-http redirect off loopback.
+      document('/other.json', { client_id: id('/someone-else.json') });
+      document('/web.json', { application_type: 'web', redirect_uris: ['http://agent.example/callback'] });
+      for (const [path, detail] of [
+        ['/other.json', 'client_id does not match'],
+        ['/web.json', 'must use https'],
+      ] as const) {
+        const res = await fetch(authorizeUrl({ client_id: id(path), code_challenge: pkce().challenge }), {
+          redirect: 'manual',
+        });
+        expect(res.status, path).toBe(400);
+        expect(res.headers.get('location'), path).toBeNull();
+        const text = await res.text();
+        expect(text, path).toContain('invalid_');
+        expect(text, path).toContain(detail);
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('honours application_type at registration: web redirects are https or loopback, native may use its own scheme', async () => {
+    const register = (application_type: string | undefined, redirect: string) =>
+      http(issuer, 'POST', '/oauth/register', {
+        body: {
+          client_name: 'Typed Agent',
+          redirect_uris: [redirect],
+          token_endpoint_auth_method: 'none',
+          ...(application_type ? { application_type } : {}),
+        },
+      });
+    for (const [type, redirect, status] of [
+      [undefined, 'http://agent.example/callback', 400], // web by default
+      ['web', 'http://agent.example/callback', 400],
+      ['web', 'https://agent.example/callback', 201],
+      ['web', 'http://localhost:8123/callback', 201],
+      ['web', 'com.example.agent:/callback', 400],
+      ['native', 'com.example.agent:/callback', 201],
+      ['native', 'http://127.0.0.1/callback', 201],
+      ['native', 'http://agent.example/callback', 400],
+      ['native', 'https://127.0.0.1/callback', 400],
+    ] as const) {
+      const res = await register(type, redirect);
+      expect(res.status, `${type} ${redirect}: ${show(res)}`).toBe(status);
+      if (status === 400) expect(res.body.error, redirect).toBe('invalid_redirect_uri');
+      else expect(res.body.application_type).toBe(type ?? 'web');
+    }
+    // A native app's private-use scheme: the authorize pages let the consent form's redirect go there (CSP
+    // form-action names the scheme; an opaque origin could not be named).
+    const app = (await register('native', 'com.example.agent:/callback')).body.client_id as string;
+    const page = await new FormBrowser(issuer, 'com.example.agent:').follow(
+      authorizeUrl({
+        client_id: app,
+        redirect_uri: 'com.example.agent:/callback',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    expect(page.status, page.text).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self' com.example.agent:");
+    // A native client's loopback redirect may come back on any port (RFC 8252 7.3); a web client's may not.
+    const native = (await register('native', 'http://127.0.0.1/callback')).body.client_id as string;
+    const web = (await register('web', 'http://127.0.0.1:47999/callback')).body.client_id as string;
+    for (const [client, ok] of [
+      [native, true],
+      [web, false],
+    ] as const) {
+      const res = await fetch(
+        authorizeUrl({
+          client_id: client,
+          redirect_uri: 'http://127.0.0.1:51234/callback',
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        }),
+        { redirect: 'manual' },
+      );
+      expect(res.status, client).toBe(ok ? 303 : 400);
+    }
   });
 
   it('the pages work in a browser without JavaScript, under their CSP, back to the client', async () => {
