@@ -29,6 +29,8 @@ import { TARGET, type BenchTarget, type GatewayTargets, type TrafficCount, type 
 import type { WrkOptions } from './wrk.js';
 import { medianStoreOps, perCall, readCounters, readCountersSettled, renderStoreOps } from './store-ops.js';
 
+/** The floor proxy's one valid key (floor-proxy.ts). */
+const FLOOR_KEY = 'sk_floor_0123456789abcdef';
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The path every row requests; the upstream answers any path, and the gateway rows bring their own. */
 const PATH = '/v1/quote?symbol=ACME';
@@ -174,11 +176,29 @@ async function main(): Promise<number> {
     startAllInOne(upstream.url).then((a) => (allInOne = a)),
   ]);
   for (const s of started) if (s.status === 'rejected') throw s.reason;
+  const internals = gateway?.extended;
+  const floor = internals
+    ? await startBareProxy(upstream.url, {
+        name: 'floor-proxy',
+        file: 'floor-proxy.ts',
+        env: { FLOOR_REDIS_URL: internals.redisUrl, FLOOR_DATABASE_URL: internals.databaseUrl, FLOOR_KEY: FLOOR_KEY },
+      })
+    : null;
 
   const targets: BenchTarget[] = [
     { name: TARGET.direct, url: `${upstream.url}${PATH}`, pids: () => [] },
     { name: TARGET.nginx, url: `${nginxProxy.url}${PATH}`, pids: () => [nginxProxy.masterPid] },
     { name: TARGET.bare, url: `${bare.url}${PATH}`, pids: () => [bare.pid] },
+    ...(floor
+      ? [
+          {
+            name: TARGET.floor,
+            url: `${floor.url}${PATH}`,
+            headers: { authorization: `Bearer ${FLOOR_KEY}` },
+            pids: () => [floor.pid],
+          },
+        ]
+      : []),
     ...(gateway?.targets ?? []),
     ...(allInOne?.targets ?? []),
   ];
@@ -304,6 +324,7 @@ async function main(): Promise<number> {
     TARGET.direct,
     TARGET.nginx,
     TARGET.bare,
+    TARGET.floor,
     TARGET.gatewayPaid,
     TARGET.gatewayFree,
     TARGET.gateway429,

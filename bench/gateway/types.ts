@@ -5,6 +5,12 @@ export const TARGET = {
   direct: 'direct',
   nginx: 'nginx_proxy',
   bare: 'bare_node_proxy',
+  /**
+   * The floor of a metered Node gateway under the durability contract (floor-proxy.ts): the bare proxy plus only the
+   * unavoidable work (key hash, in-memory admission, one Redis script per batch before the answer, one Postgres row
+   * per call after it). Runs on the gateway's own Redis and database; shown for "what would it take".
+   */
+  floor: 'floor_node_gateway',
   gatewayPaid: 'gateway_paid',
   gateway429: 'gateway_429',
   gatewayReplay: 'gateway_replay',
