@@ -1,6 +1,7 @@
 // The Redis scripts are .lua files beside their owners (core/redis-lua.ts). Every file in the tree is read by an
 // owner when its module loads (no orphan that nothing runs), and every one, its includes resolved, compiles on the
 // real Redis (SCRIPT LOAD: a syntax error fails here, not at a call).
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -11,6 +12,9 @@ import { REDIS_URL, ROOT } from '../helpers/env.js';
 import '../../core/spend/redis-spend-lua.js';
 import '../../core/spend/money-rules.js';
 import '../../core/counters/redis-store.js';
+
+/** luacheck (Debian: lua-check) when installed: the lint runs where it is, and is skipped elsewhere. */
+const LUACHECK = spawnSync('luacheck', ['--version']).status === 0;
 
 const SKIP = new Set(['node_modules', '.git', '.tools', '.data', '.cache', 'coverage', 'dist']);
 
@@ -51,5 +55,15 @@ describe('the Redis Lua files', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  // .luacheckrc: Redis's globals, and the names the include files define for the scripts that include them.
+  it.skipIf(!LUACHECK)("pass luacheck with the repository's .luacheckrc (no undefined or unused names)", () => {
+    const lint = spawnSync('luacheck', ['--no-color', '--codes', ...files.map((f) => path.relative(ROOT, f))], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(lint.stdout).toMatch(/Total: 0 warnings \/ 0 errors/);
+    expect(lint.status).toBe(0);
   });
 });
