@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { luaFilesRead, luaScript } from '../../core/redis-lua.js';
 import { REDIS_URL, ROOT } from '../helpers/env.js';
-// The owners: importing each reads its scripts.
+// The owners: importing each reads its scripts (a new owner of .lua files is imported here, or its files are orphans).
 import '../../core/spend/redis-spend-lua.js';
 import '../../core/spend/money-rules.js';
 import '../../core/counters/redis-store.js';
