@@ -8,6 +8,7 @@
  */
 import { Cluster, Redis, type Result, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
+import { luaScript } from '../redis-lua.js';
 import type { CounterStore, Unsubscribe, WindowHit } from './counter-store.js';
 
 declare module 'ioredis' {
@@ -21,22 +22,8 @@ declare module 'ioredis' {
   }
 }
 
-// KEYS[1] window key; ARGV limit, windowMs. Returns {allowed, count, resetMs}. Refused hits are not counted.
-const HIT_WINDOW_LUA = `
-local count = tonumber(redis.call('GET', KEYS[1]) or '0')
-local limit = tonumber(ARGV[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if count >= limit then
-  if ttl < 0 then ttl = tonumber(ARGV[2]) end
-  return {0, count, ttl}
-end
-count = redis.call('INCR', KEYS[1])
-if count == 1 or ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  ttl = tonumber(ARGV[2])
-end
-return {1, count, ttl}
-`;
+/** One hit on a fixed-window counter (lua/hit-window.lua: its KEYS, ARGV and reply). */
+const HIT_WINDOW_LUA = luaScript(import.meta.url, 'lua/hit-window.lua');
 
 export type RedisStoreOptions = (
   { url: string; clusterNodes?: undefined } | { clusterNodes: ClusterNode[]; url?: undefined }

@@ -14,6 +14,8 @@
  * settles), core/spend/usage-committer.ts (both paths), core/ledger/ledger.service.ts (crossing),
  * core/billing/earnings.service.ts and core/billing/split.ts (fee split).
  */
+import { luaScript } from '../redis-lua.js';
+
 export { splitPrice, type PriceSplit } from '../billing/split.js';
 
 export interface CallCharge {
@@ -38,19 +40,11 @@ export function chargeCall(priceCents: number, balanceCents: number, billingMode
 }
 
 /**
- * `chargeCall` in Lua, for the Redis settle script (core/spend/redis-spend-store.ts): defines
- * `chargeCall(price, balance, mode)` returning credit applied and billable. test/integration/money-rules-sql.test.ts
- * checks it against the TypeScript rule on a real Redis.
+ * `chargeCall` in Lua (core/spend/lua/charge-call.lua), for the Redis settle script (core/spend/lua/settle.lua includes
+ * it): defines `chargeCall(price, balance, mode)` returning credit applied and billable.
+ * test/integration/money-rules-sql.test.ts checks it against the TypeScript rule on a real Redis.
  */
-export const CHARGE_CALL_LUA = `
-local function chargeCall(price, balance, mode)
-  local credit = math.max(0, balance)
-  local charged = price
-  if mode ~= 'card' then charged = math.min(price, credit) end
-  local applied = math.min(charged, credit)
-  return applied, price - applied
-end
-`;
+export const CHARGE_CALL_LUA = luaScript(import.meta.url, 'lua/charge-call.lua');
 
 /**
  * `chargeCall(price, before, mode).creditAppliedCents` in SQL, for a call charged its full price (the one-statement
