@@ -1,0 +1,239 @@
+/**
+ * Console · Provider · one API: details, the upstream credential, the pricing editor with scheduled increases,
+ * verify / publish / unpublish (the Temporal workflow with its bounded wait) and the smoke test's evidence.
+ */
+import { AppError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import { PricingBody, UpdateApiBody } from '../../../core/providers/providers.schemas.js';
+import type { LifecycleOutcome, ProviderApiView } from '../../../core/providers/providers.service.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
+import type { Services } from '../../../core/services.js';
+import { INJECTIONS } from '../../../db/entities/index.js';
+import type { AppContext } from '../../context.js';
+import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
+import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
+import { dollarsToCents, formError, options } from './provider-forms.js';
+import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
+import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+
+// ---- one API --------------------------------------------------------------------------------------------------
+
+interface ApiFormState {
+  form: 'pricing' | 'credentials' | 'publish' | 'details';
+  message: string;
+  /** What was typed, shown again after a 400. */
+  typed?: Record<string, string>;
+  status?: number;
+}
+
+function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
+  const csrf = hidden('csrf', csrfToken(ctx));
+  const base = `/console/provider/apis/${encodeURIComponent(api.api_id)}`;
+  const verify = `<form method="post" action="${base}/verify" class="inline">${csrf}<button type="submit">Verify now</button></form>`;
+  if (api.status === 'live') {
+    return `<p>${verify} <form method="post" action="${base}/unpublish" class="inline">${csrf}<button type="submit">Unpublish</button></form></p>
+<p>Live at <a href="/console/catalog/apis/${encodeURIComponent(api.slug)}">its catalog page</a>.</p>`;
+  }
+  return `<p>${verify}</p>
+${state?.form === 'publish' ? formError(state.message) : ''}
+<form method="post" action="${base}/publish">${csrf}
+<p><input type="checkbox" id="accept_terms" name="accept_terms" value="yes" required> <label for="accept_terms" class="inline-label">I accept the provider terms of this marketplace</label></p>
+<p><button type="submit">Publish</button></p></form>`;
+}
+
+function verificationTable(api: ProviderApiView): string {
+  const result = api.verification.result;
+  if (!result) return '<p class="muted">Not verified yet: “Verify now” calls the upstream like a consumer would.</p>';
+  const rows = result.checks
+    .map(
+      (c) =>
+        `<tr><td><code>${escapeHtml(c.method)} ${escapeHtml(c.path)}</code></td><td class="num">${c.status ?? '—'}</td><td class="num">${c.latency_ms ?? '—'}</td><td>${c.ok ? '<span class="ok">ok</span>' : `<span class="error">${escapeHtml(c.error ?? 'failed')}</span>`}</td></tr>`,
+    )
+    .join('');
+  return `<p>Smoke test ${result.passed ? '<strong class="ok">passed</strong>' : '<strong class="error">failed</strong>'} at ${escapeHtml(when(result.checked_at))}.</p>
+<table><caption class="visually-hidden">Smoke test checks</caption><thead><tr><th scope="col">Endpoint</th><th scope="col" class="num">HTTP status</th><th scope="col" class="num">Latency ms</th><th scope="col">Result</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function pricingForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
+  if (!api.endpoints.length) return emptyState('This API has no endpoints to price.');
+  const typed = state?.form === 'pricing' ? state.typed : undefined;
+  const rows = api.endpoints
+    .map((e) => {
+      const id = `price_${e.endpoint_id}`;
+      const value = typed?.[`price_${e.endpoint_id}`] ?? dollarsValue(e.price_cents);
+      return `<tr><td><code>${escapeHtml(e.method)}</code></td><td><label for="${id}" class="inline-label"><code>${escapeHtml(e.path)}</code></label>${e.summary ? `<br><span class="muted">${escapeHtml(e.summary)}</span>` : ''}</td>
+<td class="num">${money(e.price_cents_effective)}</td><td>$ <input id="${id}" name="${id}" inputmode="decimal" size="8" value="${escapeHtml(value)}"></td></tr>`;
+    })
+    .join('');
+  return `${state?.form === 'pricing' ? formError(state.message) : ''}
+<form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/pricing">${hidden('csrf', csrfToken(ctx))}
+<table><caption class="visually-hidden">Prices per endpoint</caption><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col" class="num">Price now</th><th scope="col">New price (dollars per call)</th></tr></thead><tbody>${rows}</tbody></table>
+<p class="muted">${api.status === 'live' ? 'On a live API a decrease applies at once; an increase applies after the notice period.' : 'Draft: prices apply at once.'}</p>
+<p><button type="submit">Save prices</button></p></form>`;
+}
+
+function scheduledTable(ctx: AppContext, api: ProviderApiView): string {
+  const pending = api.endpoints.filter((e) => e.price_increase);
+  if (!pending.length) return '<p class="muted">No scheduled price changes.</p>';
+  const rows = pending
+    .map(
+      (e) =>
+        `<tr><td><code>${escapeHtml(e.method)} ${escapeHtml(e.path)}</code></td><td class="num">${money(e.price_cents)}</td><td class="num">${money(e.price_increase!.price_cents)}</td><td>${escapeHtml(when(e.price_increase!.effective_at))}</td>
+<td><form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/endpoints/${encodeURIComponent(e.endpoint_id)}/cancel-price" class="inline">${hidden('csrf', csrfToken(ctx))}<button type="submit" aria-label="Cancel the change of ${escapeHtml(`${e.method} ${e.path}`)}">Cancel</button></form></td></tr>`,
+    )
+    .join('');
+  return `<table><caption class="visually-hidden">Scheduled price changes</caption><thead><tr><th scope="col">Endpoint</th><th scope="col" class="num">Now</th><th scope="col" class="num">New</th><th scope="col">From</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+async function detailsForm(services: Services, ctx: AppContext, api: ProviderApiView, state?: ApiFormState) {
+  const categories = await services.listings.categories();
+  const typed = state?.form === 'details' ? state.typed : undefined;
+  const v = (name: string, current: string | null) => escapeHtml(typed?.[name] ?? current ?? '');
+  return `${state?.form === 'details' ? formError(state.message) : ''}
+<form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}">${hidden('csrf', csrfToken(ctx))}
+<label for="edit-name">Name</label><input id="edit-name" name="name" required maxlength="100" size="40" value="${v('name', api.name)}">
+<label for="edit-summary">Summary</label><input id="edit-summary" name="summary" required maxlength="300" size="60" value="${v('summary', api.summary)}">
+<label for="edit-category">Category</label><select id="edit-category" name="category"><option value="">None</option>${options(
+    categories.map((c) => ({ value: c.slug, label: c.name })),
+    typed?.category ?? api.category ?? '',
+  )}</select>
+<label for="edit-tags">Tags (comma-separated)</label><input id="edit-tags" name="tags" maxlength="900" size="60" value="${v('tags', api.tags.join(', '))}">
+<label for="edit-base_url">Upstream base URL (changing it needs a new verification)</label><input id="edit-base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url', api.base_url)}">
+<label for="edit-docs_url">Documentation URL (optional)</label><input id="edit-docs_url" name="docs_url" maxlength="2000" size="60" value="${v('docs_url', api.docs_url)}">
+<p><button type="submit">Save details</button></p></form>`;
+}
+
+/** The details form → UpdateApiBody (the upstream only when it changed: a new upstream is unverified). */
+export function detailsInput(api: ProviderApiView, body: Record<string, string>): UpdateApiBody {
+  const baseUrl = (body.base_url ?? '').trim();
+  return parseForm(UpdateApiBody, {
+    name: body.name ?? '',
+    summary: body.summary ?? '',
+    category: body.category ? body.category : null,
+    tags: (body.tags ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+    docs_url: body.docs_url?.trim() ? body.docs_url.trim() : null,
+    ...(baseUrl !== api.base_url ? { base_url: baseUrl } : {}),
+  });
+}
+
+function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
+  const c = api.credential;
+  const now = c.set
+    ? `<p>A credential is set (${escapeHtml(c.injection ?? '')}${c.injection_name ? ` “${escapeHtml(c.injection_name)}”` : ''}, updated ${escapeHtml(when(c.updated_at))}). It is never shown; saving a new one replaces it.</p>`
+    : '<p class="muted">No upstream credential: the gateway calls the upstream without one.</p>';
+  return `${now}${state?.form === 'credentials' ? formError(state.message) : ''}
+<form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/credentials">${hidden('csrf', csrfToken(ctx))}
+<label for="secret">Secret</label><input id="secret" name="secret" type="password" autocomplete="off" required maxlength="4096" size="40">
+<label for="injection">How the gateway sends it</label><select id="injection" name="injection">${options(
+    INJECTIONS.map((i) => ({
+      value: i,
+      label: {
+        bearer: 'Authorization: Bearer',
+        header: 'A header',
+        query: 'A query parameter',
+        basic: 'Basic auth (user:password)',
+      }[i],
+    })),
+    c.injection ?? 'bearer',
+  )}</select>
+<label for="injection_name">Header or parameter name (for header or query)</label><input id="injection_name" name="injection_name" maxlength="100" size="30" value="${escapeHtml(c.injection_name ?? '')}">
+<p><button type="submit">Save credential</button></p></form>`;
+}
+
+export async function apiView(
+  services: Services,
+  ctx: AppContext,
+  person: SessionPrincipal,
+  state?: ApiFormState,
+): Promise<ConsoleView> {
+  const gated = gate(person);
+  if (gated) return gated;
+  const api = await services.providers.get(person, paramOf(ctx, 'id'));
+  const docs = await services.documents.list(person, { api_id: api.api_id });
+  const docList = docs.length
+    ? `<ul>${docs.map((d) => `<li>${escapeHtml(d.title ?? d.kind)} (${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${statusBadge(d.status)})</li>`).join('')}</ul>`
+    : '<p class="muted">No documents for this API (organization-wide documents still apply).</p>';
+  const source = api.import_source
+    ? `<p class="muted">Imported from ${escapeHtml(api.import_source.url)} on ${escapeHtml(when(api.import_source.imported_at))}.</p>`
+    : '';
+  return {
+    section: 'provider',
+    title: api.name,
+    status: state ? (state.status ?? 400) : 200,
+    banners: flash(ctx, FLASH),
+    body: `${subNav('')}
+<p><a href="/console/provider">← My APIs</a> · <a href="/console/provider/apis/${encodeURIComponent(api.api_id)}">Refresh status</a></p>
+<div class="cards">
+<div class="card"><div class="muted">Status</div><div class="figure">${statusBadge(api.status)}</div><div class="muted">${api.published_at ? `since ${escapeHtml(when(api.published_at))}` : 'not published'}</div></div>
+<div class="card"><div class="muted">Verification</div><div class="figure">${statusBadge(api.verification.status)}</div></div>
+<div class="card"><div class="muted">Endpoints</div><div class="figure">${api.endpoints.length}</div></div>
+</div>
+<p>${escapeHtml(api.summary)}</p>
+<p class="muted">Slug <code>${escapeHtml(api.slug)}</code> · upstream <code>${escapeHtml(api.base_url)}</code> · gateway <code>${escapeHtml(api.gateway_url)}</code></p>
+${source}
+<section aria-labelledby="lifecycle-h"><h2 id="lifecycle-h">Verify and publish</h2>${lifecycleForms(ctx, api, state)}${verificationTable(api)}</section>
+<section aria-labelledby="pricing-h"><h2 id="pricing-h">Prices</h2>${pricingForm(ctx, api, state)}</section>
+<section aria-labelledby="scheduled-h"><h2 id="scheduled-h">Scheduled changes</h2>${scheduledTable(ctx, api)}</section>
+<section aria-labelledby="details-h"><h2 id="details-h">Details</h2>${await detailsForm(services, ctx, api, state)}</section>
+<section aria-labelledby="credential-h"><h2 id="credential-h">Upstream credential</h2>${credentialsForm(ctx, api, state)}</section>
+<section aria-labelledby="docs-h"><h2 id="docs-h">Documents</h2>${docList}<p><a href="/console/provider/documents">Add or activate documents</a></p></section>`,
+  };
+}
+
+/** Run a POST on one API; a 4xx re-renders the API's page with the message next to the form (400 keeps input). */
+export function apiAction(
+  services: Services,
+  form: ApiFormState['form'],
+  act: (ctx: AppContext, person: SessionPrincipal, apiId: string, body: Record<string, string>) => Promise<string>,
+) {
+  return consolePage(services, 'provider', async (ctx, person) => {
+    requireProvider(person);
+    const body = await readForm(ctx);
+    const apiId = paramOf(ctx, 'id');
+    try {
+      seeOther(ctx, `/console/provider/apis/${encodeURIComponent(apiId)}`, await act(ctx, person, apiId, body));
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
+      const { secret: _secret, ...typed } = body;
+      return apiView(services, ctx, person, { form, message: err.message, typed, status: err.status }).catch(
+        (missing: unknown) => {
+          if (!(missing instanceof AppError) || missing.status !== 404) throw missing;
+          return {
+            section: 'provider' as const,
+            title: 'Provider',
+            status: 404,
+            body: `<p class="error" role="alert">${escapeHtml(missing.message)}</p><p><a href="/console/provider">Back to my APIs</a></p>`,
+          };
+        },
+      );
+    }
+  });
+}
+
+/** verify / publish / unpublish outcome → the flash code. */
+export function outcomeCode(outcome: LifecycleOutcome, done: string): string {
+  return outcome.done ? done : 'running';
+}
+
+export async function savePrices(
+  services: Services,
+  person: SessionPrincipal,
+  apiId: string,
+  body: Record<string, string>,
+) {
+  const api = await services.providers.get(person, apiId);
+  const changes: { endpoint_id: string; price_cents: number }[] = [];
+  for (const e of api.endpoints) {
+    const raw = body[`price_${e.endpoint_id}`];
+    if (raw === undefined || raw.trim() === '') continue;
+    const cents = dollarsToCents(raw, `price of ${e.method} ${e.path}`);
+    const target = e.price_increase?.price_cents ?? e.price_cents;
+    if (cents !== target) changes.push({ endpoint_id: e.endpoint_id, price_cents: cents });
+  }
+  if (!changes.length) return 'unchanged';
+  const saved = await services.providers.updatePricing(person, apiId, parseForm(PricingBody, { endpoints: changes }));
+  return saved.endpoints.some((e) => e.price_increase) ? 'scheduled' : 'priced';
+}

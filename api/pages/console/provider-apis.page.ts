@@ -1,0 +1,159 @@
+/** Console · Provider · My APIs: the list with statuses, the create/import form, Stripe Connect onboarding. */
+import { AppError, ValidationError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import { connectStateOf } from '../../../core/providers/console-reads.js';
+import { CreateApiBody } from '../../../core/providers/providers.schemas.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
+import type { Services } from '../../../core/services.js';
+import type { AppContext } from '../../context.js';
+import { csrfToken, hidden, readForm } from '../pages.routes.js';
+import { emptyState, renderConsole, type ConsoleView } from './shell.js';
+import { formError, options } from './provider-forms.js';
+import { flash, parseForm, seeOther, when } from './forms.js';
+import { parseEndpointLines } from './provider-endpoints.js';
+import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+
+// ---- my APIs and the create form -------------------------------------------------------------------------------
+
+interface CreateValues {
+  name?: string;
+  slug?: string;
+  summary?: string;
+  base_url?: string;
+  category?: string;
+  openapi_url?: string;
+  endpoints?: string;
+}
+
+async function createForm(services: Services, ctx: AppContext, values: CreateValues, message?: string) {
+  const categories = await services.listings.categories();
+  const v = (k: keyof CreateValues) => escapeHtml(values[k] ?? '');
+  return `<section aria-labelledby="create-h"><h2 id="create-h">Create or import an API</h2>
+${formError(message)}
+<form method="post" action="/console/provider/apis">${hidden('csrf', csrfToken(ctx))}
+<label for="name">Name</label><input id="name" name="name" required maxlength="100" size="40" value="${v('name')}">
+<label for="slug">Slug (in URLs: lower-case letters, digits, hyphens)</label><input id="slug" name="slug" required maxlength="64" size="40" value="${v('slug')}" pattern="[a-z0-9][a-z0-9\\-]*">
+<label for="summary">Summary</label><input id="summary" name="summary" required maxlength="300" size="60" value="${v('summary')}">
+<label for="base_url">Upstream base URL</label><input id="base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url')}" placeholder="https://api.example.com/v1">
+<label for="category">Category</label><select id="category" name="category"><option value="">None</option>${options(
+    categories.map((c) => ({ value: c.slug, label: c.name })),
+    values.category,
+  )}</select>
+<label for="openapi_url">Import endpoints from an OpenAPI document URL (optional)</label><input id="openapi_url" name="openapi_url" maxlength="2000" size="60" value="${v('openapi_url')}" placeholder="https://api.example.com/openapi.json">
+<label for="endpoints">Endpoints, one per line: <code>METHOD /path price summary</code> (price in dollars, optional)</label>
+<textarea id="endpoints" name="endpoints" rows="5" cols="60" aria-describedby="endpoints-help">${v('endpoints')}</textarea>
+<p id="endpoints-help" class="muted">Example: <code>GET /forecast/{city} 0.05 Forecast for a city</code>. Imported operations start free; a line for the same method and path overrides them.</p>
+<p><button type="submit">Create API</button></p></form></section>`;
+}
+
+async function connectCard(services: Services, ctx: AppContext, person: SessionPrincipal): Promise<string> {
+  const state = await connectStateOf(services.orm, person.orgId);
+  const explain: Record<string, string> = {
+    none: 'Payouts are not set up: start Stripe Connect onboarding to be paid for calls.',
+    pending: 'Onboarding started but not finished: continue it to enable payouts.',
+    enabled: 'Payouts are enabled.',
+  };
+  const action = !services.stripe
+    ? '<p class="muted">Payments are not configured on this marketplace.</p>'
+    : state.status === 'enabled'
+      ? ''
+      : `<form method="post" action="/console/provider/connect">${hidden('csrf', csrfToken(ctx))}<button type="submit">${state.status === 'none' ? 'Start payouts onboarding' : 'Continue onboarding'}</button></form>`;
+  return `<div class="card"><div class="muted">Stripe Connect</div><div>${statusBadge(state.status)}</div><p>${escapeHtml(explain[state.status] ?? state.status)}</p>${action}</div>`;
+}
+
+export async function apisView(
+  services: Services,
+  ctx: AppContext,
+  person: SessionPrincipal,
+  error?: { message: string; values: CreateValues },
+): Promise<ConsoleView> {
+  const gated = gate(person);
+  if (gated) return gated;
+  const page = await services.providers.list(person, { limit: 200, offset: 0 });
+  const rows = page.items
+    .map(
+      (
+        a,
+      ) => `<tr><td><a href="/console/provider/apis/${encodeURIComponent(a.api_id)}">${escapeHtml(a.name)}</a><br><span class="muted">${escapeHtml(a.slug)}</span></td>
+<td>${statusBadge(a.status)}</td><td>${statusBadge(a.verification_status)}</td><td class="num">${a.endpoint_count}</td><td>${escapeHtml(when(a.published_at))}</td><td>${escapeHtml(when(a.updated_at))}</td></tr>`,
+    )
+    .join('');
+  const list = page.items.length
+    ? `<table><caption class="visually-hidden">My APIs</caption><thead><tr><th scope="col">API</th><th scope="col">Status</th><th scope="col">Verification</th><th scope="col" class="num">Endpoints</th><th scope="col">Published</th><th scope="col">Updated</th></tr></thead><tbody>${rows}</tbody></table>`
+    : emptyState(
+        '<p><strong>You have no APIs yet.</strong></p><p>Create one below: give it an upstream URL and endpoints, or import them from an OpenAPI document.</p>',
+      );
+  const connect = await connectCard(services, ctx, person);
+  return {
+    section: 'provider',
+    title: 'Provider',
+    status: error ? 400 : 200,
+    banners: flash(ctx, FLASH),
+    body: `${subNav('/console/provider')}
+<div class="cards">${connect}<div class="card"><div class="muted">APIs</div><div class="figure">${page.pagination.total ?? page.items.length}</div><div class="muted">${page.items.filter((a) => a.status === 'live').length} live</div></div></div>
+<section aria-labelledby="apis-h"><h2 id="apis-h">My APIs</h2>${list}</section>
+${await createForm(services, ctx, error?.values ?? {}, error?.message)}`,
+  };
+}
+
+export async function createApi(services: Services, ctx: AppContext, person: SessionPrincipal) {
+  requireProvider(person);
+  const form = await readForm(ctx);
+  const values: CreateValues = {
+    name: form.name,
+    slug: form.slug,
+    summary: form.summary,
+    base_url: form.base_url,
+    category: form.category,
+    openapi_url: form.openapi_url,
+    endpoints: form.endpoints,
+  };
+  try {
+    const body = parseForm(CreateApiBody, {
+      name: form.name ?? '',
+      slug: form.slug ?? '',
+      summary: form.summary ?? '',
+      base_url: form.base_url ?? '',
+      ...(form.category ? { category: form.category } : {}),
+      ...(form.openapi_url?.trim() ? { import_from: { type: 'openapi_url', url: form.openapi_url.trim() } } : {}),
+      endpoints: parseEndpointLines(form.endpoints ?? ''),
+    });
+    if (!body.import_from && !body.endpoints?.length) {
+      throw new ValidationError('endpoints: list at least one endpoint, or give an OpenAPI document URL to import.');
+    }
+    const created = await services.providers.create(person, body);
+    seeOther(ctx, `/console/provider/apis/${created.api_id}`, 'created');
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
+    return apisView(services, ctx, person, { message: err.message, values });
+  }
+}
+
+// ---- Connect --------------------------------------------------------------------------------------------------
+
+export async function startConnect(
+  services: Services,
+  ctx: AppContext,
+  person: SessionPrincipal,
+): Promise<ConsoleView | void> {
+  requireProvider(person);
+  await readForm(ctx);
+  if (!services.stripe) {
+    renderConsole(ctx, person, {
+      section: 'provider',
+      title: 'Payouts onboarding',
+      status: 503,
+      body: `${emptyState('<p>Payments are not configured on this marketplace, so payouts cannot be set up.</p>')}<p><a href="/console/provider">Back</a></p>`,
+    });
+    return;
+  }
+  const link = await services.connect.onboard(person);
+  // A link, not a redirect: the pages' CSP only lets forms go to this site, and the link opens Stripe's own pages.
+  return {
+    section: 'provider',
+    title: 'Payouts onboarding',
+    body: `<p>Stripe hosts the onboarding (identity and bank details). The link works once${link.expires_at ? `, until ${escapeHtml(when(link.expires_at))}` : ''}.</p>
+<p><a class="button" href="${escapeHtml(link.url)}" rel="noopener noreferrer">Continue to Stripe</a></p>
+<p class="muted">Status now: ${statusBadge(link.status)}. When you finish, Stripe brings you back and <a href="/console/provider">My APIs</a> shows the new status.</p>`,
+  };
+}

@@ -1,0 +1,60 @@
+/** Console · Provider: what its sub-pages share (flash messages, the sub-navigation, the provider gate, badges). */
+import { ForbiddenError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
+import { emptyState, type ConsoleView } from './shell.js';
+
+export type Flash = Record<string, ['good' | 'warn' | 'bad', string]>;
+
+export const FLASH: Flash = {
+  created: ['good', 'API created as a draft. Set its prices and credential, then verify and publish it.'],
+  details: ['good', 'Details saved.'],
+  credentials: ['good', 'Upstream credential saved. It is stored encrypted and never shown again.'],
+  priced: ['good', 'Prices saved.'],
+  scheduled: ['good', 'Prices saved. Increases on a live API apply after the notice period (see Scheduled changes).'],
+  unchanged: ['warn', 'No price changed.'],
+  cancelled: ['good', 'The scheduled price change is cancelled.'],
+  verified: ['good', 'Verification finished: see the smoke test below.'],
+  published: ['good', 'Published: the API is live in the catalog.'],
+  'publish-failed': ['bad', 'Not published: the upstream smoke test failed (see below). Fix the upstream and retry.'],
+  unpublished: ['good', 'Unpublished: the API is a draft again and out of the catalog.'],
+  running: ['warn', 'The workflow is still running. Refresh this page to see its outcome.'],
+  document: ['good', 'Document saved as a draft. Activate it to put it in force.'],
+  activated: ['good', 'Document activated: it is in force for new acceptances.'],
+};
+
+const sub = [
+  { path: '/console/provider', label: 'My APIs' },
+  { path: '/console/provider/analytics', label: 'Analytics' },
+  { path: '/console/provider/documents', label: 'Documents' },
+  { path: '/console/provider/requests', label: 'Requests' },
+];
+
+export function subNav(current: string): string {
+  return `<nav aria-label="Provider"><ul class="chips">${sub
+    .map((s) => `<li><a href="${s.path}"${s.path === current ? ' aria-current="page"' : ''}>${s.label}</a></li>`)
+    .join('')}</ul></nav>`;
+}
+
+/** A person without provider:write (email not verified) gets a clear page, not an error. */
+export function gate(person: SessionPrincipal): ConsoleView | undefined {
+  if (person.scopes.includes('provider:write')) return undefined;
+  return {
+    section: 'provider',
+    title: 'Provider',
+    status: 403,
+    body: emptyState(`<p><strong>Listing your own APIs needs a verified email address.</strong></p>
+<p>Your organization can search the catalog and call APIs. Open the verification link we emailed you at sign-up, then sign in again to create, price and publish APIs here.</p>
+<p><a href="/console/catalog">Browse the catalog</a></p>`),
+  };
+}
+
+/** For POST handlers: refuse without provider:write, like the REST routes (403 page). */
+export function requireProvider(person: SessionPrincipal): void {
+  if (!person.scopes.includes('provider:write')) {
+    throw new ForbiddenError('Listing your own APIs needs a verified email address (scope "provider:write").');
+  }
+}
+
+export const statusBadge = (status: string) =>
+  `<span class="badge ${['live', 'passed', 'enabled', 'active'].includes(status) ? 'ok' : status === 'failed' ? 'error' : ''}">${escapeHtml(status)}</span>`;

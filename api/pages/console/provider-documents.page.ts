@@ -1,0 +1,106 @@
+/** Console · Provider · Documents: terms and other documents of the provider, drafted and activated. */
+import { AppError } from '../../../core/errors.js';
+import { escapeHtml } from '../../../core/html.js';
+import { CreateDocumentBody } from '../../../core/providers/providers.schemas.js';
+import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
+import type { Services } from '../../../core/services.js';
+import { DOCUMENT_KINDS } from '../../../db/entities/index.js';
+import type { AppContext } from '../../context.js';
+import { csrfToken, hidden, readForm } from '../pages.routes.js';
+import { emptyState, type ConsoleView } from './shell.js';
+import { formError, options } from './provider-forms.js';
+import { flash, parseForm, seeOther } from './forms.js';
+import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+
+// ---- documents ------------------------------------------------------------------------------------------------
+
+interface DocumentValues {
+  kind?: string;
+  version?: string;
+  title?: string;
+  api_id?: string;
+  acceptance_mode?: string;
+  body?: string;
+}
+
+export async function documentsView(
+  services: Services,
+  ctx: AppContext,
+  person: SessionPrincipal,
+  error?: { message: string; values: DocumentValues },
+): Promise<ConsoleView> {
+  const gated = gate(person);
+  if (gated) return gated;
+  const [docs, apis] = await Promise.all([
+    services.documents.list(person, {}),
+    services.providers.list(person, { limit: 200, offset: 0 }),
+  ]);
+  const apiName = new Map(apis.items.map((a) => [a.api_id, a.name]));
+  const csrf = hidden('csrf', csrfToken(ctx));
+  const rows = docs
+    .map(
+      (
+        d,
+      ) => `<tr><td>${escapeHtml(d.title ?? d.kind)}<br><span class="muted">${escapeHtml(d.kind)} · version ${escapeHtml(d.version)}</span></td>
+<td>${d.api_id ? escapeHtml(apiName.get(d.api_id) ?? d.api_id) : 'All my APIs'}</td><td>${escapeHtml(d.acceptance_mode)}</td><td>${statusBadge(d.status)}</td>
+<td><a href="/v1/documents/${encodeURIComponent(d.document_id)}/snapshot">Text</a> <span class="muted">sha256 ${escapeHtml(d.content_hash.slice(0, 12))}…</span></td>
+<td>${d.status === 'active' ? '' : `<form method="post" action="/console/provider/documents/${encodeURIComponent(d.document_id)}/activate" class="inline">${csrf}<button type="submit" aria-label="Activate ${escapeHtml(`${d.title ?? d.kind} version ${d.version}`)}">Activate</button></form>`}</td></tr>`,
+    )
+    .join('');
+  const list = docs.length
+    ? `<table><caption class="visually-hidden">Documents</caption><thead><tr><th scope="col">Document</th><th scope="col">Applies to</th><th scope="col">Acceptance</th><th scope="col">Status</th><th scope="col">Content</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>`
+    : emptyState(
+        '<p><strong>No documents yet.</strong></p><p>Add your terms of use below; consumers see them on your listings and accept required ones before calling.</p>',
+      );
+  const v = error?.values ?? {};
+  return {
+    section: 'provider',
+    title: 'Documents',
+    status: error ? 400 : 200,
+    banners: flash(ctx, FLASH),
+    body: `${subNav('/console/provider/documents')}
+<section aria-labelledby="docs-h"><h2 id="docs-h">My documents</h2>${list}</section>
+<section aria-labelledby="add-doc-h"><h2 id="add-doc-h">Add a document</h2>${formError(error?.message)}
+<form method="post" action="/console/provider/documents">${csrf}
+<label for="kind">Kind</label><select id="kind" name="kind">${options(
+      DOCUMENT_KINDS.map((k) => ({ value: k, label: k.replace('_', ' ') })),
+      v.kind ?? 'terms',
+    )}</select>
+<label for="version">Version</label><input id="version" name="version" required maxlength="50" size="12" value="${escapeHtml(v.version ?? '')}" placeholder="1.0">
+<label for="title">Title (optional)</label><input id="title" name="title" maxlength="200" size="40" value="${escapeHtml(v.title ?? '')}">
+<label for="api_id">Applies to</label><select id="api_id" name="api_id"><option value="">All my APIs</option>${options(
+      apis.items.map((a) => ({ value: a.api_id, label: a.name })),
+      v.api_id,
+    )}</select>
+<label for="acceptance_mode">Acceptance</label><select id="acceptance_mode" name="acceptance_mode">${options(
+      [
+        { value: 'optional', label: 'Optional (shown, not required)' },
+        { value: 'required', label: 'Required before calling' },
+      ],
+      v.acceptance_mode ?? 'optional',
+    )}</select>
+<label for="doc-body">Text (Markdown)</label><textarea id="doc-body" name="body" required rows="10" cols="70">${escapeHtml(v.body ?? '')}</textarea>
+<p><button type="submit">Save document</button></p></form></section>`,
+  };
+}
+
+export async function createDocument(services: Services, ctx: AppContext, person: SessionPrincipal) {
+  requireProvider(person);
+  const form = await readForm(ctx);
+  const values: DocumentValues = { ...form };
+  try {
+    const body = parseForm(CreateDocumentBody, {
+      kind: form.kind ?? '',
+      version: form.version ?? '',
+      body: form.body ?? '',
+      ...(form.title?.trim() ? { title: form.title } : {}),
+      ...(form.api_id ? { api_id: form.api_id } : {}),
+      ...(form.acceptance_mode ? { acceptance_mode: form.acceptance_mode } : {}),
+    });
+    await services.documents.create(person, body);
+    seeOther(ctx, '/console/provider/documents', 'document');
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
+    return documentsView(services, ctx, person, { message: err.message, values });
+  }
+}
