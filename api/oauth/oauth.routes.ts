@@ -20,7 +20,7 @@ import type { Services } from '../../core/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml, PAGE_CSP } from '../pages/layout.js';
-import { csrfToken, errorLine, hidden, paramOf, readForm, render } from '../pages/pages.routes.js';
+import { codeStep, csrfToken, emailStep, errorLine, hidden, paramOf, readForm, render } from '../pages/forms.js';
 
 /** One CSRF token per response (the pages' helper would set a second cookie when called twice in one request). */
 const csrfOfResponse = new WeakMap<AppContext, string>();
@@ -125,28 +125,25 @@ export function oauthRoutes(services: Services): Router<AppState> {
     `<p><strong>${escapeHtml(c.name)}</strong>${c.publishedBy ? ` (the name published at <strong>${escapeHtml(c.publishedBy)}</strong>)` : ''} wants to use the API marketplace's agent tools as you. It will be sent back to <strong>${escapeHtml(URL.parse(c.redirectUri)?.host || c.redirectUri)}</strong>.</p>`;
 
   const emailForm = (ctx: AppContext, c: ClientView, message?: string) => `${clientLine(c)}
-${errorLine(message)}
-<p>First, prove your email address: we send it a 6-digit code. Without an account, one is created for it.</p>
-<form method="post" action="${base(ctx)}/email">
-  ${hidden('csrf', csrf(ctx))}
-  <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="email" required>
-  <button type="submit">Email me a code</button>
-</form>
-${denyForm(ctx)}`;
+${emailStep({
+  action: `${base(ctx)}/email`,
+  csrf: csrf(ctx),
+  message,
+  intro:
+    '<p>First, prove your email address: we send it a 6-digit code. Without an account, one is created for it.</p>',
+  after: denyForm(ctx),
+})}`;
 
   const codeForm = (ctx: AppContext, c: ClientView, email: string, message?: string) => `${clientLine(c)}
-${errorLine(message)}
-<p>We sent a 6-digit code to <strong>${escapeHtml(email)}</strong>. It works for 10 minutes.</p>
-<form method="post" action="${base(ctx)}/code">
-  ${hidden('csrf', csrf(ctx))}
-  ${hidden('email', email)}
-  <label for="code">Code</label>
-  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
-  <button type="submit">Continue</button>
-</form>
-${notYou(ctx, 'Use another email or get a new code')}
-${denyForm(ctx)}`;
+${codeStep({
+  action: `${base(ctx)}/code`,
+  csrf: csrf(ctx),
+  email,
+  message,
+  intro: `<p>We sent a 6-digit code to <strong>${escapeHtml(email)}</strong>. It works for 10 minutes.</p>`,
+  submitLabel: 'Continue',
+  after: `${notYou(ctx, 'Use another email or get a new code')}\n${denyForm(ctx)}`,
+})}`;
 
   const centsField = (name: string, label: string, value: number | null) =>
     `<label for="${name}">${label} (cents; empty for no cap)</label>

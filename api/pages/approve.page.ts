@@ -16,8 +16,9 @@ import {
   paramOf,
   readFormParams,
   render,
+  requireSignedIn,
   signedIn,
-} from './pages.routes.js';
+} from './forms.js';
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
@@ -63,12 +64,8 @@ export function approvalPages(services: Services): Router<AppState> {
       async (ctx) => {
         const keyId = paramOf(ctx, 'keyId');
         const form = await readFormParams(ctx);
-        const person = await signedIn(ctx, services);
-        if (!person) {
-          ctx.status = 303;
-          ctx.redirect(`/login?next=${encodeURIComponent(`/approve/${keyId}`)}`);
-          return;
-        }
+        const person = await requireSignedIn(ctx, services, `/approve/${keyId}`);
+        if (!person) return;
         const amount = Number(form.get('amount_cents'));
         const body = ApproveSpendBody.safeParse({ amount_cents: amount });
         if (!body.success) throw new ValidationError('Enter a whole number of cents between 1 and 10,000,000.');

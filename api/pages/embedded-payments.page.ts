@@ -14,7 +14,7 @@ import { NotFoundError } from '../../core/errors.js';
 import { escapeHtml } from '../../core/html.js';
 import type { Services } from '../../core/services.js';
 import type { AppContext, AppState } from '../context.js';
-import { csrfToken, errorLine, hidden, pageHandler, paramOf, readFormParams, render } from './pages.routes.js';
+import { csrfToken, errorLine, hidden, pageHandler, paramOf, readFormParams, render } from './forms.js';
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const NOTICE = `<p class="muted">Test mode: this marketplace runs on embedded payments (no Stripe account configured), so

@@ -12,7 +12,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { Services } from '../../core/services.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
-import { paramOf, render, signedIn } from './pages.routes.js';
+import { paramOf, render, signedIn } from './forms.js';
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '..', '..');
 

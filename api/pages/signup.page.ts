@@ -20,7 +20,7 @@ import {
   render,
   safeNext,
   signInBrowser,
-} from './pages.routes.js';
+} from './forms.js';
 
 interface SignupState {
   email: string;

@@ -16,8 +16,9 @@ import {
   paramOf,
   readFormParams,
   render,
+  requireSignedIn,
   signedIn,
-} from './pages.routes.js';
+} from './forms.js';
 
 export function termsPages(services: Services): Router<AppState> {
   const router = new Router<AppState>();
@@ -65,12 +66,8 @@ export function termsPages(services: Services): Router<AppState> {
       async (ctx) => {
         const slug = paramOf(ctx, 'slug');
         const form = await readFormParams(ctx);
-        const person = await signedIn(ctx, services);
-        if (!person) {
-          ctx.status = 303;
-          ctx.redirect(`/login?next=${encodeURIComponent(`/terms/${slug}`)}`);
-          return;
-        }
+        const person = await requireSignedIn(ctx, services, `/terms/${slug}`);
+        if (!person) return;
         const pairs = form.getAll('document');
         if (!pairs.length) throw new ValidationError('Nothing to accept.');
         for (const pair of pairs) {

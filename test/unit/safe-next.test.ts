@@ -1,7 +1,7 @@
 // The sign-in page's `next`: a path on this site, with a plain query string (the console sends people back to a
 // filtered page), never another host, scheme, backslash trick or fragment.
 import { describe, expect, it } from 'vitest';
-import { safeNext } from '../../api/pages/pages.routes.js';
+import { safeNext } from '../../api/pages/forms.js';
 
 describe('safeNext', () => {
   it.each([

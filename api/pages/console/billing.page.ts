@@ -15,7 +15,7 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
-import { csrfToken, hidden, readForm } from '../pages.routes.js';
+import { csrfToken, hidden, readForm } from '../forms.js';
 import { accountBanners, centsFromDollars } from './consumer-common.js';
 import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
 import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';

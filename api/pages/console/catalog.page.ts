@@ -16,7 +16,7 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
-import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
+import { csrfToken, hidden, paramOf, readForm } from '../forms.js';
 import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
 import { dollarsToCents, formError, formQuery, options } from './provider-forms.js';
 import { flash, parseForm, seeOther, when } from './forms.js';

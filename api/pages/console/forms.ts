@@ -7,7 +7,7 @@ import { escapeHtml } from '../../../core/html.js';
 import type { AppContext } from '../../context.js';
 import { banner } from './shell.js';
 
-export { parseForm } from '../pages.routes.js';
+export { parseForm } from '../forms.js';
 
 /** A 303 back to a console page, with a flash code (`?done=…`: a fixed code, never text) when given. */
 export function seeOther(ctx: AppContext, path: string, done?: string): void {

@@ -14,7 +14,7 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { capBar } from '../charts.js';
-import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../pages.routes.js';
+import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../forms.js';
 import { accountBanners, centsFromDollars } from './consumer-common.js';
 import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
 import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';

@@ -10,7 +10,7 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../core/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';
+import { csrfToken, hidden, paramOf, readForm } from '../forms.js';
 import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
 import { dollarsToCents, formError, options } from './provider-forms.js';
 import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';

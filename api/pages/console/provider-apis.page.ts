@@ -6,7 +6,7 @@ import { CreateApiBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, hidden, readForm } from '../pages.routes.js';
+import { csrfToken, hidden, readForm } from '../forms.js';
 import { emptyState, renderConsole, type ConsoleView } from './shell.js';
 import { formError, options } from './provider-forms.js';
 import { flash, parseForm, seeOther, when } from './forms.js';

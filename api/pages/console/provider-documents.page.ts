@@ -6,7 +6,7 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../core/services.js';
 import { DOCUMENT_KINDS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, hidden, readForm } from '../pages.routes.js';
+import { csrfToken, hidden, readForm } from '../forms.js';
 import { emptyState, type ConsoleView } from './shell.js';
 import { formError, options } from './provider-forms.js';
 import { flash, parseForm, seeOther } from './forms.js';

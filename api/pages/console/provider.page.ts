@@ -13,7 +13,7 @@ import { CredentialsBody, PublishBody } from '../../../core/providers/providers.
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
-import { paramOf, readForm } from '../pages.routes.js';
+import { paramOf, readForm } from '../forms.js';
 import { consolePage, type ConsoleView } from './shell.js';
 import { parseForm, seeOther } from './forms.js';
 import { apisView, createApi, startConnect } from './provider-apis.page.js';

@@ -9,7 +9,7 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../core/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
-import { csrfToken, hidden, pageError, signedIn } from '../pages.routes.js';
+import { csrfToken, hidden, pageError, requireSignedIn } from '../forms.js';
 
 export const CONSOLE_SECTIONS = [
   { id: 'overview', path: '/console', label: 'Overview' },
@@ -147,15 +147,11 @@ export function consolePage(
   fn: (ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>,
 ) {
   return async (ctx: AppContext) => {
-    const person = await signedIn(ctx, services);
     // A form posted while signed out comes back to its section (its own URL answers only POST).
     const home = CONSOLE_SECTIONS.find((s) => s.id === section)!.path;
     const here = ctx.method === 'GET' ? ctx.path : home;
-    if (!person) {
-      ctx.status = 303;
-      ctx.redirect(`/login?next=${encodeURIComponent(ctx.method === 'GET' ? ctx.originalUrl.slice(0, 200) : home)}`);
-      return;
-    }
+    const person = await requireSignedIn(ctx, services, ctx.method === 'GET' ? ctx.originalUrl.slice(0, 200) : home);
+    if (!person) return;
     try {
       const view = await fn(ctx, person);
       if (view) renderConsole(ctx, person, view);
