@@ -51,7 +51,7 @@ import { DirectoryService } from './providers/directory.service.js';
 import { ProvidersService } from './providers/providers.service.js';
 import { resolveSecretsKey, SecretBox } from './secrets/secret-box.js';
 import { SessionsService } from './sessions/sessions.service.js';
-import { startDevServer, type DevServer } from './temporal/dev-server.js';
+import { startDevServer, type DevServer } from '../platform/temporal-dev-server.js';
 import { TemporalService } from './temporal/temporal.service.js';
 import { DocumentsService } from './terms/documents.service.js';
 import { UpstreamGuard, type LookupAll } from './upstream/upstream-guard.js';

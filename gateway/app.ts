@@ -25,7 +25,7 @@ import { sendError, sendJson, type ResponseSink } from './respond.js';
 import { startSweeper, type Sweeper } from '../core/spend/sweeper.js';
 import { UsageDrain } from '../core/spend/usage-drain.js';
 import { UpstreamClient } from './upstream-client.js';
-import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, tracingOn, withSpan } from '../core/tracing/tracing.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, tracingOn, withSpan } from '../platform/tracing.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
 

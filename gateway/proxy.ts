@@ -28,7 +28,7 @@ import { readBody } from './read-body.js';
 import { sendOkJson, type ResponseSink } from './respond.js';
 import { envelopeDataJson } from './envelope-data.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
-import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startClientSpan, tracingOn } from '../core/tracing/tracing.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startClientSpan, tracingOn } from '../platform/tracing.js';
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
 
 /** Who makes a call: the key's principal and what the hot path needs about the key (caps, ancestors). */

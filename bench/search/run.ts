@@ -14,7 +14,7 @@ import { DirectoryFile, type DirectoryEntry } from '../../core/catalog/directory
 import { SEARCH_SORTS } from '../../core/catalog/search.schemas.js';
 import { loadConfig } from '../../core/config.js';
 import { newId } from '../../core/ids.js';
-import { startHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer } from '../../platform/runtime/http-server.js';
 import { createServices } from '../../core/services.js';
 import { createLogger } from '../../core/logger.js';
 import { scratchCatalog } from './scratch.js';

@@ -47,7 +47,7 @@ export const LEDGER_WRITERS = {
   },
   'core/billing/payouts.service.ts': { via: 'post', kinds: ['payout'], what: 'payouts and their reversal on failure' },
   'activities/credits.activities.ts': { via: 'post', kinds: ['grant'], what: 'the signup grant workflow' },
-  'core/operators/admin-command.ts': {
+  'platform/operators/admin-command.ts': {
     via: 'post',
     kinds: ['grant', 'adjustment'],
     what: "an operator's grant or adjustment (`npm run admin`, in its own process or in a running `npm start`)",

@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createApiApp } from '../../api/app.js';
 import { startWorker, type RunningWorker } from '../../activities/worker.js';
 import type { Clock } from '../../core/clock.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import type { ServiceOptions } from '../../core/services.js';
 import { serve } from './http.js';
 import { createTestStack, type TestStack } from './services.js';

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
 import { ManualClock } from '../../core/clock.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { Admissions, RESERVATION_MARGIN_MS } from '../../core/spend/admission.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';

@@ -4,7 +4,7 @@
 // directory listings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_SORTS } from '../../core/catalog/search.schemas.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

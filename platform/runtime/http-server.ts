@@ -5,7 +5,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../core/logger.js';
 
 export interface HttpServerOptions {
   name: string;

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type pg from 'pg';
 import type { Redis, Cluster } from 'ioredis';
-import { SPEND_BUCKETS, usageStreamKey } from '../spend/redis-spend-store.js';
+import { SPEND_BUCKETS, usageStreamKey } from '../core/spend/redis-spend-store.js';
 
 export const MANIFEST_VERSION = 1;
 

@@ -14,7 +14,7 @@ import { access, constants, mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 
 export interface DevServerOptions {
   cliPath: string;

@@ -2,18 +2,18 @@
  * The body of `npm run admin -- <command>` (scripts/admin.ts): parses the arguments, opens its dependencies and runs
  * one operator command, writing its JSON result on stdout and audit lines and errors on stderr. The script runs it on
  * its own connection; the running marketplace runs it with its own services when the script hands the command over
- * its operator socket (core/operators/ops-server.ts). Returns the exit code.
+ * its operator socket (platform/operators/ops-server.ts). Returns the exit code.
  */
 import { parseArgs } from 'node:util';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { ReconciliationService } from '../billing/reconciliation.service.js';
-import { systemClock } from '../clock.js';
-import { ConfigError, type Config } from '../config.js';
-import type { GatewayEvents } from '../gateway-events.js';
-import type { LedgerService } from '../ledger/ledger.service.js';
-import { createLogger, type Logger } from '../logger.js';
-import { rotateSecrets } from '../secrets/rotate-secrets.js';
-import { resolveSecretsKey, SecretBox } from '../secrets/secret-box.js';
+import { ReconciliationService } from '../../core/billing/reconciliation.service.js';
+import { systemClock } from '../../core/clock.js';
+import { ConfigError, type Config } from '../../core/config.js';
+import type { GatewayEvents } from '../../core/gateway-events.js';
+import type { LedgerService } from '../../core/ledger/ledger.service.js';
+import { createLogger, type Logger } from '../../core/logger.js';
+import { rotateSecrets } from '../rotate-secrets.js';
+import { resolveSecretsKey, SecretBox } from '../../core/secrets/secret-box.js';
 import { Org } from '../../db/entities/index.js';
 import { println, type CommandIO } from './command-io.js';
 

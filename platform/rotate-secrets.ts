@@ -11,7 +11,7 @@
  * interruption) re-seals only what is left. Plaintexts never leave the process and are never logged.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../core/secrets/secret-box.js';
 
 /** Every column holding SecretBox values. A new sealed column is added here. */
 export const SEALED_COLUMNS = [{ table: 'apis', column: 'credential_ciphertext' }] as const;

@@ -4,7 +4,7 @@
  * relayed. When nobody holds it, or DATABASE_URL is set, the script runs the command on its own connection.
  */
 import http from 'node:http';
-import type { Config } from '../config.js';
+import type { Config } from '../../core/config.js';
 import { lockHolder } from '../../db/embedded.js';
 import { opsSocketOf, type OpsCommand, type OpsLine } from './ops-protocol.js';
 

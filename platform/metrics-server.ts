@@ -3,9 +3,9 @@
  * public surfaces so a scrape never shares their rate limits or exposes internals to the internet. `more` appends
  * another exposition to the answer (the Temporal worker's own series, served by its SDK on a loopback port).
  */
-import type { Logger } from '../logger.js';
-import { startHttpServer, type RunningHttpServer } from '../runtime/http-server.js';
-import type { Metrics } from './metrics.js';
+import type { Logger } from '../core/logger.js';
+import { startHttpServer, type RunningHttpServer } from './runtime/http-server.js';
+import type { Metrics } from '../core/metrics/metrics.js';
 
 export interface MetricsServerOptions {
   host: string;

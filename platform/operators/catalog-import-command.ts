@@ -2,11 +2,11 @@
  * The body of `npm run catalog:import -- [FILE]` (scripts/catalog-import.ts): applies pending migrations, imports the
  * directory file (default data/public-apis/public-apis.json) and prints the report as JSON on stdout. The script runs
  * it on its own connection; the running marketplace with its own services when the script hands it over its operator
- * socket (core/operators/ops-server.ts). FILE is resolved by the caller (the running process has its own cwd).
+ * socket (platform/operators/ops-server.ts). FILE is resolved by the caller (the running process has its own cwd).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { migrateUp } from '../../db/mikro-orm.config.js';
-import type { DirectoryImporter } from '../catalog/directory-import.js';
+import type { DirectoryImporter } from '../../core/catalog/directory-import.js';
 import { println, type CommandIO } from './command-io.js';
 
 export interface CatalogImportDeps {

@@ -7,7 +7,7 @@
  * the signal on and waits for every worker's graceful shutdown.
  */
 import cluster, { type Worker } from 'node:cluster';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../core/logger.js';
 
 /** What a worker tells the primary over the IPC channel once its servers listen. */
 export const WORKER_READY = { type: 'gateway-worker-ready' } as const;

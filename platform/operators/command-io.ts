@@ -1,6 +1,6 @@
 /**
  * Where an operator command writes: its stdout (the command's result) and its stderr (audit lines, errors). A script
- * passes the process's own streams; the running marketplace's operator socket (core/operators/ops-server.ts) passes
+ * passes the process's own streams; the running marketplace's operator socket (platform/operators/ops-server.ts) passes
  * streams that relay to the script that sent the command.
  */
 import { Writable } from 'node:stream';
