@@ -20,7 +20,7 @@ import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.j
 import type { UsageDrain } from '../core/spend/usage-drain.js';
 import { applyCredential } from '../core/upstream/credentials.js';
 import { clientRequestId } from '../core/request-id.js';
-import { termsRequiredError } from '../core/admission/refusals.js';
+import { termsRequiredError } from '../core/spend/admission-refusals.js';
 import { assertSafePath, upstreamUrl } from './upstream-path.js';
 import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
 import { forwardRequestHeaders } from './forward-headers.js';

@@ -5,9 +5,9 @@
  *
  * The pieces are the gateway's own: the path rule (core/upstream/proxy-path.ts), endpoint matching
  * (core/catalog/endpoint-match.ts), the price (core/pricing/effective-price.ts), the refusal errors
- * (core/admission/refusals.ts), and spend governance decided by the SpendStore rules themselves: a throwaway
+ * (core/spend/admission-refusals.ts), and spend governance decided by the SpendStore rules themselves: a throwaway
  * in-process store (same semantics as the Redis script) hydrated from the Postgres snapshot the gateway rebuilds its
- * fast state from (core/admission/snapshot.ts). Checks run in the gateway's order: scope → own API → terms →
+ * fast state from (core/spend/admission-snapshot.ts). Checks run in the gateway's order: scope → own API → terms →
  * suspension, per-call max, budget (the key's, approval mode, then each ancestor's), daily cap, prepaid balance or
  * card credit limit. Not checked: the rate limit (a quote must not use it up) and reservations of calls in flight
  * (they live in the fast state, not in Postgres), so a quote can say "allowed" a moment before a concurrent call uses
@@ -16,8 +16,8 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ENDPOINT_METHODS, Endpoint, type IApi, type IEndpoint } from '../../db/entities/index.js';
-import { keyGovernance, refusalError, termsRequiredError } from '../admission/refusals.js';
-import { loadSnapshot } from '../admission/snapshot.js';
+import { keyGovernance, refusalError, termsRequiredError } from '../spend/admission-refusals.js';
+import { loadSnapshot } from '../spend/admission-snapshot.js';
 import { requireScope, type Principal } from '../auth/scopes.js';
 import type { Config } from '../config.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';

@@ -13,6 +13,8 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { pgArray, toDate } from '../db/sql.js';
+import { HOURLY_LATE_ALLOWANCE_MS } from '../usage/usage-partitions.js';
 import type { ErrorCounts, StatsWindow } from '../../db/entities/index.js';
 import {
   BOARDS,
@@ -37,8 +39,6 @@ export const LATE_ALLOWANCE_MS = 5 * 60_000;
  * scores and ranks.
  */
 export const MAX_SCAN_MS = 3 * 24 * HOUR;
-/** The same, on the hourly full refresh: calls committed up to two hours late still land in their hour. */
-export const HOURLY_LATE_ALLOWANCE_MS = 2 * HOUR;
 /** Hourly buckets and consumer sets older than this are pruned (the longest window is 30 days). */
 const RETAIN_MS = 35 * DAY;
 const WINDOW_HOURS: Record<StatsWindow, number> = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 };
@@ -66,11 +66,6 @@ export interface MarketEventsReport {
   price_changes: number;
 }
 
-/** Raw query results carry timestamps as strings (MikroORM leaves type conversion to entities). */
-export const toDate = (v: Date | string): Date => (v instanceof Date ? v : new Date(v));
-/** A Postgres array literal (knex would expand a JS array into a list of values). */
-export const pgArray = (values: readonly string[]): string =>
-  `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 const floorHour = (d: Date) => new Date(Math.floor(d.getTime() / HOUR) * HOUR);
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 

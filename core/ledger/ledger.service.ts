@@ -13,7 +13,7 @@ import type { LedgerKind } from '../../db/entities/index.js';
 import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageInfo, type Page } from '../pagination.js';
-import { crossesReloadThreshold } from '../spend/money-rules.js';
+import { crossesReloadThreshold } from '../money/money-rules.js';
 
 /** How a writer books its rows: its own multi-row insert (`sql`), or `LedgerService.post`. */
 export type LedgerWriterVia = 'sql' | 'post';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import type { Clock } from '../clock.js';
 import { BOARD_METRICS, BOARDS, type Board } from '../catalog/rollups.scoring.js';
-import { toDate } from '../catalog/rollups.service.js';
+import { toDate } from '../db/sql.js';
 
 export const LeaderboardQuery = z
   .object({

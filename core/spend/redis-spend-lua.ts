@@ -4,7 +4,7 @@
  * (`TIME`, allowed in scripts since Redis 5's effects replication), so gateways whose clocks disagree still agree on
  * when a reservation expires: the sweeper of one cannot void another's live reservation.
  */
-import { CHARGE_CALL_LUA } from './money-rules.js';
+import { CHARGE_CALL_LUA } from '../money/money-rules.js';
 
 /**
  * Milliseconds on the Redis server's clock, plus the caller's test offset (RedisSpendStore: a ManualClock's lead over

@@ -4,7 +4,7 @@
 // org until a payment succeeds; the period close pays providers their net earnings once as a Connect transfer; a
 // dispute takes the credits back and suspends the org until an operator lifts it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callEntries } from '../../core/billing/split.js';
+import { callEntries } from '../../core/money/split.js';
 import { UsageCommitter } from '../../core/spend/usage-committer.js';
 import { newId } from '../../core/ids.js';
 import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';

@@ -1,7 +1,7 @@
-/** The messages we send, as text and HTML. Values are escaped for HTML; links are absolute. */
+/** The account mails (signup, login codes, email verification), as text and HTML. Values are escaped; links are absolute. */
 import { escapeHtml } from '../html.js';
-import { verificationFactLines, type VerificationFacts } from '../accounts/verification-facts.js';
-import type { MailMessage } from './mailer.js';
+import { verificationFactLines, type VerificationFacts } from './verification-facts.js';
+import type { MailMessage } from '../mail/mailer.js';
 
 /**
  * The verification link. It elevates a key someone else may hold (issue 21), so the mail says exactly what clicking
@@ -83,37 +83,5 @@ export function noAccountEmail(to: string, publicBaseUrl: string): MailMessage {
     html: `<p>Someone (probably you) asked to sign in to the API marketplace with this address, but no account uses it.</p>
 <p><a href="${escapeHtml(link)}">Sign up</a> to create one.</p>
 <p>If you did not ask, ignore this message.</p>`,
-  };
-}
-
-export function reloadFailedEmail(to: string, amountCents: number, reason: string): MailMessage {
-  const amount = `$${(amountCents / 100).toFixed(2)}`;
-  return {
-    to,
-    subject: 'Auto-reload failed: your marketplace account is paused',
-    text: [
-      `We could not charge ${amount} to your saved card for auto-reload (${reason}).`,
-      'Paid API calls are paused until a payment goes through.',
-      'Update your card in the billing portal or buy credits, and calls resume at once.',
-    ].join('\n'),
-    html: `<p>We could not charge ${escapeHtml(amount)} to your saved card for auto-reload (${escapeHtml(reason)}).</p>
-<p>Paid API calls are paused until a payment goes through.</p>
-<p>Update your card in the billing portal or buy credits, and calls resume at once.</p>`,
-  };
-}
-
-export function usageChargeFailedEmail(to: string, amountCents: number, reason: string): MailMessage {
-  const amount = `$${(amountCents / 100).toFixed(2)}`;
-  return {
-    to,
-    subject: 'Payment failed: your marketplace account is paused',
-    text: [
-      `We could not charge ${amount} of API usage to your saved card (${reason}).`,
-      'Paid API calls are paused until a payment goes through.',
-      'Update your card in the billing portal or buy credits, and calls resume at once.',
-    ].join('\n'),
-    html: `<p>We could not charge ${escapeHtml(amount)} of API usage to your saved card (${escapeHtml(reason)}).</p>
-<p>Paid API calls are paused until a payment goes through.</p>
-<p>Update your card in the billing portal or buy credits, and calls resume at once.</p>`,
   };
 }

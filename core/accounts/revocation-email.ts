@@ -1,7 +1,7 @@
 /** The mail an owner gets when proving their email by code revoked what the org had before (issue 21, item 1). */
-import type { RevokedCredentials } from '../accounts/unproven-org.js';
+import type { RevokedCredentials } from './unproven-org.js';
 import { escapeHtml } from '../html.js';
-import type { MailMessage } from './mailer.js';
+import type { MailMessage } from '../mail/mailer.js';
 
 export function revokedBeforeProofEmail(to: string, revoked: RevokedCredentials): MailMessage {
   const lines = [

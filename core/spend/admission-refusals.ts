@@ -4,7 +4,7 @@
  */
 import { AppError, PaymentRequiredError } from '../errors.js';
 import type { KeyAuth } from '../keys/keys.service.js';
-import type { Admission, AdmitInput } from '../spend/spend-store.js';
+import type { Admission, AdmitInput } from './spend-store.js';
 
 /**
  * What a key may spend in total: its budget, and for an approval-mode key no more than people have approved (the

@@ -5,7 +5,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
-import type { KeySnapshot, OrgSnapshot } from '../spend/spend-store.js';
+import type { KeySnapshot, OrgSnapshot } from './spend-store.js';
 
 export interface Snapshot {
   orgId: string;

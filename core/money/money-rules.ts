@@ -4,7 +4,7 @@
  * Postgres, builds its SQL from the twins below (`*Sql`), and test/integration/money-rules-sql.test.ts checks that
  * each twin agrees with its TypeScript rule over random values.
  *
- * - Fee split: `splitPrice` (core/billing/split.ts), re-exported here: the platform fee of a paid call.
+ * - Fee split: `splitPrice` (core/money/split.ts), re-exported here: the platform fee of a paid call.
  * - Credit applied and billable: `chargeCall`: what a paid call takes from the org's credit and what is left to bill.
  * - Spend counters: `addKeySpend`: a paid call's spend counts against its key and every ancestor of the key.
  * - Auto-reload crossing: `crossesReloadThreshold`: a debit that takes a balance from at or above the threshold to
@@ -12,9 +12,9 @@
  *
  * Writers: core/spend/redis-spend-store.ts and memory-spend-store.ts (the charge's split, decided when a call
  * settles), core/spend/usage-committer.ts (both paths), core/ledger/ledger.service.ts (crossing),
- * core/billing/earnings.service.ts and core/billing/split.ts (fee split).
+ * core/billing/earnings.service.ts and core/money/split.ts (fee split).
  */
-export { splitPrice, type PriceSplit } from '../billing/split.js';
+export { splitPrice, type PriceSplit } from './split.js';
 
 export interface CallCharge {
   /** Debited from the org's balance (less than the price only for a prepaid org short of credit). */
