@@ -23,7 +23,7 @@ import {
 import { createRequire } from 'node:module';
 import type { Tracing } from '../platform/tracing.js';
 import type { Metrics } from '../core/metrics/metrics.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../platform/services.js';
 import { startEarningsFolder } from '../core/billing/earnings.service.js';
 import { startReloadTrigger } from '../core/billing/reload-trigger.js';
 import { createActivities, type ActivityServices } from './index.js';

@@ -3,7 +3,7 @@
  * credential and the required documents in force, loaded once per slug and kept for a few seconds (misses too, so an
  * unknown slug cannot hammer Postgres), and refreshed in the background. Prices are computed per call from the cached endpoint fields
  * (effectivePrice), so a scheduled increase takes effect at its exact instant; other listing edits are seen within
- * the cache lifetime, or at once when a writer announces the change (core/gateway-events.ts: the gateway process
+ * the cache lifetime, or at once when a writer announces the change (core/spend/gateway-events.ts: the gateway process
  * subscribes and calls `invalidate`). Terms acceptances are cached once seen (an acceptance is never withdrawn).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';

@@ -9,36 +9,12 @@
  * Every server span carries the request id (`svc.request_id`), the same id as the `X-Request-Id` answer header, the
  * envelope's `meta.request_id` and the structured logs' `request_id`, so a trace, a log line and a support ticket meet.
  */
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { IncomingHttpHeaders } from 'node:http';
-
-/** The attribute naming our request id on server spans. */
-export const REQUEST_ID_ATTRIBUTE = 'svc.request_id';
-
-const TRACER_NAME = 'svc-marketplace';
-
-let enabled = false;
-let tracer: Tracer = trace.getTracer(TRACER_NAME);
-
-/** Whether this process records spans (checked before any tracing work on hot paths). */
-export function tracingOn(): boolean {
-  return enabled;
-}
+import { TRACER_NAME, useTracer } from '../core/tracing.js';
 
 export interface TracingOptions {
   /** `service.name` of this process's spans, e.g. `svc-marketplace-gateway`. */
@@ -89,67 +65,22 @@ export function startTracing(options: TracingOptions): Tracing {
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   // W3C trace context and baggage propagators, AsyncLocalStorage context manager.
   provider.register();
-  tracer = trace.getTracer(TRACER_NAME, options.serviceVersion);
-  enabled = true;
+  useTracer(trace.getTracer(TRACER_NAME, options.serviceVersion));
   current = {
     enabled: true,
     processor,
     resource,
     async shutdown() {
-      enabled = false;
+      useTracer(undefined);
       current = OFF;
       await provider.shutdown();
       // Unregister the globals, so a later startTracing in this process (tests) can register again.
       trace.disable();
       context.disable();
       propagation.disable();
-      tracer = trace.getTracer(TRACER_NAME);
+      // Again, now that the globals are gone: the tracer left behind is the API's no-op one.
+      useTracer(undefined);
     },
   };
   return current;
-}
-
-/** The context a request arrived with (its `traceparent`), or the root context. */
-function incomingContext(headers: IncomingHttpHeaders): Context {
-  return propagation.extract(ROOT_CONTEXT, headers);
-}
-
-/**
- * A server span for an incoming request, child of the caller's `traceparent` when there is one, else of the active
- * span (the agent-tool server's span when it calls the gateway in process), else a new trace.
- */
-export function startServerSpan(name: string, headers: IncomingHttpHeaders, attributes: Attributes): Span {
-  const parent = headers.traceparent ? incomingContext(headers) : context.active();
-  return tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-}
-
-/** A client span under the active context; its context is written into `headers` (W3C `traceparent`). */
-export function startClientSpan(name: string, headers: Record<string, string>, attributes: Attributes): Span {
-  const span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, context.active());
-  propagation.inject(trace.setSpan(context.active(), span), headers);
-  return span;
-}
-
-/** Run `fn` with `span` as the active span. */
-export function withSpan<T>(span: Span, fn: () => T): T {
-  return context.with(trace.setSpan(context.active(), span), fn);
-}
-
-/** End a span with an HTTP status: 5xx (server) or any status ≥ 400 from an upstream (client) marks an error. */
-export function endHttpSpan(span: Span, status: number, kind: 'server' | 'client', err?: unknown): void {
-  span.setAttribute('http.response.status_code', status);
-  if (err !== undefined || (kind === 'server' ? status >= 500 : status >= 400 || status === 0)) {
-    span.setStatus({
-      code: SpanStatusCode.ERROR,
-      ...(err instanceof Error ? { message: err.message } : {}),
-    });
-  }
-  span.end();
-}
-
-/** The active trace id (for log lines), or undefined. */
-export function activeTraceId(): string | undefined {
-  if (!enabled) return undefined;
-  const span = trace.getSpan(context.active());
-  return span?.spanContext().traceId;
 }

@@ -19,7 +19,7 @@ import { createLogger } from '../core/logger.js';
 import { superviseGatewayWorkers, WORKER_READY } from '../platform/runtime/cluster.js';
 import { DevServerError } from '../platform/temporal-dev-server.js';
 import { startHttpServer, type RunningHttpServer } from '../platform/runtime/http-server.js';
-import { createServices } from '../core/services.js';
+import { createServices } from '../platform/services.js';
 import { otlpTracesEndpoint, startTracing } from '../platform/tracing.js';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';

@@ -5,7 +5,7 @@
  * interceptor) or a gateway call it makes in process (call_api) joins the same trace. Not installed when tracing is off.
  */
 import type { Middleware } from 'koa';
-import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, withSpan } from '../../platform/tracing.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, withSpan } from '../../core/tracing.js';
 import type { AppState } from '../context.js';
 
 export function httpTracing(surface: string): Middleware<AppState> {

@@ -4,7 +4,7 @@ import { ok } from '../../core/envelope.js';
 import { SearchQuery } from '../../core/catalog/search.schemas.js';
 import { ProvidersQuery } from '../../core/providers/directory.service.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, optionalAuth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';

@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import { QuoteQuery } from '../../core/catalog/quote.js';
 import { HistoryQuery, StatsQuery } from '../../core/catalog/listings.service.js';
 import { ok } from '../../core/envelope.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { parseQuery } from '../middleware/body.js';
 

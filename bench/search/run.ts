@@ -15,7 +15,7 @@ import { SEARCH_SORTS } from '../../core/catalog/search.schemas.js';
 import { loadConfig } from '../../core/config.js';
 import { newId } from '../../core/ids.js';
 import { startHttpServer } from '../../platform/runtime/http-server.js';
-import { createServices } from '../../core/services.js';
+import { createServices } from '../../platform/services.js';
 import { createLogger } from '../../core/logger.js';
 import { scratchCatalog } from './scratch.js';
 

@@ -14,7 +14,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { msToNumber, TypedSearchAttributes } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
-import { tracingOn } from '../../platform/tracing.js';
+import { tracingOn } from '../tracing.js';
 import type { Logger } from '../logger.js';
 import { ConflictError } from '../errors.js';
 import {

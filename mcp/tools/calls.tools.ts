@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
 import { QuoteQuery } from '../../core/catalog/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { ENDPOINT_METHODS } from '../../db/entities/index.js';
 import { dispatchInProcess } from '../../gateway/in-process.js';
 import type { ToolContext, ToolRuntime } from '../tool-context.js';

@@ -9,7 +9,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { ReconciliationService } from '../../core/billing/reconciliation.service.js';
 import { systemClock } from '../../core/clock.js';
 import { ConfigError, type Config } from '../../core/config.js';
-import type { GatewayEvents } from '../../core/gateway-events.js';
+import type { GatewayEvents } from '../../core/spend/gateway-events.js';
 import type { LedgerService } from '../../core/ledger/ledger.service.js';
 import { createLogger, type Logger } from '../../core/logger.js';
 import { rotateSecrets } from '../rotate-secrets.js';

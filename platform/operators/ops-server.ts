@@ -7,7 +7,7 @@ import { chmod, rm } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { DirectoryImporter } from '../../core/catalog/directory-import.js';
 import { createLogger, type Logger } from '../../core/logger.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../services.js';
 import { runAdmin } from './admin-command.js';
 import { runCatalogImport } from './catalog-import-command.js';
 import { println, textSink, type CommandIO } from './command-io.js';

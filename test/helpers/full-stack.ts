@@ -7,7 +7,7 @@ import { createApiApp } from '../../api/app.js';
 import { startWorker, type RunningWorker } from '../../activities/worker.js';
 import type { Clock } from '../../core/clock.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
-import type { ServiceOptions } from '../../core/services.js';
+import type { ServiceOptions } from '../../platform/services.js';
 import { serve } from './http.js';
 import { createTestStack, type TestStack } from './services.js';
 import { startSmtpCapture, type SmtpCapture } from './smtp.js';

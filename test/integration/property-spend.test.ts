@@ -238,7 +238,7 @@ describe.each(STORES)('property: the ledger and spend governance against the mod
       switch (o.t) {
         case 'topup': {
           await stack.services.ledger.post({ orgId, kind: 'grant', amountCents: o.cents });
-          // What the gateway does when the ledger's writer announces the change (core/gateway-events.ts).
+          // What the gateway does when the ledger's writer announces the change (core/spend/gateway-events.ts).
           await stack.services.spend.forgetOrg(orgId);
           model.balanceCents += o.cents;
           break;

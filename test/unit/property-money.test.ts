@@ -8,7 +8,7 @@ import { callEntries, splitPrice } from '../../core/money/split.js';
 import { addKeySpend, chargeCall, crossesReloadThreshold } from '../../core/money/money-rules.js';
 import { propertyParameters } from '../helpers/property-runs.js';
 
-/** The largest price the API accepts (core/keys/keys.schemas.ts, `Cents`). */
+/** The largest price the API accepts (core/money/cents.ts, `Cents`). */
 const MAX_CENTS = 1_000_000_000_000;
 
 const RUNS = 2_000;

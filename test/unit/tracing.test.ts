@@ -4,16 +4,8 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  endHttpSpan,
-  otlpTracesEndpoint,
-  startClientSpan,
-  startServerSpan,
-  startTracing,
-  tracingOn,
-  withSpan,
-  type Tracing,
-} from '../../platform/tracing.js';
+import { endHttpSpan, startClientSpan, startServerSpan, tracingOn, withSpan } from '../../core/tracing.js';
+import { otlpTracesEndpoint, startTracing, type Tracing } from '../../platform/tracing.js';
 
 describe('tracing', () => {
   let tracing: Tracing | undefined;

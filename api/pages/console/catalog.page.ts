@@ -13,7 +13,7 @@ import type { SearchResult } from '../../../core/catalog/search.service.js';
 import { AppError, NotFoundError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm } from '../pages.routes.js';

@@ -22,7 +22,7 @@ import {
 } from '../../../core/providers/providers.schemas.js';
 import type { LifecycleOutcome, ProviderApiView } from '../../../core/providers/providers.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import { DOCUMENT_KINDS, INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext, AppState } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';

@@ -3,59 +3,59 @@
  * when no DATABASE_URL is set), the counter store, the Temporal client (spawning the dev server when no
  * TEMPORAL_ADDRESS is set), and wires every core service. Nothing else constructs these; close() undoes it all.
  */
-import { Metrics } from './metrics/metrics.js';
+import { Metrics } from '../core/metrics/metrics.js';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
 import { initOrm } from '../db/mikro-orm.config.js';
-import { AccountsService } from './accounts/accounts.service.js';
-import { IdentityService } from './accounts/identity.service.js';
-import { Authenticator } from './auth/authenticator.js';
-import { BillingService } from './billing/billing.service.js';
-import { BillingCycleService } from './billing/billing-cycle.service.js';
-import { ChargesService } from './billing/charges.service.js';
-import { PayoutsService } from './billing/payouts.service.js';
-import { EarningsService } from './billing/earnings.service.js';
-import { ConnectService } from './billing/connect.service.js';
-import { ReconciliationService } from './billing/reconciliation.service.js';
-import { WebhooksService } from './billing/webhooks.service.js';
-import { createStripeClient, type StripeClient } from './billing/stripe.js';
-import { EmbeddedPayments } from './billing/embedded-payments.js';
-import { startEmbeddedStripe } from './billing/stripe-mock.js';
-import { ListingsService } from './catalog/listings.service.js';
-import { RollupsService } from './catalog/rollups.service.js';
-import { UsagePartitionsService } from './usage/usage-partitions.js';
-import { DemandService } from './demand/demand.service.js';
-import { MarketService } from './market/market.service.js';
-import { DirectoryImporter } from './catalog/directory-import.js';
-import { createEmbedder } from './catalog/embedder.js';
-import { ScoresReader } from './catalog/scores.js';
-import { SearchIndex } from './catalog/search-index.js';
-import { SearchService } from './catalog/search.service.js';
-import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
-import { createCounterStore, RedisCounterStore, type CounterStore } from './counters/index.js';
-import { MemorySpendStore } from './spend/memory-spend-store.js';
-import { RedisSpendStore } from './spend/redis-spend-store.js';
-import type { SpendStore } from './spend/spend-store.js';
-import { GatewayEvents } from './gateway-events.js';
-import { HealthService } from './health/health.service.js';
-import { KeyAdminService } from './keys/key-admin.service.js';
-import { KeysService } from './keys/keys.service.js';
-import { LedgerService } from './ledger/ledger.service.js';
-import { createMailer, type Mailer } from './mail/mailer.js';
-import { createLogger, type Logger } from './logger.js';
-import { ProfilesService } from './profiles/profiles.service.js';
-import { AnalyticsService } from './providers/analytics.service.js';
-import { DirectoryService } from './providers/directory.service.js';
-import { ProvidersService } from './providers/providers.service.js';
-import { resolveSecretsKey, SecretBox } from './secrets/secret-box.js';
-import { SessionsService } from './sessions/sessions.service.js';
-import { startDevServer, type DevServer } from '../platform/temporal-dev-server.js';
-import { TemporalService } from './temporal/temporal.service.js';
-import { DocumentsService } from './terms/documents.service.js';
-import { UpstreamGuard, type LookupAll } from './upstream/upstream-guard.js';
-import { UsageService } from './usage/usage.service.js';
+import { AccountsService } from '../core/accounts/accounts.service.js';
+import { IdentityService } from '../core/accounts/identity.service.js';
+import { Authenticator } from '../core/auth/authenticator.js';
+import { BillingService } from '../core/billing/billing.service.js';
+import { BillingCycleService } from '../core/billing/billing-cycle.service.js';
+import { ChargesService } from '../core/billing/charges.service.js';
+import { PayoutsService } from '../core/billing/payouts.service.js';
+import { EarningsService } from '../core/billing/earnings.service.js';
+import { ConnectService } from '../core/billing/connect.service.js';
+import { ReconciliationService } from '../core/billing/reconciliation.service.js';
+import { WebhooksService } from '../core/billing/webhooks.service.js';
+import { createStripeClient, type StripeClient } from '../core/billing/stripe.js';
+import { EmbeddedPayments } from '../core/billing/embedded-payments.js';
+import { startEmbeddedStripe } from '../core/billing/stripe-mock.js';
+import { ListingsService } from '../core/catalog/listings.service.js';
+import { RollupsService } from '../core/catalog/rollups.service.js';
+import { UsagePartitionsService } from '../core/usage/usage-partitions.js';
+import { DemandService } from '../core/demand/demand.service.js';
+import { MarketService } from '../core/market/market.service.js';
+import { DirectoryImporter } from '../core/catalog/directory-import.js';
+import { createEmbedder } from '../core/catalog/embedder.js';
+import { ScoresReader } from '../core/catalog/scores.js';
+import { SearchIndex } from '../core/catalog/search-index.js';
+import { SearchService } from '../core/catalog/search.service.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import { createCounterStore, RedisCounterStore, type CounterStore } from '../core/counters/index.js';
+import { MemorySpendStore } from '../core/spend/memory-spend-store.js';
+import { RedisSpendStore } from '../core/spend/redis-spend-store.js';
+import type { SpendStore } from '../core/spend/spend-store.js';
+import { GatewayEvents } from '../core/spend/gateway-events.js';
+import { HealthService } from '../core/health/health.service.js';
+import { KeyAdminService } from '../core/keys/key-admin.service.js';
+import { KeysService } from '../core/keys/keys.service.js';
+import { LedgerService } from '../core/ledger/ledger.service.js';
+import { createMailer, type Mailer } from '../core/mail/mailer.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { ProfilesService } from '../core/profiles/profiles.service.js';
+import { AnalyticsService } from '../core/providers/analytics.service.js';
+import { DirectoryService } from '../core/providers/directory.service.js';
+import { ProvidersService } from '../core/providers/providers.service.js';
+import { resolveSecretsKey, SecretBox } from '../core/secrets/secret-box.js';
+import { SessionsService } from '../core/sessions/sessions.service.js';
+import { startDevServer, type DevServer } from './temporal-dev-server.js';
+import { TemporalService } from '../core/temporal/temporal.service.js';
+import { DocumentsService } from '../core/terms/documents.service.js';
+import { UpstreamGuard, type LookupAll } from '../core/upstream/upstream-guard.js';
+import { UsageService } from '../core/usage/usage.service.js';
 
 const CLOSE_STEP_TIMEOUT_MS = 10_000;
 
@@ -67,7 +67,7 @@ export interface Services {
   readonly counters: CounterStore;
   /** The gateway's fast money state (reservations, spend, idempotency, rate windows). */
   readonly spend: SpendStore;
-  /** Tells every gateway that an org or a listing it caches changed (core/gateway-events.ts). */
+  /** Tells every gateway that an org or a listing it caches changed (core/spend/gateway-events.ts). */
   readonly gatewayEvents: GatewayEvents;
   readonly temporal: TemporalService;
   /** This process's operators' metrics (served on METRICS_PORT by scripts/start.ts). */

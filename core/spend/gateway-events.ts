@@ -7,9 +7,9 @@
  * already committed, and a lost message only means the gateway sees it at its own refresh (5 s for the fast state,
  * 5-10 s for a listing).
  */
-import type { CounterStore, Unsubscribe } from './counters/index.js';
-import type { Logger } from './logger.js';
-import type { SpendStore } from './spend/spend-store.js';
+import type { CounterStore, Unsubscribe } from '../counters/index.js';
+import type { Logger } from '../logger.js';
+import type { SpendStore } from './spend-store.js';
 
 export const GATEWAY_CHANNELS = {
   /** Message: an org id. Its suspension, billing mode or balance changed outside the gateway's own calls. */
