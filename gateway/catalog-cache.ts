@@ -8,7 +8,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Api, Endpoint } from '../db/entities/index.js';
-import { compileTemplate, matchTemplate } from '../core/catalog/endpoint-match.js';
+import { compileTemplate, matchTemplate } from '../core/catalog/listings/endpoint-match.js';
 import type { PricedEndpoint } from '../core/pricing/effective-price.js';
 import type { ProvidersService } from '../core/providers/providers.service.js';
 import type { DocumentsService } from '../core/terms/documents.service.js';
@@ -146,7 +146,7 @@ export class CatalogCache {
   }
 }
 
-/** The endpoint for a method and path (core/catalog/endpoint-match.ts: the rule the quote shares). */
+/** The endpoint for a method and path (core/catalog/listings/endpoint-match.ts: the rule the quote shares). */
 export function matchEndpoint(api: CachedApi, method: string, path: string): CachedEndpoint | undefined {
   return matchTemplate(api.endpoints, method, path);
 }

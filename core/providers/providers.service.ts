@@ -112,7 +112,7 @@ export interface ProvidersDeps {
   /** Tells the gateways a listing changed (after the change commits). */
   events: GatewayEvents;
   logger: Logger;
-  /** Catalog search's index (core/catalog/search-index.ts): refreshed on publish and on edits. */
+  /** Catalog search's index (core/catalog/search/search-index.ts): refreshed on publish and on edits. */
   searchIndex?: { index(apiIds: readonly string[]): Promise<number> };
 }
 

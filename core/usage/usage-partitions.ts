@@ -24,7 +24,7 @@ import type { Logger } from '../logger.js';
 import { toDate } from '../db/sql.js';
 
 /**
- * The rollups' hourly full refresh (core/catalog/rollups.service.ts): calls committed up to two hours late still land
+ * The rollups' hourly full refresh (core/catalog/rollups/rollups.service.ts): calls committed up to two hours late still land
  * in their hour, so a partition is dropped only once the rollups have read past it by this much.
  */
 export const HOURLY_LATE_ALLOWANCE_MS = 2 * 60 * 60 * 1000;

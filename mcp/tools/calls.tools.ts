@@ -13,7 +13,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
-import { QuoteQuery } from '../../core/catalog/quote.js';
+import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
 import { ENDPOINT_METHODS } from '../../db/entities/index.js';

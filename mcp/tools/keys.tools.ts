@@ -7,7 +7,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { SCOPES, type Principal, requireScope } from '../../core/auth/scopes.js';
-import { QuoteQuery, type QuoteView } from '../../core/catalog/quote.js';
+import { QuoteQuery, type QuoteView } from '../../core/catalog/listings/quote.js';
 import { UnauthenticatedError } from '../../core/errors.js';
 import { PatchKeyBody } from '../../core/keys/keys.schemas.js';
 import type { Services } from '../../platform/services.js';

@@ -6,7 +6,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { migrateUp } from '../../db/mikro-orm.config.js';
-import type { DirectoryImporter } from '../../core/catalog/directory-import.js';
+import type { DirectoryImporter } from '../../core/catalog/public-apis/public-apis-import.js';
 import { println, type CommandIO } from './command-io.js';
 
 export interface CatalogImportDeps {

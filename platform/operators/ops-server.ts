@@ -5,7 +5,7 @@
  */
 import { chmod, rm } from 'node:fs/promises';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { DirectoryImporter } from '../../core/catalog/directory-import.js';
+import { DirectoryImporter } from '../../core/catalog/public-apis/public-apis-import.js';
 import { createLogger, type Logger } from '../../core/logger.js';
 import type { Services } from '../services.js';
 import { runAdmin } from './admin-command.js';

@@ -10,8 +10,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from '../logger.js';
-import { newId } from '../ids.js';
+import type { Logger } from '../../logger.js';
+import { newId } from '../../ids.js';
 import {
   DirectoryFile,
   EnrichmentEntry,
@@ -20,12 +20,13 @@ import {
   directoryTags,
   entryKey,
   type DirectoryEntry,
-} from './directory.js';
-import { DIRECTORY_SLUG } from '../profiles/reserved-slugs.js';
-import type { SearchIndex } from './search-index.js';
+} from './public-apis.js';
+import { DIRECTORY_SLUG } from '../../profiles/reserved-slugs.js';
+import type { SearchIndex } from '../search/search-index.js';
 
 export const DEFAULT_DIRECTORY_FILE = path.join(
   import.meta.dirname,
+  '..',
   '..',
   '..',
   'data',

@@ -18,7 +18,7 @@
  * copy; display fields are read for the page only.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import { fromBytes, normalize, type Embedder } from './embedder.js';
 import { vectorUsable, type SearchIndex } from './search-index.js';
 import type { SearchQuery, SearchSort } from './search.schemas.js';

@@ -5,25 +5,25 @@
  * answer empty lists and an OpenAPI document without paths. Rollup reads (merit, stats, history, ranks) each go
  * through one small reader beside this file (merit.ts, stats.ts, rollup-reads.ts), which documents its table.
  */
-import { untilUsageDrained } from '../spend/usage-barrier.js';
-import type { SpendStore } from '../spend/spend-store.js';
+import { untilUsageDrained } from '../../spend/usage-barrier.js';
+import type { SpendStore } from '../../spend/spend-store.js';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { Api, Category, Endpoint, Profile, type IApi, type IEndpoint } from '../../db/entities/index.js';
-import { parseBearer } from '../auth/bearer.js';
-import type { Authenticator } from '../auth/authenticator.js';
-import type { Principal } from '../auth/scopes.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { NotFoundError } from '../errors.js';
-import type { KeysService } from '../keys/keys.service.js';
-import { effectivePrice, type EffectivePrice } from '../pricing/effective-price.js';
-import type { DocumentsService, DocumentView } from '../terms/documents.service.js';
-import { meritFor, type Merit } from './merit.js';
+import { Api, Category, Endpoint, Profile, type IApi, type IEndpoint } from '../../../db/entities/index.js';
+import { parseBearer } from '../../auth/bearer.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import type { Principal } from '../../auth/scopes.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { NotFoundError } from '../../errors.js';
+import type { KeysService } from '../../keys/keys.service.js';
+import { effectivePrice, type EffectivePrice } from '../../pricing/effective-price.js';
+import type { DocumentsService, DocumentView } from '../../terms/documents.service.js';
+import { meritFor, type Merit } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
 import { quote, type QuoteCaller, type QuoteQuery, type QuoteView } from './quote.js';
-import { HISTORY_LIMIT, historyFor, ranksFor, type HistoryPoint, type RankRow } from './rollup-reads.js';
-import { STATS_WINDOWS, statsFor, type ListingStats, type StatsWindow } from './stats.js';
+import { HISTORY_LIMIT, historyFor, ranksFor, type HistoryPoint, type RankRow } from '../rollups/rollup-reads.js';
+import { STATS_WINDOWS, statsFor, type ListingStats, type StatsWindow } from '../rollups/stats.js';
 
 export const StatsQuery = z
   .object({

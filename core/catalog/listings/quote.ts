@@ -4,7 +4,7 @@
  * reserved or counted against a rate limit.
  *
  * The pieces are the gateway's own: the path rule (core/upstream/proxy-path.ts), endpoint matching
- * (core/catalog/endpoint-match.ts), the price (core/pricing/effective-price.ts), the refusal errors
+ * (core/catalog/listings/endpoint-match.ts), the price (core/pricing/effective-price.ts), the refusal errors
  * (core/spend/admission-refusals.ts), and spend governance decided by the SpendStore rules themselves: a throwaway
  * in-process store (same semantics as the Redis script) hydrated from the Postgres snapshot the gateway rebuilds its
  * fast state from (core/spend/admission-snapshot.ts). Checks run in the gateway's order: scope → own API → terms →
@@ -15,19 +15,19 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { ENDPOINT_METHODS, Endpoint, type IApi, type IEndpoint } from '../../db/entities/index.js';
-import { keyGovernance, refusalError, termsRequiredError } from '../spend/admission-refusals.js';
-import { loadSnapshot } from '../spend/admission-snapshot.js';
-import { requireScope, type Principal } from '../auth/scopes.js';
-import type { Config } from '../config.js';
-import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
-import { checkPath } from '../input.js';
-import type { KeyAuth } from '../keys/keys.service.js';
-import { effectivePrice, type EffectivePrice } from '../pricing/effective-price.js';
-import { MemorySpendStore } from '../spend/memory-spend-store.js';
-import type { AdmitInput } from '../spend/spend-store.js';
-import type { DocumentsService } from '../terms/documents.service.js';
-import { assertSafePath } from '../upstream/proxy-path.js';
+import { ENDPOINT_METHODS, Endpoint, type IApi, type IEndpoint } from '../../../db/entities/index.js';
+import { keyGovernance, refusalError, termsRequiredError } from '../../spend/admission-refusals.js';
+import { loadSnapshot } from '../../spend/admission-snapshot.js';
+import { requireScope, type Principal } from '../../auth/scopes.js';
+import type { Config } from '../../config.js';
+import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../../errors.js';
+import { checkPath } from '../../input.js';
+import type { KeyAuth } from '../../keys/keys.service.js';
+import { effectivePrice, type EffectivePrice } from '../../pricing/effective-price.js';
+import { MemorySpendStore } from '../../spend/memory-spend-store.js';
+import type { AdmitInput } from '../../spend/spend-store.js';
+import type { DocumentsService } from '../../terms/documents.service.js';
+import { assertSafePath } from '../../upstream/proxy-path.js';
 import { compileTemplate, matchTemplate } from './endpoint-match.js';
 
 export const QuoteQuery = z

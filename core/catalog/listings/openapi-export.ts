@@ -10,7 +10,7 @@
  * schemas) and rewrites the importer's `#/$defs/<name>` references to `#/components/schemas/…` (dropping any other
  * reference, which could not resolve). The result always validates as OpenAPI 3.0 (tested with swagger-parser).
  */
-import type { IApi, IEndpoint } from '../../db/entities/index.js';
+import type { IApi, IEndpoint } from '../../../db/entities/index.js';
 
 type Json = Record<string, unknown>;
 

@@ -11,11 +11,11 @@
  * 4. market events: endpoint prices compared with the prices last seen; a change is a `price_change` event.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
-import { pgArray, toDate } from '../db/sql.js';
-import { HOURLY_LATE_ALLOWANCE_MS } from '../usage/usage-partitions.js';
-import type { ErrorCounts, StatsWindow } from '../../db/entities/index.js';
+import type { Clock } from '../../clock.js';
+import type { Logger } from '../../logger.js';
+import { pgArray, toDate } from '../../db/sql.js';
+import { HOURLY_LATE_ALLOWANCE_MS } from '../../usage/usage-partitions.js';
+import type { ErrorCounts, StatsWindow } from '../../../db/entities/index.js';
 import {
   BOARDS,
   computeScore,

@@ -1,13 +1,13 @@
 /**
  * What search sorts by, besides relevance: merit scores and market figures of listings, from the rollup tables the
- * `catalog-rollups` schedule maintains (core/catalog/rollups.service.ts). Merit comes through `meritFor`
- * (core/catalog/merit.ts), the one reader of `api_scores` and its neutral defaults; this adds 30-day calls and GMV
+ * `catalog-rollups` schedule maintains (core/catalog/rollups/rollups.service.ts). Merit comes through `meritFor`
+ * (core/catalog/rollups/merit.ts), the one reader of `api_scores` and its neutral defaults; this adds 30-day calls and GMV
  * (`api_stats`) and momentum (the `trending` board's metric in `api_ranks`), 0 when a listing has no row yet.
  * Results are cached for CACHE_MS per process (the rollups refresh every 30 s), and refreshed in the background up
  * to STALE_MS.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { meritFor, neutralMerit } from './merit.js';
+import { meritFor, neutralMerit } from '../rollups/merit.js';
 
 export interface Scores {
   svc_score: number;

@@ -1,7 +1,7 @@
 /** Input of GET /v1/search (and the search tool): zod, strict, the spec's limits. */
 import { z } from 'zod';
-import { API_SOURCES } from '../../db/entities/index.js';
-import { Slug } from '../providers/providers.schemas.js';
+import { API_SOURCES } from '../../../db/entities/index.js';
+import { Slug } from '../../providers/providers.schemas.js';
 
 export const SEARCH_SORTS = [
   'svc_score',
