@@ -12,6 +12,7 @@ COPY package.json tsconfig.json ./
 COPY api ./api
 COPY activities ./activities
 COPY core ./core
+COPY platform ./platform
 COPY db ./db
 COPY gateway ./gateway
 COPY mcp ./mcp

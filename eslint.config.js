@@ -72,8 +72,8 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript outside the TypeScript program: the config itself and the CLI's launcher (bin/svc.js).
-    files: ['eslint.config.js', 'bin/**/*.js'],
+    // Plain JavaScript outside the TypeScript program: the configs and the CLI's launcher (bin/svc.js).
+    files: ['eslint.config.js', 'bin/**/*.js', '.dependency-cruiser.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
   prettier,

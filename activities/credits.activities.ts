@@ -1,6 +1,6 @@
 /** Credit activities: thin adapters from workflow steps to core services. Idempotent by construction. */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { GatewayEvents } from '../core/gateway-events.js';
+import type { GatewayEvents } from '../core/spend/gateway-events.js';
 import type { LedgerService } from '../core/ledger/ledger.service.js';
 import { STARTER_CREDIT_IDEMPOTENCY_KEY } from '../core/temporal/contracts.js';
 

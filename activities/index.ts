@@ -1,5 +1,5 @@
 /** Builds every activity from the process's services (the worker is their composition root). */
-import type { Services } from '../core/services.js';
+import type { Services } from '../platform/services.js';
 import { createBillingActivities } from './billing.activities.js';
 import { createCreditActivities } from './credits.activities.js';
 import { createProviderActivities } from './providers.activities.js';

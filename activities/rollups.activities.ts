@@ -1,5 +1,5 @@
-/** Catalog rollup activities: each step of core/catalog/rollups.service.ts, idempotent and serialised by a lock. */
-import type { RollupsService } from '../core/catalog/rollups.service.js';
+/** Catalog rollup activities: each step of core/catalog/rollups/rollups.service.ts, idempotent and serialised by a lock. */
+import type { RollupsService } from '../core/catalog/rollups/rollups.service.js';
 
 // Workflow payload types, for workflows/ (which may import types from activities/ only).
 export type { CatalogRollupsResult } from '../core/temporal/contracts.js';

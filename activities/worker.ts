@@ -21,9 +21,9 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import { createRequire } from 'node:module';
-import type { Tracing } from '../core/tracing/tracing.js';
+import type { Tracing } from '../platform/tracing.js';
 import type { Metrics } from '../core/metrics/metrics.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../platform/services.js';
 import { startEarningsFolder } from '../core/billing/earnings.service.js';
 import { startReloadTrigger } from '../core/billing/reload-trigger.js';
 import { createActivities, type ActivityServices } from './index.js';
@@ -87,7 +87,7 @@ export async function startWorker(
      * without them, so a scheduled rollup cannot land between the reads (docs/testing.md); they run rollups by hand.
      */
     schedules?: boolean;
-    /** This process's tracing (core/tracing/tracing.ts); workflow and activity spans when enabled. */
+    /** This process's tracing (platform/tracing.ts); workflow and activity spans when enabled. */
     tracing?: Tracing;
   } = {},
 ): Promise<RunningWorker> {

@@ -232,7 +232,7 @@ export type MailConfig = { kind: 'smtp'; url: string; from: string } | { kind: '
 export interface Config {
   readonly env: 'development' | 'production' | 'test';
   readonly host: string;
-  /** TRUST_PROXY_HOPS: proxies of ours in front (core/runtime/proxy-trust.ts); 0 trusts no forwarded header. */
+  /** TRUST_PROXY_HOPS: proxies of ours in front (platform/runtime/proxy-trust.ts); 0 trusts no forwarded header. */
   readonly trustProxyHops: number;
   readonly logLevel: string;
   readonly dataDir: string;

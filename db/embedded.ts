@@ -3,7 +3,7 @@
  * under `.data/`, served on a loopback port through pglite-socket so the rest of the code speaks plain `pg`.
  * PGlite is a single-connection database: callers use a pool of one, and one process owns the files (a lock file
  * stops a second process from opening them). The owner of a running marketplace also serves operator commands on
- * `${dataDir}.ops.sock` (core/operators/ops-server.ts), so `npm run admin` and `npm run catalog:import` run inside it.
+ * `${dataDir}.ops.sock` (platform/operators/ops-server.ts), so `npm run admin` and `npm run catalog:import` run inside it.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';

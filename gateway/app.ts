@@ -1,7 +1,7 @@
 /**
  * The gateway process's request handler: `ALL /v1/proxy/{apiSlug}/{path}` (gateway/proxy.ts) and `GET /health`, on
  * bare node:http to keep the hot path lean. It owns the upstream pools, the usage drain and its group committer, the
- * reservation sweeper and the subscription to gateway events (core/gateway-events.ts), and closes them on shutdown. `dispatch`
+ * reservation sweeper and the subscription to gateway events (core/spend/gateway-events.ts), and closes them on shutdown. `dispatch`
  * serves a request for a caller already authenticated as a key (the agent-tool server's calls, gateway/in-process.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,8 +16,8 @@ import { fail, ok } from '../core/envelope.js';
 import { publicHealth } from '../core/health/health.service.js';
 import { newId } from '../core/ids.js';
 import { checkPath, checkSearch, checkText } from '../core/input.js';
-import { subscribeGatewayEvents } from '../core/gateway-events.js';
-import type { Services } from '../core/services.js';
+import { subscribeGatewayEvents } from '../core/spend/gateway-events.js';
+import type { Services } from '../platform/services.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
 import { GatewayProxy, type GatewayCaller } from './proxy.js';
@@ -25,7 +25,7 @@ import { sendError, sendJson, type ResponseSink } from './respond.js';
 import { startSweeper, type Sweeper } from '../core/spend/sweeper.js';
 import { UsageDrain } from '../core/spend/usage-drain.js';
 import { UpstreamClient } from './upstream-client.js';
-import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, tracingOn, withSpan } from '../core/tracing/tracing.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, tracingOn, withSpan } from '../core/tracing.js';
 
 const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
 
@@ -94,7 +94,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
   const gateway = new GatewayProxy(services, catalog, upstream, committer, drain);
   metrics.watchReservations(() => gateway.admissions.reservations());
   const sweeper = startSweeper({ ...services, intervalMs: config.gateway.sweepIntervalMs });
-  // Writers elsewhere announce suspensions, billing-mode, balance and listing changes (core/gateway-events.ts):
+  // Writers elsewhere announce suspensions, billing-mode, balance and listing changes (core/spend/gateway-events.ts):
   // forget the org's fast state and the listing, so the next call reads Postgres instead of waiting for a refresh.
   const events = subscribeGatewayEvents(services.counters, {
     orgChanged: (orgId) => {

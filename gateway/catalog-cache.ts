@@ -3,12 +3,12 @@
  * credential and the required documents in force, loaded once per slug and kept for a few seconds (misses too, so an
  * unknown slug cannot hammer Postgres), and refreshed in the background. Prices are computed per call from the cached endpoint fields
  * (effectivePrice), so a scheduled increase takes effect at its exact instant; other listing edits are seen within
- * the cache lifetime, or at once when a writer announces the change (core/gateway-events.ts: the gateway process
+ * the cache lifetime, or at once when a writer announces the change (core/spend/gateway-events.ts: the gateway process
  * subscribes and calls `invalidate`). Terms acceptances are cached once seen (an acceptance is never withdrawn).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Api, Endpoint } from '../db/entities/index.js';
-import { compileTemplate, matchTemplate } from '../core/catalog/endpoint-match.js';
+import { compileTemplate, matchTemplate } from '../core/catalog/listings/endpoint-match.js';
 import type { PricedEndpoint } from '../core/pricing/effective-price.js';
 import type { ProvidersService } from '../core/providers/providers.service.js';
 import type { DocumentsService } from '../core/terms/documents.service.js';
@@ -146,7 +146,7 @@ export class CatalogCache {
   }
 }
 
-/** The endpoint for a method and path (core/catalog/endpoint-match.ts: the rule the quote shares). */
+/** The endpoint for a method and path (core/catalog/listings/endpoint-match.ts: the rule the quote shares). */
 export function matchEndpoint(api: CachedApi, method: string, path: string): CachedEndpoint | undefined {
   return matchTemplate(api.endpoints, method, path);
 }

@@ -13,14 +13,14 @@ import { requireScope, type Principal } from '../core/auth/scopes.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
 import { effectivePrice, type EffectivePrice } from '../core/pricing/effective-price.js';
 import { VERSIONED_KEY_TRUST_MS, type KeyAuth } from '../core/keys/keys.service.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../platform/services.js';
 import { Admissions } from '../core/spend/admission.js';
 import { replayExtra, replayMeta, type Reservation } from '../core/spend/settlement.js';
 import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.js';
 import type { UsageDrain } from '../core/spend/usage-drain.js';
 import { applyCredential } from '../core/upstream/credentials.js';
 import { clientRequestId } from '../core/request-id.js';
-import { termsRequiredError } from '../core/admission/refusals.js';
+import { termsRequiredError } from '../core/spend/admission-refusals.js';
 import { assertSafePath, upstreamUrl } from './upstream-path.js';
 import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
 import { forwardRequestHeaders } from './forward-headers.js';
@@ -28,7 +28,7 @@ import { readBody } from './read-body.js';
 import { sendOkJson, type ResponseSink } from './respond.js';
 import { envelopeDataJson } from './envelope-data.js';
 import { toGatewayError, UpstreamCallError, type UpstreamClient, type UpstreamResult } from './upstream-client.js';
-import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startClientSpan, tracingOn } from '../core/tracing/tracing.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startClientSpan, tracingOn } from '../core/tracing.js';
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
 
 /** Who makes a call: the key's principal and what the hot path needs about the key (caps, ancestors). */

@@ -10,7 +10,7 @@ import { isApiKeyFormat, parseBearer } from '../core/auth/bearer.js';
 import { SCOPES } from '../core/auth/scopes.js';
 import { AppError, UnauthenticatedError } from '../core/errors.js';
 import { OAuthAccessTokens } from '../core/oauth/access-tokens.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../platform/services.js';
 import type { KeyPrincipal } from './sessions.js';
 
 /** An opaque OAuth access token (oidc-provider's: base64url), as opposed to an API key or a session token. */

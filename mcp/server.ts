@@ -1,7 +1,7 @@
 /** The agent-tool server's MCP application, one per session, apart from any transport (mcp/sessions.ts owns those). */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Services } from '../core/services.js';
+import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
 import { advertise, recordTools, toolDefinition } from './tool-listing.js';
 import { registerAllTools } from './tools/index.js';

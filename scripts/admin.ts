@@ -1,11 +1,11 @@
 /**
  * Operator commands (`npm run admin -- <command>`), against DATABASE_URL or the embedded database. While `npm start`
  * runs on the embedded database the command runs inside it, handed over its operator socket
- * (core/operators/ops-client.ts); otherwise here, on a connection of its own. Money moves only as ledger rows, with
+ * (platform/operators/ops-client.ts); otherwise here, on a connection of its own. Money moves only as ledger rows, with
  * the operator and reason recorded on the row; every action is also logged as a structured audit line. A change the
  * gateways cache (suspension, balance) is announced on the counter store's pub/sub once it is committed (REDIS_URL;
- * core/gateway-events.ts), so every gateway applies it to its next call. The commands themselves live in
- * core/operators/admin-command.ts.
+ * core/spend/gateway-events.ts), so every gateway applies it to its next call. The commands themselves live in
+ * platform/operators/admin-command.ts.
  *
  *   grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
  *   suspend <org_id> --reason <text> [--operator <name>]
@@ -18,12 +18,12 @@
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { createCounterStore, RedisCounterStore } from '../core/counters/index.js';
 import { RedisSpendStore } from '../core/spend/redis-spend-store.js';
-import { GatewayEvents } from '../core/gateway-events.js';
+import { GatewayEvents } from '../core/spend/gateway-events.js';
 import { LedgerService } from '../core/ledger/ledger.service.js';
 import type { Logger } from '../core/logger.js';
-import { runAdmin } from '../core/operators/admin-command.js';
-import { processIO } from '../core/operators/command-io.js';
-import { relayIfRunning } from '../core/operators/ops-client.js';
+import { runAdmin } from '../platform/operators/admin-command.js';
+import { processIO } from '../platform/operators/command-io.js';
+import { relayIfRunning } from '../platform/operators/ops-client.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { initOrm } from '../db/mikro-orm.config.js';
 

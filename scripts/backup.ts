@@ -29,7 +29,7 @@ import {
   undrainedUsage,
   withoutPassword,
   type BackupManifest,
-} from '../core/ops/backup.js';
+} from '../platform/backup.js';
 
 class UsageError extends Error {}
 

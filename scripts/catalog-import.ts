@@ -1,19 +1,19 @@
 /**
  * `npm run catalog:import -- [FILE]`: load a public directory file (default data/public-apis/public-apis.json, with
  * data/public-apis/enrichment/*.json beside it) into DATABASE_URL or the embedded database, applying pending
- * migrations first. Prints the import report as JSON. The logic lives in core/catalog/directory-import.ts (the
- * command's body in core/operators/catalog-import-command.ts). While `npm start` runs on the embedded database, the
- * import runs inside it, handed over its operator socket (core/operators/ops-client.ts).
+ * migrations first. Prints the import report as JSON. The logic lives in core/catalog/public-apis/public-apis-import.ts (the
+ * command's body in platform/operators/catalog-import-command.ts). While `npm start` runs on the embedded database, the
+ * import runs inside it, handed over its operator socket (platform/operators/ops-client.ts).
  */
 import path from 'node:path';
-import { createEmbedder } from '../core/catalog/embedder.js';
-import { DirectoryImporter } from '../core/catalog/directory-import.js';
-import { SearchIndex } from '../core/catalog/search-index.js';
+import { createEmbedder } from '../core/catalog/search/embedder.js';
+import { DirectoryImporter } from '../core/catalog/public-apis/public-apis-import.js';
+import { SearchIndex } from '../core/catalog/search/search-index.js';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
-import { processIO } from '../core/operators/command-io.js';
-import { runCatalogImport } from '../core/operators/catalog-import-command.js';
-import { relayIfRunning } from '../core/operators/ops-client.js';
+import { processIO } from '../platform/operators/command-io.js';
+import { runCatalogImport } from '../platform/operators/catalog-import-command.js';
+import { relayIfRunning } from '../platform/operators/ops-client.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { initOrm } from '../db/mikro-orm.config.js';
 

@@ -31,7 +31,7 @@ import {
   withoutPassword,
   type BackupManifest,
   type BookFigures,
-} from '../core/ops/backup.js';
+} from '../platform/backup.js';
 
 const USAGE = 'usage: npm run restore -- FILE [--target DATABASE_URL] [--force] [--flush-redis]';
 

@@ -5,7 +5,7 @@
  * shut down gracefully: in-flight requests finish, then everything closes.
  *
  * `gateway --processes N` (or GATEWAY_PROCESSES=N) runs the gateway as N node:cluster workers on one port
- * (core/runtime/cluster.ts): this process becomes their supervisor and serves nothing itself. Only the gateway role
+ * (platform/runtime/cluster.ts): this process becomes their supervisor and serves nothing itself. Only the gateway role
  * alone may fork; the other roles keep their single process (run them as separate starts).
  */
 import cluster from 'node:cluster';
@@ -13,20 +13,20 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { createApiApp } from '../api/app.js';
 import { installRuntimeOnce, startWorker, type RunningWorker } from '../activities/worker.js';
-import { startMetricsServer } from '../core/metrics/metrics-server.js';
+import { startMetricsServer } from '../platform/metrics-server.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { createLogger } from '../core/logger.js';
-import { superviseGatewayWorkers, WORKER_READY } from '../core/runtime/cluster.js';
-import { DevServerError } from '../core/temporal/dev-server.js';
-import { startHttpServer, type RunningHttpServer } from '../core/runtime/http-server.js';
-import { createServices } from '../core/services.js';
-import { otlpTracesEndpoint, startTracing } from '../core/tracing/tracing.js';
+import { superviseGatewayWorkers, WORKER_READY } from '../platform/runtime/cluster.js';
+import { DevServerError } from '../platform/temporal-dev-server.js';
+import { startHttpServer, type RunningHttpServer } from '../platform/runtime/http-server.js';
+import { createServices } from '../platform/services.js';
+import { otlpTracesEndpoint, startTracing } from '../platform/tracing.js';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { RedisCounterStore } from '../core/counters/index.js';
 import { enforceRedisRequirements, RedisRequirementsError } from '../core/spend/redis-requirements.js';
 import { createMcpApp } from '../mcp/app.js';
-import { startOpsServerOrWarn, type OpsServer } from '../core/operators/ops-server.js';
+import { startOpsServerOrWarn, type OpsServer } from '../platform/operators/ops-server.js';
 
 const ROLES = ['api', 'gateway', 'mcp', 'worker'] as const;
 const PACKAGE_VERSION = (
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   }
 
   // On the embedded database this process is its only client: operator commands (`npm run admin`, `npm run
-  // catalog:import`) are handed to it on a socket beside the data and run here (core/operators/ops-server.ts).
+  // catalog:import`) are handed to it on a socket beside the data and run here (platform/operators/ops-server.ts).
   const ops: OpsServer | undefined =
     config.database.kind === 'pglite' ? await startOpsServerOrWarn(services, config.database.dataDir) : undefined;
 

@@ -9,7 +9,7 @@ import type { Middleware } from 'koa';
 import { requireScope, type Principal, type Scope } from '../../core/auth/scopes.js';
 import { ForbiddenError } from '../../core/errors.js';
 import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 
 export type AuthNeed = Scope | { scope?: Scope; session: true } | undefined;

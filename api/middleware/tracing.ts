@@ -1,11 +1,11 @@
 /**
  * A server span per request of a Koa surface (control plane, agent-tool server) when tracing is on
- * (core/tracing/tracing.ts): child of the caller's `traceparent`, named by the matched route template, carrying the
+ * (platform/tracing.ts): child of the caller's `traceparent`, named by the matched route template, carrying the
  * request id. Everything the request does runs with the span active, so a workflow it starts (Temporal's client
  * interceptor) or a gateway call it makes in process (call_api) joins the same trace. Not installed when tracing is off.
  */
 import type { Middleware } from 'koa';
-import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, withSpan } from '../../core/tracing/tracing.js';
+import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, withSpan } from '../../core/tracing.js';
 import type { AppState } from '../context.js';
 
 export function httpTracing(surface: string): Middleware<AppState> {

@@ -16,7 +16,7 @@ import { AppError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_OAUTH_CAPS, mintOAuthKey, OAuthKeyCaps, oauthKeyName } from '../../core/oauth/oauth-approval.js';
 import { createOAuthProvider, INTERACTION_TTL_S, mcpResource, OAUTH_PATHS } from '../../core/oauth/oauth-provider.js';
 import { SCOPES } from '../../core/auth/scopes.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml, PAGE_CSP } from '../pages/layout.js';

@@ -29,10 +29,10 @@ import {
   ConnectOnboardView,
   PackView,
 } from '../../core/billing/billing.schemas.js';
-import { CategoryView, HistoryPointView, RankView } from '../../core/catalog/listings.schemas.js';
-import { HistoryQuery, StatsQuery } from '../../core/catalog/listings.service.js';
-import { QuoteQuery } from '../../core/catalog/quote.js';
-import { SearchQuery } from '../../core/catalog/search.schemas.js';
+import { CategoryView, HistoryPointView, RankView } from '../../core/catalog/listings/listings.schemas.js';
+import { HistoryQuery, StatsQuery } from '../../core/catalog/listings/listings.service.js';
+import { QuoteQuery } from '../../core/catalog/listings/quote.js';
+import { SearchQuery } from '../../core/catalog/search/search.schemas.js';
 import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
 import {
@@ -138,7 +138,7 @@ const UsageEvent = z
   })
   .describe('A metered call.');
 
-/** One ranked listing of `GET /v1/search` (core/catalog/search.service.ts `SearchItem`). */
+/** One ranked listing of `GET /v1/search` (core/catalog/search/search.service.ts `SearchItem`). */
 const SearchItem = z
   .looseObject({
     slug: z.string(),
@@ -172,7 +172,7 @@ const SearchItem = z
 const PriceIncrease = z.object({ price_cents: z.number().int(), effective_at: z.string() }).nullable();
 const Discount = z.looseObject({ off_cents: z.number().int() }).nullable();
 
-/** `GET /v1/apis/{slug}/quote` (core/catalog/quote.ts `QuoteView`). */
+/** `GET /v1/apis/{slug}/quote` (core/catalog/listings/quote.ts `QuoteView`). */
 const Quote = z
   .looseObject({
     api: z.string(),

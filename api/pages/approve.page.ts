@@ -4,7 +4,7 @@
  */
 import Router from '@koa/router';
 import { ApproveSpendBody } from '../../core/keys/keys.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';

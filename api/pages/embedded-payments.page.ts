@@ -12,7 +12,7 @@ import {
 } from '../../core/billing/embedded-payments.js';
 import { NotFoundError } from '../../core/errors.js';
 import { escapeHtml } from '../../core/html.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { csrfToken, errorLine, hidden, pageHandler, paramOf, readFormParams, render } from './forms.js';
 

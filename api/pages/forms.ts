@@ -9,7 +9,7 @@ import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { randomString, safeEqual } from '../../core/crypto.js';
 import { type AppError, ForbiddenError, toAppError, ValidationError } from '../../core/errors.js';
 import { SESSION_ABSOLUTE_MS, type SessionPrincipal } from '../../core/sessions/sessions.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppContext } from '../context.js';
 import { formatIssues, readRawBody } from '../middleware/body.js';
 import { fromHttpError } from '../middleware/error-envelope.js';

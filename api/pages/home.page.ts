@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Router from '@koa/router';
 import { NotFoundError } from '../../core/errors.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
 import { paramOf, render, signedIn } from './forms.js';

@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { ValidationError } from '../../core/errors.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import {

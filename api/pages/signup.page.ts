@@ -6,7 +6,7 @@
  */
 import Router from '@koa/router';
 import { LoginVerifyBody, SignupBody } from '../../core/accounts/accounts.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml } from './layout.js';

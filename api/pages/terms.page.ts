@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import { ValidationError } from '../../core/errors.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
 import {

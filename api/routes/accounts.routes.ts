@@ -9,7 +9,7 @@ import {
   VerifyEmailBody,
 } from '../../core/accounts/accounts.schemas.js';
 import { ok } from '../../core/envelope.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { auth, clientOf, principalOf } from '../middleware/auth.js';
 import { parseBody } from '../middleware/body.js';

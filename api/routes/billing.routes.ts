@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
 import { AutoReloadBody, CheckoutBody } from '../../core/billing/billing.schemas.js';
 import { ok } from '../../core/envelope.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';
 import { parseBody, readRawBody } from '../middleware/body.js';

@@ -1,10 +1,10 @@
 /** Public catalog routes of this stage: search, listing detail, terms (and accepting them), providers, document snapshots. */
 import Router from '@koa/router';
 import { ok } from '../../core/envelope.js';
-import { SearchQuery } from '../../core/catalog/search.schemas.js';
+import { SearchQuery } from '../../core/catalog/search/search.schemas.js';
 import { ProvidersQuery } from '../../core/providers/directory.service.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, optionalAuth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';
@@ -12,7 +12,7 @@ import { parseBody, parseQuery } from '../middleware/body.js';
 export function catalogRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>();
 
-  // Public: hybrid search over live listings (core/catalog/search.service.ts); meta carries total, limit, offset.
+  // Public: hybrid search over live listings (core/catalog/search/search.service.ts); meta carries total, limit, offset.
   router.get('/v1/search', async (ctx) => {
     const { items, total, limit, offset, sort } = await services.search.search(parseQuery(ctx, SearchQuery));
     ctx.body = ok(items, ctx.state.requestId, { total, limit, offset, sort });

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { fail, ok } from '../../core/envelope.js';
 import { ServiceUnavailableError } from '../../core/errors.js';
 import { publicHealth } from '../../core/health/health.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 
 export function healthRoutes(services: Pick<Services, 'health'>, surface: string): Router<AppState> {

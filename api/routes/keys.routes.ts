@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { ok } from '../../core/envelope.js';
 import { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from '../../core/keys/keys.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';

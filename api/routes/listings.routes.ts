@@ -3,10 +3,10 @@
  * score history, ranks, the quote, and GET /v1/categories. All public; the quote says more to a caller with a key.
  */
 import Router from '@koa/router';
-import { QuoteQuery } from '../../core/catalog/quote.js';
-import { HistoryQuery, StatsQuery } from '../../core/catalog/listings.service.js';
+import { QuoteQuery } from '../../core/catalog/listings/quote.js';
+import { HistoryQuery, StatsQuery } from '../../core/catalog/listings/listings.service.js';
 import { ok } from '../../core/envelope.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { parseQuery } from '../middleware/body.js';
 

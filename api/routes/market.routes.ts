@@ -8,7 +8,7 @@ import Router from '@koa/router';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
 import { ok } from '../../core/envelope.js';
 import { ActivityQuery, LeaderboardQuery } from '../../core/market/market.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';
 import { parseBody, parseQuery } from '../middleware/body.js';

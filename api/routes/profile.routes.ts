@@ -4,7 +4,7 @@ import { ok } from '../../core/envelope.js';
 import { NotFoundError } from '../../core/errors.js';
 import { AVATAR_MAX_BYTES } from '../../core/profiles/image.js';
 import { ProfilePatch } from '../../core/profiles/profiles.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';
 import { parseBody, readRawBody } from '../middleware/body.js';

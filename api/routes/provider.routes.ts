@@ -14,7 +14,7 @@ import {
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
 import { lifecycleView, type LifecycleOutcome } from '../../core/providers/providers.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
 import type { AppContext, AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';

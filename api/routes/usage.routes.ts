@@ -1,7 +1,7 @@
 /** GET /v1/usage: the org's metered calls, filtered by `from`/`to`, paginated, with range totals in meta. */
 import Router from '@koa/router';
 import { ok } from '../../core/envelope.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { UsageQuery } from '../../core/usage/usage.service.js';
 import type { AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';

@@ -17,7 +17,7 @@ import pg from 'pg';
 import { request } from 'undici';
 import { loadConfig } from '../../core/config.js';
 import { newId } from '../../core/ids.js';
-import { createServices } from '../../core/services.js';
+import { createServices } from '../../platform/services.js';
 import { Api, Endpoint, Org } from '../../db/entities/index.js';
 import { runCapacity } from './capacity.js';
 import type { CpuGroups } from './cpu.js';

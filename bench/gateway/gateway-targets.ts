@@ -16,7 +16,7 @@ import { request } from 'undici';
 import { loadConfig } from '../../core/config.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { rateWindowKey } from '../../core/spend/redis-spend-store.js';
-import { createServices, type Services } from '../../core/services.js';
+import { createServices, type Services } from '../../platform/services.js';
 import { createBenchDatabase } from '../bench-db.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';

@@ -9,7 +9,7 @@
  *   callable listings regardless of relevance would show here).
  */
 import { readFile } from 'node:fs/promises';
-import type { Ranker } from '../../core/catalog/search.service.js';
+import type { Ranker } from '../../core/catalog/search/search.service.js';
 import { newId } from '../../core/ids.js';
 import { ndcgAt } from './ndcg.js';
 import type { Scratch } from './scratch.js';

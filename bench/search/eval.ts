@@ -7,7 +7,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Ranker } from '../../core/catalog/search.service.js';
+import type { Ranker } from '../../core/catalog/search/search.service.js';
 import { evalCallable, loadCallableSet, publishCallable, type CallableFigures, type EvalQuery } from './callable.js';
 import { ndcgAt } from './ndcg.js';
 import { scratchCatalog } from './scratch.js';

@@ -9,13 +9,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createApiApp } from '../../api/app.js';
-import { DEFAULT_DIRECTORY_FILE } from '../../core/catalog/directory-import.js';
-import { DirectoryFile, type DirectoryEntry } from '../../core/catalog/directory.js';
-import { SEARCH_SORTS } from '../../core/catalog/search.schemas.js';
+import { DEFAULT_DIRECTORY_FILE } from '../../core/catalog/public-apis/public-apis-import.js';
+import { DirectoryFile, type DirectoryEntry } from '../../core/catalog/public-apis/public-apis.js';
+import { SEARCH_SORTS } from '../../core/catalog/search/search.schemas.js';
 import { loadConfig } from '../../core/config.js';
 import { newId } from '../../core/ids.js';
-import { startHttpServer } from '../../core/runtime/http-server.js';
-import { createServices } from '../../core/services.js';
+import { startHttpServer } from '../../platform/runtime/http-server.js';
+import { createServices } from '../../platform/services.js';
 import { createLogger } from '../../core/logger.js';
 import { scratchCatalog } from './scratch.js';
 

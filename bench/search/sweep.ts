@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { scratchCatalog } from './scratch.js';
-import { RANKING, type Ranker } from '../../core/catalog/search.service.js';
+import { RANKING, type Ranker } from '../../core/catalog/search/search.service.js';
 import { evalCallable, loadCallableSet, publishCallable, type EvalQuery } from './callable.js';
 import { ndcgAt } from './ndcg.js';
 const args = process.argv.slice(2).filter((a) => a !== '--callable');

@@ -22,7 +22,7 @@ import { SCOPES } from '../../core/auth/scopes.js';
 import { loadConfig } from '../../core/config.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { newId } from '../../core/ids.js';
-import { createServices, type Services } from '../../core/services.js';
+import { createServices, type Services } from '../../platform/services.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
 import { createBenchDatabase, BENCH_ADMIN_URL } from '../bench-db.js';
 import { checkBooks, type CallAnswer } from '../../test/helpers/books.js';

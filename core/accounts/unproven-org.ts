@@ -11,8 +11,7 @@
  * docs/decisions.md, "Pre-registration takeover (issue 21)".
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pgArray } from '../catalog/rollups.service.js';
-import { lockOrg } from '../keys/key-admin.service.js';
+import { lockOrg, pgArray } from '../db/sql.js';
 
 /** An unverified signup frees its email this long after it was made (the verification link's lifetime too). */
 export const UNVERIFIED_SIGNUP_TTL_MS = 24 * 3_600_000;

@@ -4,18 +4,24 @@
  * requests too, so accepting it on `/v1/*` would let any site act for a signed-in person. The pages read the cookie
  * themselves (api/pages) and protect their forms with a CSRF token.
  */
-import type { KeysService } from '../keys/keys.service.js';
-import type { SessionsService } from '../sessions/sessions.service.js';
 import { parseBearer } from './bearer.js';
 import type { Principal } from './scopes.js';
 
 /** The pages' session cookie (HttpOnly, SameSite=Lax); read by the pages only. */
 export const SESSION_COOKIE = 'svc_session';
 
+/** What the authenticator asks of the credential services (core/keys, core/sessions); auth sits below both. */
+export interface KeyAuthenticator {
+  authenticate(token: string): Promise<{ principal: Principal }>;
+}
+export interface SessionAuthenticator {
+  authenticate(token: string): Promise<Principal>;
+}
+
 export class Authenticator {
   constructor(
-    private readonly keys: KeysService,
-    private readonly sessions: SessionsService,
+    private readonly keys: KeyAuthenticator,
+    private readonly sessions: SessionAuthenticator,
   ) {}
 
   async authenticate(input: { authorization?: string }): Promise<Principal> {

@@ -16,7 +16,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import { providerEntries } from './split.js';
+import { providerEntries } from '../money/split.js';
 
 const FOLD_BATCH = 1_000;
 

@@ -10,7 +10,7 @@ import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgres
 import type Stripe from 'stripe';
 import { Org, Payout } from '../../db/entities/index.js';
 import type { Config } from '../config.js';
-import type { GatewayEvents } from '../gateway-events.js';
+import type { GatewayEvents } from '../spend/gateway-events.js';
 import { newId } from '../ids.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';

@@ -7,7 +7,7 @@
  * Unknown event types are acknowledged and ignored.
  *
  * Nothing outside Postgres hears of an event before its transaction commits: the gateways are told the org changed
- * (core/gateway-events.ts), and Temporal is signalled (a charge settled, a Connect account updated) from the committed
+ * (core/spend/gateway-events.ts), and Temporal is signalled (a charge settled, a Connect account updated) from the committed
  * state, after the commit. A signal that cannot be sent answers 503, so Stripe delivers the event again; a repeated
  * delivery changes nothing in the books but sends the signals again (workflows take them idempotently).
  */
@@ -19,7 +19,7 @@ import { Org, Payment, type IPayment } from '../../db/entities/index.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceUnavailableError, ValidationError } from '../errors.js';
-import type { GatewayEvents } from '../gateway-events.js';
+import type { GatewayEvents } from '../spend/gateway-events.js';
 import { newId } from '../ids.js';
 import type { LedgerService } from '../ledger/ledger.service.js';
 import type { Logger } from '../logger.js';

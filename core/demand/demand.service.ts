@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import { ValidationError } from '../errors.js';
 import { escapeHtml } from '../html.js';
 import { newId } from '../ids.js';
-import { pgArray, toDate } from '../catalog/rollups.service.js';
+import { pgArray, toDate } from '../db/sql.js';
 import type { Logger } from '../logger.js';
 import type { Mailer, MailMessage } from '../mail/mailer.js';
 import {

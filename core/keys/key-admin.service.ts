@@ -8,6 +8,7 @@ import { ApiKey, Org, type IApiKey } from '../../db/entities/index.js';
 import type { Principal, Scope } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
+import { lockOrg } from '../db/sql.js';
 import { isId } from '../ids.js';
 import { endMcpSessionsOfKeys } from '../mcp-sessions/mcp-session-store.js';
 import { pageInfo, type Page } from '../pagination.js';
@@ -335,16 +336,6 @@ async function findOwn(em: EntityManager, principal: Principal, id: string): Pro
   const key = isId('apiKey', id) ? await em.findOne(ApiKey, { id, org: principal.orgId }) : null;
   if (!key) throw new NotFoundError(`No key ${id}.`);
   return key;
-}
-
-/**
- * Serialise key changes per org (the active-key cap and the key tree hold under concurrency). `FOR NO KEY UPDATE`:
- * it excludes other key changes and balance updates of the org, but not the key-share locks that inserting rows
- * which reference the org (the gateway's usage events) takes, so calls are not held up by it.
- */
-export async function lockOrg(em: EntityManager, orgId: string): Promise<void> {
-  const rows = await em.execute('select id from orgs where id = ? for no key update', [orgId]);
-  if (rows.length === 0) throw new NotFoundError('Organization not found.');
 }
 
 /** For an already revoked key (no longer in the active tree): is `ancestorId` above it? */

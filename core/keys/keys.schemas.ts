@@ -1,9 +1,9 @@
 /** Inputs of the key routes and tools. Caps are non-negative integer cents or null (no cap). */
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes.js';
+import { Cents } from '../money/cents.js';
 import { Pagination } from '../pagination.js';
 
-export const Cents = z.number().int('must be an integer number of cents').min(0).max(1_000_000_000_000);
 const Cap = Cents.nullable();
 
 export const CreateKeyBody = z

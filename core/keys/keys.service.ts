@@ -13,7 +13,6 @@ import type { CounterStore, Unsubscribe } from '../counters/index.js';
 import { UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { SpendStore } from '../spend/spend-store.js';
 import { MAX_KEY_DEPTH } from './key-governance.js';
 import { generateKeyMaterial, hashKey } from './key-material.js';
 
@@ -22,6 +21,11 @@ export const KEY_INVALIDATION_CHANNEL = 'keys:invalidate';
 export const KEY_CACHE_TTL_MS = 1_000;
 
 /** What the hot paths need about a key, cached by hash. */
+/** The gateway's shared key version (SpendStore.keysChanged in core/spend), passed in: keys sits below spend. */
+export interface KeyVersionBump {
+  keysChanged(orgId: string): Promise<void>;
+}
+
 export interface KeyAuth {
   keyId: string;
   orgId: string;
@@ -83,7 +87,7 @@ export const VERSIONED_KEY_TRUST_MS = 60_000;
 
 export interface KeysServiceOptions {
   /** Where a key change is also recorded for the gateways' admissions (the key version), besides pub/sub. */
-  spend?: Pick<SpendStore, 'keysChanged'>;
+  spend?: KeyVersionBump;
   /** How long a cached key is trusted without pub/sub: the bound on seeing a change when a message is lost. */
   cacheTtlMs?: number;
   negativeTtlMs?: number;
@@ -117,7 +121,7 @@ export class KeysService {
   private readonly cacheTtlMs: number;
   private readonly negativeTtlMs: number;
   private readonly maxEntries: number;
-  private readonly spend: Pick<SpendStore, 'keysChanged'> | undefined;
+  private readonly spend: KeyVersionBump | undefined;
 
   constructor(
     private readonly orm: MikroORM,

@@ -13,7 +13,7 @@ import type { LedgerKind } from '../../db/entities/index.js';
 import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { pageInfo, type Page } from '../pagination.js';
-import { crossesReloadThreshold } from '../spend/money-rules.js';
+import { crossesReloadThreshold } from '../money/money-rules.js';
 
 /** How a writer books its rows: its own multi-row insert (`sql`), or `LedgerService.post`. */
 export type LedgerWriterVia = 'sql' | 'post';
@@ -47,7 +47,7 @@ export const LEDGER_WRITERS = {
   },
   'core/billing/payouts.service.ts': { via: 'post', kinds: ['payout'], what: 'payouts and their reversal on failure' },
   'activities/credits.activities.ts': { via: 'post', kinds: ['grant'], what: 'the signup grant workflow' },
-  'core/operators/admin-command.ts': {
+  'platform/operators/admin-command.ts': {
     via: 'post',
     kinds: ['grant', 'adjustment'],
     what: "an operator's grant or adjustment (`npm run admin`, in its own process or in a running `npm start`)",

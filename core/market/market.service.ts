@@ -1,14 +1,14 @@
 /**
  * Boards and the market view (issue 11, item 5): read-only over the rollup tables the `catalog-rollups` schedule
- * maintains (core/catalog/rollups.service.ts), so every read is an index lookup, fresh within one run (30 s).
+ * maintains (core/catalog/rollups/rollups.service.ts), so every read is an index lookup, fresh within one run (30 s).
  * Nothing private leaves here: no org ids, emails or consumer names; providers are shown by their public profile.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import type { Clock } from '../clock.js';
-import { BOARD_METRICS, BOARDS, type Board } from '../catalog/rollups.scoring.js';
-import { toDate } from '../catalog/rollups.service.js';
+import { BOARD_METRICS, BOARDS, type Board } from '../catalog/rollups/rollups.scoring.js';
+import { toDate } from '../db/sql.js';
 
 export const LeaderboardQuery = z
   .object({

@@ -13,7 +13,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { McpSessionEndReason } from '../../db/entities/index.js';
-import { pgArray, toDate } from '../catalog/rollups.service.js';
+import { pgArray, toDate } from '../db/sql.js';
 import type { Clock } from '../clock.js';
 import { sha256Hex } from '../crypto.js';
 import { RateLimitedError } from '../errors.js';

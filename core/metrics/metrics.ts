@@ -1,6 +1,6 @@
 /**
  * The operators' metrics of one process (prom-client; docs/operations.md lists each series and what to alert on).
- * One `Metrics` per process, created with the services; `core/metrics/metrics-server.ts` serves it on
+ * One `Metrics` per process, created with the services; `platform/metrics-server.ts` serves it on
  * `METRICS_PORT`. Labels are bounded: routes are templates (`/v1/keys/:id`), APIs are listing slugs, outcomes and
  * reasons are fixed words. Values that live elsewhere (open reservations, the drain's backlog, ledger drift) are read
  * at scrape time through the `watch*` hooks, so the hot path pays for none of them.

@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { Org } from '../../db/entities/index.js';
 import { ALL_SCOPES } from '../auth/scopes.js';
 import { ConflictError, ForbiddenError } from '../errors.js';
-import { lockOrg, MAX_ACTIVE_KEYS_PER_ORG } from '../keys/key-admin.service.js';
-import { Cents } from '../keys/keys.schemas.js';
+import { lockOrg } from '../db/sql.js';
+import { MAX_ACTIVE_KEYS_PER_ORG } from '../keys/key-admin.service.js';
+import { Cents } from '../money/cents.js';
 import type { KeysService } from '../keys/keys.service.js';
 import { ApiKey } from '../../db/entities/index.js';
 

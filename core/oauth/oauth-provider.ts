@@ -16,7 +16,7 @@ import type { Config } from '../config.js';
 import { escapeHtml } from '../html.js';
 import type { Logger } from '../logger.js';
 import type { UpstreamGuard } from '../upstream/upstream-guard.js';
-import { applyProxyTrust } from '../runtime/proxy-trust.js';
+import { applyProxyTrust } from '../../platform/runtime/proxy-trust.js';
 import { createOAuthAdapter } from './oauth-adapter.js';
 
 export const ACCESS_TOKEN_TTL_S = 3_600;

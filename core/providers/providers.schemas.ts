@@ -1,7 +1,7 @@
 /** Inputs of the provider routes and tools (zod, strict: unknown fields are refused). */
 import { z } from 'zod';
 import { DOCUMENT_KINDS, ENDPOINT_METHODS, INJECTIONS } from '../../db/entities/index.js';
-import { Cents } from '../keys/keys.schemas.js';
+import { Cents } from '../money/cents.js';
 
 export const API_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 export const Slug = z.string().trim().regex(API_SLUG, 'must be 1-64 lower-case letters, digits or inner hyphens');

@@ -3,7 +3,7 @@
  * (decreases now; increases on live listings after a notice period, by priceChangeWorkflow), and the lifecycle
  * (verify, publish, unpublish) through verifyAndPublishWorkflow. Everything is scoped to the caller's org: another
  * org's listing answers 404. Every change the gateway caches (status, prices, discounts, upstream) is announced to the
- * gateways once it commits (core/gateway-events.ts).
+ * gateways once it commits (core/spend/gateway-events.ts).
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
@@ -12,7 +12,7 @@ import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import type { GatewayEvents } from '../gateway-events.js';
+import type { GatewayEvents } from '../spend/gateway-events.js';
 import { isId, newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { pageInfo, type Page } from '../pagination.js';
@@ -112,7 +112,7 @@ export interface ProvidersDeps {
   /** Tells the gateways a listing changed (after the change commits). */
   events: GatewayEvents;
   logger: Logger;
-  /** Catalog search's index (core/catalog/search-index.ts): refreshed on publish and on edits. */
+  /** Catalog search's index (core/catalog/search/search-index.ts): refreshed on publish and on edits. */
   searchIndex?: { index(apiIds: readonly string[]): Promise<number> };
 }
 

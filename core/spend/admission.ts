@@ -20,11 +20,12 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
 import { AppError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { KeyAuth } from '../keys/keys.service.js';
+import type { KeyAuth, KeysService } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
-import type { Services } from '../services.js';
-import { idempotencyMismatch, keyGovernance, refusalError } from '../admission/refusals.js';
-import { loadSnapshot } from '../admission/snapshot.js';
+import type { Config } from '../config.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { idempotencyMismatch, keyGovernance, refusalError } from './admission-refusals.js';
+import { loadSnapshot } from './admission-snapshot.js';
 import { findIdempotencyRecord } from './idempotency-records.js';
 import { SeenKeys, seenKeyHash } from './idempotency-seen.js';
 import { ExpiringMemo } from './local-memo.js';
@@ -55,9 +56,16 @@ export interface AdmitRequest {
 
 export type AdmissionDecision = Reservation | { kind: 'replay'; record: string } | { kind: 'refused'; error: AppError };
 
-type AdmissionServices = Pick<Services, 'spend' | 'orm' | 'clock' | 'logger' | 'config'> &
-  Partial<Pick<Services, 'keys'>> &
-  Partial<Pick<Services, 'metrics'>>;
+/** What admission takes from the composition root (platform/services.ts). */
+interface AdmissionServices {
+  readonly spend: SpendStore;
+  readonly orm: MikroORM;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly config: Config;
+  readonly keys?: KeysService;
+  readonly metrics?: Metrics;
+}
 
 export class Admissions implements SettlementContext {
   readonly spend: SpendStore;

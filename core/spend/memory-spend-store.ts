@@ -3,7 +3,7 @@
  * scripts; JavaScript's run-to-completion makes each method atomic, as a Lua script is on Redis. Its usage "stream"
  * lives and dies with the process (the embedded mode's durability: docs/durability.md).
  */
-import { chargeCall } from './money-rules.js';
+import { chargeCall } from '../money/money-rules.js';
 import { MemorySeenSets } from './memory-seen-sets.js';
 import type {
   Admission,

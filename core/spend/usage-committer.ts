@@ -26,14 +26,14 @@
  * charged, so the books still balance.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { splitPrice } from '../billing/split.js';
+import { splitPrice } from '../money/split.js';
 import {
   addKeySpend,
   chargeCall,
   creditAppliedSql,
   crossesReloadThreshold,
   crossesReloadThresholdSql,
-} from './money-rules.js';
+} from '../money/money-rules.js';
 import { newId } from '../ids.js';
 import { listUnsynced } from './idempotency-seen.js';
 import type { Logger } from '../logger.js';
@@ -129,7 +129,7 @@ interface CommitResult {
   usage: { id: string; credit: number | string; billable: number | string }[] | null;
 }
 
-/** The money rules inside the statement (core/spend/money-rules.ts). */
+/** The money rules inside the statement (core/money/money-rules.ts). */
 const CREDIT_APPLIED = creditAppliedSql('c.price', 'r.balance_after + c.price');
 const RELOAD_CROSSED = crossesReloadThresholdSql(
   'auto_reload_enabled',

@@ -201,7 +201,7 @@ export interface CatalogRollupsInput {
   loop?: { forMs: number; everyMs: number };
 }
 
-/** What one pass of catalogRollupsWorkflow did, step by step (core/catalog/rollups.service.ts); the last pass's. */
+/** What one pass of catalogRollupsWorkflow did, step by step (core/catalog/rollups/rollups.service.ts); the last pass's. */
 export interface CatalogRollupsResult {
   /** Passes made by this run (1 without `loop`). */
   passes?: number;

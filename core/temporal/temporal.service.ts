@@ -14,7 +14,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { msToNumber, TypedSearchAttributes } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
-import { tracingOn } from '../tracing/tracing.js';
+import { tracingOn } from '../tracing.js';
 import type { Logger } from '../logger.js';
 import { ConflictError } from '../errors.js';
 import {
@@ -74,7 +74,7 @@ export class TemporalService {
     private readonly logger: Logger,
   ) {
     this.connection = Connection.lazy({ address: target.address, connectTimeout: '3s' });
-    // Tracing on (core/tracing/tracing.ts): starts and signals carry the caller's trace into the workflow's headers.
+    // Tracing on (platform/tracing.ts): starts and signals carry the caller's trace into the workflow's headers.
     this.client = new Client({
       connection: this.connection,
       namespace: target.namespace,

@@ -13,7 +13,7 @@ import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import { sha256Hex } from '../crypto.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
-import type { GatewayEvents } from '../gateway-events.js';
+import type { GatewayEvents } from '../spend/gateway-events.js';
 import { isId, newId } from '../ids.js';
 import type { AcceptTermsBody, CreateDocumentBody } from '../providers/providers.schemas.js';
 

@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { AppError, type AppErrorOptions } from '../errors.js';
 import { isNonPublicAddress } from './address-policy.js';
-import { endHttpSpan, startClientSpan, tracingOn } from '../tracing/tracing.js';
+import { endHttpSpan, startClientSpan, tracingOn } from '../tracing.js';
 
 export type UpstreamFailureReason =
   | 'invalid_url'

@@ -21,7 +21,13 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import { HOURLY_LATE_ALLOWANCE_MS, toDate } from '../catalog/rollups.service.js';
+import { toDate } from '../db/sql.js';
+
+/**
+ * The rollups' hourly full refresh (core/catalog/rollups/rollups.service.ts): calls committed up to two hours late still land
+ * in their hour, so a partition is dropped only once the rollups have read past it by this much.
+ */
+export const HOURLY_LATE_ALLOWANCE_MS = 2 * 60 * 60 * 1000;
 
 /** Months created ahead of the current one: a stopped cluster has three months before rows land in the default. */
 export const AHEAD_MONTHS = 3;

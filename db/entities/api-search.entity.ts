@@ -1,9 +1,9 @@
 /**
- * The search index row of a listing (core/catalog/search-index.ts): derived from the listing and its endpoints when
+ * The search index row of a listing (core/catalog/search/search-index.ts): derived from the listing and its endpoints when
  * it is published, edited or imported, never edited by hand. `document` is the weighted full-text document (name,
  * tags, category and examples A; summary and synonyms B; description and endpoint summaries C; the words of endpoint
  * paths D), `embedding` the semantic vectors (Float32, little endian); `embedder` is the embedder's id and the
- * document format (`<id>#<format>`, core/catalog/search-index.ts indexMarker).
+ * document format (`<id>#<format>`, core/catalog/search/search-index.ts indexMarker).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { FullTextType } from '@mikro-orm/postgresql';

@@ -1,5 +1,5 @@
 /**
- * Catalog rollups (issue 11), maintained only by the `catalog-rollups` Temporal Schedule (core/catalog/rollups.service.ts):
+ * Catalog rollups (issue 11), maintained only by the `catalog-rollups` Temporal Schedule (core/catalog/rollups/rollups.service.ts):
  * hourly partial aggregates of usage_events (the incremental layer), per-window stats, merit scores, their daily
  * history, board ranks, and the run's watermark. Read by listing detail, search, boards and the market overview.
  * Column names are a contract with the search and detail code: change them only with them.
@@ -29,7 +29,7 @@ export const ApiUsageHourly = defineEntity({
     errors4xx: p.bigint('number').fieldName('errors_4xx').default(0),
     errors5xx: p.bigint('number').fieldName('errors_5xx').default(0),
     errorsTimeout: p.bigint('number').default(0),
-    /** Call counts per latency bucket (bounds in core/catalog/rollups.scoring.ts), so percentiles merge across hours. */
+    /** Call counts per latency bucket (bounds in core/catalog/rollups/rollups.scoring.ts), so percentiles merge across hours. */
     latencyHist: p.json<number[]>(),
   },
   indexes: [{ name: 'api_usage_hourly_hour_idx', properties: ['hour'] }],

@@ -1,7 +1,7 @@
 /**
  * A provider's earning from one usage batch (the provider's calls in it; `batch_id`), queued by the gateway's commit so
  * that no call locks the provider's org row: gross is the sum of the calls' charges, fee the sum of each call's fee
- * (core/billing/split.ts, per call, so no rounding drift). An accrual queued before batches holds one call
+ * (core/money/split.ts, per call, so no rounding drift). An accrual queued before batches holds one call
  * (`usage_id`, and its id is the usage id). The worker folds queued accruals into the provider's ledger
  * (`provider_earning` and `platform_fee` rows, idempotency keys `earning:{id}` and `fee:{id}`, reference
  * `usage_batch:{batch}` or `usage:{usage}`) and deletes them in the same transaction. Until then the reconciliation

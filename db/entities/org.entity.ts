@@ -47,7 +47,7 @@ export const Org = defineEntity({
      */
     chargebackCarryCents: p.bigint('number').default(0),
     /**
-     * The public directory's own org (core/catalog/directory-import.ts): set by the import, never by a user, and held
+     * The public directory's own org (core/catalog/public-apis/public-apis-import.ts): set by the import, never by a user, and held
      * by at most one org. The import finds its org by this flag, never by a profile slug someone else could take.
      */
     directory: p.boolean().default(false),

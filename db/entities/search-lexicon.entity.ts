@@ -1,6 +1,6 @@
 /**
- * Every lexeme of the full-text search index (core/catalog/search-index.ts adds the lexemes of each row it writes).
- * A query word that is not here is corrected to its nearest words by `pg_trgm` similarity (core/catalog/search.service.ts).
+ * Every lexeme of the full-text search index (core/catalog/search/search-index.ts adds the lexemes of each row it writes).
+ * A query word that is not here is corrected to its nearest words by `pg_trgm` similarity (core/catalog/search/search.service.ts).
  * Words of listings since removed may linger: a correction to one matches nothing, which costs nothing.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';

@@ -60,7 +60,7 @@ export const UsageEvent = defineEntity({
     { name: 'usage_events_key_created_idx', properties: ['key', 'createdAt'] },
     // The provider profile's stats and provider analytics: one org's APIs over a time range.
     { name: 'usage_events_api_created_idx', properties: ['apiId', 'createdAt'] },
-    // The catalog rollups: every listing's calls since a watermark (core/catalog/rollups.service.ts).
+    // The catalog rollups: every listing's calls since a watermark (core/catalog/rollups/rollups.service.ts).
     { name: 'usage_events_created_idx', properties: ['createdAt'] },
   ],
   checks: [

@@ -1,7 +1,7 @@
 /** Account tools: `svc_register` (the same core function as POST /v1/register). */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';

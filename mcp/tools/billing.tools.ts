@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { requireScope, type Principal } from '../../core/auth/scopes.js';
 import { CHECKOUT_MAX_CENTS, CHECKOUT_MIN_CENTS, CheckoutBody, PACKS } from '../../core/billing/billing.schemas.js';
 import { AppError } from '../../core/errors.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { BalanceOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';

@@ -7,11 +7,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
-import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../../core/catalog/search.schemas.js';
-import { BOARDS } from '../../core/catalog/rollups.scoring.js';
+import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../../core/catalog/search/search.schemas.js';
+import { BOARDS } from '../../core/catalog/rollups/rollups.scoring.js';
 import { ApiRequestBody } from '../../core/demand/demand.service.js';
 import { LeaderboardQuery } from '../../core/market/market.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { CompactListingOut, ListingDetailOut, SchemaOut, SearchItemOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';

@@ -1,6 +1,6 @@
 /** Every tool the agent-tool server offers, registered on one McpServer per session. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { ToolContext, ToolRuntime } from '../tool-context.js';
 import { registerAccountTools } from './accounts.tools.js';
 import { registerBillingTools } from './billing.tools.js';

@@ -7,10 +7,10 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { SCOPES, type Principal, requireScope } from '../../core/auth/scopes.js';
-import { QuoteQuery, type QuoteView } from '../../core/catalog/quote.js';
+import { QuoteQuery, type QuoteView } from '../../core/catalog/listings/quote.js';
 import { UnauthenticatedError } from '../../core/errors.js';
 import { PatchKeyBody } from '../../core/keys/keys.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { UsageQuery } from '../../core/usage/usage.service.js';
 import type { ToolContext } from '../tool-context.js';
 import { AdmissionOut, BalanceOut, KeySummaryOut, PageInfoOut } from './consumer-schemas.js';

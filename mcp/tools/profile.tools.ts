@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
 import { ProfilePatch } from '../../core/profiles/profiles.service.js';
 import { ProvidersQuery } from '../../core/providers/directory.service.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
 import { dataOrError, PageInfoShape, parseArgs } from './tool-schemas.js';

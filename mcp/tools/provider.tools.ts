@@ -17,7 +17,7 @@ import {
   PublishBody,
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { moneyMeta } from '../tool-listing.js';
 import { runTool } from './tool-result.js';

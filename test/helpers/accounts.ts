@@ -1,7 +1,7 @@
 /** People for tests, created straight through the services (the signup flow has its own tests). */
 import { SCOPES, type Scope } from '../../core/auth/scopes.js';
 import { newId } from '../../core/ids.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { Org, User } from '../../db/entities/index.js';
 
 export interface Person {

@@ -1,6 +1,6 @@
 /** Live listings written straight to the database (the publish workflow has its own tests). */
 import { Api, Endpoint, Org } from '../../db/entities/index.js';
-import type { Services } from '../../core/services.js';
+import type { Services } from '../../platform/services.js';
 import { newId } from '../../core/ids.js';
 
 export interface LiveApi {

@@ -1,6 +1,6 @@
 /**
  * The catalog rollup tables, for tests only, with exactly the columns agreed with the rollups' migration (issue 11
- * item 6 creates them for real; `if not exists` makes this a no-op once it has). The readers are core/catalog/merit.ts,
+ * item 6 creates them for real; `if not exists` makes this a no-op once it has). The readers are core/catalog/rollups/merit.ts,
  * stats.ts and rollup-reads.ts. Applied to the template database, so every test database has them.
  */
 import { sql } from './db.js';

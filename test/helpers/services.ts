@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { Clock } from '../../core/clock.js';
 import { loadConfig, type Config } from '../../core/config.js';
 import { createLogger, type Logger } from '../../core/logger.js';
-import { createServices, type ServiceOptions, type Services } from '../../core/services.js';
+import { createServices, type ServiceOptions, type Services } from '../../platform/services.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { REDIS_URL } from './env.js';
 

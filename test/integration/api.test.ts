@@ -1,7 +1,7 @@
 // The control plane in-process against real Postgres and Redis: the registration slice and the envelope contract.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { sql } from '../helpers/db.js';
 import { describe as show, expectFailure, http, serve } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';

@@ -4,11 +4,11 @@
 // org until a payment succeeds; the period close pays providers their net earnings once as a Connect transfer; a
 // dispute takes the credits back and suspends the org until an operator lifts it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callEntries } from '../../core/billing/split.js';
+import { callEntries } from '../../core/money/split.js';
 import { UsageCommitter } from '../../core/spend/usage-committer.js';
 import { newId } from '../../core/ids.js';
 import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';
-import { GATEWAY_CHANNELS } from '../../core/gateway-events.js';
+import { GATEWAY_CHANNELS } from '../../core/spend/gateway-events.js';
 import { SCHEDULES, workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -36,7 +36,7 @@ describe('billing cycles, payouts and chargebacks', () => {
   let stripe: StripeRecorder;
   let s: FullStack;
   let n = 0;
-  /** What the gateways were told (core/gateway-events.ts), with the org's committed state when the message landed. */
+  /** What the gateways were told (core/spend/gateway-events.ts), with the org's committed state when the message landed. */
   const announced: { orgId: string; suspended: boolean; reason: string | null }[] = [];
 
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-// Billing and listing changes reach every gateway at once (core/gateway-events.ts): two real gateway processes share
+// Billing and listing changes reach every gateway at once (core/spend/gateway-events.ts): two real gateway processes share
 // Redis and Postgres; each has the org's fast state and the listing cached from a call just before the change. An
 // operator's suspension (the admin CLI, its own process), the unsuspension, a price decrease, a cancelled and an
 // applied scheduled increase, a billing-mode change and an unpublish apply to the very next call on both gateways,

@@ -3,7 +3,7 @@
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
-import { GATEWAY_CHANNELS } from '../../core/gateway-events.js';
+import { GATEWAY_CHANNELS } from '../../core/spend/gateway-events.js';
 import { workflowIds } from '../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
@@ -30,7 +30,7 @@ describe('billing', () => {
   let s: FullStack;
   let person: Person;
   let n = 0;
-  /** What the gateways were told (core/gateway-events.ts), with the org's committed state when the message landed. */
+  /** What the gateways were told (core/spend/gateway-events.ts), with the org's committed state when the message landed. */
   const announced: { orgId: string; suspended: boolean; reason: string | null; mode: string }[] = [];
 
   beforeAll(async () => {

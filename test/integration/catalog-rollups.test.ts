@@ -3,7 +3,7 @@
 // listing without traffic (a directory listing). The workflow around these steps: test/workflows/catalog-rollups.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../core/clock.js';
-import { computeScore } from '../../core/catalog/rollups.scoring.js';
+import { computeScore } from '../../core/catalog/rollups/rollups.scoring.js';
 import { newId } from '../../core/ids.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

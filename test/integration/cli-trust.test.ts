@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

@@ -3,7 +3,7 @@
 // elevation"). A stack of its own, so the low limit touches no other test.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { expectFailure, http, serve, describe as show } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';

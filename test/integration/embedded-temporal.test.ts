@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.js';
-import { DevServerError, startDevServer, type DevServer } from '../../core/temporal/dev-server.js';
+import { DevServerError, startDevServer, type DevServer } from '../../platform/temporal-dev-server.js';
 import { TEMPORAL_CLI } from '../helpers/env.js';
 import { freePort } from '../helpers/ports.js';
 import { startProcess } from '../helpers/processes.js';

@@ -13,7 +13,7 @@ import { expectFailure, http, serve } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { Document } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
 import { idempotencyRecordKey } from '../../core/spend/redis-spend-store.js';

@@ -11,7 +11,7 @@ import type { RedisCounterStore } from '../../core/counters/index.js';
 import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { unsafePathReason } from '../../gateway/upstream-path.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { newId } from '../../core/ids.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Org } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { expectFailure, http, serve } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { expectFailure, http, serve } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';

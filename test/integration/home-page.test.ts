@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { PAGE_CSP } from '../../api/pages/layout.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { ROOT } from '../helpers/env.js';
 import { expectFailure, http, serve, describe as show } from '../helpers/http.js';

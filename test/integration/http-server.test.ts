@@ -2,7 +2,7 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.js';
-import { startHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer } from '../../platform/runtime/http-server.js';
 
 function get(
   port: number,

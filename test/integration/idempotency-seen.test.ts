@@ -13,7 +13,7 @@ import { newId } from '../../core/ids.js';
 import { idempotencyRecordKey, seenKey, seenStateKey } from '../../core/spend/redis-spend-keys.js';
 import { seenKeyHash, UNSYNCED_WAIT_MS } from '../../core/spend/idempotency-seen.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { describe as show, expectFailure, http, serve } from '../helpers/http.js';

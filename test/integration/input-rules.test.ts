@@ -6,7 +6,7 @@ import { createApiApp, createKoaApp } from '../../api/app.js';
 import type { AppState } from '../../api/context.js';
 import { ok } from '../../core/envelope.js';
 import { toAppError } from '../../core/errors.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

@@ -3,7 +3,7 @@
 // person's session (owner or admin) may do all of it. Real Postgres and Redis, two processes' key caches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createPerson } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { expectFailure, http, serve, describe as show } from '../helpers/http.js';

@@ -7,7 +7,7 @@ import { createApiApp } from '../../api/app.js';
 import { SPEND_RULE } from '../../api/pages/console/keys.page.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { ManualClock } from '../../core/clock.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { describe as show, expectFailure, http, serve } from '../helpers/http.js';

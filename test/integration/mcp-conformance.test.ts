@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { createLogger } from '../../core/logger.js';
 import { OAUTH_PATHS } from '../../core/oauth/oauth-provider.js';
-import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import {
   conformanceMissing,

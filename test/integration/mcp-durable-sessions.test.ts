@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { ManualClock } from '../../core/clock.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { sql } from '../helpers/db.js';
 import { REDIS_URL } from '../helpers/env.js';

@@ -1,5 +1,5 @@
 // The one-statement group commit computes two money rules inside Postgres, and the Redis settle script the charge's
-// split: each SQL or Lua twin must agree with its TypeScript rule (core/spend/money-rules.ts) over random values.
+// split: each SQL or Lua twin must agree with its TypeScript rule (core/money/money-rules.ts) over random values.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { seededRandom as random } from '../helpers/random.js';
@@ -9,7 +9,7 @@ import {
   creditAppliedSql,
   crossesReloadThreshold,
   crossesReloadThresholdSql,
-} from '../../core/spend/money-rules.js';
+} from '../../core/money/money-rules.js';
 import { sql } from '../helpers/db.js';
 import { PG_ADMIN_URL, REDIS_URL } from '../helpers/env.js';
 

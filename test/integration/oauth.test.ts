@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { createLogger } from '../../core/logger.js';
 import { createOAuthAdapter } from '../../core/oauth/oauth-adapter.js';
-import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { codeFromMail } from '../helpers/full-stack.js';
 import { sql } from '../helpers/db.js';

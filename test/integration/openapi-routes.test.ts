@@ -9,7 +9,7 @@ import { buildOpenApiDocument } from '../../api/openapi/document.js';
 import { isUndocumented, OPERATIONS } from '../../api/openapi/registry.js';
 import { referenceCsp } from '../../api/openapi/openapi.routes.js';
 import { PAGE_CSP } from '../../api/pages/layout.js';
-import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createLogger } from '../../core/logger.js';
 import { freePort } from '../helpers/ports.js';
 import { CHROMIUM, launchBrowser } from '../helpers/browser.js';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../activities/worker.js';
 import { createApiApp } from '../../api/app.js';
 import { createLogger } from '../../core/logger.js';
-import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { createPerson } from '../helpers/accounts.js';

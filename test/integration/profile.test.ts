@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { CONSUMER_SCOPES, VERIFIED_EXTRA_SCOPES } from '../../core/auth/scopes.js';
 import { newId } from '../../core/ids.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { Org } from '../../db/entities/index.js';
 import { expectFailure, http, serve, describe as show } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { ManualClock } from '../../core/clock.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';

@@ -17,7 +17,7 @@ import {
   parseOpenApiDocument,
   type ImportedApi,
 } from '../../core/providers/openapi-import.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { http, serve } from '../helpers/http.js';
 import { generatedImport, type GeneratedImport } from '../helpers/property-openapi.js';

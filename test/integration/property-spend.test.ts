@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../core/auth/scopes.js';
 import { ManualClock } from '../../core/clock.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { Admissions, RESERVATION_MARGIN_MS } from '../../core/spend/admission.js';
 import { MemorySpendStore } from '../../core/spend/memory-spend-store.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
@@ -238,7 +238,7 @@ describe.each(STORES)('property: the ledger and spend governance against the mod
       switch (o.t) {
         case 'topup': {
           await stack.services.ledger.post({ orgId, kind: 'grant', amountCents: o.cents });
-          // What the gateway does when the ledger's writer announces the change (core/gateway-events.ts).
+          // What the gateway does when the ledger's writer announces the change (core/spend/gateway-events.ts).
           await stack.services.spend.forgetOrg(orgId);
           model.balanceCents += o.cents;
           break;

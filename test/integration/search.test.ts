@@ -3,8 +3,8 @@
 // paraphrase of its summary within 2 s and gone within 2 s of unpublish, edits re-indexed, and the gateway's 404 for
 // directory listings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SEARCH_SORTS } from '../../core/catalog/search.schemas.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import { SEARCH_SORTS } from '../../core/catalog/search/search.schemas.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

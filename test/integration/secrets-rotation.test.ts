@@ -6,7 +6,7 @@ import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
-import { rotateSecrets, type RotationResult } from '../../core/secrets/rotate-secrets.js';
+import { rotateSecrets, type RotationResult } from '../../platform/rotate-secrets.js';
 import { SecretBox, secretKeyId } from '../../core/secrets/secret-box.js';
 import { Api, Org, User } from '../../db/entities/index.js';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';

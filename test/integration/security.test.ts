@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRouters, createApiApp } from '../../api/app.js';
 import { CONSUMER_SCOPES, SCOPES, type Scope } from '../../core/auth/scopes.js';
 import { newId } from '../../core/ids.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { Org, User } from '../../db/entities/index.js';
 import { sql } from '../helpers/db.js';
 import { expectFailure, http, serve, describe as show, type HttpResult } from '../helpers/http.js';

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
-import { REQUEST_ID_ATTRIBUTE } from '../../core/tracing/tracing.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
+import { REQUEST_ID_ATTRIBUTE } from '../../core/tracing.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { describe as show, http, serve } from '../helpers/http.js';

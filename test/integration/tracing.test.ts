@@ -1,4 +1,4 @@
-// OpenTelemetry traces (core/tracing/tracing.ts), recorded by an in-memory exporter in this process: the control
+// OpenTelemetry traces (platform/tracing.ts), recorded by an in-memory exporter in this process: the control
 // plane, the gateway and a Temporal worker run here on real Postgres, Redis and the Temporal dev server, with a
 // recording loopback upstream. A paid call continues its caller's trace through the gateway to the upstream; a publish
 // goes from the control plane's request through Temporal (client interceptor → workflow → activities, carried in
@@ -10,8 +10,9 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { bundleWorkflows, startWorker, type RunningWorker } from '../../activities/worker.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
-import { REQUEST_ID_ATTRIBUTE, startTracing, type Tracing } from '../../core/tracing/tracing.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
+import { REQUEST_ID_ATTRIBUTE } from '../../core/tracing.js';
+import { startTracing, type Tracing } from '../../platform/tracing.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { describe as show, http, serve } from '../helpers/http.js';

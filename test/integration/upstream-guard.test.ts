@@ -5,7 +5,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.js';
-import { startHttpServer, type RunningHttpServer } from '../../core/runtime/http-server.js';
+import { startHttpServer, type RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { isNonPublicAddress } from '../../core/upstream/address-policy.js';
 import {
   UpstreamGuard,

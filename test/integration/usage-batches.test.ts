@@ -4,7 +4,7 @@
 // acknowledgement books nothing twice; a prepaid org short of credit inside a batch is charged what is left. Real
 // Postgres, both of the committer's paths (the one-statement commit and the careful path).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitPrice } from '../../core/billing/split.js';
+import { splitPrice } from '../../core/money/split.js';
 import { newId } from '../../core/ids.js';
 import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
 import { createPerson, type Person } from '../helpers/accounts.js';

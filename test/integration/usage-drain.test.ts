@@ -12,7 +12,7 @@ import { sql } from '../helpers/db.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { describe as show, http, serve } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import { ManualClock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { sql } from '../helpers/db.js';
 import { expectFailure, http, serve, describe as show } from '../helpers/http.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';

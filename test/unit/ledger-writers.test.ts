@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { LEDGER_WRITERS } from '../../core/ledger/ledger.service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const SCANNED = ['core', 'api', 'gateway', 'mcp', 'activities', 'workflows', 'scripts', 'bench', 'db'];
+const SCANNED = ['core', 'platform', 'api', 'gateway', 'mcp', 'activities', 'workflows', 'scripts', 'bench', 'db'];
 const SQL_WRITE = /insert\s+into\s+ledger_entries\b/i;
 const POST = /\bledger\s*\.\s*post\s*\(/;
 

@@ -6,7 +6,7 @@ import { createKoaApp } from '../../api/app.js';
 import type { AppState } from '../../api/context.js';
 import { loadConfig } from '../../core/config.js';
 import { createLogger } from '../../core/logger.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { requestGuard } from '../../mcp/request-guard.js';
 import { serve } from '../helpers/http.js';
 

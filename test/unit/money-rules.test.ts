@@ -1,7 +1,7 @@
 // The money rules, property-style over random values (plain loops; a seeded generator so a failure reproduces).
 import { describe, expect, it } from 'vitest';
 import { seededRandom as random } from '../helpers/random.js';
-import { addKeySpend, chargeCall, crossesReloadThreshold } from '../../core/spend/money-rules.js';
+import { addKeySpend, chargeCall, crossesReloadThreshold } from '../../core/money/money-rules.js';
 
 describe('chargeCall', () => {
   it('credit applied plus billable is the price; credit is never more than the positive balance', () => {

@@ -2,7 +2,7 @@
 // import) into a document that validates as OpenAPI 3.0: each conversion is checked, and a hostile mix still parses.
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
-import { exportOpenApi } from '../../core/catalog/openapi-export.js';
+import { exportOpenApi } from '../../core/catalog/listings/openapi-export.js';
 import type { IApi, IEndpoint } from '../../db/entities/index.js';
 
 const api = {

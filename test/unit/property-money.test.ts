@@ -1,14 +1,14 @@
 // The money rules as properties (fast-check; docs/testing-properties.md): the fee split and its rounding over random
 // prices and fee percents, the ledger rows of a call, what a call takes from credit (`chargeCall`), the auto-reload
-// crossing and key spend, each checked against the rule as core/billing/split.ts and core/spend/money-rules.ts state
+// crossing and key spend, each checked against the rule as core/money/split.ts and core/money/money-rules.ts state
 // it. Runs from a fixed seed; PROPERTY_RUNS and PROPERTY_SEED override (test/helpers/property-runs.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callEntries, splitPrice } from '../../core/billing/split.js';
-import { addKeySpend, chargeCall, crossesReloadThreshold } from '../../core/spend/money-rules.js';
+import { callEntries, splitPrice } from '../../core/money/split.js';
+import { addKeySpend, chargeCall, crossesReloadThreshold } from '../../core/money/money-rules.js';
 import { propertyParameters } from '../helpers/property-runs.js';
 
-/** The largest price the API accepts (core/keys/keys.schemas.ts, `Cents`). */
+/** The largest price the API accepts (core/money/cents.ts, `Cents`). */
 const MAX_CENTS = 1_000_000_000_000;
 
 const RUNS = 2_000;
@@ -22,7 +22,7 @@ function exactFee(priceCents: number, feePercent: number): number {
   return Number((BigInt(priceCents) * BigInt(feePercent) * 2n + 100n) / 200n);
 }
 
-describe('property: the fee split (core/billing/split.ts)', () => {
+describe('property: the fee split (core/money/split.ts)', () => {
   it('fee + net is the price; the fee is price × percent rounded half up; neither is negative', () => {
     fc.assert(
       fc.property(price, percent, (p, pct) => {

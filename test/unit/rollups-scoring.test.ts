@@ -1,4 +1,4 @@
-// The merit score and board metrics (core/catalog/rollups.scoring.ts): Wilson bounds, histogram percentiles, neutral
+// The merit score and board metrics (core/catalog/rollups/rollups.scoring.ts): Wilson bounds, histogram percentiles, neutral
 // values without traffic, and which listings qualify for each board.
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,7 +10,7 @@ import {
   MIN_RELIABILITY_CALLS,
   wilsonLowerBound,
   type BoardInput,
-} from '../../core/catalog/rollups.scoring.js';
+} from '../../core/catalog/rollups/rollups.scoring.js';
 
 const base: BoardInput = {
   source: 'provider',

@@ -11,8 +11,8 @@ import {
   directoryTags,
   entryKey,
   slugify,
-} from '../../core/catalog/directory.js';
-import { tokenize } from '../../core/catalog/embedder.js';
+} from '../../core/catalog/public-apis/public-apis.js';
+import { tokenize } from '../../core/catalog/search/embedder.js';
 import { API_SLUG } from '../../core/providers/providers.schemas.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');

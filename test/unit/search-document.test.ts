@@ -1,4 +1,4 @@
-// What a listing's search document holds (core/catalog/search-index.ts): endpoint summaries are searched (field C and
+// What a listing's search document holds (core/catalog/search/search-index.ts): endpoint summaries are searched (field C and
 // one intent vector each, after the examples), the words of endpoint paths too (field D), a directory entry's
 // document is what it was before endpoints counted; and which stored rows are indexed again (the document format).
 import { describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import {
   indexMarker,
   pathWords,
   vectorUsable,
-} from '../../core/catalog/search-index.js';
+} from '../../core/catalog/search/search-index.js';
 
 const row = {
   id: 'api_1',

@@ -1,7 +1,7 @@
 // The tsquery the search builds from lexemes is passed as a parameter (parsed once, not per row); its quoting must
 // hold for any lexeme the english configuration can produce.
 import { describe, expect, it } from 'vitest';
-import { tsOr } from '../../core/catalog/search.service.js';
+import { tsOr } from '../../core/catalog/search/search.service.js';
 
 describe('tsOr', () => {
   it('ORs quoted lexemes and is null for none', () => {

@@ -1,7 +1,7 @@
 // A paid call's price split: the fee is PLATFORM_FEE_PERCENT rounded half up to whole cents, never more than the
 // price; the ledger rows of a call cancel across consumer and provider, keyed by the usage id.
 import { describe, expect, it } from 'vitest';
-import { callEntries, splitPrice } from '../../core/billing/split.js';
+import { callEntries, splitPrice } from '../../core/money/split.js';
 
 describe('splitPrice', () => {
   it.each([

@@ -1,19 +1,11 @@
-// The tracing module's switches and helpers (core/tracing/tracing.ts): off unless an OTLP endpoint or a processor is
+// The tracing module's switches and helpers (platform/tracing.ts): off unless an OTLP endpoint or a processor is
 // given; when on, server spans continue a caller's traceparent, client spans write theirs into the outgoing headers,
 // and HTTP statuses map to span status as documented (5xx for servers, any failure for clients).
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  endHttpSpan,
-  otlpTracesEndpoint,
-  startClientSpan,
-  startServerSpan,
-  startTracing,
-  tracingOn,
-  withSpan,
-  type Tracing,
-} from '../../core/tracing/tracing.js';
+import { endHttpSpan, startClientSpan, startServerSpan, tracingOn, withSpan } from '../../core/tracing.js';
+import { otlpTracesEndpoint, startTracing, type Tracing } from '../../platform/tracing.js';
 
 describe('tracing', () => {
   let tracing: Tracing | undefined;

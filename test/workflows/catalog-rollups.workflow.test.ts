@@ -4,9 +4,9 @@
 // point per day, a price change and a climber reach the activity feed; every route validates its input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../core/clock.js';
-import { wilsonLowerBound } from '../../core/catalog/rollups.scoring.js';
+import { wilsonLowerBound } from '../../core/catalog/rollups/rollups.scoring.js';
 import { SCHEDULES } from '../../core/temporal/contracts.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconciliationReport } from '../../core/billing/reconciliation.service.js';
 import { SCHEDULES } from '../../core/temporal/contracts.js';
 import { AHEAD_MONTHS, partitionFor } from '../../core/usage/usage-partitions.js';
-import type { RunningHttpServer } from '../../core/runtime/http-server.js';
+import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';

@@ -12,7 +12,7 @@ import { InternalError, ServiceUnavailableError, ValidationError } from '../../.
 import { escapeHtml } from '../../../core/html.js';
 import type { LedgerHistoryRow } from '../../../core/ledger/ledger.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
 import { csrfToken, hidden, readForm } from '../forms.js';

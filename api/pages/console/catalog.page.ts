@@ -6,14 +6,14 @@
  */
 import type Router from '@koa/router';
 import { ApiRequestBody } from '../../../core/demand/demand.service.js';
-import { BOARD_METRICS, BOARDS, type Board } from '../../../core/catalog/rollups.scoring.js';
-import { SEARCH_SORTS, SearchQuery, type SearchSort } from '../../../core/catalog/search.schemas.js';
-import type { ListingDetail, CategoryView } from '../../../core/catalog/listings.service.js';
-import type { SearchResult } from '../../../core/catalog/search.service.js';
+import { BOARD_METRICS, BOARDS, type Board } from '../../../core/catalog/rollups/rollups.scoring.js';
+import { SEARCH_SORTS, SearchQuery, type SearchSort } from '../../../core/catalog/search/search.schemas.js';
+import type { ListingDetail, CategoryView } from '../../../core/catalog/listings/listings.service.js';
+import type { SearchResult } from '../../../core/catalog/search/search.service.js';
 import { AppError, NotFoundError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm } from '../forms.js';

@@ -1,6 +1,6 @@
 /** The web console (`/console/*`): one router, one file per section (see shell.ts for the frame and the rules). */
 import Router from '@koa/router';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppState } from '../../context.js';
 import { billingConsole } from './billing.page.js';
 import { catalogConsole } from './catalog.page.js';

@@ -11,7 +11,7 @@ import { escapeHtml } from '../../../core/html.js';
 import type { CreatedKey, KeySummary } from '../../../core/keys/key-admin.service.js';
 import { ApproveSpendBody, CreateKeyBody, PatchKeyBody } from '../../../core/keys/keys.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { capBar } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../forms.js';

@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import { requireScope } from '../../../core/auth/scopes.js';
 import { startOfUtcDay } from '../../../core/keys/key-admin.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { UsageDay } from '../../../core/usage/usage.service.js';
 import type { AppState } from '../../context.js';
 import { barChart } from '../charts.js';

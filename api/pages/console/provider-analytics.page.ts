@@ -3,7 +3,7 @@ import { escapeHtml } from '../../../core/html.js';
 import { AnalyticsQuery } from '../../../core/providers/analytics.service.js';
 import { providerDaily } from '../../../core/providers/console-reads.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
 import { emptyState, money, type ConsoleView } from './shell.js';

@@ -7,7 +7,7 @@ import { escapeHtml } from '../../../core/html.js';
 import { PricingBody, UpdateApiBody } from '../../../core/providers/providers.schemas.js';
 import type { LifecycleOutcome, ProviderApiView } from '../../../core/providers/providers.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, hidden, paramOf, readForm } from '../forms.js';

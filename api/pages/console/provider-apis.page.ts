@@ -4,7 +4,7 @@ import { escapeHtml } from '../../../core/html.js';
 import { connectStateOf } from '../../../core/providers/console-reads.js';
 import { CreateApiBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, hidden, readForm } from '../forms.js';
 import { emptyState, renderConsole, type ConsoleView } from './shell.js';

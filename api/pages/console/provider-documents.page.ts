@@ -3,7 +3,7 @@ import { AppError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import { CreateDocumentBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import { DOCUMENT_KINDS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, hidden, readForm } from '../forms.js';

@@ -11,7 +11,7 @@ import type Router from '@koa/router';
 import { AppError, ValidationError } from '../../../core/errors.js';
 import { CredentialsBody, PublishBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { paramOf, readForm } from '../forms.js';
 import { consolePage, type ConsoleView } from './shell.js';

@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import { escapeHtml } from '../../../core/html.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
 import { csrfToken, hidden, pageError, requireSignedIn } from '../forms.js';

@@ -13,7 +13,7 @@ import { escapeHtml } from '../../../core/html.js';
 import { isId } from '../../../core/ids.js';
 import type { KeySummary } from '../../../core/keys/key-admin.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../core/services.js';
+import type { Services } from '../../../platform/services.js';
 import type { UsageDay, UsageFilter, UsageRecord } from '../../../core/usage/usage.service.js';
 import type { AppContext, AppState } from '../../context.js';
 import { formatIssues } from '../../middleware/body.js';

@@ -2,7 +2,7 @@
 -- consumer group; add(keys, field, by), which moves a hold or pending spend on each key and never below zero; and
 -- append(streamKey, consumer, event, credit, billable), which appends a usage stream entry and delivers it to this
 -- drainer in the same step.
--- include: charge-call.lua
+-- include: ../../money/lua/charge-call.lua
 local GROUP = 'drain'
 local function add(keys, field, by)
   for _, key in ipairs(keys) do

@@ -1,0 +1,349 @@
+/**
+ * createServices(config): the one composition root of a process. It opens the database (starting embedded PGlite
+ * when no DATABASE_URL is set), the counter store, the Temporal client (spawning the dev server when no
+ * TEMPORAL_ADDRESS is set), and wires every core service. Nothing else constructs these; close() undoes it all.
+ */
+import { Metrics } from '../core/metrics/metrics.js';
+import path from 'node:path';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
+import { initOrm } from '../db/mikro-orm.config.js';
+import { AccountsService } from '../core/accounts/accounts.service.js';
+import { IdentityService } from '../core/accounts/identity.service.js';
+import { Authenticator } from '../core/auth/authenticator.js';
+import { BillingService } from '../core/billing/billing.service.js';
+import { BillingCycleService } from '../core/billing/billing-cycle.service.js';
+import { ChargesService } from '../core/billing/charges.service.js';
+import { PayoutsService } from '../core/billing/payouts.service.js';
+import { EarningsService } from '../core/billing/earnings.service.js';
+import { ConnectService } from '../core/billing/connect.service.js';
+import { ReconciliationService } from '../core/billing/reconciliation.service.js';
+import { WebhooksService } from '../core/billing/webhooks.service.js';
+import { createStripeClient, type StripeClient } from '../core/billing/stripe.js';
+import { EmbeddedPayments } from '../core/billing/embedded-payments.js';
+import { startEmbeddedStripe } from '../core/billing/stripe-mock.js';
+import { ListingsService } from '../core/catalog/listings/listings.service.js';
+import { RollupsService } from '../core/catalog/rollups/rollups.service.js';
+import { UsagePartitionsService } from '../core/usage/usage-partitions.js';
+import { DemandService } from '../core/demand/demand.service.js';
+import { MarketService } from '../core/market/market.service.js';
+import { DirectoryImporter } from '../core/catalog/public-apis/public-apis-import.js';
+import { createEmbedder } from '../core/catalog/search/embedder.js';
+import { ScoresReader } from '../core/catalog/search/scores.js';
+import { SearchIndex } from '../core/catalog/search/search-index.js';
+import { SearchService } from '../core/catalog/search/search.service.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import { createCounterStore, RedisCounterStore, type CounterStore } from '../core/counters/index.js';
+import { MemorySpendStore } from '../core/spend/memory-spend-store.js';
+import { RedisSpendStore } from '../core/spend/redis-spend-store.js';
+import type { SpendStore } from '../core/spend/spend-store.js';
+import { GatewayEvents } from '../core/spend/gateway-events.js';
+import { HealthService } from '../core/health/health.service.js';
+import { KeyAdminService } from '../core/keys/key-admin.service.js';
+import { KeysService } from '../core/keys/keys.service.js';
+import { LedgerService } from '../core/ledger/ledger.service.js';
+import { createMailer, type Mailer } from '../core/mail/mailer.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { ProfilesService } from '../core/profiles/profiles.service.js';
+import { AnalyticsService } from '../core/providers/analytics.service.js';
+import { DirectoryService } from '../core/providers/directory.service.js';
+import { ProvidersService } from '../core/providers/providers.service.js';
+import { resolveSecretsKey, SecretBox } from '../core/secrets/secret-box.js';
+import { SessionsService } from '../core/sessions/sessions.service.js';
+import { startDevServer, type DevServer } from './temporal-dev-server.js';
+import { TemporalService } from '../core/temporal/temporal.service.js';
+import { DocumentsService } from '../core/terms/documents.service.js';
+import { UpstreamGuard, type LookupAll } from '../core/upstream/upstream-guard.js';
+import { UsageService } from '../core/usage/usage.service.js';
+
+const CLOSE_STEP_TIMEOUT_MS = 10_000;
+
+export interface Services {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly orm: MikroORM;
+  readonly counters: CounterStore;
+  /** The gateway's fast money state (reservations, spend, idempotency, rate windows). */
+  readonly spend: SpendStore;
+  /** Tells every gateway that an org or a listing it caches changed (core/spend/gateway-events.ts). */
+  readonly gatewayEvents: GatewayEvents;
+  readonly temporal: TemporalService;
+  /** This process's operators' metrics (served on METRICS_PORT by scripts/start.ts). */
+  readonly metrics: Metrics;
+  readonly mailer: Mailer;
+  readonly ledger: LedgerService;
+  readonly keys: KeysService;
+  readonly keyAdmin: KeyAdminService;
+  readonly sessions: SessionsService;
+  readonly authenticator: Authenticator;
+  readonly accounts: AccountsService;
+  readonly identity: IdentityService;
+  readonly profiles: ProfilesService;
+  readonly usage: UsageService;
+  readonly guard: UpstreamGuard;
+  readonly secrets: SecretBox;
+  readonly stripe: StripeClient | undefined;
+  readonly providers: ProvidersService;
+  readonly documents: DocumentsService;
+  readonly listings: ListingsService;
+  /** Catalog search (GET /v1/search), its index and the directory import. */
+  readonly search: SearchService;
+  readonly searchIndex: SearchIndex;
+  readonly directoryImport: DirectoryImporter;
+  readonly directory: DirectoryService;
+  readonly analytics: AnalyticsService;
+  readonly connect: ConnectService;
+  readonly billing: BillingService;
+  /** The test pages that pay stripe-mock's checkouts; only when payments run embedded (`npm start`, no Stripe key). */
+  readonly embeddedPayments: EmbeddedPayments | undefined;
+  readonly charges: ChargesService;
+  readonly webhooks: WebhooksService;
+  readonly reconciliation: ReconciliationService;
+  readonly payouts: PayoutsService;
+  /** Providers' earnings: queued by the gateway, folded into their ledgers off the hot path. */
+  readonly earnings: EarningsService;
+  readonly billingCycle: BillingCycleService;
+  readonly health: HealthService;
+  /** Catalog rollups (stats, scores, ranks, history), run by the `catalog-rollups` schedule. */
+  readonly rollups: RollupsService;
+  /** usage_events' monthly partitions: created ahead, retired after USAGE_RETENTION_DAYS (`usage-partitions`). */
+  readonly usagePartitions: UsagePartitionsService;
+  /** Boards, market overview and activity, over the rollups. */
+  readonly market: MarketService;
+  /** Requests for missing APIs. */
+  readonly demand: DemandService;
+  /** What actually runs, for the boot banner and /health. */
+  readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  logger?: Logger;
+  /** One registry per process even when several service stacks share it (tests). */
+  metrics?: Metrics;
+  /** Tests inject a ManualClock to move time (code expiry, UTC days). */
+  clock?: Clock;
+  /** Test seams of the SSRF guard: DNS resolution, and loopback addresses to treat as public. */
+  upstream?: { lookup?: LookupAll; trustedAddresses?: readonly string[] };
+}
+
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const clock = options.clock ?? systemClock;
+  const cleanups: Array<() => Promise<void>> = [];
+  // Each step is bounded: a component that never answers must not keep the process from exiting.
+  const closeAll = async () => {
+    for (const fn of cleanups.reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), CLOSE_STEP_TIMEOUT_MS);
+      });
+      try {
+        if ((await Promise.race([fn(), timeout])) === 'timeout')
+          logger.warn('a service did not close in time; moving on');
+      } catch (err) {
+        logger.warn({ err }, 'error while closing services');
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  };
+
+  try {
+    let embeddedDb: EmbeddedDatabase | undefined;
+    let dbUrl: string;
+    let poolMax: number;
+    if (config.database.kind === 'pglite') {
+      embeddedDb = await startEmbeddedDatabase(config.database.dataDir);
+      cleanups.push(() => embeddedDb!.stop());
+      dbUrl = embeddedDb.url;
+      poolMax = 1;
+    } else {
+      dbUrl = config.database.url;
+      poolMax = config.database.poolMax;
+    }
+    const orm = await initOrm({ url: dbUrl, poolMax });
+    cleanups.push(() => orm.close(true));
+
+    const counters = await createCounterStore(config.counters, logger);
+    cleanups.push(() => counters.close());
+    const spend: SpendStore =
+      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
+    const gatewayEvents = new GatewayEvents(counters, logger, spend);
+
+    let devServer: DevServer | undefined;
+    let temporalAddress: string;
+    if (config.temporal.kind === 'embedded') {
+      devServer = await startDevServer({ ...config.temporal, logger });
+      cleanups.push(() => devServer!.stop());
+      temporalAddress = devServer.address;
+    } else {
+      temporalAddress = config.temporal.address;
+    }
+    const temporal = new TemporalService(
+      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
+      logger,
+    );
+    cleanups.push(() => temporal.close());
+
+    const mailer = createMailer(config.mail, logger);
+    cleanups.push(() => mailer.close());
+
+    const ledger = new LedgerService(orm);
+    const keys = new KeysService(orm, counters, logger, { spend });
+    await keys.start();
+    cleanups.push(() => keys.stop());
+    const keyAdmin = new KeyAdminService(orm, keys, clock);
+    const sessions = new SessionsService(orm, clock);
+    const authenticator = new Authenticator(keys, sessions);
+    const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
+    const identity = new IdentityService({ orm, config, clock, counters, keys, sessions, temporal, mailer, logger });
+    const profiles = new ProfilesService(orm, config.urls.publicBase);
+    const usage = new UsageService(orm, clock);
+
+    const guard = new UpstreamGuard({
+      allowPrivate: config.upstreamAllowPrivate,
+      lookup: options.upstream?.lookup,
+      trustedAddresses: options.upstream?.trustedAddresses,
+    });
+    cleanups.push(() => guard.close());
+    const secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir);
+    if (secretsKey.generated)
+      logger.warn({ dir: config.dataDir }, 'SECRETS_KEY is not set: generated a development key');
+    const secrets = new SecretBox(secretsKey.key, config.previousSecretsKeys);
+
+    let stripeSettings = config.stripe;
+    let embeddedPayments: EmbeddedPayments | undefined;
+    if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {
+      const embeddedStripe = await startEmbeddedStripe(path.dirname(config.temporal.cliPath), logger);
+      if (embeddedStripe) {
+        cleanups.push(() => embeddedStripe.stop());
+        // Its test pages pay the checkouts stripe-mock cannot (core/billing/embedded-payments.ts); the events they
+        // sign go through the real webhook handler, so it gets their secret.
+        embeddedPayments = new EmbeddedPayments({ orm, publicBase: config.urls.publicBase, webhooks: () => webhooks });
+        stripeSettings = {
+          ...stripeSettings,
+          secretKey: embeddedStripe.secretKey,
+          apiBase: embeddedStripe.apiBase,
+          webhookSecret: embeddedPayments.webhookSecret,
+        };
+      }
+    }
+    const stripe = createStripeClient(stripeSettings);
+
+    const embedder = createEmbedder(config.search);
+    const searchIndex = new SearchIndex({ orm, embedder });
+    const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
+    const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
+    const providers = new ProvidersService({
+      orm,
+      config,
+      clock,
+      guard,
+      secrets,
+      temporal,
+      events: gatewayEvents,
+      logger,
+      searchIndex,
+    });
+    const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
+    const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
+    const directory = new DirectoryService({ orm, clock, profiles });
+    const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
+    const rollups = new RollupsService({ orm, clock, logger });
+    const usagePartitions = new UsagePartitionsService({
+      orm,
+      clock,
+      logger,
+      retentionDays: config.usage.retentionDays,
+      rollupsWatermark: () => rollups.watermark(),
+    });
+    const market = new MarketService({ orm, clock });
+    const analytics = new AnalyticsService({ orm, usage, demand });
+    const connect = new ConnectService({ orm, config, stripe, temporal });
+    const billing = new BillingService({ orm, config, stripe, embedded: embeddedPayments });
+    const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
+    const earnings = new EarningsService({ orm, logger });
+    const webhooks = new WebhooksService({
+      orm,
+      config: embeddedPayments ? { ...config, stripe: stripeSettings } : config,
+      clock,
+      ledger,
+      connect,
+      temporal,
+      events: gatewayEvents,
+      logger,
+      earnings,
+    });
+    const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
+    const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
+    const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
+    const metrics = options.metrics ?? new Metrics();
+    const health = new HealthService({
+      orm,
+      counters,
+      temporal,
+      dbBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
+      logger,
+      metrics,
+    });
+
+    let closed: Promise<void> | undefined;
+    return {
+      config,
+      logger,
+      clock,
+      metrics,
+      orm,
+      counters,
+      spend,
+      gatewayEvents,
+      temporal,
+      mailer,
+      ledger,
+      keys,
+      keyAdmin,
+      sessions,
+      authenticator,
+      accounts,
+      identity,
+      profiles,
+      usage,
+      guard,
+      secrets,
+      stripe,
+      providers,
+      documents,
+      listings,
+      search,
+      searchIndex,
+      directoryImport,
+      directory,
+      analytics,
+      connect,
+      billing,
+      embeddedPayments,
+      charges,
+      webhooks,
+      reconciliation,
+      payouts,
+      earnings,
+      billingCycle,
+      health,
+      rollups,
+      usagePartitions,
+      market,
+      demand,
+      runtime: {
+        databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
+        temporalUiUrl: devServer?.uiUrl,
+      },
+      close: () => (closed ??= closeAll()),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
