@@ -12,7 +12,6 @@
  */
 import { untilUsageDrained } from '../core/spend/usage-barrier.js';
 import Router from '@koa/router';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { createKoaApp } from '../api/app.js';
@@ -25,6 +24,7 @@ import type { Services } from '../core/services.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { mcpAuthenticator } from './auth.js';
 import { requestGuard } from './request-guard.js';
+import { authInfoOf, createModernEndpoint, isModernRequest, routingHeaders } from './modern.js';
 import { buildMcpServer } from './server.js';
 import { negotiatedVersion, type SessionHandshake } from './session-transport.js';
 import { McpSessions, type LiveSession } from './sessions.js';
@@ -33,6 +33,8 @@ import { toWebRequest, writeWebResponse } from './web-bridge.js';
 
 export { SERVER_INFO } from './server.js';
 
+/** The stateless revision served beside the 2025-11-25 sessions. */
+const MODERN_VERSION = '2026-07-28';
 const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
 /** A session id longer than this is not one of ours (ours are UUIDs): unknown without a lookup. */
 const MAX_SESSION_ID_LENGTH = 128;
@@ -64,6 +66,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
   const endpoint = `${config.urls.mcp}/mcp`;
   const metadataUrl = `${config.urls.mcp}/.well-known/oauth-protected-resource`;
   const sessions = createSessions(services, endpoint, gateway);
+  const modern = createModernEndpoint(services, { gateway });
   const authenticate = mcpAuthenticator(services, { resource: endpoint, metadata: metadataUrl }, (id) =>
     sessions.afterUnauthenticated(id),
   );
@@ -75,6 +78,18 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
   });
 
   router.all('/mcp', requestGuard(config), async (ctx) => {
+    const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
+    const request = toWebRequest(ctx, endpoint);
+    if (await isModernRequest(request, parsedBody)) {
+      // 2026-07-28: no session; every request carries its key, its version and its capabilities (mcp/modern.ts).
+      const principal = await authenticate(ctx);
+      await untilUsageDrained(services.spend, principal.orgId);
+      const { method, name } = routingHeaders(request);
+      const log = ctx.state.log.child({ mcp_era: MODERN_VERSION, mcp_method: method, mcp_name: name });
+      const response = await modern.serve(request, parsedBody, { principal, ip: ctx.ip, log });
+      await writeWebResponse(ctx, response);
+      return;
+    }
     const sessionId = ctx.get('mcp-session-id') || undefined;
     const principal = await authenticate(ctx, sessionId);
     await untilUsageDrained(services.spend, principal.orgId);
@@ -103,6 +118,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     closeSessions: () => sessions.closeAll(),
     async close() {
       await sessions.closeAll();
+      await modern.close();
       if (!options.gateway) await gateway.close();
     },
   };
@@ -133,13 +149,7 @@ function createSessions(services: Services, endpoint: string, gateway: GatewayHa
 
 /** Hand the request to the session's transport and write what it answers. */
 async function serve(ctx: Koa.ParameterizedContext<AppState>, session: LiveSession, endpoint: string): Promise<void> {
-  const principal = session.context.principal;
-  const authInfo: AuthInfo = {
-    token: 'redacted',
-    clientId: principal.type === 'api_key' ? principal.keyId : principal.orgId,
-    scopes: [...principal.scopes],
-    extra: { orgId: principal.orgId },
-  };
+  const authInfo = authInfoOf(session.context.principal);
   const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
   const response = await session.transport.handleRequest(toWebRequest(ctx, endpoint), { authInfo, parsedBody });
   await writeWebResponse(ctx, response);
