@@ -25,7 +25,8 @@ import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { mcpAuthenticator } from './auth.js';
 import { requestGuard } from './request-guard.js';
 import { authInfoOf, createModernEndpoint, isModernRequest, routingHeaders } from './modern.js';
-import { buildMcpServer } from './server.js';
+import { countRequest, routeOfBody } from './metrics.js';
+import { buildMcpServer, toolNames } from './server.js';
 import { negotiatedVersion, type SessionHandshake } from './session-transport.js';
 import { McpSessions, type LiveSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
@@ -35,6 +36,7 @@ export { SERVER_INFO } from './server.js';
 
 /** The stateless revision served beside the 2025-11-25 sessions. */
 const MODERN_VERSION = '2026-07-28';
+const LEGACY_VERSION = '2025-11-25';
 const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
 /** A session id longer than this is not one of ours (ours are UUIDs): unknown without a lookup. */
 const MAX_SESSION_ID_LENGTH = 128;
@@ -66,7 +68,8 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
   const endpoint = `${config.urls.mcp}/mcp`;
   const metadataUrl = `${config.urls.mcp}/.well-known/oauth-protected-resource`;
   const sessions = createSessions(services, endpoint, gateway);
-  const modern = createModernEndpoint(services, { gateway });
+  const runtime = { gateway };
+  const modern = createModernEndpoint(services, runtime);
   const authenticate = mcpAuthenticator(services, { resource: endpoint, metadata: metadataUrl }, (id) =>
     sessions.afterUnauthenticated(id),
   );
@@ -86,10 +89,14 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
       await untilUsageDrained(services.spend, principal.orgId);
       const { method, name } = routingHeaders(request);
       const log = ctx.state.log.child({ mcp_era: MODERN_VERSION, mcp_method: method, mcp_name: name });
-      const response = await modern.serve(request, parsedBody, { principal, ip: ctx.ip, log });
+      const context: ToolContext = { principal, ip: ctx.ip, log };
+      const response = await modern.serve(request, parsedBody, context);
       await writeWebResponse(ctx, response);
+      countRequest(services, MODERN_VERSION, { method, name }, toolNames(services, context, runtime), response.status);
       return;
     }
+    const countLegacy = (status: number, context: ToolContext) =>
+      countRequest(services, LEGACY_VERSION, routeOfBody(parsedBody), toolNames(services, context, runtime), status);
     const sessionId = ctx.get('mcp-session-id') || undefined;
     const principal = await authenticate(ctx, sessionId);
     await untilUsageDrained(services.spend, principal.orgId);
@@ -99,6 +106,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
       await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) =>
         serve(ctx, session, endpoint),
       );
+      countLegacy(ctx.res.statusCode, context);
       return;
     }
     const session =
@@ -109,6 +117,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     if (!session) throw new NotFoundError(UNKNOWN_SESSION);
     Object.assign(session.context, context); // tools see this request's key (its current scopes) and address
     await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
+    countLegacy(ctx.res.statusCode, context);
   });
 
   const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router], 'mcp');

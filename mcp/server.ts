@@ -78,14 +78,30 @@ export function buildModernMcpServer(services: Services, context: ToolContext, r
     registerTool: (name: string, config: object, cb: unknown) => server.registerTool(name, config, cb as never),
   } as unknown as McpServer;
   registerAllTools(facade, services, context, runtime);
-  let listing = listings.get(services);
-  if (!listing) {
-    const legacy = new McpServer(SERVER_INFO);
-    listing = listingOf(services, recordAndRegister(legacy, services, context, runtime));
-  }
-  const tools = listing as unknown as ModernTool[]; // the same JSON; v2 types JSON Schema values more narrowly
+  const tools = toolListing(services, context, runtime) as unknown as ModernTool[]; // v2 types JSON Schema narrower
   server.server.setRequestHandler('tools/list', () => ({ tools }));
   return server;
+}
+
+/** The listing, computed from a throwaway v1 server when no session has listed the tools yet. */
+function toolListing(services: Services, context: ToolContext, runtime: ToolRuntime): Tool[] {
+  return (
+    listings.get(services) ??
+    listingOf(services, recordAndRegister(new McpServer(SERVER_INFO), services, context, runtime))
+  );
+}
+
+const names = new WeakMap<Tool[], ReadonlySet<string>>();
+
+/** The names of the tools we offer (for bounded metric labels). */
+export function toolNames(services: Services, context: ToolContext, runtime: ToolRuntime): ReadonlySet<string> {
+  const listing = toolListing(services, context, runtime);
+  let set = names.get(listing);
+  if (!set) {
+    set = new Set(listing.map((t) => t.name));
+    names.set(listing, set);
+  }
+  return set;
 }
 
 function recordAndRegister(

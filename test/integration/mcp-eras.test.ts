@@ -206,6 +206,26 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     });
   }
 
+  it('scopes and bad arguments: the same answers in both eras', async () => {
+    const reader = await createPerson(stack.services, { scopes: ['catalog:read'] });
+    const answers: Data[] = [];
+    for (const era of ERAS) {
+      const client = await connect(era, reader.apiKey);
+      const forbidden = await refused(client, 'call_api', { slug: market.slug, endpoint: '/paid/A' }, 'forbidden');
+      const checkout = await refused(client, 'create_checkout', { amount_cents: 500 }, 'forbidden');
+      const bad = await client.callTool({ name: 'quote_call', arguments: { slug: market.slug, path: 7 } });
+      expect(bad.isError).toBe(true);
+      const badText = (bad.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+      expect(badText).toContain('Input validation error');
+      answers.push({
+        call: forbidden.details.missing_scope,
+        checkout: checkout.details.missing_scope,
+      });
+    }
+    expect(answers[0]).toEqual({ call: 'proxy:call', checkout: 'billing:write' });
+    expect(answers[1]).toEqual(answers[0]);
+  });
+
   it('2026-07-28 on the wire: server/discover, no session id, tools/list equal to 2025 with cache fields', async () => {
     const person = await creditedPerson(0);
     const discover = await modernPost(person.apiKey, 'server/discover');
@@ -246,6 +266,35 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     const result = ((await right.json()) as Data).result as Data;
     expect(result.structuredContent).toMatchObject({ status: 200, billing: { cost_cents: 5 } });
     expect(await creditOf(person.orgId)).toBe(15);
+  });
+
+  it('mcp_requests_total counts both eras by method and tool (2026-07-28 from Mcp-Method / Mcp-Name)', async () => {
+    const person = await creditedPerson(0);
+    const series = async () => {
+      const metric = await stack.services.metrics.registry.getSingleMetric('mcp_requests_total')!.get();
+      return metric.values;
+    };
+    const count = async (labels: Record<string, string>) =>
+      (await series())
+        .filter((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want))
+        .reduce((n, v) => n + v.value, 0);
+    const before = {
+      legacy: await count({ era: LEGACY, method: 'tools/call', tool: 'get_balance', status: '200' }),
+      modern: await count({ era: MODERN, method: 'tools/call', tool: 'get_balance', status: '200' }),
+    };
+    for (const era of ERAS) await ok(await connect(era, person.apiKey), 'get_balance');
+    expect(await count({ era: LEGACY, method: 'tools/call', tool: 'get_balance', status: '200' })).toBe(
+      before.legacy + 1,
+    );
+    expect(await count({ era: MODERN, method: 'tools/call', tool: 'get_balance', status: '200' })).toBe(
+      before.modern + 1,
+    );
+    expect(await count({ era: MODERN, method: 'server/discover' })).toBeGreaterThan(0);
+    expect(await count({ era: LEGACY, method: 'initialize' })).toBeGreaterThan(0);
+    // A name we do not offer is not a label of its own.
+    await modernPost(person.apiKey, 'tools/call', { name: 'no_such_tool', arguments: {} });
+    expect(await count({ era: MODERN, method: 'tools/call', tool: 'other' })).toBeGreaterThan(0);
+    expect((await series()).some((v) => v.labels.tool === 'no_such_tool')).toBe(false);
   });
 
   it('a bad key is 401 with WWW-Authenticate in both eras', async () => {
