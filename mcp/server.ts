@@ -36,8 +36,9 @@ export const SERVER_INSTRUCTIONS = [
 const listings = new WeakMap<Services, Tool[]>();
 
 /**
- * How long a 2026-07-28 client may keep the `tools/list` answer (`ttlMs`): it changes only with a deploy. `public`:
- * every caller gets the same listing (scopes are checked when a tool is called, not by hiding it).
+ * How long a 2026-07-28 client may keep the `tools/list` and `server/discover` answers (`ttlMs`): they change only
+ * with a deploy. `public`: every caller gets the same ones (scopes are checked when a tool is called, not by hiding
+ * it).
  */
 export const TOOLS_LIST_TTL_MS = 3_600_000;
 
@@ -70,9 +71,13 @@ export function buildMcpServer(services: Services, context: ToolContext, runtime
  */
 export function buildModernMcpServer(services: Services, context: ToolContext, runtime: ToolRuntime): ModernMcpServer {
   const server = new ModernMcpServer(SERVER_INFO, {
-    capabilities: { tools: {} },
+    // The tool list never changes while a process runs (the SDK would otherwise advertise listChanged).
+    capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
-    cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+    cacheHints: {
+      'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+      'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+    },
   });
   const facade = {
     registerTool: (name: string, config: object, cb: unknown) => server.registerTool(name, config, cb as never),

@@ -233,6 +233,13 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     expect(discover.headers.get('mcp-session-id')).toBeNull();
     const discovered = (await discover.json()) as Data;
     expect(JSON.stringify(discovered.result)).toContain(MODERN);
+    expect(discovered.result).toMatchObject({
+      supportedVersions: [MODERN],
+      capabilities: { tools: { listChanged: false } },
+      ttlMs: TOOLS_LIST_TTL_MS,
+      cacheScope: 'public',
+    });
+    expect(discovered.result.instructions).toContain('quote_call');
     expect(JSON.stringify(discovered.result)).toContain('svc-marketplace');
 
     const listed = await modernPost(person.apiKey, 'tools/list');
