@@ -1,6 +1,7 @@
 /**
- * The agent-tool server: MCP Streamable HTTP at /mcp (stateful sessions stored in Postgres, one McpServer per live
- * session), protected resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request
+ * The agent-tool server: MCP Streamable HTTP at /mcp, two protocol revisions chosen per request by the SDK's own rule
+ * (mcp/modern.ts): 2026-07-28 stateless (a v2 McpServer per request), and 2025-11-25 in stateful sessions stored in
+ * Postgres (one v1 McpServer per live session), protected resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request
  * must come from an allowed Origin and Host (mcp/request-guard.ts) and carry a bearer API key or an OAuth access
  * token our authorization server issued for this resource (it acts as the key a person minted when approving the
  * client); a 401 carries WWW-Authenticate with `resource_metadata` and `scope` so clients can discover how to
