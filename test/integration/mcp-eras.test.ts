@@ -1,10 +1,11 @@
 // Both MCP revisions at one URL ({mcp_url}/mcp), driven by the SDK's v2 client (@modelcontextprotocol/client) over
 // the real HTTP server: 2025-11-25 (the client's default `legacy` mode: initialize, a stored session) and 2026-07-28
 // (pinned: server/discover, then stateless requests carrying `_meta`). In each era: discover, search, quote, a paid
-// call_api (charged once, the books balanced), set_budget, and a 402 (nothing charged). Beside that, on the wire:
-// 2026-07-28 answers carry no Mcp-Session-Id and store no session, tools/list is the same listing in both eras (with
-// ttlMs/cacheScope in 2026-07-28), a bad key is a 401 with WWW-Authenticate in both, and Mcp-Method / Mcp-Name
-// headers that disagree with the body are refused before any tool runs.
+// call_api (charged once, the books balanced), set_budget, and a 402 (nothing charged); missing scopes and bad
+// arguments answer alike. Beside that, on the wire: 2026-07-28 answers carry no Mcp-Session-Id and store no session,
+// tools/list is the same listing in both eras (with ttlMs/cacheScope in 2026-07-28), an OAuth token acts as its key
+// with its scopes, a revoked or bad key is a 401 with WWW-Authenticate, Mcp-Method / Mcp-Name headers that disagree
+// with the body are refused before any tool runs, and mcp_requests_total counts both eras by method and tool.
 import { randomBytes } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -14,6 +15,7 @@ import {
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payloadRowId } from '../../core/oauth/oauth-adapter.js';
 import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import type { RunningHttpServer } from '../../core/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
@@ -302,6 +304,44 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     await modernPost(person.apiKey, 'tools/call', { name: 'no_such_tool', arguments: {} });
     expect(await count({ era: MODERN, method: 'tools/call', tool: 'other' })).toBeGreaterThan(0);
     expect((await series()).some((v) => v.labels.tool === 'no_such_tool')).toBe(false);
+  });
+
+  it('2026-07-28: an OAuth access token acts as its key with its granted scopes; a revoked key is 401 at once', async () => {
+    const person = await creditedPerson(10);
+    const token = randomBytes(32).toString('base64url');
+    await sql(
+      stack.db.url,
+      `insert into oauth_payloads (id, model, payload, grant_id, expires_at)
+         values ($1, 'AccessToken', $2, 'grant-eras', now() + interval '1 hour'),
+                ($3, 'Grant', '{}', 'grant-eras', now() + interval '1 hour')`,
+      [
+        payloadRowId('AccessToken', token),
+        JSON.stringify({
+          accountId: person.keyId,
+          clientId: 'client-eras',
+          grantId: 'grant-eras',
+          aud: `${stack.config.urls.mcp}/mcp`,
+          scope: 'catalog:read proxy:call',
+        }),
+        payloadRowId('Grant', 'grant-eras'),
+      ],
+    );
+    const client = await connect(MODERN, token);
+    const paid = await ok(client, 'call_api', { slug: market.slug, endpoint: '/paid/OAUTH' });
+    expect(paid).toMatchObject({ status: 200, billing: { cost_cents: 5 } });
+    expect(await creditOf(person.orgId)).toBe(5);
+    const refusal = await refused(client, 'get_usage', {}, 'forbidden');
+    expect(refusal.details).toMatchObject({ missing_scope: 'usage:read' });
+
+    // Every 2026-07-28 request authenticates again: a key revoked after its last call answers 401 on the next.
+    const keyHolder = await creditedPerson(0);
+    expect((await modernPost(keyHolder.apiKey, 'tools/list')).status).toBe(200);
+    const { principal } = await stack.services.keys.authenticate(keyHolder.apiKey);
+    if (principal.type !== 'api_key') throw new Error('expected a key');
+    await stack.services.keyAdmin.revoke(principal, principal.keyId);
+    await expect
+      .poll(async () => (await modernPost(keyHolder.apiKey, 'tools/list')).status, { timeout: 2_000 })
+      .toBe(401);
   });
 
   it('a bad key is 401 with WWW-Authenticate in both eras', async () => {
