@@ -1,6 +1,7 @@
 /**
- * The agent-tool server: MCP Streamable HTTP at /mcp (stateful sessions stored in Postgres, one McpServer per live
- * session), protected resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request
+ * The agent-tool server: MCP Streamable HTTP at /mcp, two protocol revisions chosen per request by the SDK's own rule
+ * (mcp/modern.ts): 2026-07-28 stateless (a v2 McpServer per request), and 2025-11-25 in stateful sessions stored in
+ * Postgres (one v1 McpServer per live session), protected resource metadata at /.well-known/oauth-protected-resource, and /health. Every /mcp request
  * must come from an allowed Origin and Host (mcp/request-guard.ts) and carry a bearer API key or an OAuth access
  * token our authorization server issued for this resource (it acts as the key a person minted when approving the
  * client); a 401 carries WWW-Authenticate with `resource_metadata` and `scope` so clients can discover how to
@@ -12,7 +13,6 @@
  */
 import { untilUsageDrained } from '../core/spend/usage-barrier.js';
 import Router from '@koa/router';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { createKoaApp } from '../api/app.js';
@@ -25,7 +25,9 @@ import type { Services } from '../platform/services.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { mcpAuthenticator } from './auth.js';
 import { requestGuard } from './request-guard.js';
-import { buildMcpServer } from './server.js';
+import { authInfoOf, createModernEndpoint, isModernRequest, routingHeaders } from './modern.js';
+import { countRequest, routeOfBody } from './metrics.js';
+import { buildMcpServer, toolNames } from './server.js';
 import { negotiatedVersion, type SessionHandshake } from './session-transport.js';
 import { McpSessions, type LiveSession } from './sessions.js';
 import type { ToolContext } from './tool-context.js';
@@ -33,6 +35,9 @@ import { toWebRequest, writeWebResponse } from './web-bridge.js';
 
 export { SERVER_INFO } from './server.js';
 
+/** The stateless revision served beside the 2025-11-25 sessions. */
+const MODERN_VERSION = '2026-07-28';
+const LEGACY_VERSION = '2025-11-25';
 const UNKNOWN_SESSION = 'Unknown or expired MCP session; start a new one with initialize.';
 /** A session id longer than this is not one of ours (ours are UUIDs): unknown without a lookup. */
 const MAX_SESSION_ID_LENGTH = 128;
@@ -64,6 +69,8 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
   const endpoint = `${config.urls.mcp}/mcp`;
   const metadataUrl = `${config.urls.mcp}/.well-known/oauth-protected-resource`;
   const sessions = createSessions(services, endpoint, gateway);
+  const runtime = { gateway };
+  const modern = createModernEndpoint(services, runtime);
   const authenticate = mcpAuthenticator(services, { resource: endpoint, metadata: metadataUrl }, (id) =>
     sessions.afterUnauthenticated(id),
   );
@@ -75,6 +82,22 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
   });
 
   router.all('/mcp', requestGuard(config), async (ctx) => {
+    const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
+    const request = toWebRequest(ctx, endpoint);
+    if (await isModernRequest(request, parsedBody)) {
+      // 2026-07-28: no session; every request carries its key, its version and its capabilities (mcp/modern.ts).
+      const principal = await authenticate(ctx);
+      await untilUsageDrained(services.spend, principal.orgId);
+      const { method, name } = routingHeaders(request);
+      const log = ctx.state.log.child({ mcp_era: MODERN_VERSION, mcp_method: method, mcp_name: name });
+      const context: ToolContext = { principal, ip: ctx.ip, log };
+      const response = await modern.serve(request, parsedBody, context);
+      await writeWebResponse(ctx, response);
+      countRequest(services, MODERN_VERSION, { method, name }, toolNames(services, context, runtime), response.status);
+      return;
+    }
+    const countLegacy = (status: number, context: ToolContext) =>
+      countRequest(services, LEGACY_VERSION, routeOfBody(parsedBody), toolNames(services, context, runtime), status);
     const sessionId = ctx.get('mcp-session-id') || undefined;
     const principal = await authenticate(ctx, sessionId);
     await untilUsageDrained(services.spend, principal.orgId);
@@ -84,6 +107,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
       await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) =>
         serve(ctx, session, endpoint),
       );
+      countLegacy(ctx.res.statusCode, context);
       return;
     }
     const session =
@@ -94,6 +118,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     if (!session) throw new NotFoundError(UNKNOWN_SESSION);
     Object.assign(session.context, context); // tools see this request's key (its current scopes) and address
     await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
+    countLegacy(ctx.res.statusCode, context);
   });
 
   const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router], 'mcp');
@@ -103,6 +128,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     closeSessions: () => sessions.closeAll(),
     async close() {
       await sessions.closeAll();
+      await modern.close();
       if (!options.gateway) await gateway.close();
     },
   };
@@ -133,13 +159,7 @@ function createSessions(services: Services, endpoint: string, gateway: GatewayHa
 
 /** Hand the request to the session's transport and write what it answers. */
 async function serve(ctx: Koa.ParameterizedContext<AppState>, session: LiveSession, endpoint: string): Promise<void> {
-  const principal = session.context.principal;
-  const authInfo: AuthInfo = {
-    token: 'redacted',
-    clientId: principal.type === 'api_key' ? principal.keyId : principal.orgId,
-    scopes: [...principal.scopes],
-    extra: { orgId: principal.orgId },
-  };
+  const authInfo = authInfoOf(session.context.principal);
   const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
   const response = await session.transport.handleRequest(toWebRequest(ctx, endpoint), { authInfo, parsedBody });
   await writeWebResponse(ctx, response);

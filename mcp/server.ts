@@ -1,5 +1,12 @@
-/** The agent-tool server's MCP application, one per session, apart from any transport (mcp/sessions.ts owns those). */
+/**
+ * The agent-tool server's MCP application, apart from any transport: one v1 McpServer per 2025-11-25 session
+ * (mcp/sessions.ts owns those), and one v2 McpServer per stateless 2026-07-28 request (mcp/modern.ts). Both register
+ * the same tools (mcp/tools/*, written once against the v1 registration API; the v2 one takes the same arguments)
+ * and answer `tools/list` with the same listing, byte for byte.
+ */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer as ModernMcpServer, type Tool as ModernTool } from '@modelcontextprotocol/server';
+import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
@@ -25,8 +32,24 @@ export const SERVER_INSTRUCTIONS = [
   'details.missing_scope...) and details.next_step when a person must act.',
 ].join(' ');
 
-/** The tools/list answer, the same for every session of a process. */
+/** The tools/list answer, the same for every session and request of a process, in both eras. */
 const listings = new WeakMap<Services, Tool[]>();
+
+/**
+ * How long a 2026-07-28 client may keep the `tools/list` and `server/discover` answers (`ttlMs`): they change only
+ * with a deploy. `public`: every caller gets the same ones (scopes are checked when a tool is called, not by hiding
+ * it).
+ */
+export const TOOLS_LIST_TTL_MS = 3_600_000;
+
+function listingOf(services: Services, tools: Map<string, RegisteredTool>): Tool[] {
+  let listing = listings.get(services);
+  if (!listing) {
+    listing = [...tools].map(([name, tool]) => toolDefinition(name, tool));
+    listings.set(services, listing);
+  }
+  return listing;
+}
 
 export function buildMcpServer(services: Services, context: ToolContext, runtime: ToolRuntime): McpServer {
   // logging: clients may set a level (logging/setLevel); tools only otherwise (no prompts or resources).
@@ -36,13 +59,63 @@ export function buildMcpServer(services: Services, context: ToolContext, runtime
   });
   const tools = recordTools(server);
   registerAllTools(server, services, context, runtime);
-  advertise(server, () => {
-    let listing = listings.get(services);
-    if (!listing) {
-      listing = [...tools].map(([name, tool]) => toolDefinition(name, tool));
-      listings.set(services, listing);
-    }
-    return listing;
-  });
+  advertise(server, () => listingOf(services, tools));
   return server;
+}
+
+/**
+ * The 2026-07-28 application for one request (the SDK's v2 server: `server/discover`, the `_meta` envelope, cache
+ * fields). The tools are registered through a facade with the v1 signature (the v2 `registerTool` takes the same
+ * name, config with zod schemas, and callback; our callbacks use only their arguments). `tools/list` answers the
+ * listing the v1 server computes (built once per process from a v1 server when no 2025 session has done so yet).
+ */
+export function buildModernMcpServer(services: Services, context: ToolContext, runtime: ToolRuntime): ModernMcpServer {
+  const server = new ModernMcpServer(SERVER_INFO, {
+    // The tool list never changes while a process runs (the SDK would otherwise advertise listChanged).
+    capabilities: { tools: { listChanged: false } },
+    instructions: SERVER_INSTRUCTIONS,
+    cacheHints: {
+      'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+      'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
+    },
+  });
+  const facade = {
+    registerTool: (name: string, config: object, cb: unknown) => server.registerTool(name, config, cb as never),
+  } as unknown as McpServer;
+  registerAllTools(facade, services, context, runtime);
+  const tools = toolListing(services, context, runtime) as unknown as ModernTool[]; // v2 types JSON Schema narrower
+  server.server.setRequestHandler('tools/list', () => ({ tools }));
+  return server;
+}
+
+/** The listing, computed from a throwaway v1 server when no session has listed the tools yet. */
+function toolListing(services: Services, context: ToolContext, runtime: ToolRuntime): Tool[] {
+  return (
+    listings.get(services) ??
+    listingOf(services, recordAndRegister(new McpServer(SERVER_INFO), services, context, runtime))
+  );
+}
+
+const names = new WeakMap<Tool[], ReadonlySet<string>>();
+
+/** The names of the tools we offer (for bounded metric labels). */
+export function toolNames(services: Services, context: ToolContext, runtime: ToolRuntime): ReadonlySet<string> {
+  const listing = toolListing(services, context, runtime);
+  let set = names.get(listing);
+  if (!set) {
+    set = new Set(listing.map((t) => t.name));
+    names.set(listing, set);
+  }
+  return set;
+}
+
+function recordAndRegister(
+  server: McpServer,
+  services: Services,
+  context: ToolContext,
+  runtime: ToolRuntime,
+): Map<string, RegisteredTool> {
+  const tools = recordTools(server);
+  registerAllTools(server, services, context, runtime);
+  return tools;
 }

@@ -6,19 +6,22 @@ import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 
+/** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
+const DEFS = {
+  svc_register: {
+    title: 'Register a new organization',
+    description:
+      'Create a new organization and API key (consumer scopes, 0 credits). The key is shown only here: store it. ' +
+      'Free.',
+    inputSchema: {},
+    outputSchema: dataOrError({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() }),
+    // Creates an org and a key each time; nothing is overwritten.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+};
+
 export function registerAccountTools(server: McpServer, services: Services, ctx: ToolContext): void {
-  server.registerTool(
-    'svc_register',
-    {
-      title: 'Register a new organization',
-      description:
-        'Create a new organization and API key (consumer scopes, 0 credits). The key is shown only here: store it. ' +
-        'Free.',
-      inputSchema: {},
-      outputSchema: dataOrError({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() }),
-      // Creates an org and a key each time; nothing is overwritten.
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    },
-    () => runTool(ctx.log, async () => ({ ...(await services.accounts.register({ ip: ctx.ip })) })),
+  server.registerTool('svc_register', DEFS.svc_register, () =>
+    runTool(ctx.log, async () => ({ ...(await services.accounts.register({ ip: ctx.ip })) })),
   );
 }

@@ -50,108 +50,105 @@ function needBillingWrite(principal: Principal, publicBase: string): void {
 /** The packs with their prices, e.g. "starter $5 = 500 credits". */
 const PACK_PRICES = PACKS.map((p) => `${p.name} $${p.price_cents / 100} = ${p.credit_cents} credits`).join(', ');
 
+/** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
+const DEFS = {
+  get_balance: {
+    title: 'Credit balance',
+    description:
+      "Your organization's credit in cents, billing mode (prepaid or card), card on file, suspension, card usage " +
+      'owed. Free.',
+    inputSchema: z.object({}).strict(),
+    outputSchema: dataOrError(BalanceOut),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  create_checkout: {
+    title: 'Buy credits (checkout link)',
+    description:
+      `Buy prepaid credits: returns \`checkout_url\`, a payment page. MOVES MONEY: the person pays ` +
+      `${PACK_PRICES} or \`amount_cents\`. ${NEEDS_PERSON}`,
+    inputSchema: z
+      .object({
+        pack: z.enum(PACKS.map((p) => p.name) as [string, ...string[]]).optional(),
+        amount_cents: z
+          .number()
+          .int()
+          .min(CHECKOUT_MIN_CENTS)
+          .max(CHECKOUT_MAX_CENTS)
+          .optional()
+          .describe('Cents; credits = cents.'),
+      })
+      .strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        checkout_url: z.string(),
+        checkout_session_id: z.string(),
+        amount_cents: z.number().int(),
+        credit_cents: z.number().int(),
+        expires_at: z.string().nullable(),
+      }),
+    ),
+    annotations: PERSON_STEP,
+    _meta: moneyMeta(
+      `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a ` +
+        `person`,
+    ),
+  },
+  billing_setup: {
+    title: 'Add a card (setup page)',
+    description:
+      `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid ` +
+      `calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
+    inputSchema: z.object({}).strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        url: z.string().describe('The card-setup page a person opens.'),
+        setup_intent_id: z.string(),
+        client_secret: z.string().nullable(),
+        checkout_session_id: z.string(),
+        expires_at: z.string().nullable(),
+      }),
+    ),
+    annotations: PERSON_STEP,
+    _meta: moneyMeta('free; later paid calls are billed to the card at their quoted price (quote_call)'),
+  },
+  billing_portal: {
+    title: 'Billing portal link',
+    description:
+      `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: ` +
+      `the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
+    inputSchema: z.object({}).strict(),
+    outputSchema: dataOrError(z.looseObject({ url: z.string() })),
+    annotations: PERSON_STEP,
+    _meta: moneyMeta('free; a person manages the card that pays card-billed calls'),
+  },
+};
+
 export function registerBillingTools(server: McpServer, services: Services, ctx: ToolContext): void {
   const publicBase = services.config.urls.publicBase;
 
-  server.registerTool(
-    'get_balance',
-    {
-      title: 'Credit balance',
-      description:
-        "Your organization's credit in cents, billing mode (prepaid or card), card on file, suspension, card usage " +
-        'owed. Free.',
-      inputSchema: z.object({}).strict(),
-      outputSchema: dataOrError(BalanceOut),
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    () => runTool(ctx.log, async () => ({ ...(await services.billing.balance(ctx.principal)) })),
+  server.registerTool('get_balance', DEFS.get_balance, () =>
+    runTool(ctx.log, async () => ({ ...(await services.billing.balance(ctx.principal)) })),
   );
 
-  server.registerTool(
-    'create_checkout',
-    {
-      title: 'Buy credits (checkout link)',
-      description:
-        `Buy prepaid credits: returns \`checkout_url\`, a payment page. MOVES MONEY: the person pays ` +
-        `${PACK_PRICES} or \`amount_cents\`. ${NEEDS_PERSON}`,
-      inputSchema: z
-        .object({
-          pack: z.enum(PACKS.map((p) => p.name) as [string, ...string[]]).optional(),
-          amount_cents: z
-            .number()
-            .int()
-            .min(CHECKOUT_MIN_CENTS)
-            .max(CHECKOUT_MAX_CENTS)
-            .optional()
-            .describe('Cents; credits = cents.'),
-        })
-        .strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          checkout_url: z.string(),
-          checkout_session_id: z.string(),
-          amount_cents: z.number().int(),
-          credit_cents: z.number().int(),
-          expires_at: z.string().nullable(),
-        }),
-      ),
-      annotations: PERSON_STEP,
-      _meta: moneyMeta(
-        `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a ` +
-          `person`,
-      ),
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        needBillingWrite(ctx.principal, publicBase);
-        return { ...(await services.billing.checkout(ctx.principal, parseArgs(CheckoutBody, args))) };
-      }),
+  server.registerTool('create_checkout', DEFS.create_checkout, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      needBillingWrite(ctx.principal, publicBase);
+      return { ...(await services.billing.checkout(ctx.principal, parseArgs(CheckoutBody, args))) };
+    }),
   );
 
-  server.registerTool(
-    'billing_setup',
-    {
-      title: 'Add a card (setup page)',
-      description:
-        `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid ` +
-        `calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
-      inputSchema: z.object({}).strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          url: z.string().describe('The card-setup page a person opens.'),
-          setup_intent_id: z.string(),
-          client_secret: z.string().nullable(),
-          checkout_session_id: z.string(),
-          expires_at: z.string().nullable(),
-        }),
-      ),
-      annotations: PERSON_STEP,
-      _meta: moneyMeta('free; later paid calls are billed to the card at their quoted price (quote_call)'),
-    },
-    () =>
-      runTool(ctx.log, async () => {
-        needBillingWrite(ctx.principal, publicBase);
-        return { ...(await services.billing.setupIntent(ctx.principal)) };
-      }),
+  server.registerTool('billing_setup', DEFS.billing_setup, () =>
+    runTool(ctx.log, async () => {
+      needBillingWrite(ctx.principal, publicBase);
+      return { ...(await services.billing.setupIntent(ctx.principal)) };
+    }),
   );
 
-  server.registerTool(
-    'billing_portal',
-    {
-      title: 'Billing portal link',
-      description:
-        `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: ` +
-        `the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
-      inputSchema: z.object({}).strict(),
-      outputSchema: dataOrError(z.looseObject({ url: z.string() })),
-      annotations: PERSON_STEP,
-      _meta: moneyMeta('free; a person manages the card that pays card-billed calls'),
-    },
-    () =>
-      runTool(ctx.log, async () => {
-        needBillingWrite(ctx.principal, publicBase);
-        return { ...(await services.billing.portal(ctx.principal)) };
-      }),
+  server.registerTool('billing_portal', DEFS.billing_portal, () =>
+    runTool(ctx.log, async () => {
+      needBillingWrite(ctx.principal, publicBase);
+      return { ...(await services.billing.portal(ctx.principal)) };
+    }),
   );
 }

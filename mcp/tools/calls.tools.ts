@@ -153,87 +153,80 @@ async function callThroughGateway(
   }
 }
 
+/** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
+const DEFS = {
+  call_api: {
+    title: 'Call an API',
+    description:
+      "Call an API endpoint through the metered gateway. MOVES MONEY: charges the endpoint's price in cents (0 = " +
+      'free; failed upstream calls are refunded); quote_call first. Same idempotency_key = executed and billed ' +
+      "once. Refusals carry the gateway's code. Needs proxy:call.",
+    inputSchema: z
+      .object({
+        slug: SlugArg,
+        endpoint: EndpointArg,
+        method: z.enum(ENDPOINT_METHODS).default('GET'),
+        input: InputArg,
+        idempotency_key: z.string().min(1).max(200).optional().describe('The same key and request run and bill once.'),
+      })
+      .strict(),
+    outputSchema: dataOrError(CallOut),
+    annotations: CALL,
+    _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
+  },
+  run_probe: {
+    title: 'Probe an endpoint (GET)',
+    description:
+      "One GET test call through the gateway (call_api's rules). MOVES MONEY: billed at the endpoint's price; " +
+      'quote_call first or probe free endpoints. Needs proxy:call.',
+    inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
+    outputSchema: dataOrError(CallOut),
+    // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
+  },
+  quote_call: {
+    title: 'Quote a call',
+    description:
+      'What a call would cost now and whether the gateway would admit it for your key: price, discount, ' +
+      'scheduled increase, `admission`. Free: nothing is spent or reserved.',
+    inputSchema: z
+      .object({
+        slug: SlugArg,
+        method: z.enum(ENDPOINT_METHODS).default('GET'),
+        path: QuoteQuery.shape.path.describe('The path call_api would send, e.g. "/forecast/paris".'),
+      })
+      .strict(),
+    outputSchema: dataOrError(QuoteOut),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+};
+
 export function registerCallTools(server: McpServer, services: Services, ctx: ToolContext, runtime: ToolRuntime): void {
-  server.registerTool(
-    'call_api',
-    {
-      title: 'Call an API',
-      description:
-        "Call an API endpoint through the metered gateway. MOVES MONEY: charges the endpoint's price in cents (0 = " +
-        'free; failed upstream calls are refunded); quote_call first. Same idempotency_key = executed and billed ' +
-        "once. Refusals carry the gateway's code. Needs proxy:call.",
-      inputSchema: z
-        .object({
-          slug: SlugArg,
-          endpoint: EndpointArg,
-          method: z.enum(ENDPOINT_METHODS).default('GET'),
-          input: InputArg,
-          idempotency_key: z
-            .string()
-            .min(1)
-            .max(200)
-            .optional()
-            .describe('The same key and request run and bill once.'),
-        })
-        .strict(),
-      outputSchema: dataOrError(CallOut),
-      annotations: CALL,
-      _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
-    },
-    (args) => callThroughGateway(services, runtime, ctx, args),
+  server.registerTool('call_api', DEFS.call_api, (args) => callThroughGateway(services, runtime, ctx, args));
+
+  server.registerTool('run_probe', DEFS.run_probe, (args) =>
+    callThroughGateway(services, runtime, ctx, { ...args, method: 'GET' }),
   );
 
-  server.registerTool(
-    'run_probe',
-    {
-      title: 'Probe an endpoint (GET)',
-      description:
-        "One GET test call through the gateway (call_api's rules). MOVES MONEY: billed at the endpoint's price; " +
-        'quote_call first or probe free endpoints. Needs proxy:call.',
-      inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
-      outputSchema: dataOrError(CallOut),
-      // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
-    },
-    (args) => callThroughGateway(services, runtime, ctx, { ...args, method: 'GET' }),
-  );
-
-  server.registerTool(
-    'quote_call',
-    {
-      title: 'Quote a call',
-      description:
-        'What a call would cost now and whether the gateway would admit it for your key: price, discount, ' +
-        'scheduled increase, `admission`. Free: nothing is spent or reserved.',
-      inputSchema: z
-        .object({
-          slug: SlugArg,
-          method: z.enum(ENDPOINT_METHODS).default('GET'),
-          path: QuoteQuery.shape.path.describe('The path call_api would send, e.g. "/forecast/paris".'),
-        })
-        .strict(),
-      outputSchema: dataOrError(QuoteOut),
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        const principal = keyPrincipal(ctx);
-        requireScope(principal, 'catalog:read');
-        const caller = await gatewayCaller(services, principal);
-        const query = parseArgs(QuoteQuery, { method: args.method, path: args.path });
-        const quote = await services.listings.quoteAs(args.slug, query, { type: 'api_key', ...caller });
-        if (quote.admission && !quote.admission.allowed && quote.admission.error_code) {
-          const step = nextStep(
-            quote.admission.error_code,
-            quote.admission.details,
-            principal,
-            services.config.urls.publicBase,
-          );
-          if (step) quote.admission.details = { ...quote.admission.details, next_step: step };
-        }
-        return { ...quote };
-      }),
+  server.registerTool('quote_call', DEFS.quote_call, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      const principal = keyPrincipal(ctx);
+      requireScope(principal, 'catalog:read');
+      const caller = await gatewayCaller(services, principal);
+      const query = parseArgs(QuoteQuery, { method: args.method, path: args.path });
+      const quote = await services.listings.quoteAs(args.slug, query, { type: 'api_key', ...caller });
+      if (quote.admission && !quote.admission.allowed && quote.admission.error_code) {
+        const step = nextStep(
+          quote.admission.error_code,
+          quote.admission.details,
+          principal,
+          services.config.urls.publicBase,
+        );
+        if (step) quote.admission.details = { ...quote.admission.details, next_step: step };
+      }
+      return { ...quote };
+    }),
   );
 }

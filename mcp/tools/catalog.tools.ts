@@ -32,249 +32,237 @@ const SearchCategory = SearchQuery.shape.category.describe('A slug from get_cate
 /** Only listings callable through the gateway (issue 22): directory entries are found, but not callable here. */
 const CallableOnly = z.boolean().optional().describe('Leave out directory entries (not callable).');
 
+/** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
+const DEFS = {
+  discover_tools: {
+    title: 'Discover APIs (compact)',
+    description:
+      'Find APIs for a task: a compact ranked list (slug, summary, price range, score). Start here, then ' +
+      'get_schema and quote_call. Free.',
+    inputSchema: z
+      .object({
+        query: z.string().max(SEARCH_MAX_Q).describe('What you need, in plain words.'),
+        category: SearchCategory,
+        max_results: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(10),
+        callable_only: CallableOnly,
+      })
+      .strict(),
+    outputSchema: dataOrError(
+      z.object({ query: z.string(), total: z.number().int(), items: z.array(CompactListingOut) }),
+    ),
+    annotations: CATALOG_READ,
+  },
+  search_apis: {
+    title: 'Search APIs',
+    description: 'Full catalog search: listings with tags, category, prices, merit scores and provider. Free.',
+    inputSchema: z
+      .object({
+        query: z.string().max(SEARCH_MAX_Q).describe('Empty browses in `sort` order.'),
+        category: SearchCategory,
+        sort: z.enum(SEARCH_SORTS).optional().describe('Default: relevance with a query, svc_score without.'),
+        max_price_cents: SearchQuery.shape.max_price_cents.describe('Only APIs with an endpoint at most this price.'),
+        limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
+        offset: z.number().int().min(0).max(1_000_000).optional(),
+        callable_only: CallableOnly,
+      })
+      .strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        items: z.array(SearchItemOut),
+        total: z.number().int(),
+        limit: z.number().int(),
+        offset: z.number().int(),
+        sort: z.string(),
+      }),
+    ),
+    annotations: CATALOG_READ,
+  },
+  get_categories: {
+    title: 'List categories',
+    description: 'Categories with their number of live APIs. Free.',
+    inputSchema: z.object({}).strict(),
+    outputSchema: dataOrError(
+      z.object({
+        items: z.array(z.looseObject({ slug: z.string(), name: z.string(), api_count: z.number().int() })),
+      }),
+    ),
+    annotations: CATALOG_READ,
+  },
+  get_market_overview: {
+    title: 'Market overview',
+    description: 'Marketplace totals: live APIs, providers, calls and GMV (24 h, 7 days), median price. Free.',
+    inputSchema: z.object({}).strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        live_apis: z.number().int(),
+        providers: z.number().int(),
+        categories: z.number().int(),
+        calls_24h: z.number().int(),
+        calls_7d: z.number().int(),
+        gmv_cents_24h: z.number().int(),
+        gmv_cents_7d: z.number().int(),
+        median_price_cents: z.number().nullable(),
+        updated_at: z.string().nullable(),
+      }),
+    ),
+    annotations: CATALOG_READ,
+  },
+  get_leaderboard: {
+    title: 'Leaderboard',
+    description: 'A ranked board of live APIs, overall or in a category. Free.',
+    inputSchema: z
+      .object({
+        board: z.enum(BOARDS),
+        category: LeaderboardQuery.shape.category.describe('A slug from get_categories.'),
+        limit: z.number().int().min(1).max(500).optional(),
+      })
+      .strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        board: z.string(),
+        metric: z.string(),
+        items: z.array(
+          z.looseObject({
+            rank: z.number().int(),
+            slug: z.string(),
+            name: z.string(),
+            metric: z.looseObject({ name: z.string(), value: z.number() }),
+          }),
+        ),
+      }),
+    ),
+    annotations: CATALOG_READ,
+  },
+  request_api: {
+    title: 'Request a missing API',
+    description: "Ask for an API the catalog lacks; a similar open request gets your org's vote instead. Free.",
+    inputSchema: z
+      .object({
+        query: ApiRequestBody.shape.query,
+        email: ApiRequestBody.shape.email.describe('Told when a match goes live, if a verified email of your org.'),
+        notes: ApiRequestBody.shape.notes,
+      })
+      .strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        id: z.string(),
+        query: z.string(),
+        votes: z.number().int(),
+        status: z.string(),
+        merged: z.boolean(),
+        notify_email: z.string().nullable(),
+      }),
+    ),
+    // Records a vote: additive, and asking again with the same words is the same single vote of this org.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  get_api_details: {
+    title: 'API details',
+    description:
+      'One API: provider, scores, price per endpoint in cents, discounts, scheduled increases, required terms. Free.',
+    inputSchema: z.object({ slug: SlugArg }).strict(),
+    outputSchema: dataOrError(ListingDetailOut),
+    annotations: CATALOG_READ,
+  },
+  get_schema: {
+    title: 'API endpoints and schemas',
+    description:
+      "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path " +
+      'with its {params} filled in. Free.',
+    inputSchema: z.object({ slug: SlugArg }).strict(),
+    outputSchema: dataOrError(SchemaOut),
+    annotations: CATALOG_READ,
+  },
+};
+
 export function registerCatalogTools(server: McpServer, services: Services, ctx: ToolContext): void {
-  server.registerTool(
-    'discover_tools',
-    {
-      title: 'Discover APIs (compact)',
-      description:
-        'Find APIs for a task: a compact ranked list (slug, summary, price range, score). Start here, then ' +
-        'get_schema and quote_call. Free.',
-      inputSchema: z
-        .object({
-          query: z.string().max(SEARCH_MAX_Q).describe('What you need, in plain words.'),
-          category: SearchCategory,
-          max_results: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(10),
-          callable_only: CallableOnly,
-        })
-        .strict(),
-      outputSchema: dataOrError(
-        z.object({ query: z.string(), total: z.number().int(), items: z.array(CompactListingOut) }),
-      ),
-      annotations: CATALOG_READ,
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        requireScope(ctx.principal, 'catalog:read');
-        const query = parseArgs(SearchQuery, {
-          q: args.query,
-          category: args.category,
-          limit: args.max_results,
-          ...(args.callable_only ? { callable: 'true' } : {}),
-        });
-        const result = await services.search.search(query);
-        return {
-          query: query.q,
-          total: result.total,
-          items: result.items.map((i) => ({
-            slug: i.slug,
-            name: i.name,
-            summary: i.summary,
-            category: i.category?.slug ?? null,
-            has_free_endpoint: i.price.min_price_cents === 0,
-            min_price_cents: i.price.min_price_cents,
-            max_price_cents: i.price.max_price_cents,
-            svc_score: i.svc_score,
-            // Directory entries are searchable but not callable until their provider lists them.
-            callable: i.callable,
-          })),
-        };
-      }),
+  server.registerTool('discover_tools', DEFS.discover_tools, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      requireScope(ctx.principal, 'catalog:read');
+      const query = parseArgs(SearchQuery, {
+        q: args.query,
+        category: args.category,
+        limit: args.max_results,
+        ...(args.callable_only ? { callable: 'true' } : {}),
+      });
+      const result = await services.search.search(query);
+      return {
+        query: query.q,
+        total: result.total,
+        items: result.items.map((i) => ({
+          slug: i.slug,
+          name: i.name,
+          summary: i.summary,
+          category: i.category?.slug ?? null,
+          has_free_endpoint: i.price.min_price_cents === 0,
+          min_price_cents: i.price.min_price_cents,
+          max_price_cents: i.price.max_price_cents,
+          svc_score: i.svc_score,
+          // Directory entries are searchable but not callable until their provider lists them.
+          callable: i.callable,
+        })),
+      };
+    }),
   );
 
-  server.registerTool(
-    'search_apis',
-    {
-      title: 'Search APIs',
-      description: 'Full catalog search: listings with tags, category, prices, merit scores and provider. Free.',
-      inputSchema: z
-        .object({
-          query: z.string().max(SEARCH_MAX_Q).describe('Empty browses in `sort` order.'),
-          category: SearchCategory,
-          sort: z.enum(SEARCH_SORTS).optional().describe('Default: relevance with a query, svc_score without.'),
-          max_price_cents: SearchQuery.shape.max_price_cents.describe('Only APIs with an endpoint at most this price.'),
-          limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
-          offset: z.number().int().min(0).max(1_000_000).optional(),
-          callable_only: CallableOnly,
-        })
-        .strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          items: z.array(SearchItemOut),
-          total: z.number().int(),
-          limit: z.number().int(),
-          offset: z.number().int(),
-          sort: z.string(),
-        }),
-      ),
-      annotations: CATALOG_READ,
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        requireScope(ctx.principal, 'catalog:read');
-        const { query, callable_only, ...rest } = args;
-        const callable = callable_only ? { callable: 'true' } : {};
-        return { ...(await services.search.search(parseArgs(SearchQuery, { q: query, ...rest, ...callable }))) };
-      }),
+  server.registerTool('search_apis', DEFS.search_apis, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      requireScope(ctx.principal, 'catalog:read');
+      const { query, callable_only, ...rest } = args;
+      const callable = callable_only ? { callable: 'true' } : {};
+      return { ...(await services.search.search(parseArgs(SearchQuery, { q: query, ...rest, ...callable }))) };
+    }),
   );
 
-  server.registerTool(
-    'get_categories',
-    {
-      title: 'List categories',
-      description: 'Categories with their number of live APIs. Free.',
-      inputSchema: z.object({}).strict(),
-      outputSchema: dataOrError(
-        z.object({
-          items: z.array(z.looseObject({ slug: z.string(), name: z.string(), api_count: z.number().int() })),
-        }),
-      ),
-      annotations: CATALOG_READ,
-    },
-    () =>
-      runTool(ctx.log, async () => {
-        requireScope(ctx.principal, 'catalog:read');
-        return { items: await services.listings.categories() };
-      }),
+  server.registerTool('get_categories', DEFS.get_categories, () =>
+    runTool(ctx.log, async () => {
+      requireScope(ctx.principal, 'catalog:read');
+      return { items: await services.listings.categories() };
+    }),
   );
 
-  server.registerTool(
-    'get_market_overview',
-    {
-      title: 'Market overview',
-      description: 'Marketplace totals: live APIs, providers, calls and GMV (24 h, 7 days), median price. Free.',
-      inputSchema: z.object({}).strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          live_apis: z.number().int(),
-          providers: z.number().int(),
-          categories: z.number().int(),
-          calls_24h: z.number().int(),
-          calls_7d: z.number().int(),
-          gmv_cents_24h: z.number().int(),
-          gmv_cents_7d: z.number().int(),
-          median_price_cents: z.number().nullable(),
-          updated_at: z.string().nullable(),
-        }),
-      ),
-      annotations: CATALOG_READ,
-    },
-    () =>
-      runTool(ctx.log, async () => {
-        requireScope(ctx.principal, 'catalog:read');
-        return { ...(await services.market.overview()) };
-      }),
+  server.registerTool('get_market_overview', DEFS.get_market_overview, () =>
+    runTool(ctx.log, async () => {
+      requireScope(ctx.principal, 'catalog:read');
+      return { ...(await services.market.overview()) };
+    }),
   );
 
-  server.registerTool(
-    'get_leaderboard',
-    {
-      title: 'Leaderboard',
-      description: 'A ranked board of live APIs, overall or in a category. Free.',
-      inputSchema: z
-        .object({
-          board: z.enum(BOARDS),
-          category: LeaderboardQuery.shape.category.describe('A slug from get_categories.'),
-          limit: z.number().int().min(1).max(500).optional(),
-        })
-        .strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          board: z.string(),
-          metric: z.string(),
-          items: z.array(
-            z.looseObject({
-              rank: z.number().int(),
-              slug: z.string(),
-              name: z.string(),
-              metric: z.looseObject({ name: z.string(), value: z.number() }),
-            }),
-          ),
-        }),
-      ),
-      annotations: CATALOG_READ,
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        requireScope(ctx.principal, 'catalog:read');
-        const { board, ...query } = args;
-        return { ...(await services.market.leaderboard(board, parseArgs(LeaderboardQuery, query))) };
-      }),
+  server.registerTool('get_leaderboard', DEFS.get_leaderboard, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      requireScope(ctx.principal, 'catalog:read');
+      const { board, ...query } = args;
+      return { ...(await services.market.leaderboard(board, parseArgs(LeaderboardQuery, query))) };
+    }),
   );
 
-  server.registerTool(
-    'request_api',
-    {
-      title: 'Request a missing API',
-      description: "Ask for an API the catalog lacks; a similar open request gets your org's vote instead. Free.",
-      inputSchema: z
-        .object({
-          query: ApiRequestBody.shape.query,
-          email: ApiRequestBody.shape.email.describe('Told when a match goes live, if a verified email of your org.'),
-          notes: ApiRequestBody.shape.notes,
-        })
-        .strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          id: z.string(),
-          query: z.string(),
-          votes: z.number().int(),
-          status: z.string(),
-          merged: z.boolean(),
-          notify_email: z.string().nullable(),
-        }),
-      ),
-      // Records a vote: additive, and asking again with the same words is the same single vote of this org.
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        const { request, merged, notifyEmail } = await services.demand.request(
-          ctx.principal,
-          parseArgs(ApiRequestBody, args),
-        );
-        return { ...request, merged, notify_email: notifyEmail };
-      }),
+  server.registerTool('request_api', DEFS.request_api, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      const { request, merged, notifyEmail } = await services.demand.request(
+        ctx.principal,
+        parseArgs(ApiRequestBody, args),
+      );
+      return { ...request, merged, notify_email: notifyEmail };
+    }),
   );
 
-  server.registerTool(
-    'get_api_details',
-    {
-      title: 'API details',
-      description:
-        'One API: provider, scores, price per endpoint in cents, discounts, scheduled increases, required terms. Free.',
-      inputSchema: z.object({ slug: SlugArg }).strict(),
-      outputSchema: dataOrError(ListingDetailOut),
-      annotations: CATALOG_READ,
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        requireScope(ctx.principal, 'catalog:read');
-        return { ...(await services.listings.detail(args.slug)) };
-      }),
+  server.registerTool('get_api_details', DEFS.get_api_details, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      requireScope(ctx.principal, 'catalog:read');
+      return { ...(await services.listings.detail(args.slug)) };
+    }),
   );
 
-  server.registerTool(
-    'get_schema',
-    {
-      title: 'API endpoints and schemas',
-      description:
-        "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path " +
-        'with its {params} filled in. Free.',
-      inputSchema: z.object({ slug: SlugArg }).strict(),
-      outputSchema: dataOrError(SchemaOut),
-      annotations: CATALOG_READ,
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        requireScope(ctx.principal, 'catalog:read');
-        return { ...(await services.listings.schema(args.slug)) };
-      }),
+  server.registerTool('get_schema', DEFS.get_schema, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      requireScope(ctx.principal, 'catalog:read');
+      return { ...(await services.listings.schema(args.slug)) };
+    }),
   );
 }

@@ -43,138 +43,136 @@ export async function gatewayCaller(
 
 const CapArg = (what: string) => PatchKeyBody.shape.budget_cents.describe(`${what}; null removes (needs a person).`);
 
-export function registerKeyTools(server: McpServer, services: Services, ctx: ToolContext): void {
-  server.registerTool(
-    'set_budget',
-    {
-      title: 'Set spend caps on a key',
-      description:
-        "Tighten a key's caps in cents (default: your key): budget, per-call max, daily cap (UTC). Raising or " +
-        'removing a cap needs a person. Free. Needs keys:write.',
-      inputSchema: z
-        .object({
-          key_id: z.string().trim().min(1).max(40).optional().describe('Default: the calling key.'),
-          budget_cents: CapArg('Lifetime cents, child keys included'),
-          per_call_max_cents: CapArg('Cents per call'),
-          daily_cap_cents: CapArg('Cents per UTC day, child keys included'),
-        })
-        .strict(),
-      outputSchema: dataOrError(KeySummaryOut),
-      // Overwrites caps (not additive); the same arguments twice leave the same caps.
-      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        const principal = keyPrincipal(ctx);
-        requireScope(principal, 'keys:write');
-        const { key_id, ...caps } = args;
-        return {
-          ...(await services.keyAdmin.patch(principal, key_id ?? principal.keyId, parseArgs(PatchKeyBody, caps))),
-        };
-      }),
-  );
-
-  server.registerTool(
-    'get_usage',
-    {
-      title: 'Usage history',
-      description:
-        "Your org's metered calls, newest first, with totals (calls, cost, billable cents) for the range (default: " +
-        'last 30 days). Free. Needs usage:read.',
-      inputSchema: z
-        .object({
-          from: UsageQuery.shape.from.describe('UTC date or ISO 8601 time.'),
-          to: UsageQuery.shape.to.describe('Exclusive; a date includes its day. Default: now.'),
-          limit: z.number().int().min(1).max(200).optional(),
-          offset: z.number().int().min(0).max(1_000_000).optional(),
-        })
-        .strict(),
-      outputSchema: dataOrError(
-        z.looseObject({
-          items: z.array(
-            z.looseObject({
-              id: z.string(),
-              created_at: z.string(),
-              key_id: z.string(),
-              api_slug: z.string(),
-              method: z.string(),
-              path: z.string(),
-              outcome: z.string(),
-              cost_cents: z.number().int(),
-              request_id: z.string(),
-            }),
-          ),
-          pagination: PageInfoOut,
-          range: z.looseObject({ from: z.string(), to: z.string() }),
-          summary: z.looseObject({
-            calls: z.number().int(),
-            successful_calls: z.number().int(),
+/** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
+const DEFS = {
+  set_budget: {
+    title: 'Set spend caps on a key',
+    description:
+      "Tighten a key's caps in cents (default: your key): budget, per-call max, daily cap (UTC). Raising or " +
+      'removing a cap needs a person. Free. Needs keys:write.',
+    inputSchema: z
+      .object({
+        key_id: z.string().trim().min(1).max(40).optional().describe('Default: the calling key.'),
+        budget_cents: CapArg('Lifetime cents, child keys included'),
+        per_call_max_cents: CapArg('Cents per call'),
+        daily_cap_cents: CapArg('Cents per UTC day, child keys included'),
+      })
+      .strict(),
+    outputSchema: dataOrError(KeySummaryOut),
+    // Overwrites caps (not additive); the same arguments twice leave the same caps.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  get_usage: {
+    title: 'Usage history',
+    description:
+      "Your org's metered calls, newest first, with totals (calls, cost, billable cents) for the range (default: " +
+      'last 30 days). Free. Needs usage:read.',
+    inputSchema: z
+      .object({
+        from: UsageQuery.shape.from.describe('UTC date or ISO 8601 time.'),
+        to: UsageQuery.shape.to.describe('Exclusive; a date includes its day. Default: now.'),
+        limit: z.number().int().min(1).max(200).optional(),
+        offset: z.number().int().min(0).max(1_000_000).optional(),
+      })
+      .strict(),
+    outputSchema: dataOrError(
+      z.looseObject({
+        items: z.array(
+          z.looseObject({
+            id: z.string(),
+            created_at: z.string(),
+            key_id: z.string(),
+            api_slug: z.string(),
+            method: z.string(),
+            path: z.string(),
+            outcome: z.string(),
             cost_cents: z.number().int(),
-            billable_cents: z.number().int(),
+            request_id: z.string(),
           }),
+        ),
+        pagination: PageInfoOut,
+        range: z.looseObject({ from: z.string(), to: z.string() }),
+        summary: z.looseObject({
+          calls: z.number().int(),
+          successful_calls: z.number().int(),
+          cost_cents: z.number().int(),
+          billable_cents: z.number().int(),
         }),
-      ),
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        requireScope(ctx.principal, 'usage:read');
-        return { ...(await services.usage.list(ctx.principal, parseArgs(UsageQuery, args))) };
       }),
+    ),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  provision_access: {
+    title: 'Check access (key, balance, terms)',
+    description:
+      'Can you call APIs, and what is missing? Your key (scopes, caps, spend), balance and missing scopes; with ' +
+      "`slug`, that API's terms and the gateway's answer at its cheapest and dearest endpoint. Creates nothing. " +
+      'Free.',
+    inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
+    outputSchema: dataOrError(
+      z.object({
+        key: KeySummaryOut,
+        balance: BalanceOut,
+        missing_scopes: z.array(z.string()),
+        api: z
+          .object({
+            slug: z.string(),
+            terms: z.looseObject({
+              required: z.boolean(),
+              all_required_accepted: z.boolean().nullable(),
+              approval_url: z.string(),
+            }),
+            endpoints_checked: z.array(
+              z.looseObject({
+                method: z.string(),
+                path: z.string(),
+                price_cents_effective: z.number().int(),
+                admission: AdmissionOut,
+              }),
+            ),
+            ready: z.boolean().describe('The most expensive endpoint (so every endpoint) would be admitted now.'),
+            next_steps: z.array(z.string()),
+          })
+          .optional(),
+      }),
+    ),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+};
+
+export function registerKeyTools(server: McpServer, services: Services, ctx: ToolContext): void {
+  server.registerTool('set_budget', DEFS.set_budget, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      const principal = keyPrincipal(ctx);
+      requireScope(principal, 'keys:write');
+      const { key_id, ...caps } = args;
+      return {
+        ...(await services.keyAdmin.patch(principal, key_id ?? principal.keyId, parseArgs(PatchKeyBody, caps))),
+      };
+    }),
   );
 
-  server.registerTool(
-    'provision_access',
-    {
-      title: 'Check access (key, balance, terms)',
-      description:
-        'Can you call APIs, and what is missing? Your key (scopes, caps, spend), balance and missing scopes; with ' +
-        "`slug`, that API's terms and the gateway's answer at its cheapest and dearest endpoint. Creates nothing. " +
-        'Free.',
-      inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
-      outputSchema: dataOrError(
-        z.object({
-          key: KeySummaryOut,
-          balance: BalanceOut,
-          missing_scopes: z.array(z.string()),
-          api: z
-            .object({
-              slug: z.string(),
-              terms: z.looseObject({
-                required: z.boolean(),
-                all_required_accepted: z.boolean().nullable(),
-                approval_url: z.string(),
-              }),
-              endpoints_checked: z.array(
-                z.looseObject({
-                  method: z.string(),
-                  path: z.string(),
-                  price_cents_effective: z.number().int(),
-                  admission: AdmissionOut,
-                }),
-              ),
-              ready: z.boolean().describe('The most expensive endpoint (so every endpoint) would be admitted now.'),
-              next_steps: z.array(z.string()),
-            })
-            .optional(),
-        }),
-      ),
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    (args) =>
-      runTool(ctx.log, async () => {
-        checkArgs(args);
-        const principal = keyPrincipal(ctx);
-        const [key, balance] = await Promise.all([
-          services.keyAdmin.get(principal, principal.keyId),
-          services.billing.balance(principal),
-        ]);
-        const missing_scopes = SCOPES.filter((s) => !principal.scopes.includes(s));
-        if (!args.slug) return { key, balance, missing_scopes };
-        return { key, balance, missing_scopes, api: await apiAccess(services, principal, args.slug) };
-      }),
+  server.registerTool('get_usage', DEFS.get_usage, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      requireScope(ctx.principal, 'usage:read');
+      return { ...(await services.usage.list(ctx.principal, parseArgs(UsageQuery, args))) };
+    }),
+  );
+
+  server.registerTool('provision_access', DEFS.provision_access, (args) =>
+    runTool(ctx.log, async () => {
+      checkArgs(args);
+      const principal = keyPrincipal(ctx);
+      const [key, balance] = await Promise.all([
+        services.keyAdmin.get(principal, principal.keyId),
+        services.billing.balance(principal),
+      ]);
+      const missing_scopes = SCOPES.filter((s) => !principal.scopes.includes(s));
+      if (!args.slug) return { key, balance, missing_scopes };
+      return { key, balance, missing_scopes, api: await apiAccess(services, principal, args.slug) };
+    }),
   );
 }
 

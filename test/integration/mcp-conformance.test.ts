@@ -1,8 +1,10 @@
 // The official MCP conformance runner (@modelcontextprotocol/conformance, on Node 22 from .tools/conformance/):
-// - `server --requirements 2025-11-25` against our agent-tool server. Scenarios that need the reference server's
-//   own test tools, prompts and resources (or a feature we deliberately do not offer) are listed, each with its
-//   reason, in test/fixtures/mcp-conformance-expected-failures.json; any other failure fails the test, and so does an
-//   expected failure that starts passing, so the list stays true.
+// - `server --requirements 2025-11-25` and `server --requirements 2026-07-28` against our agent-tool server (both
+//   revisions at the one /mcp URL; each run is at its revision's wire: the stateful handshake, then the stateless
+//   per-request `_meta`). Scenarios that need the reference server's own test tools, prompts and resources (or a
+//   feature we deliberately do not offer) are listed per revision, each with its reason, in
+//   test/fixtures/mcp-conformance-expected-failures.json; any other failure fails the test, and so does an expected
+//   failure that starts passing, so the list stays true.
 // - `authorization` against our OAuth authorization server: its metadata scenario, and its code-grant scenario with
 //   the person's step (email, mailed code, consent with caps) driven by this test at the URL the runner prints.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -33,6 +35,9 @@ import { freePort } from '../helpers/ports.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 
+/** The revisions whose server requirements we meet (the runner takes one revision per run). */
+const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
+/** The revision the authorization scenarios run at. */
 const SPEC = '2025-11-25';
 const EXPECTED_FAILURES = path.join(ROOT, 'test', 'fixtures', 'mcp-conformance-expected-failures.json');
 /** The runner's own per-scenario bound, and ours for a whole run (the server suite is 33 scenarios, ~5 s here). */
@@ -104,57 +109,62 @@ describe.skipIf(missing !== undefined)('MCP conformance runner', () => {
     if (outputDir) await rm(outputDir, { recursive: true, force: true });
   });
 
-  it(
-    `server suite ${SPEC}: every scenario passes but those needing the reference server's own tools, prompts and resources`,
-    async () => {
-      const expected = JSON.parse(await readFile(EXPECTED_FAILURES, 'utf8')) as { server: ExpectedFailure[] };
-      // Each entry names a scenario once and says why it fails.
-      expect(new Set(expected.server.map((e) => e.scenario)).size).toBe(expected.server.length);
-      for (const e of expected.server) expect(e.reason.length, e.scenario).toBeGreaterThan(20);
-      const dir = path.join(outputDir, 'server');
-      const run = await runConformance(
-        [
-          'server',
-          '--url',
-          `${proxy.url}/mcp`,
-          '--requirements',
-          SPEC,
-          '--timeout',
-          String(SCENARIO_TIMEOUT_MS),
-          '--output-dir',
-          dir,
-        ],
-        { timeoutMs: SERVER_RUN_TIMEOUT_MS },
-      );
-      expect(run.timedOut, `the runner took over ${SERVER_RUN_TIMEOUT_MS} ms:\n${run.output.slice(-4_000)}`).toBe(
-        false,
-      );
-      const results = await readResults(dir, 'server');
-      // Every scenario the revision requires ran (the runner also runs a few it does not score; they count here too).
-      const required = await requiredServerScenarios(SPEC);
-      expect(required.length).toBeGreaterThanOrEqual(30);
-      expect(
-        required.filter((s) => !results.has(s)),
-        `required scenarios without results:\n${run.output.slice(-4_000)}`,
-      ).toEqual([]);
+  for (const revision of REVISIONS) {
+    it(
+      `server requirements ${revision}: every scenario passes but those needing the reference server's own tools, prompts and resources`,
+      async () => {
+        const fixture = JSON.parse(await readFile(EXPECTED_FAILURES, 'utf8')) as {
+          server: Record<string, ExpectedFailure[]>;
+        };
+        const expected = { server: fixture.server[revision] ?? [] };
+        // Each entry names a scenario once and says why it fails.
+        expect(new Set(expected.server.map((e) => e.scenario)).size).toBe(expected.server.length);
+        for (const e of expected.server) expect(e.reason.length, e.scenario).toBeGreaterThan(20);
+        const dir = path.join(outputDir, `server-${revision}`);
+        const run = await runConformance(
+          [
+            'server',
+            '--url',
+            `${proxy.url}/mcp`,
+            '--requirements',
+            revision,
+            '--timeout',
+            String(SCENARIO_TIMEOUT_MS),
+            '--output-dir',
+            dir,
+          ],
+          { timeoutMs: SERVER_RUN_TIMEOUT_MS },
+        );
+        expect(run.timedOut, `the runner took over ${SERVER_RUN_TIMEOUT_MS} ms:\n${run.output.slice(-4_000)}`).toBe(
+          false,
+        );
+        const results = await readResults(dir, 'server');
+        // Every scenario the revision requires ran (the runner also runs a few it does not score; they count here too).
+        const required = await requiredServerScenarios(revision);
+        expect(required.length).toBeGreaterThanOrEqual(30);
+        expect(
+          required.filter((s) => !results.has(s)),
+          `required scenarios without results:\n${run.output.slice(-4_000)}`,
+        ).toEqual([]);
 
-      const expectedIds = new Set(expected.server.map((e) => e.scenario));
-      const unexpected = [...results.values()].filter((r) => !r.passed && !expectedIds.has(r.scenario));
-      expect(
-        unexpected.map((r) => `${r.scenario}: ${failuresOf(r)}`),
-        `failing scenarios that are not in the expected-failures file; all results:\n${summaryOf(results)}`,
-      ).toEqual([]);
-      expect(
-        expected.server.filter((e) => results.get(e.scenario)?.passed).map((e) => e.scenario),
-        'expected failures that now pass: remove them from the expected-failures file',
-      ).toEqual([]);
-      expect(
-        expected.server.filter((e) => !results.has(e.scenario)).map((e) => e.scenario),
-        'expected failures the runner no longer runs: remove them from the expected-failures file',
-      ).toEqual([]);
-    },
-    SERVER_RUN_TIMEOUT_MS + 30_000,
-  );
+        const expectedIds = new Set(expected.server.map((e) => e.scenario));
+        const unexpected = [...results.values()].filter((r) => !r.passed && !expectedIds.has(r.scenario));
+        expect(
+          unexpected.map((r) => `${r.scenario}: ${failuresOf(r)}`),
+          `failing scenarios that are not in the expected-failures file; all results:\n${summaryOf(results)}`,
+        ).toEqual([]);
+        expect(
+          expected.server.filter((e) => results.get(e.scenario)?.passed).map((e) => e.scenario),
+          'expected failures that now pass: remove them from the expected-failures file',
+        ).toEqual([]);
+        expect(
+          expected.server.filter((e) => !results.has(e.scenario)).map((e) => e.scenario),
+          'expected failures the runner no longer runs: remove them from the expected-failures file',
+        ).toEqual([]);
+      },
+      SERVER_RUN_TIMEOUT_MS + 30_000,
+    );
+  }
 
   it(
     'authorization: our OAuth server passes the metadata and code-grant scenarios (the person approves with caps)',
