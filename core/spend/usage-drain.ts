@@ -4,7 +4,8 @@
  * which releases the pending spend they held in the fast state.
  *
  * - Calls this process settled are handed over in memory (`add`) and go to Postgres in the group commit's next batch:
- *   in steady state a call is in Postgres a few milliseconds after its answer.
+ *   in steady state a call is in Postgres a few milliseconds after its answer (the commit starts at most every
+ *   COMMIT_INTERVAL_MS, gateway/app.ts).
  * - A commit that fails (Postgres down) is retried with backoff until it succeeds, each call in a batch of its own (so
  *   one call Postgres refuses cannot hold the others back); the entries stay in this process's pending list meanwhile.
  * - Every `claimIntervalMs`, entries another drainer took and has not acknowledged for `claimIdleMs` (it died) are
