@@ -10,7 +10,7 @@ import { luaFilesRead, luaScript } from '../../core/redis-lua.js';
 import { REDIS_URL, ROOT } from '../helpers/env.js';
 // The owners: importing each reads its scripts (a new owner of .lua files is imported here, or its files are orphans).
 import '../../core/spend/redis-spend-lua.js';
-import '../../core/spend/money-rules.js';
+import '../../core/money/money-rules.js';
 import '../../core/counters/redis-store.js';
 
 /** luacheck (Debian: lua-check) when installed: the lint runs where it is, and is skipped elsewhere. */
