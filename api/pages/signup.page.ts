@@ -11,6 +11,7 @@ import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml } from './layout.js';
 import {
+  codeStep,
   csrfToken,
   errorLine,
   hidden,
@@ -49,18 +50,16 @@ function signupForm(ctx: AppContext, services: Services, state: SignupState, mes
 }
 
 function codeForm(ctx: AppContext, state: SignupState, message?: string): string {
-  return `${errorLine(message)}
-<p>We sent a 6-digit code to <strong>${escapeHtml(state.email)}</strong>. It works for 10 minutes.</p>
-<form method="post" action="/signup/verify">
-  ${hidden('csrf', csrfToken(ctx))}
-  ${state.next ? hidden('next', state.next) : ''}
-  ${hidden('email', state.email)}
-  ${hidden('name', state.name)}
-  <label for="code">Code</label>
-  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
-  <button type="submit">Create my account</button>
-</form>
-<p class="muted"><a href="/signup">Use another email or get a new code</a></p>`;
+  return codeStep({
+    action: '/signup/verify',
+    csrf: csrfToken(ctx),
+    email: state.email,
+    message,
+    intro: `<p>We sent a 6-digit code to <strong>${escapeHtml(state.email)}</strong>. It works for 10 minutes.</p>`,
+    submitLabel: 'Create my account',
+    hiddenFields: { next: state.next, name: state.name },
+    after: '<p class="muted"><a href="/signup">Use another email or get a new code</a></p>',
+  });
 }
 
 function stateOf(form: Record<string, string | undefined>): SignupState {
