@@ -494,6 +494,9 @@ describe('gateway proxy', () => {
   it('a debit from elsewhere racing an in-flight call: charged what is left, the rest uncollected, books balanced', async () => {
     const c = await consumer(10);
     expect((await call(c, 'GET', '/items/1')).status).toBe(200); // the fast state now holds a balance of 9
+    // That call's commit hands Postgres's totals back to the fast state: let it land first, or a commit after the
+    // chargeback would already show the fast state the lower balance and there would be no race to test.
+    await gateway.drain.flush();
     // A chargeback lands in Postgres; the gateway's snapshot is still the older, higher balance.
     await stack.services.ledger.post({ orgId: c.orgId, kind: 'chargeback', amountCents: -7 });
     const res = await call(c, 'POST', '/items', { body: {} });
