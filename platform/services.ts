@@ -9,7 +9,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
 import { initOrm } from '../db/mikro-orm.config.js';
 import { AccountsService } from '../core/accounts/accounts.service.js';
-import { IdentityService } from '../core/accounts/identity.service.js';
+import { EmailVerificationService } from '../core/accounts/email-verification.service.js';
+import { LoginCodesService } from '../core/accounts/login-codes.service.js';
+import { SignupService } from '../core/accounts/signup.service.js';
+import { OAuthEmailProof } from '../core/oauth/email-proof.js';
 import { Authenticator } from '../core/auth/authenticator.js';
 import { BillingService } from '../core/billing/billing.service.js';
 import { BillingCycleService } from '../core/billing/billing-cycle.service.js';
@@ -79,7 +82,11 @@ export interface Services {
   readonly sessions: SessionsService;
   readonly authenticator: Authenticator;
   readonly accounts: AccountsService;
-  readonly identity: IdentityService;
+  readonly signup: SignupService;
+  readonly emailVerification: EmailVerificationService;
+  readonly loginCodes: LoginCodesService;
+  /** The OAuth authorize page's proof of email (a sign-in code, no session). */
+  readonly oauthEmailProof: OAuthEmailProof;
   readonly profiles: ProfilesService;
   readonly usage: UsageService;
   readonly guard: UpstreamGuard;
@@ -199,7 +206,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const sessions = new SessionsService(orm, clock);
     const authenticator = new Authenticator(keys, sessions);
     const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
-    const identity = new IdentityService({ orm, config, clock, counters, keys, sessions, temporal, mailer, logger });
+    const identityDeps = { orm, config, clock, counters, keys, sessions, temporal, mailer, logger };
+    const emailVerification = new EmailVerificationService(identityDeps);
+    const loginCodes = new LoginCodesService(identityDeps, emailVerification);
+    const signup = new SignupService(identityDeps, loginCodes);
+    const oauthEmailProof = new OAuthEmailProof(loginCodes, emailVerification);
     const profiles = new ProfilesService(orm, config.urls.publicBase);
     const usage = new UsageService(orm, clock);
 
@@ -308,7 +319,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
       sessions,
       authenticator,
       accounts,
-      identity,
+      signup,
+      emailVerification,
+      loginCodes,
+      oauthEmailProof,
       profiles,
       usage,
       guard,

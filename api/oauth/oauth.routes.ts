@@ -237,7 +237,7 @@ ${notYou(ctx, `Not you? Use another email than ${proof.email}`)}`;
           render(ctx, 400, 'Authorize an agent', emailForm(ctx, client, 'Enter a valid email address.'));
           return;
         }
-        await services.identity.requestLoginCode(body.data, clientOf(ctx), { mailUnknown: true });
+        await services.loginCodes.requestLoginCode(body.data, clientOf(ctx), { mailUnknown: true });
         render(ctx, 200, 'Check your email', codeForm(ctx, client, body.data.email));
         allowRedirectTo(ctx, client);
       },
@@ -258,7 +258,7 @@ ${notYou(ctx, `Not you? Use another email than ${proof.email}`)}`;
         const { details, client } = await clientOfInteraction(ctx);
         const body = LoginVerifyBody.safeParse({ email: form.email, code: form.code });
         if (!body.success) throw new ValidationError('Enter the 6-digit code from the email.');
-        const person = await services.identity.verifyCodeForOAuth(body.data, clientOf(ctx));
+        const person = await services.oauthEmailProof.verifyCodeForOAuth(body.data, clientOf(ctx));
         const proof: Proof = { orgId: person.orgId, email: person.email };
         await services.counters.set(proofKey(details.uid), JSON.stringify(proof), INTERACTION_TTL_S * 1000);
         render(ctx, 200, 'Approve the agent', consentForm(ctx, client, proof));

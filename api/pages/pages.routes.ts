@@ -63,7 +63,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
         const form = await readForm(ctx);
         ctx.state.pageNext = safeNext(form.next);
         const body = parseForm(LoginRequestBody, { email: form.email });
-        await services.identity.requestLoginCode(body, clientOf(ctx));
+        await services.loginCodes.requestLoginCode(body, clientOf(ctx));
         render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email, undefined, ctx.state.pageNext));
       },
       (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx), err.message, '', ctx.state.pageNext)),
@@ -78,7 +78,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
         ctx.state.pageEmail = form.email ?? '';
         ctx.state.pageNext = safeNext(form.next);
         const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
-        const session = await services.identity.verifyLoginCode(body, clientOf(ctx));
+        const session = await services.loginCodes.verifyLoginCode(body, clientOf(ctx));
         signInBrowser(ctx, session.session_token, ctx.state.pageNext);
       },
       (ctx, err) => {
@@ -129,7 +129,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
         const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
         if (!token) throw new ValidationError('This link is missing its token. Open the link from the email again.');
         // Read only: the click below, a POST with the CSRF token, is what verifies (mail scanners follow links).
-        const facts = await services.identity.describeVerification(token);
+        const facts = await services.emailVerification.describeVerification(token);
         render(ctx, 200, 'Verify your email', verifyEmailConfirmation(facts, csrfToken(ctx), token));
       },
       (ctx, err) =>
@@ -148,7 +148,7 @@ export function pagesRoutes(services: Services): Router<AppState> {
       async (ctx) => {
         const form = await readForm(ctx);
         const body = parseForm(VerifyEmailBody, { token: form.token });
-        const result = await services.identity.verifyEmail(body);
+        const result = await services.emailVerification.verifyEmail(body);
         const credit = (result.credit_cents / 100).toFixed(2);
         render(
           ctx,

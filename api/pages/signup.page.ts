@@ -102,7 +102,7 @@ export function signupPages(services: Services): Router<AppState> {
           ...(form.name?.trim() ? { name: form.name } : {}),
           ...(form.challenge_token ? { challenge_token: form.challenge_token } : {}),
         });
-        await services.identity.requestSignupCode(body, clientOf(ctx));
+        await services.signup.requestSignupCode(body, clientOf(ctx));
         render(ctx, 200, 'Check your email', codeForm(ctx, { ...posted, email: body.email }));
       },
       (ctx, err) => render(ctx, err.status, 'Create an account', signupForm(ctx, services, recall(ctx), err.message)),
@@ -117,7 +117,7 @@ export function signupPages(services: Services): Router<AppState> {
         const posted = remember(ctx, stateOf(form));
         const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
         const name = form.name?.trim() ? form.name.trim().slice(0, 100) : undefined;
-        const session = await services.identity.verifySignupCode(body, clientOf(ctx), name);
+        const session = await services.signup.verifySignupCode(body, clientOf(ctx), name);
         signInBrowser(ctx, session.session_token, posted.next);
       },
       (ctx, err) => {

@@ -29,7 +29,7 @@ export function accountsRoutes(services: Services): Router<AppState> {
 
   router.post(['/v1/signup', '/v1/auth/signup'], async (ctx) => {
     const body = parseBody(ctx, SignupBody);
-    const result = await services.identity.signup(body, clientOf(ctx));
+    const result = await services.signup.signup(body, clientOf(ctx));
     ctx.status = 201;
     ctx.set('X-Svc-Key', result.api_key);
     noStore(ctx);
@@ -39,26 +39,26 @@ export function accountsRoutes(services: Services): Router<AppState> {
   router.post('/v1/auth/verify-email', async (ctx) => {
     const body = parseBody(ctx, VerifyEmailBody);
     noStore(ctx);
-    ctx.body = ok(await services.identity.verifyEmail(body), ctx.state.requestId);
+    ctx.body = ok(await services.emailVerification.verifyEmail(body), ctx.state.requestId);
   });
 
   router.post('/v1/auth/login/request', async (ctx) => {
     const body = parseBody(ctx, LoginRequestBody);
     noStore(ctx);
-    ctx.body = ok(await services.identity.requestLoginCode(body, clientOf(ctx)), ctx.state.requestId);
+    ctx.body = ok(await services.loginCodes.requestLoginCode(body, clientOf(ctx)), ctx.state.requestId);
   });
 
   router.post('/v1/auth/login/verify', async (ctx) => {
     const body = parseBody(ctx, LoginVerifyBody);
     noStore(ctx);
-    ctx.body = ok(await services.identity.verifyLoginCode(body, clientOf(ctx)), ctx.state.requestId);
+    ctx.body = ok(await services.loginCodes.verifyLoginCode(body, clientOf(ctx)), ctx.state.requestId);
   });
 
   router.post('/v1/auth/logout', auth(services, { session: true }), async (ctx) => {
     parseBody(ctx, EmptyBody);
     const principal = principalOf(ctx.state);
     if (principal.type !== 'session') throw new Error('unreachable: auth() requires a session');
-    ctx.body = ok(await services.identity.logout(principal.sessionId), ctx.state.requestId);
+    ctx.body = ok(await services.loginCodes.logout(principal.sessionId), ctx.state.requestId);
   });
 
   router.get('/v1/me', auth(services), async (ctx) => {
@@ -70,7 +70,7 @@ export function accountsRoutes(services: Services): Router<AppState> {
     const body = parseBody(ctx, AttachEmailBody);
     noStore(ctx);
     ctx.body = ok(
-      await services.identity.attachEmail(principalOf(ctx.state), body, clientOf(ctx)),
+      await services.emailVerification.attachEmail(principalOf(ctx.state), body, clientOf(ctx)),
       ctx.state.requestId,
     );
   });

@@ -1,12 +1,31 @@
 /**
- * The small pieces the identity service shares between its flows: what a verification did (for the after-commit
- * work), the key elevation, and the errors and views it answers with.
+ * The small pieces the identity flows (signup, email verification, sign-in codes, the OAuth page's proof) share: what
+ * a verification did (for the after-commit work), the key elevation, a new owned org, and the errors and views they
+ * answer with.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { VERIFIED_EXTRA_SCOPES } from '../auth/scopes.js';
 import { ConflictError, UnauthenticatedError } from '../errors.js';
-import type { UserView } from './identity.service.js';
+import { Org, User } from '../../db/entities/index.js';
+import { newId } from '../ids.js';
+import { STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
 import type { RevokedCredentials } from './unproven-org.js';
+
+export interface UserView {
+  user_id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  email_verified: boolean;
+}
+
+export interface SessionView {
+  session_token: string;
+  session_id: string;
+  expires_at: string;
+  org_id: string;
+  user: UserView;
+}
 
 export function userView(user: {
   id: string;
@@ -70,4 +89,44 @@ export function hasOwner(): ConflictError {
   return new ConflictError('This organization already has an owner; people sign in with a code instead.', {
     details: { sign_in: '/v1/auth/login/request' },
   });
+}
+
+export function sessionView(
+  session: { token: string; sessionId: string; expiresAt: Date },
+  orgId: string,
+  user: Parameters<typeof userView>[0],
+): SessionView {
+  return {
+    session_token: session.token,
+    session_id: session.sessionId,
+    expires_at: session.expiresAt.toISOString(),
+    org_id: orgId,
+    user: userView(user),
+  };
+}
+
+/**
+ * A new standard org and its owner: a human signup (trial credit withheld until verified), a sign-up by code (trial
+ * credit, owner verified) or an OAuth page's first proof (verified, no trial credit: no bot check there).
+ */
+export function newOwnedOrg(
+  tem: EntityManager,
+  email: string,
+  options: { name?: string; starterCredit?: boolean; verifiedAt?: Date },
+) {
+  const org = tem.create(Org, {
+    id: newId('org'),
+    kind: 'standard',
+    name: options.name ?? null,
+    ...(options.starterCredit ? { withheldCreditCents: STARTER_CREDIT_CENTS } : {}),
+  });
+  const user = tem.create(User, {
+    id: newId('user'),
+    org,
+    email,
+    name: options.name ?? null,
+    role: 'owner',
+    ...(options.verifiedAt ? { emailVerifiedAt: options.verifiedAt } : {}),
+  });
+  return { org, user };
 }

@@ -228,13 +228,13 @@ describe('rotating SECRETS_KEY', () => {
       );
     await plantCode('123456');
     await withStack({ SECRETS_KEY: KEY_B, SECRETS_KEY_PREVIOUS: KEY_A }, async (stack) => {
-      const session = await stack.services.identity.verifyLoginCode({ email, code: '123456' }, { ip: '10.9.1.2' });
+      const session = await stack.services.loginCodes.verifyLoginCode({ email, code: '123456' }, { ip: '10.9.1.2' });
       expect(session.session_token).toBeTruthy();
     });
     await plantCode('654321');
     await withStack({ SECRETS_KEY: KEY_B }, async (stack) => {
       await expect(
-        stack.services.identity.verifyLoginCode({ email, code: '654321' }, { ip: '10.9.1.2' }),
+        stack.services.loginCodes.verifyLoginCode({ email, code: '654321' }, { ip: '10.9.1.2' }),
       ).rejects.toThrow(/The code is not valid/);
     });
   });
