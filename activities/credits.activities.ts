@@ -1,7 +1,7 @@
 /** Credit activities: thin adapters from workflow steps to core services. Idempotent by construction. */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { GatewayEvents } from '../core/spend/gateway-events.js';
-import type { LedgerService } from '../core/ledger/ledger.service.js';
+import type { LedgerService } from '../core/billing/ledger.service.js';
 import { STARTER_CREDIT_IDEMPOTENCY_KEY } from '../core/temporal/contracts.js';
 
 // Workflow payload types, for workflows/ (which may import types from activities/ only).

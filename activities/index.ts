@@ -10,7 +10,8 @@ export type ActivityServices = Pick<
   Services,
   | 'ledger'
   | 'orm'
-  | 'providers'
+  | 'providerLifecycle'
+  | 'priceChanges'
   | 'connect'
   | 'charges'
   | 'reconciliation'
@@ -26,7 +27,8 @@ export function createActivities(services: ActivityServices) {
   return {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm, events: services.gatewayEvents }),
     ...createProviderActivities({
-      providers: services.providers,
+      providerLifecycle: services.providerLifecycle,
+      priceChanges: services.priceChanges,
       connect: services.connect,
       demand: services.demand,
     }),

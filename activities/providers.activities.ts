@@ -1,7 +1,8 @@
 /** Provider activities: listing lifecycle, scheduled prices and Connect status. Each is idempotent. */
 import type { ConnectService } from '../core/billing/connect.service.js';
 import type { DemandService } from '../core/demand/demand.service.js';
-import type { ProvidersService } from '../core/providers/providers.service.js';
+import type { PriceChangesService } from '../core/pricing/price-changes.service.js';
+import type { ProviderLifecycleService } from '../core/providers/lifecycle.service.js';
 import type { VerificationResult } from '../core/temporal/contracts.js';
 
 // Workflow payload types, for workflows/ (which may import types from activities/ only).
@@ -18,28 +19,29 @@ export type {
 } from '../core/temporal/contracts.js';
 
 export function createProviderActivities(deps: {
-  providers: ProvidersService;
+  providerLifecycle: ProviderLifecycleService;
+  priceChanges: PriceChangesService;
   connect: ConnectService;
   demand: DemandService;
 }) {
   return {
     async smokeTestApi(input: { apiId: string }): Promise<VerificationResult> {
-      return deps.providers.smokeTest(input.apiId);
+      return deps.providerLifecycle.smokeTest(input.apiId);
     },
     async publishApi(input: { apiId: string }): Promise<void> {
-      await deps.providers.setStatus(input.apiId, 'live');
+      await deps.providerLifecycle.setStatus(input.apiId, 'live');
       // Tell people who asked for such an API (at most once each); a failure here never fails the publish.
       await deps.demand.onPublished(input.apiId);
     },
     async unpublishApi(input: { apiId: string }): Promise<void> {
-      await deps.providers.setStatus(input.apiId, 'draft');
+      await deps.providerLifecycle.setStatus(input.apiId, 'draft');
     },
     async applyScheduledPrice(input: {
       endpointId: string;
       priceCents: number;
       effectiveAt: string;
     }): Promise<boolean> {
-      return deps.providers.applyScheduledPrice(input);
+      return deps.priceChanges.applyScheduledPrice(input);
     },
     async recordConnectStatus(input: {
       orgId: string;

@@ -10,7 +10,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Api, Endpoint } from '../db/entities/index.js';
 import { compileTemplate, matchTemplate } from '../core/catalog/listings/endpoint-match.js';
 import type { PricedEndpoint } from '../core/pricing/effective-price.js';
-import type { ProvidersService } from '../core/providers/providers.service.js';
+import type { ProviderCredentialsService } from '../core/providers/credentials.service.js';
 import type { DocumentsService } from '../core/terms/documents.service.js';
 import type { UpstreamCredential } from '../core/upstream/credentials.js';
 
@@ -47,7 +47,13 @@ export class CatalogCache {
   /** Bumped by every invalidation, so a load that started before one does not refill the cache. */
   private epoch = 0;
 
-  constructor(private readonly deps: { orm: MikroORM; providers: ProvidersService; documents: DocumentsService }) {}
+  constructor(
+    private readonly deps: {
+      orm: MikroORM;
+      providerCredentials: ProviderCredentialsService;
+      documents: DocumentsService;
+    },
+  ) {}
 
   get(slug: string, nowMs: number = Date.now()): Promise<CachedApi | null> | CachedApi | null {
     const hit = this.entries.get(slug);
@@ -118,7 +124,7 @@ export class CatalogCache {
     const api = await em.findOne(Api, { slug, status: 'live' });
     if (!api) return null;
     const endpoints = await em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
-    const credential = await this.deps.providers.credentialOf(em, api);
+    const credential = await this.deps.providerCredentials.credentialOf(em, api);
     const documents = (await this.deps.documents.effectiveFor(em, api)).filter((d) => d.acceptanceMode === 'required');
     const base = new URL(api.baseUrl);
     return {

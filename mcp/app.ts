@@ -20,7 +20,7 @@ import type { AppState } from '../api/context.js';
 import { healthRoutes } from '../api/routes/health.routes.js';
 import { SCOPES } from '../core/auth/scopes.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
-import { McpSessionStore } from '../core/mcp-sessions/mcp-session-store.js';
+import { McpSessionStore } from '../core/sessions/mcp-session-store.js';
 import type { Services } from '../platform/services.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { mcpAuthenticator } from './auth.js';

@@ -23,7 +23,7 @@ import {
   type LocalSessionView,
   type McpSessionStore,
   type StoredMcpSession,
-} from '../core/mcp-sessions/mcp-session-store.js';
+} from '../core/sessions/mcp-session-store.js';
 import {
   createSessionTransport,
   restoreSession,

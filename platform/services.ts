@@ -29,7 +29,7 @@ import { ListingsService } from '../core/catalog/listings/listings.service.js';
 import { RollupsService } from '../core/catalog/rollups/rollups.service.js';
 import { UsagePartitionsService } from '../core/usage/usage-partitions.js';
 import { DemandService } from '../core/demand/demand.service.js';
-import { MarketService } from '../core/market/market.service.js';
+import { MarketService } from '../core/catalog/rollups/market.service.js';
 import { DirectoryImporter } from '../core/catalog/public-apis/public-apis-import.js';
 import { createEmbedder } from '../core/catalog/search/embedder.js';
 import { ScoresReader } from '../core/catalog/search/scores.js';
@@ -45,13 +45,16 @@ import { GatewayEvents } from '../core/spend/gateway-events.js';
 import { HealthService } from '../core/health/health.service.js';
 import { KeyAdminService } from '../core/keys/key-admin.service.js';
 import { KeysService } from '../core/keys/keys.service.js';
-import { LedgerService } from '../core/ledger/ledger.service.js';
+import { LedgerService } from '../core/billing/ledger.service.js';
 import { createMailer, type Mailer } from '../core/mail/mailer.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { ProfilesService } from '../core/profiles/profiles.service.js';
 import { AnalyticsService } from '../core/providers/analytics.service.js';
-import { DirectoryService } from '../core/providers/directory.service.js';
+import { ProviderDirectoryService } from '../core/providers/provider-directory.service.js';
+import { ProviderCredentialsService } from '../core/providers/credentials.service.js';
+import { ProviderLifecycleService } from '../core/providers/lifecycle.service.js';
 import { ProvidersService } from '../core/providers/providers.service.js';
+import { PriceChangesService } from '../core/pricing/price-changes.service.js';
 import { resolveSecretsKey, SecretBox } from '../core/secrets/secret-box.js';
 import { SessionsService } from '../core/sessions/sessions.service.js';
 import { startDevServer, type DevServer } from './temporal-dev-server.js';
@@ -92,14 +95,22 @@ export interface Services {
   readonly guard: UpstreamGuard;
   readonly secrets: SecretBox;
   readonly stripe: StripeClient | undefined;
+  /** Provider listings: create or import, read, edit. */
   readonly providers: ProvidersService;
+  /** A listing's verify, publish and unpublish (and their workflow's activities). */
+  readonly providerLifecycle: ProviderLifecycleService;
+  /** A listing's upstream credential. */
+  readonly providerCredentials: ProviderCredentialsService;
+  /** Endpoint prices and discounts, scheduled increases. */
+  readonly priceChanges: PriceChangesService;
   readonly documents: DocumentsService;
   readonly listings: ListingsService;
   /** Catalog search (GET /v1/search), its index and the directory import. */
   readonly search: SearchService;
   readonly searchIndex: SearchIndex;
   readonly directoryImport: DirectoryImporter;
-  readonly directory: DirectoryService;
+  /** The provider directory (orgs with a public profile); not the public APIs directory import above. */
+  readonly providerDirectory: ProviderDirectoryService;
   readonly analytics: AnalyticsService;
   readonly connect: ConnectService;
   readonly billing: BillingService;
@@ -248,20 +259,23 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const searchIndex = new SearchIndex({ orm, embedder });
     const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
     const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
-    const providers = new ProvidersService({
+    const providers = new ProvidersService({ orm, config, clock, guard, events: gatewayEvents, logger, searchIndex });
+    const providerCredentials = new ProviderCredentialsService({ orm, clock, secrets, events: gatewayEvents });
+    const providerLifecycle = new ProviderLifecycleService({
       orm,
       config,
       clock,
       guard,
-      secrets,
       temporal,
+      credentials: providerCredentials,
       events: gatewayEvents,
       logger,
       searchIndex,
     });
+    const priceChanges = new PriceChangesService({ orm, config, clock, temporal, events: gatewayEvents });
     const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
     const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
-    const directory = new DirectoryService({ orm, clock, profiles });
+    const providerDirectory = new ProviderDirectoryService({ orm, clock, profiles });
     const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
     const rollups = new RollupsService({ orm, clock, logger });
     const usagePartitions = new UsagePartitionsService({
@@ -329,12 +343,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
       secrets,
       stripe,
       providers,
+      providerLifecycle,
+      providerCredentials,
+      priceChanges,
       documents,
       listings,
       search,
       searchIndex,
       directoryImport,
-      directory,
+      providerDirectory,
       analytics,
       connect,
       billing,

@@ -19,7 +19,7 @@ import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { createCounterStore, RedisCounterStore } from '../core/counters/index.js';
 import { RedisSpendStore } from '../core/spend/redis-spend-store.js';
 import { GatewayEvents } from '../core/spend/gateway-events.js';
-import { LedgerService } from '../core/ledger/ledger.service.js';
+import { LedgerService } from '../core/billing/ledger.service.js';
 import type { Logger } from '../core/logger.js';
 import { runAdmin } from '../platform/operators/admin-command.js';
 import { processIO } from '../platform/operators/command-io.js';

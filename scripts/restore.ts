@@ -179,7 +179,7 @@ async function main(): Promise<number> {
   const [{ initOrm, migrateUp }, { ReconciliationService }, { LedgerService }] = await Promise.all([
     import('../db/mikro-orm.config.js'),
     import('../core/billing/reconciliation.service.js'),
-    import('../core/ledger/ledger.service.js'),
+    import('../core/billing/ledger.service.js'),
   ]);
   const logger = createLogger({ level: 'info', name: 'restore' }, process.stderr);
   const orm = await initOrm({ url: target, poolMax: 2 });

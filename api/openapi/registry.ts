@@ -44,10 +44,10 @@ import {
   RevokedKeyView,
   PatchKeyBody,
 } from '../../core/keys/keys.schemas.js';
-import { ActivityQuery, LeaderboardQuery } from '../../core/market/market.service.js';
+import { ActivityQuery, LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
 import { Pagination } from '../../core/pagination.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
-import { ProvidersQuery } from '../../core/providers/directory.service.js';
+import { ProvidersQuery } from '../../core/providers/provider-directory.service.js';
 import {
   AcceptTermsBody,
   CreateApiBody,

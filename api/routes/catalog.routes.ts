@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import { ok } from '../../core/envelope.js';
 import { SearchQuery } from '../../core/catalog/search/search.schemas.js';
-import { ProvidersQuery } from '../../core/providers/directory.service.js';
+import { ProvidersQuery } from '../../core/providers/provider-directory.service.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
@@ -34,12 +34,12 @@ export function catalogRoutes(services: Services): Router<AppState> {
   });
 
   router.get('/v1/providers', async (ctx) => {
-    const page = await services.directory.list(parseQuery(ctx, ProvidersQuery));
+    const page = await services.providerDirectory.list(parseQuery(ctx, ProvidersQuery));
     ctx.body = ok(page.items, ctx.state.requestId, { pagination: page.pagination });
   });
 
   router.get('/v1/providers/:slug', async (ctx) => {
-    ctx.body = ok(await services.directory.get(ctx.params.slug!), ctx.state.requestId);
+    ctx.body = ok(await services.providerDirectory.get(ctx.params.slug!), ctx.state.requestId);
   });
 
   // The exact text behind a content hash (what `snapshot_url` points to): raw markdown, not the envelope.

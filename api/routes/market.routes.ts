@@ -7,7 +7,7 @@
 import Router from '@koa/router';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
 import { ok } from '../../core/envelope.js';
-import { ActivityQuery, LeaderboardQuery } from '../../core/market/market.service.js';
+import { ActivityQuery, LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
 import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { auth, principalOf } from '../middleware/auth.js';

@@ -13,7 +13,7 @@ import {
   PublishBody,
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
-import { lifecycleView, type LifecycleOutcome } from '../../core/providers/providers.service.js';
+import { lifecycleView, type LifecycleOutcome } from '../../core/providers/lifecycle.service.js';
 import type { Services } from '../../platform/services.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
 import type { AppContext, AppState } from '../context.js';
@@ -23,7 +23,7 @@ import { parseBody, parseQuery } from '../middleware/body.js';
 export function providerRoutes(services: Services): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/v1/provider' });
   const need = auth(services, 'provider:write');
-  const { providers } = services;
+  const { providers, providerLifecycle, providerCredentials, priceChanges } = services;
 
   /** A lifecycle run that finished answers 200; one still running after the bounded wait answers 202. */
   const lifecycle = (ctx: AppContext, outcome: LifecycleOutcome, apiId: string) => {
@@ -54,33 +54,40 @@ export function providerRoutes(services: Services): Router<AppState> {
   router.put('/apis/:api_id/credentials', need, async (ctx) => {
     const body = parseBody(ctx, CredentialsBody);
     ctx.body = ok(
-      await providers.setCredentials(principalOf(ctx.state), ctx.params.api_id!, body),
+      await providerCredentials.setCredentials(principalOf(ctx.state), ctx.params.api_id!, body),
       ctx.state.requestId,
     );
   });
 
   router.post('/apis/:api_id/verify', need, async (ctx) => {
     parseBody(ctx, EmptyBody);
-    lifecycle(ctx, await providers.verify(principalOf(ctx.state), ctx.params.api_id!), ctx.params.api_id!);
+    lifecycle(ctx, await providerLifecycle.verify(principalOf(ctx.state), ctx.params.api_id!), ctx.params.api_id!);
   });
 
   router.post('/apis/:api_id/publish', need, async (ctx) => {
     const body = parseBody(ctx, PublishBody);
-    lifecycle(ctx, await providers.publish(principalOf(ctx.state), ctx.params.api_id!, body), ctx.params.api_id!);
+    lifecycle(
+      ctx,
+      await providerLifecycle.publish(principalOf(ctx.state), ctx.params.api_id!, body),
+      ctx.params.api_id!,
+    );
   });
 
   router.post('/apis/:api_id/unpublish', need, async (ctx) => {
     parseBody(ctx, EmptyBody);
-    lifecycle(ctx, await providers.unpublish(principalOf(ctx.state), ctx.params.api_id!), ctx.params.api_id!);
+    lifecycle(ctx, await providerLifecycle.unpublish(principalOf(ctx.state), ctx.params.api_id!), ctx.params.api_id!);
   });
 
   router.patch('/apis/:api_id/pricing', need, async (ctx) => {
     const body = parseBody(ctx, PricingBody);
-    ctx.body = ok(await providers.updatePricing(principalOf(ctx.state), ctx.params.api_id!, body), ctx.state.requestId);
+    ctx.body = ok(
+      await priceChanges.updatePricing(principalOf(ctx.state), ctx.params.api_id!, body),
+      ctx.state.requestId,
+    );
   });
 
   router.delete('/apis/:api_id/endpoints/:endpoint_id/pending-price', need, async (ctx) => {
-    const view = await providers.cancelPendingPrice(
+    const view = await priceChanges.cancelPendingPrice(
       principalOf(ctx.state),
       ctx.params.api_id!,
       ctx.params.endpoint_id!,

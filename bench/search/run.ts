@@ -190,14 +190,14 @@ async function main(): Promise<void> {
       const probe = `/v1/search?q=${encodeURIComponent('how quickly is the ice on mountains disappearing')}&limit=50`;
       const has = async () => (await get(probe)).body.data.some((d) => d.slug === slug);
       const started = performance.now();
-      await services.providers.setStatus(id, 'live');
+      await services.providerLifecycle.setStatus(id, 'live');
       while (!(await has())) {
         if (performance.now() - started > 10_000) throw new Error(`${slug} not searchable after 10 s`);
         await new Promise((r) => setTimeout(r, 20));
       }
       publish.push(performance.now() - started);
       const gone = performance.now();
-      await services.providers.setStatus(id, 'draft');
+      await services.providerLifecycle.setStatus(id, 'draft');
       while (await has()) {
         if (performance.now() - gone > 10_000) throw new Error(`${slug} still found 10 s after unpublish`);
         await new Promise((r) => setTimeout(r, 20));

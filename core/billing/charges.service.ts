@@ -8,7 +8,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type Stripe from 'stripe';
 import { Org, Payment, User, type IOrg } from '../../db/entities/index.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
-import type { LedgerService } from '../ledger/ledger.service.js';
+import type { LedgerService } from './ledger.service.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import { reloadFailedEmail, usageChargeFailedEmail } from './emails.js';

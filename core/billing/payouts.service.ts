@@ -12,7 +12,7 @@ import { Org, Payout } from '../../db/entities/index.js';
 import type { Config } from '../config.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import { newId } from '../ids.js';
-import type { LedgerService } from '../ledger/ledger.service.js';
+import type { LedgerService } from './ledger.service.js';
 import type { Logger } from '../logger.js';
 import type { EarningsService } from './earnings.service.js';
 import { requireStripe } from './stripe.js';

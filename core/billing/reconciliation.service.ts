@@ -13,7 +13,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
-import type { LedgerDrift, LedgerService } from '../ledger/ledger.service.js';
+import type { LedgerDrift, LedgerService } from './ledger.service.js';
 import type { Logger } from '../logger.js';
 
 /** Calls booked alone (`usage:{id}`, before batches) whose debit has no provider earning of the same size. */

@@ -21,7 +21,7 @@ import type { Config } from '../config.js';
 import { ServiceUnavailableError, ValidationError } from '../errors.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import { newId } from '../ids.js';
-import type { LedgerService } from '../ledger/ledger.service.js';
+import type { LedgerService } from './ledger.service.js';
 import type { Logger } from '../logger.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { liftPaymentSuspension } from './charges.service.js';

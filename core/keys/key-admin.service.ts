@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors.js';
 import { lockOrg } from '../db/sql.js';
 import { isId } from '../ids.js';
-import { endMcpSessionsOfKeys } from '../mcp-sessions/mcp-session-store.js';
+import { endMcpSessionsOfKeys } from '../sessions/mcp-session-store.js';
 import { pageInfo, type Page } from '../pagination.js';
 import type { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
 import {

@@ -82,48 +82,10 @@ export class UsageService {
     return { from, to };
   }
 
+  /** GET /v1/usage and get_usage: `search` over the query's range and key. */
   async list(principal: Principal, query: UsageQuery): Promise<UsagePage> {
     const { from, to } = this.resolveRange(query);
-    const em = this.orm.em.fork();
-    const filters = ['org_id = ?', 'created_at >= ?', 'created_at < ?'];
-    const params: unknown[] = [principal.orgId, from, to];
-    if (query.key_id) {
-      filters.push('key_id = ?');
-      params.push(query.key_id);
-    }
-    const where = filters.join(' and ');
-    const rows = await em.execute<Row[]>(
-      `select id, created_at, key_id, api_slug, endpoint_id, method, path, status, outcome, cost_cents,
-              price_cents_effective, credit_applied_cents, billable_cents, latency_ms, request_id, idempotency_key
-         from usage_events where ${where}
-        order by created_at desc, id desc limit ? offset ?`,
-      [...params, query.limit, query.offset],
-    );
-    const [totals] = await em.execute<{ calls: string; ok: string; cost: string; billable: string }[]>(
-      `select count(*) as calls, count(*) filter (where outcome = 'success') as ok,
-              coalesce(sum(cost_cents), 0) as cost, coalesce(sum(billable_cents), 0) as billable
-         from usage_events where ${where}`,
-      params,
-    );
-    const total = Number(totals?.calls ?? 0);
-    return {
-      items: rows.map((r) => ({
-        ...r,
-        created_at: new Date(r.created_at).toISOString(),
-        cost_cents: Number(r.cost_cents),
-        price_cents_effective: Number(r.price_cents_effective),
-        credit_applied_cents: Number(r.credit_applied_cents),
-        billable_cents: Number(r.billable_cents),
-      })),
-      pagination: pageInfo(query.limit, query.offset, rows.length, total),
-      range: { from: from.toISOString(), to: to.toISOString() },
-      summary: {
-        calls: total,
-        successful_calls: Number(totals?.ok ?? 0),
-        cost_cents: Number(totals?.cost ?? 0),
-        billable_cents: Number(totals?.billable ?? 0),
-      },
-    };
+    return this.search(principal, { from, to, keyId: query.key_id }, query);
   }
 
   /** One page of calls (newest first) and the totals of the whole filtered range. */

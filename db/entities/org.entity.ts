@@ -1,6 +1,6 @@
 /**
  * An organization: the unit that owns keys, credits and listings. `creditCents` is a cache of the org's ledger sum,
- * changed only in the same transaction as the ledger row that explains it (core/ledger).
+ * changed only in the same transaction as the ledger row that explains it (core/billing/ledger.service.ts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { timestamps } from './common.js';

@@ -10,7 +10,7 @@ import { requireScope } from '../../core/auth/scopes.js';
 import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../../core/catalog/search/search.schemas.js';
 import { BOARDS } from '../../core/catalog/rollups/rollups.scoring.js';
 import { ApiRequestBody } from '../../core/demand/demand.service.js';
-import { LeaderboardQuery } from '../../core/market/market.service.js';
+import { LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { CompactListingOut, ListingDetailOut, SchemaOut, SearchItemOut } from './consumer-schemas.js';

@@ -6,7 +6,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
 import { ProfilePatch } from '../../core/profiles/profiles.service.js';
-import { ProvidersQuery } from '../../core/providers/directory.service.js';
+import { ProvidersQuery } from '../../core/providers/provider-directory.service.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
@@ -122,12 +122,12 @@ const DEFS = {
 export function registerProfileTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool('list_providers', DEFS.list_providers, ({ query, limit, offset }) =>
     runTool(ctx.log, async () => ({
-      ...(await services.directory.list(parseArgs(ProvidersQuery, { q: query, limit, offset }))),
+      ...(await services.providerDirectory.list(parseArgs(ProvidersQuery, { q: query, limit, offset }))),
     })),
   );
 
   server.registerTool('get_provider_profile', DEFS.get_provider_profile, ({ slug }) =>
-    runTool(ctx.log, async () => ({ ...(await services.directory.get(slug)) })),
+    runTool(ctx.log, async () => ({ ...(await services.providerDirectory.get(slug)) })),
   );
 
   server.registerTool('get_my_profile', DEFS.get_my_profile, () =>

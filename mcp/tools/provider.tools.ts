@@ -9,7 +9,7 @@ import { requireScope } from '../../core/auth/scopes.js';
 import { ValidationError } from '../../core/errors.js';
 import { Pagination } from '../../core/pagination.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
-import { lifecycleView } from '../../core/providers/providers.service.js';
+import { lifecycleView } from '../../core/providers/lifecycle.service.js';
 import {
   CreateApiBody,
   CredentialsBody,
@@ -391,7 +391,7 @@ const DEFS = {
 };
 
 export function registerProviderTools(server: McpServer, services: Services, ctx: ToolContext): void {
-  const { providers } = services;
+  const { providers, providerLifecycle, providerCredentials, priceChanges } = services;
   /** Every provider tool: `provider:write` first, then the body. */
   const run = (fn: () => Promise<Record<string, unknown>>) =>
     runTool(ctx.log, () => {
@@ -433,19 +433,19 @@ export function registerProviderTools(server: McpServer, services: Services, ctx
 
   server.registerTool('provider_set_credentials', DEFS.provider_set_credentials, ({ api_id, ...fields }) =>
     run(async () => ({
-      ...(await providers.setCredentials(ctx.principal, api_id, parseArgs(CredentialsBody, fields))),
+      ...(await providerCredentials.setCredentials(ctx.principal, api_id, parseArgs(CredentialsBody, fields))),
     })),
   );
 
   server.registerTool('provider_set_pricing', DEFS.provider_set_pricing, ({ api_id, endpoints }) =>
     run(async () => ({
-      ...(await providers.updatePricing(ctx.principal, api_id, parseArgs(PricingBody, { endpoints }))),
+      ...(await priceChanges.updatePricing(ctx.principal, api_id, parseArgs(PricingBody, { endpoints }))),
     })),
   );
 
   server.registerTool('provider_verify', DEFS.provider_verify, async ({ api_id }) => {
     const result = await run(async () => ({
-      ...lifecycleView(api_id, await providers.verify(ctx.principal, api_id)),
+      ...lifecycleView(api_id, await providerLifecycle.verify(ctx.principal, api_id)),
     }));
     return withNote(result, lifecycleNote(result.structuredContent as { status: string }));
   });
@@ -453,14 +453,14 @@ export function registerProviderTools(server: McpServer, services: Services, ctx
   server.registerTool('provider_publish', DEFS.provider_publish, async ({ api_id, accept_terms, skip_verify }) => {
     const result = await run(async () => {
       const body = parseArgs(PublishBody, { accept_terms, skip_verify });
-      return { ...lifecycleView(api_id, await providers.publish(ctx.principal, api_id, body)) };
+      return { ...lifecycleView(api_id, await providerLifecycle.publish(ctx.principal, api_id, body)) };
     });
     return withNote(result, lifecycleNote(result.structuredContent as { status: string }));
   });
 
   server.registerTool('provider_unpublish', DEFS.provider_unpublish, async ({ api_id }) => {
     const result = await run(async () => ({
-      ...lifecycleView(api_id, await providers.unpublish(ctx.principal, api_id)),
+      ...lifecycleView(api_id, await providerLifecycle.unpublish(ctx.principal, api_id)),
     }));
     return withNote(result, lifecycleNote(result.structuredContent as { status: string }));
   });
@@ -469,7 +469,7 @@ export function registerProviderTools(server: McpServer, services: Services, ctx
     'provider_cancel_pending_pricing',
     DEFS.provider_cancel_pending_pricing,
     ({ api_id, endpoint_id }) =>
-      run(async () => ({ ...(await providers.cancelPendingPrice(ctx.principal, api_id, endpoint_id)) })),
+      run(async () => ({ ...(await priceChanges.cancelPendingPrice(ctx.principal, api_id, endpoint_id)) })),
   );
 
   server.registerTool('provider_analytics', DEFS.provider_analytics, (args) =>

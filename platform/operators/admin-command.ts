@@ -10,7 +10,7 @@ import { ReconciliationService } from '../../core/billing/reconciliation.service
 import { systemClock } from '../../core/clock.js';
 import { ConfigError, type Config } from '../../core/config.js';
 import type { GatewayEvents } from '../../core/spend/gateway-events.js';
-import type { LedgerService } from '../../core/ledger/ledger.service.js';
+import type { LedgerService } from '../../core/billing/ledger.service.js';
 import { createLogger, type Logger } from '../../core/logger.js';
 import { rotateSecrets } from '../rotate-secrets.js';
 import { resolveSecretsKey, SecretBox } from '../../core/secrets/secret-box.js';

@@ -125,7 +125,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     await warm(consumer, 10);
     const endpointId = api.endpoints['GET /paid']!;
     // The provider's own PATCH /pricing, as its service call (the route only parses and calls it).
-    const res = await stack.services.providers.updatePricing(
+    const res = await stack.services.priceChanges.updatePricing(
       { type: 'api_key', orgId: provider.orgId, keyId: provider.keyId, keyPrefix: 'svc_live_', scopes: SCOPES },
       api.apiId,
       { endpoints: [{ endpoint_id: endpointId, price_cents: 4 }] },
@@ -180,7 +180,7 @@ describe('billing and listing changes reach every gateway at once', () => {
         keyPrefix: 'svc_live_',
         scopes: SCOPES,
       };
-      const view = await stack.services.providers.cancelPendingPrice(principal, listing.apiId, endpointId);
+      const view = await stack.services.priceChanges.cancelPendingPrice(principal, listing.apiId, endpointId);
       expect(view).toMatchObject({ price_cents: 10, price_increase: null });
     } finally {
       temporal.cancelPriceChange = cancelRun;
@@ -207,7 +207,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     }
     // The pricing workflow's activity applies the scheduled price (here directly, as the activity does).
     expect(
-      await stack.services.providers.applyScheduledPrice({
+      await stack.services.priceChanges.applyScheduledPrice({
         endpointId,
         priceCents: 25,
         effectiveAt: effectiveAt.toISOString(),
@@ -246,7 +246,7 @@ describe('billing and listing changes reach every gateway at once', () => {
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
     });
     for (const gateway of gateways) expect((await paidCall(gateway, consumer, other.slug)).status).toBe(200);
-    await stack.services.providers.setStatus(other.apiId, 'draft'); // the unpublish step of verifyAndPublishWorkflow
+    await stack.services.providerLifecycle.setStatus(other.apiId, 'draft'); // the unpublish step of verifyAndPublishWorkflow
     const changedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     for (const gateway of gateways) expectFailure(await paidCall(gateway, consumer, other.slug), 404, 'not_found');

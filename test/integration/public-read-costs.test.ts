@@ -6,7 +6,7 @@ import { createApiApp } from '../../api/app.js';
 import { ManualClock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
-import { PROVIDER_STATS_TTL_MS } from '../../core/providers/directory.service.js';
+import { PROVIDER_STATS_TTL_MS } from '../../core/providers/provider-directory.service.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { http, serve, describe as show } from '../helpers/http.js';

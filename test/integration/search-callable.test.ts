@@ -70,7 +70,7 @@ describe('callable first: ranking and real totals', () => {
     });
     expect(created.status, show(created)).toBe(201);
     // What the publish workflow's activity does: index the listing, then flip it live.
-    await stack.services.providers.setStatus(created.body.data.api_id as string, 'live');
+    await stack.services.providerLifecycle.setStatus(created.body.data.api_id as string, 'live');
   }
 
   it('puts a callable weather forecast API in the first 3 for "weather forecast", one saying it only in an endpoint in the first 10', async () => {

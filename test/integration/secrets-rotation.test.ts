@@ -54,7 +54,7 @@ describe('rotating SECRETS_KEY', () => {
     const out = new Map<string, string | undefined>();
     for (const id of secrets.keys()) {
       const api = await em.findOneOrFail(Api, id);
-      out.set(id, (await stack.services.providers.credentialOf(em, api))?.secret);
+      out.set(id, (await stack.services.providerCredentials.credentialOf(em, api))?.secret);
     }
     return out;
   };
@@ -122,7 +122,7 @@ describe('rotating SECRETS_KEY', () => {
     await withStack({ SECRETS_KEY: KEY_B }, async (stack) => {
       const em = stack.services.orm.em.fork();
       const api = await em.findOneOrFail(Api, [...secrets.keys()][0]!);
-      await expect(stack.services.providers.credentialOf(em, api)).rejects.toThrow(
+      await expect(stack.services.providerCredentials.credentialOf(em, api)).rejects.toThrow(
         new RegExp(`sealed under key ${ID_A}, which is neither SECRETS_KEY`),
       );
     });

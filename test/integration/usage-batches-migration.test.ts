@@ -8,7 +8,7 @@ import { EarningsService } from '../../core/billing/earnings.service.js';
 import { ReconciliationService } from '../../core/billing/reconciliation.service.js';
 import { systemClock } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import { LedgerService } from '../../core/ledger/ledger.service.js';
+import { LedgerService } from '../../core/billing/ledger.service.js';
 import { ormOptions } from '../../db/mikro-orm.config.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { captureLogs } from '../helpers/services.js';

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LEDGER_WRITERS } from '../../core/ledger/ledger.service.js';
+import { LEDGER_WRITERS } from '../../core/billing/ledger.service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCANNED = ['core', 'platform', 'api', 'gateway', 'mcp', 'activities', 'workflows', 'scripts', 'bench', 'db'];
@@ -43,7 +43,7 @@ describe('ledger writers', () => {
         .map(([file, w]) => [file, w.via]),
     );
     const unnamed = [...found.keys()].filter((f) => !(f in named));
-    expect(unnamed, 'write ledger rows but are not named in core/ledger/ledger.service.ts').toEqual([]);
+    expect(unnamed, 'write ledger rows but are not named in core/billing/ledger.service.ts').toEqual([]);
     expect(Object.fromEntries(found)).toEqual(named);
   });
 });

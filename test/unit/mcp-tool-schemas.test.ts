@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AppError } from '../../core/errors.js';
-import { lifecycleView } from '../../core/providers/providers.service.js';
+import { lifecycleView } from '../../core/providers/lifecycle.service.js';
 import { UpdateApiBody } from '../../core/providers/providers.schemas.js';
 import { dataOrError, parseArgs } from '../../mcp/tools/tool-schemas.js';
 

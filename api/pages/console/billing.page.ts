@@ -10,7 +10,7 @@ import type { AccountView } from '../../../core/billing/billing.service.js';
 import { AutoReloadBody, CheckoutBody, PACKS } from '../../../core/billing/billing.schemas.js';
 import { InternalError, ServiceUnavailableError, ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
-import type { LedgerHistoryRow } from '../../../core/ledger/ledger.service.js';
+import type { LedgerHistoryRow } from '../../../core/billing/ledger.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';

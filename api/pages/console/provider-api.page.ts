@@ -5,7 +5,8 @@
 import { AppError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import { PricingBody, UpdateApiBody } from '../../../core/providers/providers.schemas.js';
-import type { LifecycleOutcome, ProviderApiView } from '../../../core/providers/providers.service.js';
+import type { LifecycleOutcome } from '../../../core/providers/lifecycle.service.js';
+import type { ProviderApiView } from '../../../core/providers/listing-views.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
@@ -234,6 +235,10 @@ export async function savePrices(
     if (cents !== target) changes.push({ endpoint_id: e.endpoint_id, price_cents: cents });
   }
   if (!changes.length) return 'unchanged';
-  const saved = await services.providers.updatePricing(person, apiId, parseForm(PricingBody, { endpoints: changes }));
+  const saved = await services.priceChanges.updatePricing(
+    person,
+    apiId,
+    parseForm(PricingBody, { endpoints: changes }),
+  );
   return saved.endpoints.some((e) => e.price_increase) ? 'scheduled' : 'priced';
 }

@@ -25,7 +25,7 @@ import { requireProvider } from './provider-common.js';
 // ---- routes ---------------------------------------------------------------------------------------------------
 
 export function providerConsole(services: Services, router: Router<AppState>): void {
-  const { providers } = services;
+  const { providers, providerLifecycle, providerCredentials, priceChanges } = services;
   const page = (fn: (ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>) =>
     consolePage(services, 'provider', fn);
 
@@ -57,7 +57,7 @@ export function providerConsole(services: Services, router: Router<AppState>): v
         injection: body.injection || 'bearer',
         ...(body.injection_name?.trim() ? { injection_name: body.injection_name } : {}),
       });
-      await providers.setCredentials(person, apiId, input);
+      await providerCredentials.setCredentials(person, apiId, input);
       return 'credentials';
     }),
   );
@@ -68,14 +68,14 @@ export function providerConsole(services: Services, router: Router<AppState>): v
   router.post(
     '/console/provider/apis/:id/endpoints/:endpoint_id/cancel-price',
     apiAction(services, 'pricing', async (ctx, person, apiId) => {
-      await providers.cancelPendingPrice(person, apiId, paramOf(ctx, 'endpoint_id'));
+      await priceChanges.cancelPendingPrice(person, apiId, paramOf(ctx, 'endpoint_id'));
       return 'cancelled';
     }),
   );
   router.post(
     '/console/provider/apis/:id/verify',
     apiAction(services, 'publish', async (_ctx, person, apiId) =>
-      outcomeCode(await providers.verify(person, apiId), 'verified'),
+      outcomeCode(await providerLifecycle.verify(person, apiId), 'verified'),
     ),
   );
   router.post(
@@ -86,7 +86,7 @@ export function providerConsole(services: Services, router: Router<AppState>): v
       }
       try {
         return outcomeCode(
-          await providers.publish(person, apiId, parseForm(PublishBody, { accept_terms: true })),
+          await providerLifecycle.publish(person, apiId, parseForm(PublishBody, { accept_terms: true })),
           'published',
         );
       } catch (err) {
@@ -98,7 +98,7 @@ export function providerConsole(services: Services, router: Router<AppState>): v
   router.post(
     '/console/provider/apis/:id/unpublish',
     apiAction(services, 'publish', async (_ctx, person, apiId) =>
-      outcomeCode(await providers.unpublish(person, apiId), 'unpublished'),
+      outcomeCode(await providerLifecycle.unpublish(person, apiId), 'unpublished'),
     ),
   );
   router.get(

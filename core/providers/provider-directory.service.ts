@@ -65,7 +65,7 @@ interface UsageStats {
   ok: number;
 }
 
-export class DirectoryService {
+export class ProviderDirectoryService {
   private readonly stats = new Map<string, { value: Promise<UsageStats>; expiresAt: number }>();
 
   constructor(private readonly deps: { orm: MikroORM; clock: Clock; profiles: ProfilesService }) {}

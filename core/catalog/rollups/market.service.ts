@@ -5,10 +5,10 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { ValidationError } from '../errors.js';
-import type { Clock } from '../clock.js';
-import { BOARD_METRICS, BOARDS, type Board } from '../catalog/rollups/rollups.scoring.js';
-import { toDate } from '../db/sql.js';
+import { ValidationError } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import { BOARD_METRICS, BOARDS, type Board } from './rollups.scoring.js';
+import { toDate } from '../../db/sql.js';
 
 export const LeaderboardQuery = z
   .object({

@@ -20,7 +20,7 @@ export type LedgerWriterVia = 'sql' | 'post';
 
 /** Every writer of ledger rows, by file (paths from the repository root), with the kinds it books. */
 export const LEDGER_WRITERS = {
-  'core/ledger/ledger.service.ts': {
+  'core/billing/ledger.service.ts': {
     via: 'sql',
     kinds: [],
     what: '`post`: one row of any kind, for the callers below',

@@ -1,0 +1,50 @@
+/**
+ * A listing's upstream credential: the provider sets it (sealed at rest by SecretBox, never shown again), the smoke
+ * test and the gateway open it. Changing it is announced to the gateways once it commits.
+ */
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { IApi } from '../../db/entities/index.js';
+import type { Principal } from '../auth/scopes.js';
+import type { Clock } from '../clock.js';
+import { ownApi } from '../db/owned-api.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import type { GatewayEvents } from '../spend/gateway-events.js';
+import type { UpstreamCredential } from '../upstream/credentials.js';
+import { iso, type CredentialView } from './listing-views.js';
+import type { CredentialsBody } from './providers.schemas.js';
+
+export class ProviderCredentialsService {
+  constructor(private readonly deps: { orm: MikroORM; clock: Clock; secrets: SecretBox; events: GatewayEvents }) {}
+
+  async setCredentials(principal: Principal, apiId: string, body: CredentialsBody): Promise<CredentialView> {
+    const em = this.deps.orm.em.fork();
+    const api = await ownApi(em, principal, apiId);
+    api.credentialCiphertext = this.deps.secrets.seal(body.secret);
+    api.injection = body.injection;
+    api.injectionName = body.injection === 'header' || body.injection === 'query' ? body.injection_name! : null;
+    api.credentialUpdatedAt = this.deps.clock.now();
+    await em.flush();
+    await this.deps.events.listingChanged(api.slug);
+    return {
+      set: true,
+      injection: api.injection,
+      injection_name: api.injectionName ?? null,
+      updated_at: iso(api.credentialUpdatedAt),
+    };
+  }
+
+  /** The decrypted credential (server side only: the smoke test and the gateway). */
+  async credentialOf(em: EntityManager, api: IApi): Promise<UpstreamCredential | null> {
+    if (!api.injection) return null;
+    const [row] = await em.execute<{ credential_ciphertext: string | null }[]>(
+      'select credential_ciphertext from apis where id = ?',
+      [api.id],
+    );
+    if (!row?.credential_ciphertext) return null;
+    return {
+      secret: this.deps.secrets.open(row.credential_ciphertext),
+      injection: api.injection,
+      injectionName: api.injectionName ?? null,
+    };
+  }
+}

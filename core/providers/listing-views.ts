@@ -1,0 +1,84 @@
+/** What a provider sees of its own listings: the summary in a list, the whole listing, the upstream credential's state. */
+import type { IApi, IEndpoint } from '../../db/entities/index.js';
+import type { Config } from '../config.js';
+import { endpointView, type EndpointView } from '../pricing/endpoint-view.js';
+
+export interface ProviderApiSummary {
+  api_id: string;
+  name: string;
+  slug: string;
+  summary: string;
+  status: 'draft' | 'live';
+  endpoint_count: number;
+  verification_status: string;
+  published_at: string | null;
+  updated_at: string;
+}
+
+export interface CredentialView {
+  set: boolean;
+  injection: string | null;
+  injection_name: string | null;
+  updated_at: string | null;
+}
+
+export interface ProviderApiView extends Omit<ProviderApiSummary, 'endpoint_count'> {
+  description: string | null;
+  tags: string[];
+  category: string | null;
+  examples: string[];
+  source: IApi['source'];
+  base_url: string;
+  docs_url: string | null;
+  import_source: IApi['importSource'];
+  credential: CredentialView;
+  verification: { status: string; result: IApi['verification'] };
+  listing_url: string;
+  gateway_url: string;
+  created_at: string;
+  endpoints: EndpointView[];
+}
+
+export function iso(d: Date | null | undefined): string | null {
+  return d ? d.toISOString() : null;
+}
+
+export function summaryView(api: IApi, endpointCount: number): ProviderApiSummary {
+  return {
+    api_id: api.id,
+    name: api.name,
+    slug: api.slug,
+    summary: api.summary,
+    status: api.status,
+    endpoint_count: endpointCount,
+    verification_status: api.verificationStatus,
+    published_at: iso(api.publishedAt),
+    updated_at: api.updatedAt.toISOString(),
+  };
+}
+
+export function listingView(api: IApi, endpoints: IEndpoint[], urls: Config['urls'], now: Date): ProviderApiView {
+  const { endpoint_count: _count, ...summary } = summaryView(api, endpoints.length);
+  return {
+    ...summary,
+    description: api.description ?? null,
+    tags: [...api.tags],
+    category: api.category ?? null,
+    examples: [...api.examples],
+    source: api.source,
+    base_url: api.baseUrl,
+    docs_url: api.docsUrl ?? null,
+    import_source: api.importSource ?? null,
+    credential: {
+      set: api.injection != null,
+      injection: api.injection ?? null,
+      injection_name: api.injectionName ?? null,
+      updated_at: iso(api.credentialUpdatedAt),
+    },
+    verification: { status: api.verificationStatus, result: api.verification ?? null },
+    listing_url: `${urls.publicBase}/v1/apis/${api.slug}`,
+    gateway_url: `${urls.gateway}/v1/proxy/${api.slug}`,
+    created_at: api.createdAt.toISOString(),
+    endpoints: endpoints.map((e) => endpointView(e, now)),
+  };
+}
