@@ -47,6 +47,7 @@ export type CodePurpose = 'login' | 'signup';
 export class LoginCodesService {
   /** Current first; the previous SECRETS_KEYs only verify, so codes sent before a key rotation still work. */
   private readonly peppers: readonly Buffer[];
+
   constructor(
     private readonly deps: IdentityDeps,
     private readonly verification: EmailVerificationService,
@@ -63,8 +64,6 @@ export class LoginCodesService {
     const scope = purpose === 'signup' ? 'signup:' : '';
     return createHmac('sha256', pepper).update(`${scope}${email}:${code}`).digest('hex');
   }
-
-  // ---- passwordless sign-in -----------------------------------------------------------------------------------
 
   /**
    * `mailUnknown`: also mail an address no account has yet (the OAuth authorize page, where proving the address
