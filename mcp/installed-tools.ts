@@ -145,9 +145,11 @@ type Args = Record<string, unknown>;
 /** Check the arguments against the tool's input schema: 400 `validation_failed` with `details.issues`. */
 function checkInput(tool: LiveInstalledTool, args: Args): void {
   const validate = validatorOf(tool.inputSchema);
-  // A provider schema that does not compile checks nothing beyond the path parameters (below).
   const ok = validate ? validate(args) : true;
-  const missing = pathParams(tool.endpoint.path).filter((p) => (args.path as Args | undefined)?.[p] === undefined);
+  // A provider schema that does not compile checks nothing but the path parameters.
+  const missing = validate
+    ? []
+    : pathParams(tool.endpoint.path).filter((p) => (args.path as Args | undefined)?.[p] === undefined);
   if (ok && missing.length === 0) return;
   const issues = (validate?.errors ?? []).map((e) => ({
     path: e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(arguments)',

@@ -24,7 +24,7 @@ export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
 export const SERVER_INSTRUCTIONS = [
   'API marketplace: find third-party APIs and call them through one metered gateway.',
   'Order: discover_tools -> get_schema (paths) -> quote_call (price, and whether the call is admitted; free) ->',
-  'call_api (billed at that price; an idempotency_key makes retries safe).',
+  'call_api (billed at that price; an idempotency_key makes retries safe). add_api_tools makes an API your own tools.',
   'Tools whose _meta has "svc/moves_money" can move money; "svc/price" says how much or how to quote it.',
   "Your key's caps bound spend (budget, daily cap, per-call max); set_budget only tightens them.",
   'provision_access says what is missing.',
