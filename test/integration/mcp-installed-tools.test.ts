@@ -6,31 +6,35 @@
 // instance see it; 2025-11-25 sessions get notifications/tools/list_changed when it changes or its listing is
 // repriced or unpublished; a repriced endpoint lists its new price, an unpublished listing's tools are gone.
 import { randomBytes } from 'node:crypto';
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  Client,
-  PROTOCOL_VERSION_META_KEY,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
-import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
+import type { Scope } from '../../core/auth/scopes.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
+import { announceToolsChanged } from '../../mcp/installed-tools.js';
 import { MOVES_MONEY, PRICE } from '../../mcp/tool-listing.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { http, serve, describe as show } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import {
+  connectEra,
+  creditedPerson as creditedPersonOf,
+  creditOf as creditOfOrg,
+  type Data,
+  type Era,
+  ERAS,
+  LEGACY,
+  MODERN,
+  modernPost,
+  ok,
+  refused,
+  requireTerms,
+  textOf,
+} from '../helpers/mcp-eras.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
-
-const MODERN = '2026-07-28';
-const LEGACY = '2025-11-25';
-const ERAS = [LEGACY, MODERN] as const;
-type Era = (typeof ERAS)[number];
-type Data = Record<string, any>;
 
 const ORDER_SCHEMA = {
   type: 'object',
@@ -88,15 +92,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       credential: { secret: 'installed-upstream-secret', injection: 'bearer' },
       endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
     });
-    const doc = await http(rest.url, 'POST', '/v1/provider/documents', {
-      token: provider.session,
-      body: { kind: 'terms', version: '1.0', body: '# Terms', api_id: termsApi.apiId, acceptance_mode: 'required' },
-    });
-    expect(doc.status, show(doc)).toBe(201);
-    const activated = await http(rest.url, 'POST', `/v1/provider/documents/${doc.body.data.document_id}/activate`, {
-      token: provider.session,
-    });
-    expect(activated.status, show(activated)).toBe(200);
+    await requireTerms(rest.url, provider.session, termsApi.apiId);
   });
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);
@@ -110,49 +106,9 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
     await upstream?.close();
   });
 
-  async function connect(era: Era, token: string, url = server.url): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    });
-    const client = new Client(
-      { name: 'installed-test', version: '1.0.0' },
-      era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
-    );
-    await client.connect(transport);
-    clients.push(client);
-    return client;
-  }
-
-  const textOf = (result: { content: unknown[] }) =>
-    (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
-
-  async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Data> {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-    return result.structuredContent as Data;
-  }
-
-  async function refused(client: Client, name: string, args: Record<string, unknown>, code: string): Promise<Data> {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBe(true);
-    const error = (result.structuredContent as Data | undefined)?.error as Data;
-    expect(error, textOf(result)).toMatchObject({ code });
-    return error;
-  }
-
-  async function creditedPerson(cents: number, scopes?: string[]): Promise<Person> {
-    const person = await createPerson(stack.services, scopes ? { scopes: scopes as never } : {});
-    if (cents > 0) await stack.services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: cents });
-    return person;
-  }
-
-  const creditOf = async (orgId: string) => {
-    await untilUsageDrained(stack.services.spend, orgId);
-    const [row] = await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [
-      orgId,
-    ]);
-    return Number(row!.credit_cents);
-  };
+  const connect = (era: Era, token: string, url = server.url) => connectEra(url, era, token, clients, 'installed-test');
+  const creditedPerson = (cents: number, scopes?: Scope[]) => creditedPersonOf(stack, cents, scopes);
+  const creditOf = (orgId: string) => creditOfOrg(stack, orgId);
 
   const tool = (slug: string, op: string) => `${slug}__${op}`;
   /** A 2026-07-28 client keeps a list for its ttlMs: after add/remove/changes an agent lists again (`refresh`). */
@@ -169,6 +125,22 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
   }
 
   /** Resolves with the next notifications/tools/list_changed the client receives. */
+  /**
+   * Wait until the 2025-11-25 client's GET stream (where unsolicited notifications go) is open: announce a change of
+   * the key's set until one arrives.
+   */
+  async function listening(client: Client, keyId: string): Promise<void> {
+    let told = false;
+    client.setNotificationHandler('notifications/tools/list_changed', () => void (told = true));
+    for (let i = 0; i < 100 && !told; i++) {
+      await announceToolsChanged(stack.services, keyId);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(told, 'the GET stream opened').toBe(true);
+    // Let the announcements still in flight land, so the next notification awaited is the change under test.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+
   function nextListChanged(client: Client): Promise<void> {
     return new Promise((resolve) => client.setNotificationHandler('notifications/tools/list_changed', () => resolve()));
   }
@@ -253,6 +225,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
   it('stored per key: another session, the other era and another instance see it; 2025 sessions are told', async () => {
     const person = await creditedPerson(10);
     const legacy = await connect(LEGACY, person.apiKey);
+    await listening(legacy, person.keyId);
     const changed = nextListChanged(legacy);
     const modern = await connect(MODERN, person.apiKey);
     await ok(modern, 'add_api_tools', { slug: market.slug, endpoints: [market.endpoints['GET /paid/{symbol}']!] });
@@ -272,6 +245,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       expect((await installedOf(elsewhere)).map((t) => t.name)).toEqual(names);
       expect(await ok(elsewhere, names[0]!, { path: { symbol: 'X' } })).toMatchObject({ billing: { cost_cents: 5 } });
       // A change made on this instance reaches the session held on the other one.
+      await listening(elsewhere, person.keyId);
       const told = nextListChanged(elsewhere);
       await ok(modern, 'remove_api_tools', { slug: market.slug });
       await told;
@@ -295,32 +269,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
   it('2026-07-28: a list with installed tools is private with ttlMs 0; the default list stays public', async () => {
     const person = await creditedPerson(0);
     const list = async () =>
-      (
-        (await (
-          await fetch(`${server.url}/mcp`, {
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${person.apiKey}`,
-              'content-type': 'application/json',
-              accept: 'application/json, text/event-stream',
-              'mcp-protocol-version': MODERN,
-              'mcp-method': 'tools/list',
-            },
-            body: JSON.stringify({
-              jsonrpc: '2.0',
-              id: 1,
-              method: 'tools/list',
-              params: {
-                _meta: {
-                  [PROTOCOL_VERSION_META_KEY]: MODERN,
-                  [CLIENT_INFO_META_KEY]: { name: 'raw', version: '1' },
-                  [CLIENT_CAPABILITIES_META_KEY]: {},
-                },
-              },
-            }),
-          })
-        ).json()) as Data
-      ).result as Data;
+      ((await (await modernPost(server.url, person.apiKey, 'tools/list')).json()) as Data).result as Data;
     expect(await list()).toMatchObject({ cacheScope: 'public' });
     await ok(await connect(MODERN, person.apiKey), 'add_api_tools', { slug: termsApi.slug });
     const privateList = await list();
@@ -341,6 +290,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
     const name = tool(listing.slug, 'get_rates');
     expect((await installedOf(client))[0]!.description).toContain('4 cents');
 
+    await listening(client, person.keyId);
     let changed = nextListChanged(client);
     const repriced = await http(rest.url, 'PATCH', `/v1/provider/apis/${listing.apiId}/pricing`, {
       token: provider.session,
