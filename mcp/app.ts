@@ -24,6 +24,7 @@ import { McpSessionStore } from '../core/sessions/mcp-session-store.js';
 import type { Services } from '../platform/services.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
 import { mcpAuthenticator } from './auth.js';
+import { stopToolListEvents } from './installed-tools.js';
 import { requestGuard } from './request-guard.js';
 import { authInfoOf, createModernEndpoint, isModernRequest, routingHeaders } from './modern.js';
 import { countRequest, routeOfBody } from './metrics.js';
@@ -128,6 +129,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     closeSessions: () => sessions.closeAll(),
     async close() {
       await sessions.closeAll();
+      await stopToolListEvents(services);
       await modern.close();
       if (!options.gateway) await gateway.close();
     },

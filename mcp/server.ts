@@ -10,8 +10,10 @@ import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
+import { trackSession, withInstalledTools } from './installed-tools.js';
 import { advertise, recordTools, toolDefinition } from './tool-listing.js';
 import { registerAllTools } from './tools/index.js';
+import { keyPrincipal } from './tools/keys.tools.js';
 
 export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
 
@@ -22,7 +24,7 @@ export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
 export const SERVER_INSTRUCTIONS = [
   'API marketplace: find third-party APIs and call them through one metered gateway.',
   'Order: discover_tools -> get_schema (paths) -> quote_call (price, and whether the call is admitted; free) ->',
-  'call_api (billed at that price; an idempotency_key makes retries safe).',
+  'call_api (billed at that price; an idempotency_key makes retries safe). add_api_tools makes an API your own tools.',
   'Tools whose _meta has "svc/moves_money" can move money; "svc/price" says how much or how to quote it.',
   "Your key's caps bound spend (budget, daily cap, per-call max); set_budget only tightens them.",
   'provision_access says what is missing.',
@@ -38,7 +40,7 @@ const listings = new WeakMap<Services, Tool[]>();
 /**
  * How long a 2026-07-28 client may keep the `tools/list` and `server/discover` answers (`ttlMs`): they change only
  * with a deploy. `public`: every caller gets the same ones (scopes are checked when a tool is called, not by hiding
- * it).
+ * it). A key with installed API tools gets them after the default ones, in a `private` list with `ttlMs: 0`.
  */
 export const TOOLS_LIST_TTL_MS = 3_600_000;
 
@@ -52,11 +54,13 @@ function listingOf(services: Services, tools: Map<string, RegisteredTool>): Tool
 }
 
 export function buildMcpServer(services: Services, context: ToolContext, runtime: ToolRuntime): McpServer {
-  // logging: clients may set a level (logging/setLevel); tools only otherwise (no prompts or resources).
-  const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: {}, logging: {} },
-    instructions: SERVER_INSTRUCTIONS,
-  });
+  // logging: clients may set a level (logging/setLevel); tools only otherwise (no prompts or resources). The first
+  // tool registered declares `tools: { listChanged: true }`: the key's installed API tools change.
+  const server = new McpServer(SERVER_INFO, { capabilities: { logging: {} }, instructions: SERVER_INSTRUCTIONS });
+  // The key's installed API tools (mcp/installed-tools.ts): listed after the default ones, told of changes. Hooked
+  // before the first tool is registered (that sets the SDK's tools/list and tools/call handlers).
+  withInstalledTools(server.server as never, services, context, runtime, false);
+  trackSession(server, services, keyPrincipal(context).keyId);
   const tools = recordTools(server);
   registerAllTools(server, services, context, runtime);
   advertise(server, () => listingOf(services, tools));
@@ -71,18 +75,20 @@ export function buildMcpServer(services: Services, context: ToolContext, runtime
  */
 export function buildModernMcpServer(services: Services, context: ToolContext, runtime: ToolRuntime): ModernMcpServer {
   const server = new ModernMcpServer(SERVER_INFO, {
-    // The tool list never changes while a process runs (the SDK would otherwise advertise listChanged).
-    capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
     cacheHints: {
       'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
       'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
     },
   });
+  withInstalledTools(server.server, services, context, runtime, true);
   const facade = {
     registerTool: (name: string, config: object, cb: unknown) => server.registerTool(name, config, cb as never),
   } as unknown as McpServer;
   registerAllTools(facade, services, context, runtime);
+  // Stateless: no notifications (the SDK would otherwise advertise listChanged). The default list changes only with a
+  // deploy; a key's installed tools come after it, in a private list (mcp/installed-tools.ts).
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   const tools = toolListing(services, context, runtime) as unknown as ModernTool[]; // v2 types JSON Schema narrower
   server.server.setRequestHandler('tools/list', () => ({ tools }));
   return server;

@@ -8,8 +8,8 @@
  *   a new `initialize` (mcp/session-transport.ts). So a session ended anywhere is refused here at once.
  * - The cache keeps at most `cacheMax` sessions and drops one unused for `cacheIdleMs` (never one with a request in
  *   flight; an open GET stream keeps it too, unless the cache is full). Dropping only frees memory: the session stays
- *   stored, and its client notices nothing except that an open GET stream (server notifications; we send none) ends,
- *   which the SDK client reopens.
+ *   stored, and its client notices nothing except that an open GET stream (server notifications:
+ *   tools/list_changed) ends, which the SDK client reopens.
  * - A GET stream is not activity: a client that only holds one still expires after the idle limit.
  * - A sweep on an unref'd timer drops idle entries, drops entries whose stored session ended or expired (ended on
  *   another instance, say), and purges old rows.

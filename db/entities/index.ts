@@ -26,6 +26,7 @@ import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { IdempotencyUnsynced } from './idempotency-unsynced.entity.js';
 import { LedgerEntry } from './ledger-entry.entity.js';
 import { LoginCode } from './login-code.entity.js';
+import { McpInstalledTool } from './mcp-installed-tool.entity.js';
 import { McpSessionRecord } from './mcp-session.entity.js';
 import { OAuthPayload } from './oauth-payload.entity.js';
 import { Org } from './org.entity.js';
@@ -65,6 +66,7 @@ export {
   KeyDaySpend,
   LedgerEntry,
   LoginCode,
+  McpInstalledTool,
   McpSessionRecord,
   Org,
   Payment,
@@ -93,6 +95,7 @@ export * from './idempotency-record.entity.js';
 export * from './key-day-spend.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
+export * from './mcp-installed-tool.entity.js';
 export * from './mcp-session.entity.js';
 export * from './oauth-payload.entity.js';
 export * from './org.entity.js';
@@ -145,5 +148,6 @@ export const ENTITIES = [
   OAuthPayload,
   ApiSearch,
   SearchLexicon,
+  McpInstalledTool,
   McpSessionRecord,
 ];

@@ -50,7 +50,7 @@ const CallOut = z.object({
 /** Spends credits at the endpoint's price and reaches a third-party API; a DELETE/PUT may change data there. */
 const CALL = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;
 
-interface CallArgs {
+export interface CallArgs {
   slug: string;
   endpoint: string;
   method: Method;
@@ -60,7 +60,7 @@ interface CallArgs {
 
 type Scalar = string | number | boolean | null;
 
-function queryOf(input: unknown): URLSearchParams {
+export function queryOf(input: unknown): URLSearchParams {
   const params = new URLSearchParams();
   if (input === undefined || input === null) return params;
   if (typeof input !== 'object' || Array.isArray(input)) {
@@ -109,7 +109,7 @@ interface Envelope {
   meta: { request_id: string } & Record<string, unknown>;
 }
 
-async function callThroughGateway(
+export async function callThroughGateway(
   services: Services,
   runtime: ToolRuntime,
   ctx: ToolContext,

@@ -6,6 +6,7 @@ import { registerAccountTools } from './accounts.tools.js';
 import { registerBillingTools } from './billing.tools.js';
 import { registerCallTools } from './calls.tools.js';
 import { registerCatalogTools } from './catalog.tools.js';
+import { registerInstalledTools } from './installed.tools.js';
 import { registerKeyTools } from './keys.tools.js';
 import { registerProfileTools } from './profile.tools.js';
 import { registerProviderTools } from './provider.tools.js';
@@ -17,6 +18,7 @@ export function registerAllTools(server: McpServer, services: Services, ctx: Too
   registerBillingTools(server, services, ctx);
   registerKeyTools(server, services, ctx);
   registerCallTools(server, services, ctx, runtime);
+  registerInstalledTools(server, services, ctx);
   registerProviderTools(server, services, ctx);
   registerProfileTools(server, services, ctx);
   registerTermsTools(server, services, ctx);

@@ -19,6 +19,7 @@ import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { http, serve, describe as show } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import { requireTerms } from '../helpers/mcp-eras.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
@@ -104,15 +105,7 @@ describe('agent-tool server: consumer tools', () => {
       credential: { secret: PROVIDER_SECRET, injection: 'bearer' },
       endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
     });
-    const doc = await http(api.url, 'POST', '/v1/provider/documents', {
-      token: provider.session,
-      body: { kind: 'terms', version: '1.0', body: '# Terms', api_id: termsApi.apiId, acceptance_mode: 'required' },
-    });
-    expect(doc.status, show(doc)).toBe(201);
-    const activated = await http(api.url, 'POST', `/v1/provider/documents/${doc.body.data.document_id}/activate`, {
-      token: provider.session,
-    });
-    expect(activated.status, show(activated)).toBe(200);
+    await requireTerms(api.url, provider.session, termsApi.apiId);
   });
   afterAll(async () => {
     for (const c of clients) await c.close().catch(() => undefined);

@@ -7,16 +7,9 @@
 // with its scopes, a revoked or bad key is a 401 with WWW-Authenticate, Mcp-Method / Mcp-Name headers that disagree
 // with the body are refused before any tool runs, and mcp_requests_total counts both eras by method and tool.
 import { randomBytes } from 'node:crypto';
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  Client,
-  PROTOCOL_VERSION_META_KEY,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payloadRowId } from '../../core/oauth/oauth-adapter.js';
-import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { TOOLS_LIST_TTL_MS } from '../../mcp/server.js';
@@ -24,14 +17,21 @@ import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { serve } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import {
+  connectEra,
+  creditedPerson as creditedPersonOf,
+  creditOf as creditOfOrg,
+  type Data,
+  type Era,
+  ERAS,
+  LEGACY,
+  MODERN,
+  modernPost as modernPostTo,
+  ok,
+  refused,
+} from '../helpers/mcp-eras.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
-
-const MODERN = '2026-07-28';
-const LEGACY = '2025-11-25';
-const ERAS = [LEGACY, MODERN] as const;
-type Era = (typeof ERAS)[number];
-type Data = Record<string, any>;
 
 describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
   let stack: TestStack;
@@ -78,89 +78,21 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     await upstream?.close();
   });
 
-  async function connect(era: Era, token: string): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    });
-    const client = new Client(
-      { name: 'eras-test', version: '1.0.0' },
-      era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
-    );
-    await client.connect(transport);
-    clients.push(client);
-    return client;
-  }
-
-  async function ok(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Data> {
-    const result = await client.callTool({ name, arguments: args });
-    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-    expect(result.isError, `${name}: ${text}`).toBeFalsy();
-    expect(JSON.parse(text)).toEqual(result.structuredContent);
-    return result.structuredContent as Data;
-  }
-
-  async function refused(client: Client, name: string, args: Record<string, unknown>, code: string): Promise<Data> {
-    const result = await client.callTool({ name, arguments: args });
-    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-    expect(result.isError, `${name}: ${text}`).toBe(true);
-    const error = (result.structuredContent as Data).error as Data;
-    expect(error, text).toMatchObject({ code });
-    return error;
-  }
-
-  async function creditedPerson(cents: number): Promise<Person> {
-    const person = await createPerson(stack.services);
-    if (cents > 0) await stack.services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: cents });
-    return person;
-  }
-
-  const creditOf = async (orgId: string) => {
-    await untilUsageDrained(stack.services.spend, orgId);
-    const [row] = await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [
-      orgId,
-    ]);
-    return Number(row!.credit_cents);
-  };
+  const connect = (era: Era, token: string) => connectEra(server.url, era, token, clients, 'eras-test');
+  const creditedPerson = (cents: number) => creditedPersonOf(stack, cents);
+  const creditOf = (orgId: string) => creditOfOrg(stack, orgId);
+  const modernPost = (
+    token: string,
+    method: string,
+    params: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) => modernPostTo(server.url, token, method, params, headers);
 
   const sessionsOf = async (orgId: string) =>
     Number(
       (await sql<{ n: string }>(stack.db.url, 'select count(*) as n from mcp_sessions where org_id = $1', [orgId]))[0]!
         .n,
     );
-
-  /** A hand-built 2026-07-28 POST: the `_meta` envelope and the routing headers. */
-  function modernPost(
-    token: string,
-    method: string,
-    params: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
-  ) {
-    return fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-        ...headers,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            [PROTOCOL_VERSION_META_KEY]: MODERN,
-            [CLIENT_INFO_META_KEY]: { name: 'raw', version: '1' },
-            [CLIENT_CAPABILITIES_META_KEY]: {},
-          },
-        },
-      }),
-    });
-  }
 
   for (const era of ERAS) {
     it(`${era}: discover, search, quote, a paid call_api, set_budget and a 402, as in the other era`, async () => {
