@@ -305,13 +305,13 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
     expect(await creditOf(person.orgId)).toBe(7);
 
     changed = nextListChanged(client);
-    await stack.services.providers.setStatus(listing.apiId, 'draft'); // what the unpublish workflow runs
+    await stack.services.providerLifecycle.setStatus(listing.apiId, 'draft'); // what the unpublish workflow runs
     await changed;
     expect(await installedOf(client)).toEqual([]);
     await unknownTool(client, name, {});
     expect(await creditOf(person.orgId)).toBe(7);
     // Still stored: published again, the tool is back.
-    await stack.services.providers.setStatus(listing.apiId, 'live');
+    await stack.services.providerLifecycle.setStatus(listing.apiId, 'live');
     expect((await installedOf(client)).map((t) => t.name)).toEqual([name]);
   });
 
