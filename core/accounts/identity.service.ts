@@ -46,11 +46,16 @@ import { releaseStaleSignup, revokedAnything, revokeOrgCredentials } from './unp
 import { loadVerificationFacts, type VerificationFacts } from './verification-facts.js';
 import type {
   AttachEmailBody,
+  AttachEmailView,
   LoginRequestBody,
   LoginVerifyBody,
+  SessionView,
   SignupBody,
+  SignupView,
+  VerifiedView,
   VerifyEmailBody,
 } from './accounts.schemas.js';
+export type { AttachEmailView, SessionView, SignupView, UserView, VerifiedView } from './accounts.schemas.js';
 
 export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 export const LOGIN_CODE_MAX_ATTEMPTS = 5;
@@ -82,47 +87,6 @@ export const LOGIN_LIVE_CODES_CHECKED = RATE_LIMITS.loginRequestPerEmail.limit;
 export interface ClientInfo {
   ip: string;
   userAgent?: string;
-}
-
-export interface UserView {
-  user_id: string;
-  email: string;
-  name: string | null;
-  role: string;
-  email_verified: boolean;
-}
-
-export interface SignupView {
-  account: { org_id: string } & UserView;
-  api_key: string;
-  key_id: string;
-  session_token: string;
-  session_expires_at: string;
-  credit_cents: number;
-  starter_credits: { amount_cents: number; status: 'withheld'; released_by: 'email_verification' };
-}
-
-export interface VerifiedView {
-  verified: true;
-  org_id: string;
-  user: UserView;
-  scopes_added: string[];
-  credit_cents: number;
-  withheld_credit_cents: number;
-}
-
-export interface AttachEmailView {
-  sent: true;
-  email: string;
-  expires_in_seconds: number;
-}
-
-export interface SessionView {
-  session_token: string;
-  session_id: string;
-  expires_at: string;
-  org_id: string;
-  user: UserView;
 }
 
 export const LOGIN_REQUEST_RESPONSE = {

@@ -23,6 +23,7 @@ export const UsageEvent = z
     idempotency_key: z.string().nullable(),
   })
   .describe('A metered call.');
+export type UsageEvent = z.infer<typeof UsageEvent>;
 
 /** The `meta` of GET /v1/usage: pagination, the range asked for and its totals. */
 export const UsageMeta = PaginationMeta.extend({
@@ -34,6 +35,7 @@ export const UsageMeta = PaginationMeta.extend({
     billable_cents: z.number().int(),
   }),
 });
+export type UsageMeta = z.infer<typeof UsageMeta>;
 
 /** The gateway's success `meta` (spec: Gateway proxy): what the call cost, and whether it was a replay. */
 export const GatewayMeta = z.looseObject({

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 export const CategoryView = z.object({ slug: z.string(), name: z.string(), api_count: z.number().int() });
+export type CategoryView = z.infer<typeof CategoryView>;
 
 /** One board rank of a listing (rollup-reads.ts RankRow). */
 export const RankView = z.object({
@@ -44,3 +45,4 @@ export const QuoteView = z
       .describe('What the gateway would decide now, when the caller sent a bearer credential.'),
   })
   .describe('The quote.');
+export type QuoteView = z.infer<typeof QuoteView>;
