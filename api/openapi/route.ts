@@ -6,7 +6,7 @@
  * api/openapi/operations.ts lists the same declarations for the document, so a route cannot exist undocumented.
  *
  * A handler returns the `data` of the success envelope (`withMeta` adds `meta` fields), or nothing when it wrote the
- * response itself (raw JSON, a file, an HTML page). The status is the declaration's first success status unless the
+ * response itself (raw JSON, a file, an HTML page). The status is the declaration's lowest success status unless the
  * handler set one (200 or 201 for a merged request, 202 for a lifecycle run still going).
  */
 import Router from '@koa/router';
@@ -84,7 +84,7 @@ export function route<
 >(decl: RouteDecl<A, B, Q, P>, handler: (ctx: AppContext, input: RouteInput<B, Q, A, S, P>) => unknown): RouteDef<S> {
   const { handlerAuthenticates, ...opDecl } = decl;
   const operation = documented(opDecl);
-  const firstStatus = Number(Object.keys(decl.success)[0] ?? 200);
+  const firstStatus = Math.min(...Object.keys(decl.success).map(Number));
   return {
     operation,
     mount(router, services) {
