@@ -6,12 +6,17 @@ export const Pagination = z.object({
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
 });
 
-export interface PageInfo {
-  limit: number;
-  offset: number;
-  total: number;
-  has_more: boolean;
-}
+/** Where a page sits in the whole list: the `meta.pagination` of list routes and tools. */
+export const PageInfo = z.object({
+  limit: z.number().int(),
+  offset: z.number().int(),
+  total: z.number().int(),
+  has_more: z.boolean(),
+});
+export type PageInfo = z.infer<typeof PageInfo>;
+
+/** The envelope `meta` of a paginated list. */
+export const PaginationMeta = z.looseObject({ request_id: z.string(), pagination: PageInfo });
 
 export interface Page<T> {
   items: T[];

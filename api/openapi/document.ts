@@ -1,13 +1,14 @@
 /**
- * Builds the OpenAPI 3.1.0 document of the control plane and the gateway from the operation registry
- * (api/openapi/registry.ts). Every request and response schema is zod's JSON Schema output (`z.toJSONSchema`,
+ * Builds the OpenAPI 3.1.0 document of the control plane and the gateway from the operations the routes declare
+ * (api/openapi/operations.ts gathers them). Every request and response schema is zod's JSON Schema output (`z.toJSONSchema`,
  * draft 2020-12): request schemas as parsed (`io: 'input'`), response schemas as written (`io: 'output'`). The
  * envelope, the error responses per status (with the codes of core/errors.ts) and the security schemes are
  * components. Nothing here is written by hand per route.
  */
 import { z } from 'zod';
 import { ERROR_KINDS } from '../../core/errors.js';
-import { GATEWAY_OPERATIONS, OPERATIONS, type Operation, type SuccessBody, type Tag } from './registry.js';
+import { isRawBody, type Operation, type SuccessBody, type Tag } from './operation.js';
+import { allOperations } from './operations.js';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const DOCUMENT_VERSION = '1.0.0';
@@ -279,7 +280,7 @@ function parameters(op: Operation): Json[] {
 
 function requestBody(op: Operation): Json | undefined {
   if (!op.body) return undefined;
-  if ('raw' in op.body) {
+  if (isRawBody(op.body)) {
     const raw = op.body;
     return {
       description: raw.description,
@@ -320,11 +321,6 @@ function operation(op: Operation): Json {
     ...(body ? { requestBody: body } : {}),
     responses,
   };
-}
-
-/** Every documented operation: control plane, then gateway. */
-export function allOperations(): Operation[] {
-  return [...OPERATIONS, ...GATEWAY_OPERATIONS];
 }
 
 /** Where "Try it out" sends requests: this deployment's own addresses (PUBLIC_BASE_URL, GATEWAY_URL). */

@@ -7,10 +7,12 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { NotFoundError } from '../../core/errors.js';
 import type { AppState } from '../context.js';
-import { openApiDocument } from './document.js';
+import { openApiDocument, type DocumentServers } from './document.js';
+import { html, media, Obj, rawJson } from './operation.js';
+import { mountRoutes, route } from './route.js';
 
 /** The reference page's policy: "Try it out" may reach this control plane and this deployment's gateway. */
 export function referenceCsp(gatewayUrl: string): string {
@@ -76,39 +78,72 @@ async function asset(file: string): Promise<Buffer> {
   return bytes;
 }
 
+interface ReferenceDeps {
+  servers: DocumentServers;
+  csp: string;
+}
+
+const reference = { method: 'get', tag: 'Reference', auth: 'none' } as const;
+
+export const REFERENCE_ROUTES = [
+  route<'none', undefined, undefined, ReferenceDeps>(
+    {
+      ...reference,
+      path: '/v1/openapi.json',
+      operationId: 'getOpenApiDocument',
+      summary: 'This document (raw OpenAPI 3.1.0, no envelope)',
+      success: { 200: rawJson(Obj('An OpenAPI 3.1.0 document.'), 'The document.') },
+    },
+    (ctx, { services }) => {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = openApiDocument(services.servers).text;
+    },
+  ),
+  route<'none', undefined, undefined, ReferenceDeps>(
+    {
+      ...reference,
+      path: '/docs',
+      operationId: 'getApiReference',
+      summary: 'The browsable API reference (HTML)',
+      html: true,
+      success: { 200: html('The reference page.') },
+    },
+    (ctx, { services }) => {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.set('Content-Security-Policy', services.csp);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.body = REFERENCE_PAGE;
+    },
+  ),
+  route<'none', undefined, undefined, ReferenceDeps, '/docs/assets/{file}'>(
+    {
+      ...reference,
+      path: '/docs/assets/{file}',
+      operationId: 'getApiReferenceAsset',
+      summary: "The reference page's scripts and styles (our own copies)",
+      html: true,
+      success: { 200: media('*/*', 'The asset.') },
+    },
+    async (ctx, { params }) => {
+      const { file } = params;
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      if (file === 'init.js') {
+        ctx.type = 'text/javascript; charset=utf-8';
+        ctx.body = INIT_SCRIPT;
+        return;
+      }
+      const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
+      if (!type) throw new NotFoundError(`No asset ${file}.`);
+      ctx.type = type;
+      ctx.body = await asset(file);
+    },
+  ),
+];
+
 export function openApiRoutes(urls: { publicBase: string; gateway: string }): Router<AppState> {
-  const servers = { baseUrl: urls.publicBase, gatewayUrl: urls.gateway };
-  const csp = referenceCsp(urls.gateway);
+  const deps = { servers: { baseUrl: urls.publicBase, gatewayUrl: urls.gateway }, csp: referenceCsp(urls.gateway) };
   // Strict: `/docs/` is not the reference (home.page.ts's `/docs/{file}` answers 404 for it).
-  const router = new Router<AppState>({ strict: true });
-
-  router.get('/v1/openapi.json', (ctx) => {
-    ctx.type = 'application/json; charset=utf-8';
-    ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = openApiDocument(servers).text;
-  });
-
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', csp);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = REFERENCE_PAGE;
-  });
-
-  router.get('/docs/assets/:file', async (ctx) => {
-    const file = ctx.params.file ?? '';
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    if (file === 'init.js') {
-      ctx.type = 'text/javascript; charset=utf-8';
-      ctx.body = INIT_SCRIPT;
-      return;
-    }
-    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
-    if (!type) throw new NotFoundError(`No asset ${file}.`);
-    ctx.type = type;
-    ctx.body = await asset(file);
-  });
-
-  return router;
+  return mountRoutes(deps, REFERENCE_ROUTES, { strict: true });
 }

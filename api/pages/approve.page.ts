@@ -19,6 +19,7 @@ import {
   requireSignedIn,
   signedIn,
 } from './forms.js';
+import { pageOperation } from '../openapi/operation.js';
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
@@ -89,3 +90,9 @@ export function approvalPages(services: Services): Router<AppState> {
 
   return router;
 }
+
+/** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
+export const APPROVE_PAGE_OPERATIONS = [
+  pageOperation('get', '/approve/{keyId}', 'getApprovePage', 'Approve spend for a key'),
+  pageOperation('post', '/approve/{keyId}', 'postApprovePage', 'Approve spend for a key'),
+];

@@ -15,6 +15,7 @@ import { escapeHtml } from '../../core/html.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { csrfToken, errorLine, hidden, pageHandler, paramOf, readFormParams, render } from './forms.js';
+import { pageOperation } from '../openapi/operation.js';
 
 const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const NOTICE = `<p class="muted">Test mode: this marketplace runs on embedded payments (no Stripe account configured), so
@@ -112,3 +113,31 @@ ${NOTICE}`,
 
   return router;
 }
+
+/** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
+export const EMBEDDED_PAYMENTS_PAGE_OPERATIONS = [
+  pageOperation(
+    'get',
+    '/embedded-payments/checkout/{paymentId}',
+    'getEmbeddedCheckoutPage',
+    'Embedded payments: test checkout',
+  ),
+  pageOperation(
+    'post',
+    '/embedded-payments/checkout/{paymentId}',
+    'postEmbeddedCheckoutPage',
+    'Embedded payments: pay',
+  ),
+  pageOperation(
+    'get',
+    '/embedded-payments/setup/{orgId}',
+    'getEmbeddedSetupPage',
+    'Embedded payments: test card setup',
+  ),
+  pageOperation(
+    'post',
+    '/embedded-payments/setup/{orgId}',
+    'postEmbeddedSetupPage',
+    'Embedded payments: save the card',
+  ),
+];

@@ -13,6 +13,7 @@ import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
 import { paramOf, render, signedIn } from './forms.js';
+import { documented, media, pageOperation } from '../openapi/operation.js';
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -111,3 +112,12 @@ ${link('/console', 'Open the console')}: keys with money caps, credits, usage, t
 
   return router;
 }
+
+/** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
+export const HOME_PAGE_OPERATIONS = [
+  pageOperation('get', '/', 'getHome', 'Home page'),
+  documented({
+    ...pageOperation('get', '/docs/{file}', 'getDoc', 'A shipped Markdown doc, as plain text'),
+    success: { 200: media('text/plain', 'The Markdown text.') },
+  }),
+];

@@ -24,6 +24,7 @@ import {
 } from './forms.js';
 import { escapeHtml } from './layout.js';
 import { verifyEmailConfirmation } from './verify-email.page.js';
+import { pageOperation } from '../openapi/operation.js';
 
 function emailForm(csrf: string, message?: string, email = '', next?: string): string {
   return emailStep({
@@ -170,3 +171,13 @@ export function pagesRoutes(services: Services): Router<AppState> {
 
   return router;
 }
+
+/** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
+export const SIGN_IN_PAGE_OPERATIONS = [
+  pageOperation('get', '/login', 'getLoginPage', 'Sign-in page'),
+  pageOperation('post', '/login', 'postLoginPage', 'Sign-in: mail a code'),
+  pageOperation('post', '/login/verify', 'postLoginVerifyPage', 'Sign-in: check the code, set the session cookie'),
+  pageOperation('post', '/logout', 'postLogoutPage', 'Sign out'),
+  pageOperation('get', '/verify-email', 'getVerifyEmailPage', 'Email verification page'),
+  pageOperation('post', '/verify-email', 'postVerifyEmailPage', 'Email verification'),
+];

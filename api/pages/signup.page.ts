@@ -22,6 +22,7 @@ import {
   safeNext,
   signInBrowser,
 } from './forms.js';
+import { pageOperation } from '../openapi/operation.js';
 
 interface SignupState {
   email: string;
@@ -134,3 +135,15 @@ export function signupPages(services: Services): Router<AppState> {
 
   return router;
 }
+
+/** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
+export const SIGNUP_PAGE_OPERATIONS = [
+  pageOperation('get', '/signup', 'getSignupPage', 'Sign-up page'),
+  pageOperation('post', '/signup', 'postSignupPage', 'Sign-up: mail a code'),
+  pageOperation(
+    'post',
+    '/signup/verify',
+    'postSignupVerifyPage',
+    'Sign-up: check the code, create the account, set the session cookie',
+  ),
+];

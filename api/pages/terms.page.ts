@@ -19,6 +19,7 @@ import {
   requireSignedIn,
   signedIn,
 } from './forms.js';
+import { pageOperation } from '../openapi/operation.js';
 
 export function termsPages(services: Services): Router<AppState> {
   const router = new Router<AppState>();
@@ -128,3 +129,12 @@ export function termsPages(services: Services): Router<AppState> {
 
   return router;
 }
+
+/** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
+export const TERMS_PAGE_OPERATIONS = [
+  pageOperation('get', '/terms/{slug}', 'getTermsPage', "A listing's terms"),
+  pageOperation('post', '/terms/{slug}', 'postTermsPage', "Accept a listing's terms"),
+  pageOperation('get', '/billing/return', 'getBillingReturnPage', 'Back from checkout'),
+  pageOperation('get', '/connect/return', 'getConnectReturnPage', 'Back from Connect onboarding'),
+  pageOperation('get', '/connect/refresh', 'getConnectRefreshPage', 'Connect onboarding link expired'),
+];

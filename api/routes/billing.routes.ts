@@ -3,55 +3,115 @@
  * `billing:write` (a verified person's session, or a key elevated by email verification: a bare key gets 403);
  * and the Stripe webhook, verified by signature over the raw body.
  */
-import Router from '@koa/router';
+import { z } from 'zod';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
-import { AutoReloadBody, CheckoutBody } from '../../core/billing/billing.schemas.js';
-import { ok } from '../../core/envelope.js';
+import { AutoReloadBody, BalanceView, CheckoutBody, PackView } from '../../core/billing/billing.schemas.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
-import { auth, principalOf } from '../middleware/auth.js';
-import { parseBody, readRawBody } from '../middleware/body.js';
+import { readRawBody } from '../middleware/body.js';
+import { env, Obj } from '../openapi/operation.js';
+import { mountRoutes, route } from '../openapi/route.js';
 
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
-export function billingRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-  const write = auth(services, 'billing:write');
+/** The routes that need `billing:write`. */
+const write = { tag: 'Billing', auth: 'bearer', scope: 'billing:write' } as const;
 
-  router.get('/v1/billing/balance', auth(services), async (ctx) => {
-    ctx.body = ok(await services.billing.balance(principalOf(ctx.state)), ctx.state.requestId);
-  });
-
-  router.get('/v1/billing/packs', auth(services), (ctx) => {
-    ctx.body = ok(services.billing.packs(), ctx.state.requestId);
-  });
-
-  router.post('/v1/billing/checkout', write, async (ctx) => {
-    const body = parseBody(ctx, CheckoutBody);
-    ctx.body = ok(await services.billing.checkout(principalOf(ctx.state), body), ctx.state.requestId);
-  });
-
-  router.post('/v1/billing/setup-intent', write, async (ctx) => {
-    parseBody(ctx, EmptyBody);
-    ctx.body = ok(await services.billing.setupIntent(principalOf(ctx.state)), ctx.state.requestId);
-  });
-
-  router.post('/v1/billing/portal', write, async (ctx) => {
-    parseBody(ctx, EmptyBody);
-    ctx.body = ok(await services.billing.portal(principalOf(ctx.state)), ctx.state.requestId);
-  });
-
-  router.post('/v1/billing/auto-reload', write, async (ctx) => {
-    const body = parseBody(ctx, AutoReloadBody);
-    ctx.body = ok(await services.billing.configureAutoReload(principalOf(ctx.state), body), ctx.state.requestId);
-  });
-
+export const BILLING_ROUTES = [
+  route(
+    {
+      method: 'get',
+      path: '/v1/billing/balance',
+      operationId: 'getBalance',
+      summary: 'Credits, billing mode, auto-reload, payment method, suspension',
+      tag: 'Billing',
+      auth: 'bearer',
+      success: { 200: env(BalanceView, 'The balance.') },
+      errors: [404],
+    },
+    (_ctx, { services, principal }) => services.billing.balance(principal),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/billing/packs',
+      operationId: 'listPacks',
+      summary: 'Credit packs for sale',
+      tag: 'Billing',
+      auth: 'bearer',
+      success: { 200: env(z.array(PackView), 'The packs.') },
+    },
+    (_ctx, { services }) => services.billing.packs(),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/billing/checkout',
+      operationId: 'checkout',
+      summary: "A hosted checkout URL (the payment processor's)",
+      ...write,
+      body: CheckoutBody,
+      success: { 200: env(Obj('The checkout session and its URL.'), 'Checkout is open.') },
+      errors: [409, 502],
+    },
+    (_ctx, { services, principal, body }) => services.billing.checkout(principal, body),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/billing/setup-intent',
+      operationId: 'setupIntent',
+      summary: 'A card-setup intent (a person confirms the card)',
+      ...write,
+      body: EmptyBody,
+      success: { 200: env(Obj('The setup intent.'), 'Created.') },
+      errors: [409, 502],
+    },
+    (_ctx, { services, principal }) => services.billing.setupIntent(principal),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/billing/portal',
+      operationId: 'billingPortal',
+      summary: 'The billing portal URL (cards, invoices, receipts)',
+      ...write,
+      body: EmptyBody,
+      success: { 200: env(Obj('The portal URL.'), 'Created.') },
+      errors: [409, 502],
+    },
+    (_ctx, { services, principal }) => services.billing.portal(principal),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/billing/auto-reload',
+      operationId: 'configureAutoReload',
+      summary: 'Enable or disable auto-reload (threshold and amount)',
+      ...write,
+      body: AutoReloadBody,
+      success: { 200: env(Obj('The auto-reload settings.'), 'Configured.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, body }) => services.billing.configureAutoReload(principal, body),
+  ),
   // The signature covers the exact bytes: use the body parser's raw text for JSON, else read the body ourselves.
-  router.post('/v1/webhooks/stripe', async (ctx) => {
-    const raw = ctx.request.rawBody ?? (await readRawBody(ctx, WEBHOOK_BODY_LIMIT));
-    const result = await services.webhooks.handle(raw, ctx.get('stripe-signature') || undefined);
-    ctx.body = ok(result, ctx.state.requestId);
-  });
+  route(
+    {
+      method: 'post',
+      path: '/v1/webhooks/stripe',
+      operationId: 'stripeWebhook',
+      summary: "The payment processor's webhook (verified by signature over the raw body)",
+      tag: 'Billing',
+      auth: 'none',
+      body: { raw: ['application/json'], description: 'The event, exactly as signed.' },
+      success: { 200: env(Obj('What was done with the event.'), 'Handled (or ignored).') },
+      errors: [409],
+    },
+    async (ctx, { services }) => {
+      const raw = ctx.request.rawBody ?? (await readRawBody(ctx, WEBHOOK_BODY_LIMIT));
+      return services.webhooks.handle(raw, ctx.get('stripe-signature') || undefined);
+    },
+  ),
+];
 
-  return router;
-}
+export const billingRoutes = (services: Services) => mountRoutes(services, BILLING_ROUTES);

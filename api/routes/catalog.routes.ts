@@ -1,57 +1,121 @@
 /** Public catalog routes of this stage: search, listing detail, terms (and accepting them), providers, document snapshots. */
-import Router from '@koa/router';
-import { ok } from '../../core/envelope.js';
-import { SearchQuery } from '../../core/catalog/search/search.schemas.js';
+import { z } from 'zod';
+import { SearchItem, SearchMeta, SearchQuery } from '../../core/catalog/search/search.schemas.js';
+import { PaginationMeta } from '../../core/pagination.js';
 import { ProvidersQuery } from '../../core/providers/provider-directory.service.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
-import { auth, optionalAuth, principalOf } from '../middleware/auth.js';
-import { parseBody, parseQuery } from '../middleware/body.js';
+import { env, List, media, Obj } from '../openapi/operation.js';
+import { mountRoutes, route, withMeta } from '../openapi/route.js';
 
-export function catalogRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-
+export const CATALOG_ROUTES = [
   // Public: hybrid search over live listings (core/catalog/search/search.service.ts); meta carries total, limit, offset.
-  router.get('/v1/search', async (ctx) => {
-    const { items, total, limit, offset, sort } = await services.search.search(parseQuery(ctx, SearchQuery));
-    ctx.body = ok(items, ctx.state.requestId, { total, limit, offset, sort });
-  });
-
-  router.get('/v1/apis/:slug', async (ctx) => {
-    ctx.body = ok(await services.listings.detail(ctx.params.slug!), ctx.state.requestId);
-  });
-
-  router.get('/v1/apis/:slug/terms', optionalAuth(services), async (ctx) => {
-    ctx.body = ok(await services.listings.terms(ctx.params.slug!, ctx.state.principal), ctx.state.requestId);
-  });
-
+  route(
+    {
+      method: 'get',
+      path: '/v1/search',
+      operationId: 'search',
+      summary: 'Search live listings (hybrid vector and keyword ranking)',
+      tag: 'Catalog',
+      auth: 'none',
+      query: SearchQuery,
+      success: {
+        200: env(z.array(SearchItem), 'Ranked listings; meta carries total, limit, offset and sort.', SearchMeta),
+      },
+    },
+    async (_ctx, { services, query }) => {
+      const { items, total, limit, offset, sort } = await services.search.search(query);
+      return withMeta(items, { total, limit, offset, sort });
+    },
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/apis/{slug}',
+      operationId: 'getListing',
+      summary: 'Listing detail (summary, tags, merit scores, pricing)',
+      tag: 'Catalog',
+      auth: 'none',
+      success: { 200: env(Obj('The listing.'), 'The listing.') },
+    },
+    (_ctx, { services, params }) => services.listings.detail(params.slug),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/apis/{slug}/terms',
+      operationId: 'getListingTerms',
+      summary: 'The effective provider terms (and, with a bearer, whether the caller accepted them)',
+      tag: 'Catalog',
+      auth: 'optional',
+      success: { 200: env(Obj('The terms in force.'), 'The terms.') },
+    },
+    (_ctx, { services, principal, params }) => services.listings.terms(params.slug, principal),
+  ),
   // A person (owner or admin, verified email) accepts in force terms for their org; an API key alone gets 403.
-  router.post('/v1/apis/:slug/terms/accept', auth(services, { session: true }), async (ctx) => {
-    const body = parseBody(ctx, AcceptTermsBody);
-    const accepted = await services.documents.acceptForListing(principalOf(ctx.state), ctx.params.slug!, body);
-    ctx.body = ok(accepted, ctx.state.requestId);
-  });
-
-  router.get('/v1/providers', async (ctx) => {
-    const page = await services.providerDirectory.list(parseQuery(ctx, ProvidersQuery));
-    ctx.body = ok(page.items, ctx.state.requestId, { pagination: page.pagination });
-  });
-
-  router.get('/v1/providers/:slug', async (ctx) => {
-    ctx.body = ok(await services.providerDirectory.get(ctx.params.slug!), ctx.state.requestId);
-  });
-
+  route(
+    {
+      method: 'post',
+      path: '/v1/apis/{slug}/terms/accept',
+      operationId: 'acceptListingTerms',
+      summary: "Accept a listing's terms (an owner or admin with verified email; a key alone gets 403)",
+      tag: 'Catalog',
+      auth: 'session',
+      body: AcceptTermsBody,
+      success: { 200: env(Obj('The acceptance.'), 'Accepted.') },
+      errors: [409, 422],
+    },
+    (_ctx, { services, principal, body, params }) => services.documents.acceptForListing(principal, params.slug, body),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/providers',
+      operationId: 'listProviders',
+      summary: 'Provider directory',
+      tag: 'Catalog',
+      auth: 'none',
+      query: ProvidersQuery,
+      success: { 200: env(List('Providers.'), 'A page of providers.', PaginationMeta) },
+    },
+    async (_ctx, { services, query }) => {
+      const page = await services.providerDirectory.list(query);
+      return withMeta(page.items, { pagination: page.pagination });
+    },
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/providers/{slug}',
+      operationId: 'getProvider',
+      summary: 'A provider: profile, trust badges, stats, live APIs',
+      tag: 'Catalog',
+      auth: 'none',
+      success: { 200: env(Obj('The provider.'), 'The provider.') },
+    },
+    (_ctx, { services, params }) => services.providerDirectory.get(params.slug),
+  ),
   // The exact text behind a content hash (what `snapshot_url` points to): raw markdown, not the envelope.
-  router.get('/v1/documents/:document_id/snapshot', async (ctx) => {
-    const snap = await services.documents.snapshot(ctx.params.document_id!);
-    ctx.type = 'text/markdown; charset=utf-8';
-    ctx.set('ETag', `"${snap.contentHash}"`);
-    ctx.set('X-Content-Hash', snap.contentHash);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
-    ctx.body = snap.body;
-  });
+  route(
+    {
+      method: 'get',
+      path: '/v1/documents/{document_id}/snapshot',
+      operationId: 'getDocumentSnapshot',
+      summary: 'The exact text behind a content hash (raw Markdown, no envelope)',
+      tag: 'Catalog',
+      auth: 'none',
+      success: { 200: media('text/markdown', 'The document text.') },
+    },
+    async (ctx, { services, params }) => {
+      const snap = await services.documents.snapshot(params.document_id);
+      ctx.type = 'text/markdown; charset=utf-8';
+      ctx.set('ETag', `"${snap.contentHash}"`);
+      ctx.set('X-Content-Hash', snap.contentHash);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+      ctx.body = snap.body;
+    },
+  ),
+];
 
-  return router;
-}
+export const catalogRoutes = (services: Services) => mountRoutes(services, CATALOG_ROUTES);

@@ -1,40 +1,96 @@
 /** API keys of the caller's org: list, create, patch caps, approve spend (approval mode), revoke. */
-import Router from '@koa/router';
-import { ok } from '../../core/envelope.js';
-import { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from '../../core/keys/keys.schemas.js';
+import { z } from 'zod';
+import {
+  ApproveSpendBody,
+  CreateKeyBody,
+  CreatedKeyView,
+  KeySummaryView,
+  ListKeysQuery,
+  PatchKeyBody,
+  RevokedKeyView,
+} from '../../core/keys/keys.schemas.js';
+import { PaginationMeta } from '../../core/pagination.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
-import { auth, principalOf } from '../middleware/auth.js';
-import { parseBody, parseQuery } from '../middleware/body.js';
+import { env } from '../openapi/operation.js';
+import { mountRoutes, route, withMeta } from '../openapi/route.js';
 
-export function keysRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-
-  router.get('/v1/keys', auth(services), async (ctx) => {
-    const page = await services.keyAdmin.list(principalOf(ctx.state), parseQuery(ctx, ListKeysQuery));
-    ctx.body = ok(page.items, ctx.state.requestId, { pagination: page.pagination });
-  });
-
-  router.post('/v1/keys', auth(services, 'keys:write'), async (ctx) => {
-    const created = await services.keyAdmin.create(principalOf(ctx.state), parseBody(ctx, CreateKeyBody));
-    ctx.status = 201;
-    ctx.body = ok(created, ctx.state.requestId);
-  });
-
-  router.patch('/v1/keys/:id', auth(services, 'keys:write'), async (ctx) => {
-    const updated = await services.keyAdmin.patch(principalOf(ctx.state), ctx.params.id!, parseBody(ctx, PatchKeyBody));
-    ctx.body = ok(updated, ctx.state.requestId);
-  });
-
+export const KEYS_ROUTES = [
+  route(
+    {
+      method: 'get',
+      path: '/v1/keys',
+      operationId: 'listKeys',
+      summary: "The org's keys",
+      tag: 'Keys',
+      auth: 'bearer',
+      query: ListKeysQuery,
+      success: { 200: env(z.array(KeySummaryView), 'A page of keys.', PaginationMeta) },
+    },
+    async (_ctx, { services, principal, query }) => {
+      const page = await services.keyAdmin.list(principal, query);
+      return withMeta(page.items, { pagination: page.pagination });
+    },
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/keys',
+      operationId: 'createKey',
+      summary: 'Create a key (the plaintext is shown once)',
+      tag: 'Keys',
+      auth: 'bearer',
+      scope: 'keys:write',
+      body: CreateKeyBody,
+      success: { 201: env(CreatedKeyView, 'The new key.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, body }) => services.keyAdmin.create(principal, body),
+  ),
+  route(
+    {
+      method: 'patch',
+      path: '/v1/keys/{id}',
+      operationId: 'patchKey',
+      summary: "Change a key's caps or approval mode",
+      tag: 'Keys',
+      auth: 'bearer',
+      scope: 'keys:write',
+      body: PatchKeyBody,
+      success: { 200: env(KeySummaryView, 'The updated key.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, body, params }) => services.keyAdmin.patch(principal, params.id, body),
+  ),
+  route(
+    {
+      method: 'delete',
+      path: '/v1/keys/{id}',
+      operationId: 'revokeKey',
+      summary: 'Revoke a key',
+      tag: 'Keys',
+      auth: 'bearer',
+      scope: 'keys:write',
+      success: { 200: env(RevokedKeyView, 'The key is revoked.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, params }) => services.keyAdmin.revoke(principal, params.id),
+  ),
   // Approval mode: a person approves more spend for the key (the gateway's 402 approval_url leads here or to the page).
-  router.post('/v1/keys/:id/approvals', auth(services, { scope: 'keys:write', session: true }), async (ctx) => {
-    const body = parseBody(ctx, ApproveSpendBody);
-    ctx.body = ok(await services.keyAdmin.approve(principalOf(ctx.state), ctx.params.id!, body), ctx.state.requestId);
-  });
+  route(
+    {
+      method: 'post',
+      path: '/v1/keys/{id}/approvals',
+      operationId: 'approveSpend',
+      summary: 'Approve more spend for a key in approval mode (a person)',
+      tag: 'Keys',
+      auth: 'session',
+      scope: 'keys:write',
+      body: ApproveSpendBody,
+      success: { 200: env(KeySummaryView, 'The key with its new approval.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, body, params }) => services.keyAdmin.approve(principal, params.id, body),
+  ),
+];
 
-  router.delete('/v1/keys/:id', auth(services, 'keys:write'), async (ctx) => {
-    ctx.body = ok(await services.keyAdmin.revoke(principalOf(ctx.state), ctx.params.id!), ctx.state.requestId);
-  });
-
-  return router;
-}
+export const keysRoutes = (services: Services) => mountRoutes(services, KEYS_ROUTES);

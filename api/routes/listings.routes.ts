@@ -2,58 +2,114 @@
  * A live listing's sub-resources and the taxonomy (issue 11): endpoints, schema, the raw OpenAPI export, stats,
  * score history, ranks, the quote, and GET /v1/categories. All public; the quote says more to a caller with a key.
  */
-import Router from '@koa/router';
-import { QuoteQuery } from '../../core/catalog/listings/quote.js';
+import { z } from 'zod';
+import { CategoryView, HistoryPointView, QuoteView, RankView } from '../../core/catalog/listings/listings.schemas.js';
 import { HistoryQuery, StatsQuery } from '../../core/catalog/listings/listings.service.js';
-import { ok } from '../../core/envelope.js';
+import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
-import { parseQuery } from '../middleware/body.js';
+import { env, List, Obj, rawJson, type OperationDecl } from '../openapi/operation.js';
+import { mountRoutes, route } from '../openapi/route.js';
 
-export function listingsRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-  const { listings } = services;
+/** Every route here: a public GET of the catalog. */
+const pub = { method: 'get', tag: 'Catalog', auth: 'none' } as const satisfies Partial<OperationDecl>;
 
-  router.get('/v1/categories', async (ctx) => {
-    ctx.body = ok(await listings.categories(), ctx.state.requestId);
-  });
-
-  router.get('/v1/apis/:slug/endpoints', async (ctx) => {
-    ctx.body = ok(await listings.endpoints(ctx.params.slug!), ctx.state.requestId);
-  });
-
-  router.get('/v1/apis/:slug/schema', async (ctx) => {
-    ctx.body = ok(await listings.schema(ctx.params.slug!), ctx.state.requestId);
-  });
-
+export const LISTINGS_ROUTES = [
+  route(
+    {
+      ...pub,
+      path: '/v1/categories',
+      operationId: 'listCategories',
+      summary: 'Categories with their live API counts',
+      success: { 200: env(z.array(CategoryView), 'Categories.') },
+    },
+    (_ctx, { services }) => services.listings.categories(),
+  ),
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/endpoints',
+      operationId: 'listListingEndpoints',
+      summary: 'Endpoint rows',
+      success: { 200: env(List('Endpoints.'), 'The endpoints.') },
+    },
+    (_ctx, { services, params }) => services.listings.endpoints(params.slug),
+  ),
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/schema',
+      operationId: 'getListingSchema',
+      summary: 'Endpoint input and output schemas (resolve proxy paths and methods)',
+      success: { 200: env(Obj('The schema.'), 'The schema.') },
+    },
+    (_ctx, { services, params }) => services.listings.schema(params.slug),
+  ),
   // The spec's one exception to the envelope: the raw document, so client generators can read it as is.
-  router.get('/v1/apis/:slug/openapi', async (ctx) => {
-    const doc = await listings.openapi(ctx.params.slug!);
-    ctx.type = 'application/json; charset=utf-8';
-    ctx.body = doc;
-  });
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/openapi',
+      operationId: 'getListingOpenApi',
+      summary: "The listing's raw OpenAPI 3.0 document (no envelope)",
+      success: { 200: rawJson(Obj('An OpenAPI 3.0 document.'), 'The document.') },
+    },
+    async (ctx, { services, params }) => {
+      const doc = await services.listings.openapi(params.slug);
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = doc;
+    },
+  ),
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/stats',
+      operationId: 'getListingStats',
+      summary: 'Stats rollup over a window',
+      query: StatsQuery,
+      success: { 200: env(Obj('Stats.'), 'The stats.') },
+    },
+    (_ctx, { services, query, params }) => services.listings.stats(params.slug, query),
+  ),
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/history',
+      operationId: 'getListingHistory',
+      summary: 'Score history',
+      query: HistoryQuery,
+      success: { 200: env(z.array(HistoryPointView), 'The latest daily points, oldest first.') },
+    },
+    (_ctx, { services, query, params }) => services.listings.history(params.slug, query),
+  ),
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/ranks',
+      operationId: 'getListingRanks',
+      summary: 'Ranks per board',
+      success: { 200: env(z.array(RankView), 'The ranks.') },
+    },
+    (_ctx, { services, params }) => services.listings.ranks(params.slug),
+  ),
+  // Documented as optional auth, but the quote reads the credential itself (an unknown one is judged, not refused).
+  route(
+    {
+      ...pub,
+      path: '/v1/apis/{slug}/quote',
+      operationId: 'getQuote',
+      summary: 'What a call would cost (more detail for a caller with a key)',
+      auth: 'optional',
+      handlerAuthenticates: true,
+      query: QuoteQuery,
+      success: { 200: env(QuoteView, 'The quote.') },
+    },
+    (ctx, { services, query, params }) => {
+      const authorization = ctx.get('authorization') || undefined;
+      // An answer about this caller's key must not be cached for anyone else.
+      if (authorization) ctx.set('Cache-Control', 'no-store');
+      return services.listings.quote(params.slug, query, authorization);
+    },
+  ),
+];
 
-  router.get('/v1/apis/:slug/stats', async (ctx) => {
-    const query = parseQuery(ctx, StatsQuery);
-    ctx.body = ok(await listings.stats(ctx.params.slug!, query), ctx.state.requestId);
-  });
-
-  router.get('/v1/apis/:slug/history', async (ctx) => {
-    const query = parseQuery(ctx, HistoryQuery);
-    ctx.body = ok(await listings.history(ctx.params.slug!, query), ctx.state.requestId);
-  });
-
-  router.get('/v1/apis/:slug/ranks', async (ctx) => {
-    ctx.body = ok(await listings.ranks(ctx.params.slug!), ctx.state.requestId);
-  });
-
-  router.get('/v1/apis/:slug/quote', async (ctx) => {
-    const query = parseQuery(ctx, QuoteQuery);
-    const authorization = ctx.get('authorization') || undefined;
-    // An answer about this caller's key must not be cached for anyone else.
-    if (authorization) ctx.set('Cache-Control', 'no-store');
-    ctx.body = ok(await listings.quote(ctx.params.slug!, query, authorization), ctx.state.requestId);
-  });
-
-  return router;
-}
+export const listingsRoutes = (services: Services) => mountRoutes(services, LISTINGS_ROUTES);

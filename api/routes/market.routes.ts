@@ -4,41 +4,96 @@
  * (without requesters' emails or notes). `meta.notify_email` says which address will be told when a matching API
  * goes live: only a verified address of the requesting org (core/demand/notify-address.ts), else null.
  */
-import Router from '@koa/router';
+import { z } from 'zod';
+import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
-import { ok } from '../../core/envelope.js';
 import { ActivityQuery, LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
-import { auth, principalOf } from '../middleware/auth.js';
-import { parseBody, parseQuery } from '../middleware/body.js';
+import { env, List, Obj } from '../openapi/operation.js';
+import { mountRoutes, route, withMeta } from '../openapi/route.js';
 
-export function marketRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
+export const MARKET_ROUTES = [
+  route(
+    {
+      method: 'get',
+      path: '/v1/leaderboards/{board}',
+      operationId: 'getLeaderboard',
+      summary: 'A ranked board of listings',
+      tag: 'Market',
+      auth: 'none',
+      query: LeaderboardQuery,
+      success: {
+        200: env(
+          List('Ranked listings.'),
+          'The board; meta names it and its metric.',
+          z.looseObject({ request_id: z.string(), board: z.string(), metric: z.string() }),
+        ),
+      },
+    },
+    async (_ctx, { services, query, params }) => {
+      const board = await services.market.leaderboard(params.board, query);
+      return withMeta(board.items, { board: board.board, metric: board.metric });
+    },
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/market/overview',
+      operationId: 'getMarketOverview',
+      summary: 'Market totals',
+      tag: 'Market',
+      auth: 'none',
+      success: { 200: env(Obj('Totals.'), 'The overview.') },
+    },
+    (_ctx, { services }) => services.market.overview(),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/market/activity',
+      operationId: 'getMarketActivity',
+      summary: 'Activity feed',
+      tag: 'Market',
+      auth: 'bearer',
+      query: ActivityQuery,
+      success: { 200: env(z.unknown().describe('Activity.'), 'The feed.') },
+    },
+    (_ctx, { services, query }) => services.market.activity(query),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/api-requests',
+      operationId: 'requestApi',
+      summary: 'Ask for an API the catalog lacks (merged into a similar open request)',
+      tag: 'Market',
+      auth: 'bearer',
+      body: ApiRequestBody,
+      success: {
+        200: env(ApiRequestView, 'Merged.', ApiRequestMeta),
+        201: env(ApiRequestView, 'Recorded.', ApiRequestMeta),
+      },
+      errors: [429],
+    },
+    async (ctx, { services, principal, body }) => {
+      const { request, merged, notifyEmail } = await services.demand.request(principal, body);
+      ctx.status = merged ? 200 : 201;
+      return withMeta(request, { merged, notify_email: notifyEmail });
+    },
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/api-requests',
+      operationId: 'listApiRequests',
+      summary: 'Open API requests (without emails or notes)',
+      tag: 'Market',
+      auth: 'none',
+      query: ApiRequestsQuery,
+      success: { 200: env(z.array(ApiRequestView), 'The requests.') },
+    },
+    (_ctx, { services, query }) => services.demand.list(query),
+  ),
+];
 
-  router.get('/v1/leaderboards/:board', async (ctx) => {
-    const board = await services.market.leaderboard(ctx.params.board!, parseQuery(ctx, LeaderboardQuery));
-    ctx.body = ok(board.items, ctx.state.requestId, { board: board.board, metric: board.metric });
-  });
-
-  router.get('/v1/market/overview', async (ctx) => {
-    ctx.body = ok(await services.market.overview(), ctx.state.requestId);
-  });
-
-  router.get('/v1/market/activity', auth(services), async (ctx) => {
-    ctx.body = ok(await services.market.activity(parseQuery(ctx, ActivityQuery)), ctx.state.requestId);
-  });
-
-  router.post('/v1/api-requests', auth(services), async (ctx) => {
-    const body = parseBody(ctx, ApiRequestBody);
-    const { request, merged, notifyEmail } = await services.demand.request(principalOf(ctx.state), body);
-    ctx.status = merged ? 200 : 201;
-    ctx.body = ok(request, ctx.state.requestId, { merged, notify_email: notifyEmail });
-  });
-
-  router.get('/v1/api-requests', async (ctx) => {
-    ctx.body = ok(await services.demand.list(parseQuery(ctx, ApiRequestsQuery)), ctx.state.requestId);
-  });
-
-  return router;
-}
+export const marketRoutes = (services: Services) => mountRoutes(services, MARKET_ROUTES);

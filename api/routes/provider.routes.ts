@@ -1,8 +1,9 @@
 /** The provider's own listings, documents, analytics and Connect onboarding. Every route needs provider:write. */
-import Router from '@koa/router';
+import { z } from 'zod';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
-import { ok } from '../../core/envelope.js';
-import { Pagination } from '../../core/pagination.js';
+import { ConnectOnboardView } from '../../core/billing/billing.schemas.js';
+import { Pagination, PaginationMeta } from '../../core/pagination.js';
+import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
 import {
   AcceptTermsBody,
   CreateApiBody,
@@ -15,120 +16,242 @@ import {
 } from '../../core/providers/providers.schemas.js';
 import { lifecycleView, type LifecycleOutcome } from '../../core/providers/lifecycle.service.js';
 import type { Services } from '../../platform/services.js';
-import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
-import type { AppContext, AppState } from '../context.js';
-import { auth, principalOf } from '../middleware/auth.js';
-import { parseBody, parseQuery } from '../middleware/body.js';
+import type { AppContext } from '../context.js';
+import { env, List, Obj } from '../openapi/operation.js';
+import { mountRoutes, route, withMeta } from '../openapi/route.js';
 
-export function providerRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>({ prefix: '/v1/provider' });
-  const need = auth(services, 'provider:write');
-  const { providers, providerLifecycle, providerCredentials, priceChanges } = services;
+/** Every route here needs `provider:write`. */
+const need = { tag: 'Provider', auth: 'bearer', scope: 'provider:write' } as const;
 
-  /** A lifecycle run that finished answers 200; one still running after the bounded wait answers 202. */
-  const lifecycle = (ctx: AppContext, outcome: LifecycleOutcome, apiId: string) => {
-    if (!outcome.done) ctx.status = 202;
-    ctx.body = ok(lifecycleView(apiId, outcome), ctx.state.requestId);
-  };
-
-  router.get('/apis', need, async (ctx) => {
-    const page = await providers.list(principalOf(ctx.state), parseQuery(ctx, Pagination.strict()));
-    ctx.body = ok(page.items, ctx.state.requestId, { pagination: page.pagination });
-  });
-
-  router.post('/apis', need, async (ctx) => {
-    const body = parseBody(ctx, CreateApiBody);
-    ctx.status = 201;
-    ctx.body = ok(await providers.create(principalOf(ctx.state), body), ctx.state.requestId);
-  });
-
-  router.get('/apis/:api_id', need, async (ctx) => {
-    ctx.body = ok(await providers.get(principalOf(ctx.state), ctx.params.api_id!), ctx.state.requestId);
-  });
-
-  router.patch('/apis/:api_id', need, async (ctx) => {
-    const body = parseBody(ctx, UpdateApiBody);
-    ctx.body = ok(await providers.update(principalOf(ctx.state), ctx.params.api_id!, body), ctx.state.requestId);
-  });
-
-  router.put('/apis/:api_id/credentials', need, async (ctx) => {
-    const body = parseBody(ctx, CredentialsBody);
-    ctx.body = ok(
-      await providerCredentials.setCredentials(principalOf(ctx.state), ctx.params.api_id!, body),
-      ctx.state.requestId,
-    );
-  });
-
-  router.post('/apis/:api_id/verify', need, async (ctx) => {
-    parseBody(ctx, EmptyBody);
-    lifecycle(ctx, await providerLifecycle.verify(principalOf(ctx.state), ctx.params.api_id!), ctx.params.api_id!);
-  });
-
-  router.post('/apis/:api_id/publish', need, async (ctx) => {
-    const body = parseBody(ctx, PublishBody);
-    lifecycle(
-      ctx,
-      await providerLifecycle.publish(principalOf(ctx.state), ctx.params.api_id!, body),
-      ctx.params.api_id!,
-    );
-  });
-
-  router.post('/apis/:api_id/unpublish', need, async (ctx) => {
-    parseBody(ctx, EmptyBody);
-    lifecycle(ctx, await providerLifecycle.unpublish(principalOf(ctx.state), ctx.params.api_id!), ctx.params.api_id!);
-  });
-
-  router.patch('/apis/:api_id/pricing', need, async (ctx) => {
-    const body = parseBody(ctx, PricingBody);
-    ctx.body = ok(
-      await priceChanges.updatePricing(principalOf(ctx.state), ctx.params.api_id!, body),
-      ctx.state.requestId,
-    );
-  });
-
-  router.delete('/apis/:api_id/endpoints/:endpoint_id/pending-price', need, async (ctx) => {
-    const view = await priceChanges.cancelPendingPrice(
-      principalOf(ctx.state),
-      ctx.params.api_id!,
-      ctx.params.endpoint_id!,
-    );
-    ctx.body = ok(view, ctx.state.requestId);
-  });
-
-  router.post('/apis/:api_id/terms/accept', auth(services, { scope: 'provider:write', session: true }), async (ctx) => {
-    const body = parseBody(ctx, AcceptTermsBody);
-    const accepted = await services.documents.acceptForOwnApi(principalOf(ctx.state), ctx.params.api_id!, body);
-    ctx.body = ok(accepted, ctx.state.requestId);
-  });
-
-  router.get('/documents', need, async (ctx) => {
-    const query = parseQuery(ctx, ListDocumentsQuery);
-    ctx.body = ok(await services.documents.list(principalOf(ctx.state), query), ctx.state.requestId);
-  });
-
-  router.post('/documents', need, async (ctx) => {
-    const body = parseBody(ctx, CreateDocumentBody);
-    ctx.status = 201;
-    ctx.body = ok(await services.documents.create(principalOf(ctx.state), body), ctx.state.requestId);
-  });
-
-  router.post('/documents/:document_id/activate', need, async (ctx) => {
-    parseBody(ctx, EmptyBody);
-    ctx.body = ok(
-      await services.documents.activate(principalOf(ctx.state), ctx.params.document_id!),
-      ctx.state.requestId,
-    );
-  });
-
-  router.get('/analytics', need, async (ctx) => {
-    const query = parseQuery(ctx, AnalyticsQuery);
-    ctx.body = ok(await services.analytics.provider(principalOf(ctx.state), query), ctx.state.requestId);
-  });
-
-  router.post('/connect/onboard', need, async (ctx) => {
-    parseBody(ctx, EmptyBody);
-    ctx.body = ok(await services.connect.onboard(principalOf(ctx.state)), ctx.state.requestId);
-  });
-
-  return router;
+/** A lifecycle run that finished answers 200; one still running after the bounded wait answers 202. */
+const lifecycleSuccess = {
+  200: env(Obj('The lifecycle run finished: its outcome and the API state.'), 'The run finished.'),
+  202: env(Obj('The lifecycle run is still running after the bounded wait.'), 'The run is still going.'),
+};
+function lifecycle(ctx: AppContext, apiId: string, outcome: LifecycleOutcome) {
+  if (!outcome.done) ctx.status = 202;
+  return lifecycleView(apiId, outcome);
 }
+
+const API_ROUTES = [
+  route(
+    {
+      method: 'get',
+      path: '/v1/provider/apis',
+      operationId: 'listProviderApis',
+      summary: 'Own APIs',
+      ...need,
+      query: Pagination.strict(),
+      success: { 200: env(List('API summaries.'), 'A page of APIs.', PaginationMeta) },
+    },
+    async (_ctx, { services, principal, query }) => {
+      const page = await services.providers.list(principal, query);
+      return withMeta(page.items, { pagination: page.pagination });
+    },
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/apis',
+      operationId: 'createProviderApi',
+      summary: 'Create a draft API (or import one)',
+      ...need,
+      body: CreateApiBody,
+      success: { 201: env(Obj('The draft API.'), 'Created.') },
+      errors: [409, 422, 502],
+    },
+    (_ctx, { services, principal, body }) => services.providers.create(principal, body),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/provider/apis/{api_id}',
+      operationId: 'getProviderApi',
+      summary: 'One own API',
+      ...need,
+      success: { 200: env(Obj('The API.'), 'The API.') },
+    },
+    (_ctx, { services, principal, params }) => services.providers.get(principal, params.api_id),
+  ),
+  route(
+    {
+      method: 'patch',
+      path: '/v1/provider/apis/{api_id}',
+      operationId: 'updateProviderApi',
+      summary: 'Update an own API',
+      ...need,
+      body: UpdateApiBody,
+      success: { 200: env(Obj('The API.'), 'Updated.') },
+      errors: [409, 422],
+    },
+    (_ctx, { services, principal, body, params }) => services.providers.update(principal, params.api_id, body),
+  ),
+  route(
+    {
+      method: 'put',
+      path: '/v1/provider/apis/{api_id}/credentials',
+      operationId: 'setProviderApiCredentials',
+      summary: 'Set the upstream credentials (stored encrypted, never shown again)',
+      ...need,
+      body: CredentialsBody,
+      success: { 200: env(Obj('What is stored (no secret).'), 'Stored.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, body, params }) =>
+      services.providerCredentials.setCredentials(principal, params.api_id, body),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/apis/{api_id}/verify',
+      operationId: 'verifyProviderApi',
+      summary: 'Upstream smoke test',
+      ...need,
+      body: EmptyBody,
+      success: lifecycleSuccess,
+      errors: [409, 422],
+    },
+    async (ctx, { services, principal, params }) =>
+      lifecycle(ctx, params.api_id, await services.providerLifecycle.verify(principal, params.api_id)),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/apis/{api_id}/publish',
+      operationId: 'publishProviderApi',
+      summary: 'Publish (draft to live)',
+      ...need,
+      body: PublishBody,
+      success: lifecycleSuccess,
+      errors: [409, 422, 428],
+    },
+    async (ctx, { services, principal, body, params }) =>
+      lifecycle(ctx, params.api_id, await services.providerLifecycle.publish(principal, params.api_id, body)),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/apis/{api_id}/unpublish',
+      operationId: 'unpublishProviderApi',
+      summary: 'Unpublish (live to draft)',
+      ...need,
+      body: EmptyBody,
+      success: lifecycleSuccess,
+      errors: [409],
+    },
+    async (ctx, { services, principal, params }) =>
+      lifecycle(ctx, params.api_id, await services.providerLifecycle.unpublish(principal, params.api_id)),
+  ),
+  route(
+    {
+      method: 'patch',
+      path: '/v1/provider/apis/{api_id}/pricing',
+      operationId: 'updateProviderApiPricing',
+      summary: 'Prices and discounts per endpoint',
+      ...need,
+      body: PricingBody,
+      success: { 200: env(Obj('The pricing.'), 'Updated.') },
+      errors: [409, 422],
+    },
+    (_ctx, { services, principal, body, params }) =>
+      services.priceChanges.updatePricing(principal, params.api_id, body),
+  ),
+  route(
+    {
+      method: 'delete',
+      path: '/v1/provider/apis/{api_id}/endpoints/{endpoint_id}/pending-price',
+      operationId: 'cancelPendingPrice',
+      summary: 'Cancel a scheduled price change',
+      ...need,
+      success: { 200: env(Obj('The endpoint pricing.'), 'Cancelled.') },
+      errors: [409],
+    },
+    (_ctx, { services, principal, params }) =>
+      services.priceChanges.cancelPendingPrice(principal, params.api_id, params.endpoint_id),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/apis/{api_id}/terms/accept',
+      operationId: 'acceptProviderTerms',
+      summary: 'Accept the provider terms for an own API (a person)',
+      ...need,
+      auth: 'session',
+      body: AcceptTermsBody,
+      success: { 200: env(Obj('The acceptance.'), 'Accepted.') },
+      errors: [409, 422],
+    },
+    (_ctx, { services, principal, body, params }) => services.documents.acceptForOwnApi(principal, params.api_id, body),
+  ),
+];
+
+const ACCOUNT_ROUTES = [
+  route(
+    {
+      method: 'get',
+      path: '/v1/provider/documents',
+      operationId: 'listProviderDocuments',
+      summary: 'Own legal documents',
+      ...need,
+      query: ListDocumentsQuery,
+      success: { 200: env(z.unknown().describe('Documents.'), 'The documents.') },
+      errors: [404],
+    },
+    (_ctx, { services, principal, query }) => services.documents.list(principal, query),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/documents',
+      operationId: 'createProviderDocument',
+      summary: 'Create a draft document',
+      ...need,
+      body: CreateDocumentBody,
+      success: { 201: env(Obj('The draft document.'), 'Created.') },
+      errors: [404, 409, 422],
+    },
+    (_ctx, { services, principal, body }) => services.documents.create(principal, body),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/documents/{document_id}/activate',
+      operationId: 'activateProviderDocument',
+      summary: 'Activate a document',
+      ...need,
+      body: EmptyBody,
+      success: { 200: env(Obj('The active document.'), 'Activated.') },
+      errors: [409, 422],
+    },
+    (_ctx, { services, principal, params }) => services.documents.activate(principal, params.document_id),
+  ),
+  route(
+    {
+      method: 'get',
+      path: '/v1/provider/analytics',
+      operationId: 'getProviderAnalytics',
+      summary: 'GMV and payout stats',
+      ...need,
+      query: AnalyticsQuery,
+      success: { 200: env(Obj('Analytics.'), 'The analytics.') },
+    },
+    (_ctx, { services, principal, query }) => services.analytics.provider(principal, query),
+  ),
+  route(
+    {
+      method: 'post',
+      path: '/v1/provider/connect/onboard',
+      operationId: 'connectOnboard',
+      summary: "The payment processor's Connect onboarding URL",
+      ...need,
+      body: EmptyBody,
+      success: { 200: env(ConnectOnboardView, 'The onboarding link.') },
+      errors: [409, 502],
+    },
+    (_ctx, { services, principal }) => services.connect.onboard(principal),
+  ),
+];
+
+export const PROVIDER_ROUTES = [...API_ROUTES, ...ACCOUNT_ROUTES];
+
+export const providerRoutes = (services: Services) => mountRoutes(services, PROVIDER_ROUTES);

@@ -5,37 +5,7 @@ import { ApiFailure, UsageError } from '../client.js';
 import { deleteProfile } from '../config.js';
 import { cliOf, out, type Cli } from '../context.js';
 import { fields, money } from '../format.js';
-
-interface Registration {
-  org_id: string;
-  api_key: string;
-  credit_cents: number;
-}
-
-interface SignupResult {
-  account: { org_id: string; email: string };
-  api_key: string;
-  session_token: string;
-  credit_cents: number;
-  starter_credits?: { amount_cents: number; status: string };
-}
-
-interface SessionResult {
-  session_token: string;
-  expires_at: string;
-  org_id: string;
-  user: { email: string; name: string | null };
-}
-
-interface MeResult {
-  org_id: string;
-  org: { kind: string; name: string | null; billing_mode: string; suspended: boolean };
-  credit_cents: number;
-  withheld_credit_cents: number;
-  scopes: string[];
-  user: { email: string; name: string | null; role: string; email_verified: boolean } | null;
-  credential: { type: string; key_prefix?: string; session_id?: string };
-}
+import type { MeView, RegistrationView, SessionView, SignupView } from '../../core/accounts/accounts.schemas.js';
 
 export function accountCommands(program: Command): void {
   program
@@ -43,7 +13,7 @@ export function accountCommands(program: Command): void {
     .description('create an anonymous org and API key (no email; free endpoints only) and save it to the profile')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<Registration>({ method: 'POST', path: '/v1/register', anonymous: true });
+      const res = await cli.send<RegistrationView>({ method: 'POST', path: '/v1/register', anonymous: true });
       cli.saveProfile({ ...urls(cli), org_id: res.data.org_id, api_key: res.data.api_key });
       cli.print(res, (d) =>
         fields([
@@ -64,7 +34,7 @@ export function accountCommands(program: Command): void {
     .action(async (opts: { email: string; name?: string; challengeToken?: string }, cmd: Command) => {
       const cli = cliOf(cmd);
       const body = { email: opts.email, name: opts.name, challenge_token: opts.challengeToken };
-      const res = await cli.send<SignupResult>({ method: 'POST', path: '/v1/signup', body, anonymous: true });
+      const res = await cli.send<SignupView>({ method: 'POST', path: '/v1/signup', body, anonymous: true });
       const d = res.data;
       cli.saveProfile({
         ...urls(cli),
@@ -135,7 +105,7 @@ export function accountCommands(program: Command): void {
         }
         code = await ask(`A code was sent to ${email} if it has an account. Code: `);
       }
-      const res = await cli.send<SessionResult>({
+      const res = await cli.send<SessionView>({
         method: 'POST',
         path: '/v1/auth/login/verify',
         body: { email, code },
@@ -194,7 +164,7 @@ export function accountCommands(program: Command): void {
     .description('show your org, credits, scopes and the credential in use')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<MeResult>({ method: 'GET', path: '/v1/me' });
+      const res = await cli.send<MeView>({ method: 'GET', path: '/v1/me' });
       cli.print(res, (d) =>
         fields([
           ['org', d.org_id],

@@ -4,34 +4,8 @@ import { parseAmount, parsePositiveInt, parseNonNegativeInt } from '../args.js';
 import { UsageError } from '../client.js';
 import { cliOf } from '../context.js';
 import { fields, money, table, when } from '../format.js';
-
-interface UsageRecord {
-  created_at: string;
-  api_slug: string;
-  method: string;
-  path: string;
-  status: number;
-  outcome: string;
-  cost_cents: number;
-  billable_cents: number;
-  latency_ms: number;
-}
-
-interface UsageSummary {
-  calls: number;
-  successful_calls: number;
-  cost_cents: number;
-  billable_cents: number;
-}
-
-interface Balance {
-  credit_cents: number;
-  billing_mode: string;
-  auto_reload_enabled: boolean;
-  has_payment_method: boolean;
-  suspended: boolean;
-  billable_cents?: number;
-}
+import type { BalanceView } from '../../core/billing/billing.schemas.js';
+import type { UsageEvent, UsageMeta } from '../../core/usage/usage.schemas.js';
 
 /** `2026-11-01` or a full ISO instant, as the usage route takes them. */
 function parseInstant(value: string): string {
@@ -53,7 +27,7 @@ export function billingCommands(program: Command): void {
     .action(async (opts: { from?: string; to?: string; keyId?: string; limit?: number; offset?: number }, cmd) => {
       const cli = cliOf(cmd as Command);
       const query = { from: opts.from, to: opts.to, key_id: opts.keyId, limit: opts.limit, offset: opts.offset };
-      const res = await cli.send<UsageRecord[]>({ method: 'GET', path: '/v1/usage', query });
+      const res = await cli.send<UsageEvent[]>({ method: 'GET', path: '/v1/usage', query });
       cli.print(res, (items, meta) => {
         const rows = table(
           items,
@@ -68,7 +42,7 @@ export function billingCommands(program: Command): void {
           ],
           'No calls in this range.',
         );
-        const s = meta.summary as UsageSummary | undefined;
+        const s = meta.summary as UsageMeta['summary'] | undefined;
         const range = meta.range as { from: string; to: string } | undefined;
         const total = s
           ? `${s.calls} calls (${s.successful_calls} ok), cost ${money(s.cost_cents)}` +
@@ -86,7 +60,7 @@ export function billingCommands(program: Command): void {
     .description('your credits, billing mode and payment method')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<Balance>({ method: 'GET', path: '/v1/billing/balance' });
+      const res = await cli.send<BalanceView>({ method: 'GET', path: '/v1/billing/balance' });
       cli.print(res, (b) =>
         fields([
           ['credits', money(b.credit_cents)],

@@ -3,18 +3,12 @@ import type { Command } from 'commander';
 import { enc, parseMethod, parseNonNegativeInt, parsePath, parsePositiveInt } from '../args.js';
 import { cliOf } from '../context.js';
 import { fields, money, pretty, priceRange, table, when } from '../format.js';
+import type { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
+import type { SearchItem } from '../../core/catalog/search/search.schemas.js';
 
 interface Named {
   slug: string;
   name: string;
-}
-
-interface SearchItem extends Named {
-  summary: string;
-  category: Named | null;
-  price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
-  svc_score: number;
-  callable: boolean;
 }
 
 interface SearchOptions {
@@ -65,17 +59,6 @@ interface BoardItem extends Named {
   rank: number;
   category: Named | null;
   metric: { name: string; value: number };
-}
-
-interface Quote {
-  api: string;
-  endpoint: { endpoint_id: string; method: string; path: string };
-  gateway_url: string;
-  price_cents: number;
-  price_cents_effective: number;
-  price_increase: { price_cents: number; effective_at: string } | null;
-  discount: { label?: string | null; amount_off_cents?: number } | null;
-  admission?: { allowed: boolean; error_code?: string; message?: string };
 }
 
 interface TermsDocument {
@@ -257,7 +240,7 @@ export function catalogCommands(program: Command): void {
     .argument('<path>', 'the path after the slug, e.g. /forecast/paris', parsePath)
     .action(async (slug: string, method: string, path: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<Quote>({
+      const res = await cli.send<QuoteView>({
         method: 'GET',
         path: `/v1/apis/${enc(slug)}/quote`,
         query: { method, path },
@@ -268,7 +251,7 @@ export function catalogCommands(program: Command): void {
           ['endpoint', `${q.endpoint.method} ${q.endpoint.path}`],
           ['price', q.price_cents_effective === 0 ? 'free' : money(q.price_cents_effective)],
           ['list price', q.price_cents !== q.price_cents_effective ? money(q.price_cents) : null],
-          ['discount', q.discount ? (q.discount.label ?? 'active') : null],
+          ['discount', q.discount ? (typeof q.discount.label === 'string' ? q.discount.label : 'active') : null],
           [
             'increase',
             q.price_increase

@@ -4,25 +4,7 @@ import { enc, parseList, parseMoney } from '../args.js';
 import { UsageError } from '../client.js';
 import { cliOf } from '../context.js';
 import { fields, money, table, when } from '../format.js';
-
-export interface KeySummary {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  scopes: string[];
-  parent_key_id?: string | null;
-  budget_cents: number | null;
-  per_call_max_cents: number | null;
-  daily_cap_cents: number | null;
-  approval_mode: boolean;
-  /** Both include the key's child keys (the keys it minted, down the chain): what the budget and daily cap count. */
-  spent_cents: number;
-  spent_today_cents: number;
-  remaining_budget_cents: number | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+import type { KeySummaryView } from '../../core/keys/keys.schemas.js';
 
 interface CapOptions {
   budget?: number | null;
@@ -51,7 +33,7 @@ function withCapOptions(cmd: Command): Command {
     .option('--no-approval-mode', 'turn approval mode off');
 }
 
-function keyDetails(k: KeySummary): string {
+function keyDetails(k: KeySummaryView): string {
   return fields([
     ['id', k.id],
     ['name', k.name],
@@ -82,7 +64,7 @@ export function keysCommands(program: Command): void {
     .action(async (opts: { includeRevoked?: boolean }, cmd: Command) => {
       const cli = cliOf(cmd);
       const query = { include_revoked: opts.includeRevoked ? 'true' : undefined, limit: 200 };
-      const res = await cli.send<KeySummary[]>({ method: 'GET', path: '/v1/keys', query });
+      const res = await cli.send<KeySummaryView[]>({ method: 'GET', path: '/v1/keys', query });
       cli.print(res, (items) =>
         table(items, [
           { header: 'ID', value: (k) => k.id },
@@ -110,7 +92,7 @@ export function keysCommands(program: Command): void {
   ).action(async (opts: CapOptions & { name: string; scopes?: string[] }, cmd: Command) => {
     const cli = cliOf(cmd);
     const body = { name: opts.name, scopes: opts.scopes, ...capsBody(opts) };
-    const res = await cli.send<KeySummary & { api_key: string }>({ method: 'POST', path: '/v1/keys', body });
+    const res = await cli.send<KeySummaryView & { api_key: string }>({ method: 'POST', path: '/v1/keys', body });
     cli.print(res, (k) => `${keyDetails(k)}key:  ${k.api_key}\n`);
     cli.note('The key is shown only this once: store it now.');
   });
@@ -123,7 +105,7 @@ export function keysCommands(program: Command): void {
     if (Object.values(body).every((v) => v === undefined)) {
       throw new UsageError('give at least one of --budget, --per-call-max, --daily-cap, --[no-]approval-mode');
     }
-    const res = await cli.send<KeySummary>({ method: 'PATCH', path: `/v1/keys/${enc(id)}`, body });
+    const res = await cli.send<KeySummaryView>({ method: 'PATCH', path: `/v1/keys/${enc(id)}`, body });
     cli.print(res, keyDetails);
   });
 
@@ -133,7 +115,7 @@ export function keysCommands(program: Command): void {
     .argument('<id>', 'the key id')
     .action(async (id: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<KeySummary>({ method: 'DELETE', path: `/v1/keys/${enc(id)}` });
+      const res = await cli.send<KeySummaryView>({ method: 'DELETE', path: `/v1/keys/${enc(id)}` });
       cli.print(res, (k) => `Revoked ${k.id ?? id}.\n`);
     });
 }

@@ -50,7 +50,9 @@ export const UserView = z.object({
   role: z.string(),
   email_verified: z.boolean(),
 });
+export type UserView = z.infer<typeof UserView>;
 export const RegistrationView = z.object({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() });
+export type RegistrationView = z.infer<typeof RegistrationView>;
 export const MeView = z.object({
   org_id: z.string(),
   org: z.object({
@@ -70,6 +72,7 @@ export const MeView = z.object({
     z.object({ type: z.literal('session'), session_id: z.string() }),
   ]),
 });
+export type MeView = z.infer<typeof MeView>;
 export const SignupView = z.object({
   account: UserView.extend({ org_id: z.string() }),
   api_key: z.string(),
@@ -83,6 +86,7 @@ export const SignupView = z.object({
     released_by: z.literal('email_verification'),
   }),
 });
+export type SignupView = z.infer<typeof SignupView>;
 export const VerifiedView = z.object({
   verified: z.literal(true),
   org_id: z.string(),
@@ -91,7 +95,9 @@ export const VerifiedView = z.object({
   credit_cents: z.number().int(),
   withheld_credit_cents: z.number().int(),
 });
+export type VerifiedView = z.infer<typeof VerifiedView>;
 export const AttachEmailView = z.object({ sent: z.literal(true), email: z.string(), expires_in_seconds: z.number() });
+export type AttachEmailView = z.infer<typeof AttachEmailView>;
 export const LoginRequestView = z.object({
   sent: z.literal(true),
   message: z.string(),
@@ -104,4 +110,5 @@ export const SessionView = z.object({
   org_id: z.string(),
   user: UserView,
 });
+export type SessionView = z.infer<typeof SessionView>;
 export const LogoutView = z.object({ signed_out: z.literal(true) });

@@ -3,37 +3,14 @@
  * Returns wire-shaped views so REST routes and agent tools present the same fields.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Org, User, type BillingMode, type OrgKind } from '../../db/entities/index.js';
-import { CONSUMER_SCOPES, type Principal, type Scope } from '../auth/scopes.js';
+import { Org, User } from '../../db/entities/index.js';
+import { CONSUMER_SCOPES, type Principal } from '../auth/scopes.js';
 import type { CounterStore } from '../counters/index.js';
 import { NotFoundError, RateLimitedError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { KeysService } from '../keys/keys.service.js';
-
-export interface RegistrationView {
-  org_id: string;
-  api_key: string;
-  credit_cents: number;
-}
-
-export interface MeView {
-  org_id: string;
-  org: {
-    org_id: string;
-    kind: OrgKind;
-    name: string | null;
-    billing_mode: BillingMode;
-    suspended: boolean;
-    created_at: string;
-  };
-  credit_cents: number;
-  /** Trial credit waiting for email verification (not spendable). */
-  withheld_credit_cents: number;
-  scopes: Scope[];
-  /** The signed-in person, for session credentials; null for API keys. */
-  user: { user_id: string; email: string; name: string | null; role: string; email_verified: boolean } | null;
-  credential: { type: 'api_key'; key_id: string; key_prefix: string } | { type: 'session'; session_id: string };
-}
+import type { MeView, RegistrationView } from './accounts.schemas.js';
+export type { MeView, RegistrationView } from './accounts.schemas.js';
 
 export interface AccountsDeps {
   orm: MikroORM;

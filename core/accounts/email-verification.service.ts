@@ -30,24 +30,11 @@ import {
 import { releaseStaleSignup, revokedAnything, revokeOrgCredentials } from './unproven-org.js';
 import { loadVerificationFacts, type VerificationFacts } from './verification-facts.js';
 import type { AttachEmailBody, VerifyEmailBody } from './accounts.schemas.js';
+import type { AttachEmailView, VerifiedView } from './accounts.schemas.js';
+export type { AttachEmailView, VerifiedView } from './accounts.schemas.js';
 
 /** How long a verify request waits for the released credit to land, so its answer shows the new balance. */
 const RELEASE_WAIT_MS = 5_000;
-
-export interface VerifiedView {
-  verified: true;
-  org_id: string;
-  user: UserView;
-  scopes_added: string[];
-  credit_cents: number;
-  withheld_credit_cents: number;
-}
-
-export interface AttachEmailView {
-  sent: true;
-  email: string;
-  expires_in_seconds: number;
-}
 
 export class EmailVerificationService {
   constructor(private readonly deps: IdentityDeps) {}

@@ -10,22 +10,8 @@ import { Org, User } from '../../db/entities/index.js';
 import { newId } from '../ids.js';
 import { STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
 import type { RevokedCredentials } from './unproven-org.js';
-
-export interface UserView {
-  user_id: string;
-  email: string;
-  name: string | null;
-  role: string;
-  email_verified: boolean;
-}
-
-export interface SessionView {
-  session_token: string;
-  session_id: string;
-  expires_at: string;
-  org_id: string;
-  user: UserView;
-}
+import type { SessionView, UserView } from './accounts.schemas.js';
+export type { SessionView, UserView } from './accounts.schemas.js';
 
 export function userView(user: {
   id: string;

@@ -28,16 +28,8 @@ import type { LOGIN_REQUEST_RESPONSE, LoginCodesService } from './login-codes.se
 import { releaseStaleSignup } from './unproven-org.js';
 import type { VerificationFacts } from './verification-facts.js';
 import type { LoginVerifyBody, SignupBody } from './accounts.schemas.js';
-
-export interface SignupView {
-  account: { org_id: string } & UserView;
-  api_key: string;
-  key_id: string;
-  session_token: string;
-  session_expires_at: string;
-  credit_cents: number;
-  starter_credits: { amount_cents: number; status: 'withheld'; released_by: 'email_verification' };
-}
+import type { SignupView } from './accounts.schemas.js';
+export type { SignupView } from './accounts.schemas.js';
 
 export class SignupService {
   constructor(

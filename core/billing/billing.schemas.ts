@@ -45,6 +45,7 @@ export const BalanceView = z.object({
   suspended: z.boolean(),
   billable_cents: z.number().int(),
 });
+export type BalanceView = z.infer<typeof BalanceView>;
 
 /** GET /v1/billing/packs: the packs with their currency. */
 export const PackView = z.object({
@@ -62,3 +63,4 @@ export const ConnectOnboardView = z.object({
   expires_at: z.string().nullable(),
   workflow_id: z.string(),
 });
+export type ConnectOnboardView = z.infer<typeof ConnectOnboardView>;

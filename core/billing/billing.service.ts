@@ -12,16 +12,8 @@ import { newId } from '../ids.js';
 import { PACKS, type AutoReloadBody, type CheckoutBody } from './billing.schemas.js';
 import type { EmbeddedPayments } from './embedded-payments.js';
 import { requireStripe } from './stripe.js';
-
-export interface BalanceView {
-  credit_cents: number;
-  billing_mode: string;
-  auto_reload_enabled: boolean;
-  has_payment_method: boolean;
-  suspended: boolean;
-  /** Card-on-file usage owed beyond the credits, not yet charged. */
-  billable_cents: number;
-}
+import type { BalanceView } from './billing.schemas.js';
+export type { BalanceView } from './billing.schemas.js';
 
 export interface AccountView extends BalanceView {
   auto_reload_threshold_cents: number | null;

@@ -12,14 +12,8 @@ import { NotFoundError } from '../errors.js';
 import type { AccountUpdate } from '../temporal/contracts.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { requireStripe } from './stripe.js';
-
-export interface ConnectOnboardView {
-  url: string;
-  account_id: string;
-  status: string;
-  expires_at: string | null;
-  workflow_id: string;
-}
+import type { ConnectOnboardView } from './billing.schemas.js';
+export type { ConnectOnboardView } from './billing.schemas.js';
 
 export class ConnectService {
   constructor(

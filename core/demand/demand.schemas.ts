@@ -10,6 +10,7 @@ export const ApiRequestView = z.object({
   created_at: z.string(),
   last_requested_at: z.string(),
 });
+export type ApiRequestView = z.infer<typeof ApiRequestView>;
 
 /** Response `meta` of POST /v1/api-requests: `notify_email` is the proven address that will be told, else null. */
 export const ApiRequestMeta = z.looseObject({

@@ -24,6 +24,8 @@ import {
   tokenize,
 } from './similarity.js';
 import { PROVEN_VOTE_EMAIL, provenNotifyAddress } from './notify-address.js';
+import type { ApiRequestView } from './demand.schemas.js';
+export type { ApiRequestView } from './demand.schemas.js';
 
 export const ApiRequestBody = z
   .object({
@@ -41,16 +43,6 @@ export const ApiRequestsQuery = z
   })
   .strict();
 export type ApiRequestsQuery = z.infer<typeof ApiRequestsQuery>;
-
-export interface ApiRequestView {
-  id: string;
-  query: string;
-  votes: number;
-  status: 'open' | 'fulfilled';
-  fulfilled_by: { slug: string; name: string } | null;
-  created_at: string;
-  last_requested_at: string;
-}
 
 interface RequestRow {
   id: string;

@@ -12,7 +12,7 @@ import { lockOrg } from '../db/sql.js';
 import { isId } from '../ids.js';
 import { endMcpSessionsOfKeys } from '../sessions/mcp-session-store.js';
 import { pageInfo, type Page } from '../pagination.js';
-import type { ApproveSpendBody, CreateKeyBody, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
+import type { ApproveSpendBody, CreateKeyBody, KeySummaryView, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
 import {
   ancestorsOf,
   CAP_FIELDS,
@@ -32,32 +32,8 @@ import type { KeysService } from './keys.service.js';
 
 export const MAX_ACTIVE_KEYS_PER_ORG = 100;
 
-export interface KeySummary {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  scopes: string[];
-  source: string;
-  /** The key that minted this one; null for a root key (registration, signup, a person's session). */
-  parent_key_id: string | null;
-  budget_cents: number | null;
-  per_call_max_cents: number | null;
-  daily_cap_cents: number | null;
-  approval_mode: boolean;
-  /** Approval mode: spend people have approved so far, and what is left of it (null without approval mode). */
-  approved_cents: number;
-  remaining_approval_cents: number | null;
-  /**
-   * Spend of this key and of every key below it (its child keys), in all and on today's UTC day: what the budget and
-   * the daily cap count (one rule for both; docs/decisions.md, "A key's spend counts its child keys").
-   */
-  spent_cents: number;
-  spent_today_cents: number;
-  remaining_budget_cents: number | null;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+/** One key as the routes and tools show it (core/keys/keys.schemas.ts). */
+export type KeySummary = KeySummaryView;
 
 export interface CreatedKey extends KeySummary {
   /** The plaintext key: shown in this response only. */

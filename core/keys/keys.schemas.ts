@@ -95,6 +95,7 @@ export const KeySummaryView = z.object({
   last_used_at: z.string().nullable(),
   revoked_at: z.string().nullable(),
 });
+export type KeySummaryView = z.infer<typeof KeySummaryView>;
 /** POST /v1/keys: the summary plus the plaintext key, shown in this response only. */
 export const CreatedKeyView = KeySummaryView.extend({ api_key: z.string() });
 /** DELETE /v1/keys/{id}: the revoked key's id and when (the first revocation's time on a repeat). */

@@ -5,6 +5,7 @@
  * the route's `meta` fields that carry information (totals, the board's metric).
  */
 import { z } from 'zod';
+import { SearchItem } from '../../core/catalog/search/search.schemas.js';
 
 const Cents = z.number().int();
 const NullableCents = Cents.nullable();
@@ -18,20 +19,8 @@ export const PriceView = z.looseObject({
   discount: z.looseObject({}).nullable(),
 });
 
-export const SearchItemOut = z.looseObject({
-  slug: z.string(),
-  name: z.string(),
-  summary: z.string(),
-  category: Named.nullable(),
-  tags: z.array(z.string()),
-  source: z.string(),
-  docs_url: z.string().nullable(),
-  price: z.looseObject({ min_price_cents: NullableCents, max_price_cents: NullableCents, free: z.boolean() }),
-  svc_score: z.number(),
-  merit: z.looseObject({}),
-  provider: Named,
-  callable: z.boolean(),
-});
+/** One search result: the REST route's item (core/catalog/search/search.schemas.ts), loose at the top level. */
+export const SearchItemOut = SearchItem;
 
 export const CompactListingOut = z.object({
   slug: z.string(),
@@ -130,12 +119,7 @@ export const KeySummaryOut = z.looseObject({
   revoked_at: Stamp,
 });
 
-export const PageInfoOut = z.looseObject({
-  limit: z.number().int(),
-  offset: z.number().int(),
-  total: z.number().int(),
-  has_more: z.boolean(),
-});
+export { PageInfoShape as PageInfoOut } from './tool-schemas.js';
 
 export const BillingMetaOut = z.looseObject({
   request_id: z.string(),

@@ -11,6 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { formatIssues } from '../../api/middleware/body.js';
 import { ValidationError } from '../../core/errors.js';
+import { PageInfo } from '../../core/pagination.js';
 
 /** The error result's `structuredContent` (tool-result.ts `toolError`). */
 const ErrorShape = {
@@ -47,12 +48,8 @@ export function dataOrError(schema: Record<string, z.ZodType> | z.ZodObject) {
 }
 
 /** A list route's `data` array and `meta.pagination`, as one object. */
-export const PageInfoShape = z.looseObject({
-  limit: z.number().int(),
-  offset: z.number().int(),
-  total: z.number().int(),
-  has_more: z.boolean(),
-});
+/** A page's position (core/pagination.ts), loose: a field it gains later is no output-validation error. */
+export const PageInfoShape = PageInfo.loose();
 
 /**
  * Check tool arguments with the REST route's schema (the same rules, refinements and defaults): a failure is the

@@ -8,7 +8,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { openApiDocument } from '../../api/openapi/document.js';
-import { isUndocumented } from '../../api/openapi/registry.js';
+import { isUndocumented } from '../../api/openapi/operations.js';
 
 type Json = Record<string, any>;
 

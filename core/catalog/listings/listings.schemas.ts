@@ -2,6 +2,7 @@
 import { z } from 'zod';
 
 export const CategoryView = z.object({ slug: z.string(), name: z.string(), api_count: z.number().int() });
+export type CategoryView = z.infer<typeof CategoryView>;
 
 /** One board rank of a listing (rollup-reads.ts RankRow). */
 export const RankView = z.object({
@@ -16,3 +17,32 @@ export const RankView = z.object({
 
 /** One daily score point (rollup-reads.ts HistoryPoint: the day, the score and its merit parts). */
 export const HistoryPointView = z.looseObject({ day: z.string(), svc_score: z.number() });
+
+/** GET /v1/apis/{slug}/quote (quote.ts): what a call would cost, and the gateway's decision for a bearer caller. */
+export const QuoteView = z
+  .looseObject({
+    api: z.string(),
+    endpoint: z.object({
+      endpoint_id: z.string(),
+      method: z.string(),
+      path: z.string(),
+      summary: z.string().nullable(),
+    }),
+    gateway_url: z.string(),
+    price_cents: z.number().int(),
+    price_cents_effective: z.number().int(),
+    price_increase: z.object({ price_cents: z.number().int(), effective_at: z.string() }).nullable(),
+    discount: z.looseObject({ off_cents: z.number().int() }).nullable(),
+    admission: z
+      .looseObject({
+        allowed: z.boolean(),
+        error_code: z.string().optional(),
+        status: z.number().int().optional(),
+        message: z.string().optional(),
+        details: z.looseObject({}).optional(),
+      })
+      .optional()
+      .describe('What the gateway would decide now, when the caller sent a bearer credential.'),
+  })
+  .describe('The quote.');
+export type QuoteView = z.infer<typeof QuoteView>;

@@ -24,6 +24,8 @@ import { exportOpenApi } from './openapi-export.js';
 import { quote, type QuoteCaller, type QuoteQuery, type QuoteView } from './quote.js';
 import { HISTORY_LIMIT, historyFor, ranksFor, type HistoryPoint, type RankRow } from '../rollups/rollup-reads.js';
 import { STATS_WINDOWS, statsFor, type ListingStats, type StatsWindow } from '../rollups/stats.js';
+import type { CategoryView } from './listings.schemas.js';
+export type { CategoryView } from './listings.schemas.js';
 
 export const StatsQuery = z
   .object({
@@ -142,12 +144,6 @@ export interface TermsStatusView {
   approval_url: string;
   /** What to do next, in one sentence; null when nothing is needed. */
   next_step: string | null;
-}
-
-export interface CategoryView {
-  slug: string;
-  name: string;
-  api_count: number;
 }
 
 export class ListingsService {

@@ -33,3 +33,44 @@ export const SearchQuery = z
   })
   .strict();
 export type SearchQuery = z.infer<typeof SearchQuery>;
+
+/** One ranked listing of GET /v1/search (and of the search tool). */
+export const SearchItem = z
+  .looseObject({
+    slug: z.string(),
+    name: z.string(),
+    summary: z.string(),
+    category: z.object({ slug: z.string(), name: z.string() }).nullable(),
+    tags: z.array(z.string()),
+    source: z.enum(['provider', 'directory']),
+    callable: z.boolean().describe('Callable through the gateway (a provider’s listing); a directory entry is not.'),
+    docs_url: z.string().nullable(),
+    price: z
+      .object({
+        min_price_cents: z.number().int().nullable(),
+        max_price_cents: z.number().int().nullable(),
+        free: z.boolean().describe('Every endpoint is free (as the detail’s `pricing.free`).'),
+      })
+      .describe('Base prices over the endpoints; nulls and `free: false` without endpoints.'),
+    svc_score: z.number(),
+    merit: z.object({
+      reliability: z.number(),
+      latency: z.number(),
+      usage: z.number(),
+      value: z.number(),
+      freshness: z.number(),
+    }),
+    relevance: z.number().optional().describe('0-1, only with `q`.'),
+    provider: z.object({ slug: z.string().nullable(), name: z.string().nullable() }),
+  })
+  .describe('A ranked listing.');
+export type SearchItem = z.infer<typeof SearchItem>;
+
+/** The envelope `meta` of GET /v1/search: the totals and the sort applied. */
+export const SearchMeta = z.looseObject({
+  request_id: z.string(),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  sort: z.string(),
+});

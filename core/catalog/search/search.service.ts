@@ -21,28 +21,12 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../logger.js';
 import { fromBytes, normalize, type Embedder } from './embedder.js';
 import { vectorUsable, type SearchIndex } from './search-index.js';
-import type { SearchQuery, SearchSort } from './search.schemas.js';
+import type { SearchItem, SearchQuery, SearchSort } from './search.schemas.js';
 import type { ScoresReader, Scores } from './scores.js';
 
 export type Ranker = 'keyword' | 'semantic' | 'hybrid';
 
-export interface SearchItem {
-  slug: string;
-  name: string;
-  summary: string;
-  category: { slug: string; name: string } | null;
-  tags: string[];
-  source: 'provider' | 'directory';
-  /** Callable through the gateway (a provider's listing); a directory entry is not until its provider lists it. */
-  callable: boolean;
-  docs_url: string | null;
-  /** `free`: every endpoint is free (as the detail's `pricing.free`); `min_price_cents` 0 shows a free endpoint. */
-  price: { min_price_cents: number | null; max_price_cents: number | null; free: boolean };
-  svc_score: number;
-  merit: { reliability: number; latency: number; usage: number; value: number; freshness: number };
-  relevance?: number;
-  provider: { slug: string | null; name: string | null };
-}
+export type { SearchItem } from './search.schemas.js';
 
 export interface SearchResult {
   items: SearchItem[];
