@@ -8,7 +8,8 @@
  *   sends `notifications/elicitation/complete` and answers the original call with its completed result.
  * - 2026-07-28 (a v2 request): the tool answers `input_required` with the URL elicitation and a `requestState`
  *   sealed by SECRETS_KEY (core/secrets: AES-256-GCM, so the client can neither read nor change it) and bound to the
- *   key, the tool and its arguments. The client's retry carries the person's answer: on `accept` the tool waits a
+ *   key, the tool and its arguments (opened by the v2 server's `requestState.verify`: an altered state, or one another
+ *   key echoes, is the SDK's `-32602`). The client's retry carries the person's answer: on `accept` the tool waits a
  *   round (at most ROUND_MS, or a quarter of the wait) for the person, and answers with the completed result, or with `input_required`
  *   carrying only a new `requestState` (the client retries again) until the wait is over.
  *
@@ -192,7 +193,7 @@ function declaresUrlElicitation(extra: ServerContext): boolean {
 /** 2026-07-28: the first answer asks for the URL; a retry carries the person's answer (see the file header). */
 async function modernCall<A>(flow: Flow<A>, args: A, extra: ServerContext): Promise<unknown> {
   const raw = extra.mcpReq.requestState();
-  if (raw !== undefined) return modernRetry(flow, args, extra, openState(flow, args, raw));
+  if (raw !== undefined) return modernRetry(flow, args, extra, stateFor(flow, args, raw));
   const first = await flow.run(args);
   const step = flow.source.find(first, args);
   if (!step || !declaresUrlElicitation(extra)) return first;
@@ -233,18 +234,26 @@ function seal(services: Services, state: SealedState): string {
   return services.secrets.seal(JSON.stringify(state));
 }
 
-/** The sealed state of a retry, for this key, tool and arguments; the SDK's `-32602` refusal otherwise. */
-function openState<A>(flow: Flow<A>, args: A, raw: unknown): SealedState {
-  let state: SealedState | undefined;
-  try {
-    if (typeof raw === 'string') state = JSON.parse(flow.services.secrets.open(raw)) as SealedState;
-  } catch {
-    state = undefined;
-  }
-  if (!state || state.tool !== flow.tool || state.key !== keyOf(flow.ctx) || state.args !== digestOf(args)) {
+/**
+ * The v2 server's `requestState.verify` for one request's key: the sealed state opened, or a throw, which the SDK
+ * answers with its `-32602` "Invalid or expired requestState" before any tool runs (a state altered, sealed under
+ * another SECRETS_KEY, or echoed by another key).
+ */
+export function personStateVerifier(services: Services, ctx: ToolContext): (state: string) => SealedState {
+  return (raw) => {
+    const state = JSON.parse(services.secrets.open(raw)) as SealedState;
+    if (state.key !== keyOf(ctx)) throw new Error('requestState of another key');
+    return state;
+  };
+}
+
+/** The verified state of a retry, when it was sealed for this tool and these arguments. */
+function stateFor<A>(flow: Flow<A>, args: A, state: unknown): SealedState {
+  const sealed = state as Partial<SealedState> | undefined;
+  if (!sealed || typeof sealed !== 'object' || sealed.tool !== flow.tool || sealed.args !== digestOf(args)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState', {
       reason: 'invalid_request_state',
     });
   }
-  return state;
+  return sealed as SealedState;
 }

@@ -10,6 +10,7 @@ import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
+import { personStateVerifier } from './elicitation.js';
 import { advertise, recordTools, toolDefinition } from './tool-listing.js';
 import { registerAllTools } from './tools/index.js';
 
@@ -74,6 +75,8 @@ export function buildModernMcpServer(services: Services, context: ToolContext, r
     // The tool list never changes while a process runs (the SDK would otherwise advertise listChanged).
     capabilities: { tools: { listChanged: false } },
     instructions: SERVER_INSTRUCTIONS,
+    // A person's step (mcp/elicitation.ts): the sealed requestState is opened, for this key, before a tool runs.
+    requestState: { verify: personStateVerifier(services, context) },
     cacheHints: {
       'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
       'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },

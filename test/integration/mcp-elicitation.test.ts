@@ -6,7 +6,13 @@
 // original call then completes and money moves once; a retry with the same idempotency key spends nothing more. A
 // client without the capability, or a person who declines, gets today's result: the URL and the next step.
 import { randomBytes } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  Client,
+  PROTOCOL_VERSION_META_KEY,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
@@ -243,6 +249,87 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       });
     });
   }
+
+  /** A hand-built 2026-07-28 `tools/call` declaring URL elicitation; the JSON-RPC answer (JSON or one SSE event). */
+  async function modernToolCall(token: string, params: Record<string, unknown>): Promise<Data> {
+    const res = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': String(params.name),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          ...params,
+          _meta: {
+            [PROTOCOL_VERSION_META_KEY]: MODERN,
+            [CLIENT_INFO_META_KEY]: { name: 'raw', version: '1' },
+            [CLIENT_CAPABILITIES_META_KEY]: { elicitation: { url: {} } },
+          },
+        },
+      }),
+    });
+    const text = await res.text();
+    return JSON.parse(
+      res.headers.get('content-type')?.includes('text/event-stream') ? /^data: (.+)$/m.exec(text)![1]! : text,
+    );
+  }
+
+  it('2026-07-28 on the wire: input_required with the URL; a requestState altered, or echoed for other arguments or another key, is refused', async () => {
+    const owner = await approvalModeOwner();
+    const other = await approvalModeOwner();
+    const args = { slug: paid.slug, endpoint: '/paid' };
+    const first = await modernToolCall(owner.apiKey, { name: 'call_api', arguments: args });
+    expect(first.result).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: {
+        person: {
+          method: 'elicitation/create',
+          params: {
+            mode: 'url',
+            url: `${s.config.urls.publicBase}/approve/${owner.keyId}`,
+            message: expect.any(String),
+          },
+        },
+      },
+      requestState: expect.any(String),
+    });
+    const state = first.result.requestState as string;
+    const accept = { person: { action: 'accept' } };
+    const retry = (token: string, a: Data, requestState: string) =>
+      modernToolCall(token, { name: 'call_api', arguments: a, inputResponses: accept, requestState });
+    const altered = `${state.slice(0, -4)}${state.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    for (const answer of [await retry(owner.apiKey, args, altered), await retry(other.apiKey, args, state)]) {
+      expect(answer.error, JSON.stringify(answer)).toMatchObject({
+        code: -32602,
+        message: 'Invalid or expired requestState',
+      });
+    }
+    // Echoed for other arguments: refused by the tool (an error result), nothing called.
+    expect((await retry(owner.apiKey, { ...args, endpoint: '/paid?x=1' }, state)).result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'Invalid or expired requestState' }],
+    });
+    // Declined: today's refusal, with the URL and the next step; nothing spent.
+    const declined = await modernToolCall(owner.apiKey, {
+      name: 'call_api',
+      arguments: args,
+      inputResponses: { person: { action: 'decline' } },
+      requestState: state,
+    });
+    expect(declined.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'payment_required', details: { next_step: expect.any(String) } } },
+    });
+    expect(await creditOf(owner.orgId)).toBe(1_000);
+  });
 
   /** A listing whose required terms a consumer must accept before calling it. */
   async function termsListing(): Promise<LiveApi> {
