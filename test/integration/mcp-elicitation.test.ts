@@ -6,15 +6,8 @@
 // original call then completes and money moves once; a retry with the same idempotency key spends nothing more. A
 // client without the capability, or a person who declines, gets today's result: the URL and the next step.
 import { randomBytes } from 'node:crypto';
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  Client,
-  PROTOCOL_VERSION_META_KEY,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
@@ -24,11 +17,8 @@ import { http, serve } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
 import { signStripeEvent, startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { connectV2, creditOf as settledCredit, ERAS, LEGACY, modernPost, type Era } from '../helpers/mcp-v2.js';
 
-const MODERN = '2026-07-28';
-const LEGACY = '2025-11-25';
-const ERAS = [LEGACY, MODERN] as const;
-type Era = (typeof ERAS)[number];
 type Data = Record<string, any>;
 const WEBHOOK_SECRET = 'whsec_test_elicitation';
 const TERMS = '# Terms\n\nBe nice to the API.\n';
@@ -97,27 +87,21 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
   ): Promise<{ client: Client; asked: Elicited[]; completed: string[] }> {
     const asked: Elicited[] = [];
     const completed: string[] = [];
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    });
-    const client = new Client(
-      { name: 'elicitation-test', version: '1.0.0' },
-      {
-        ...(era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {}),
-        ...(person ? { capabilities: { elicitation: { url: {} } } } : {}),
+    const client = await connectV2(server.url, era, token, {
+      name: 'elicitation-test',
+      ...(person ? { capabilities: { elicitation: { url: {} } } } : {}),
+      setup(c) {
+        if (!person) return;
+        c.setRequestHandler('elicitation/create', async (request) => {
+          const params = request.params as Elicited;
+          asked.push(params);
+          return { action: await person(params) };
+        });
+        c.setNotificationHandler('notifications/elicitation/complete', (n) => {
+          completed.push((n.params as { elicitationId: string }).elicitationId);
+        });
       },
-    );
-    if (person) {
-      client.setRequestHandler('elicitation/create', async (request) => {
-        const params = request.params as Elicited;
-        asked.push(params);
-        return { action: await person(params) };
-      });
-      client.setNotificationHandler('notifications/elicitation/complete', (n) => {
-        completed.push((n.params as { elicitationId: string }).elicitationId);
-      });
-    }
-    await client.connect(transport);
+    });
     clients.push(client);
     return { client, asked, completed };
   }
@@ -129,11 +113,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
     return { isError: result.isError ?? false, ...(result.structuredContent as Data) };
   }
 
-  const creditOf = async (orgId: string) => {
-    await untilUsageDrained(s.services.spend, orgId);
-    const [row] = await sql<{ credit_cents: string }>(s.db.url, 'select credit_cents from orgs where id = $1', [orgId]);
-    return Number(row!.credit_cents);
-  };
+  const creditOf = (orgId: string) => settledCredit(s.services, s.db.url, orgId);
 
   /** An owner whose key waits for a person's approval of spend, with credits. */
   async function approvalModeOwner(): Promise<Person> {
@@ -252,30 +232,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
 
   /** A hand-built 2026-07-28 `tools/call` declaring URL elicitation; the JSON-RPC answer (JSON or one SSE event). */
   async function modernToolCall(token: string, params: Record<string, unknown>): Promise<Data> {
-    const res = await fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': String(params.name),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          ...params,
-          _meta: {
-            [PROTOCOL_VERSION_META_KEY]: MODERN,
-            [CLIENT_INFO_META_KEY]: { name: 'raw', version: '1' },
-            [CLIENT_CAPABILITIES_META_KEY]: { elicitation: { url: {} } },
-          },
-        },
-      }),
-    });
+    const res = await modernPost(server.url, token, 'tools/call', params, {}, { elicitation: { url: {} } });
     const text = await res.text();
     return JSON.parse(
       res.headers.get('content-type')?.includes('text/event-stream') ? /^data: (.+)$/m.exec(text)![1]! : text,

@@ -7,16 +7,9 @@
 // with its scopes, a revoked or bad key is a 401 with WWW-Authenticate, Mcp-Method / Mcp-Name headers that disagree
 // with the body are refused before any tool runs, and mcp_requests_total counts both eras by method and tool.
 import { randomBytes } from 'node:crypto';
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  Client,
-  PROTOCOL_VERSION_META_KEY,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payloadRowId } from '../../core/oauth/oauth-adapter.js';
-import { untilUsageDrained } from '../../core/spend/usage-barrier.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import { TOOLS_LIST_TTL_MS } from '../../mcp/server.js';
@@ -26,11 +19,16 @@ import { serve } from '../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import {
+  connectV2,
+  creditOf as settledCredit,
+  ERAS,
+  LEGACY,
+  MODERN,
+  modernPost as post,
+  type Era,
+} from '../helpers/mcp-v2.js';
 
-const MODERN = '2026-07-28';
-const LEGACY = '2025-11-25';
-const ERAS = [LEGACY, MODERN] as const;
-type Era = (typeof ERAS)[number];
 type Data = Record<string, any>;
 
 describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
@@ -79,14 +77,7 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
   });
 
   async function connect(era: Era, token: string): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    });
-    const client = new Client(
-      { name: 'eras-test', version: '1.0.0' },
-      era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
-    );
-    await client.connect(transport);
+    const client = await connectV2(server.url, era, token);
     clients.push(client);
     return client;
   }
@@ -114,13 +105,7 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     return person;
   }
 
-  const creditOf = async (orgId: string) => {
-    await untilUsageDrained(stack.services.spend, orgId);
-    const [row] = await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [
-      orgId,
-    ]);
-    return Number(row!.credit_cents);
-  };
+  const creditOf = (orgId: string) => settledCredit(stack.services, stack.db.url, orgId);
 
   const sessionsOf = async (orgId: string) =>
     Number(
@@ -129,38 +114,12 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     );
 
   /** A hand-built 2026-07-28 POST: the `_meta` envelope and the routing headers. */
-  function modernPost(
+  const modernPost = (
     token: string,
     method: string,
-    params: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
-  ) {
-    return fetch(`${server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': method,
-        ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-        ...headers,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            [PROTOCOL_VERSION_META_KEY]: MODERN,
-            [CLIENT_INFO_META_KEY]: { name: 'raw', version: '1' },
-            [CLIENT_CAPABILITIES_META_KEY]: {},
-          },
-        },
-      }),
-    });
-  }
+    params?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ) => post(server.url, token, method, params, headers);
 
   for (const era of ERAS) {
     it(`${era}: discover, search, quote, a paid call_api, set_budget and a 402, as in the other era`, async () => {
