@@ -15,7 +15,8 @@
  *
  * Declined, cancelled, unanswered, or not finished in time: the result is today's (the URL and next steps), the same
  * a client without the capability gets. Completing reruns nothing that could spend twice: call_api reruns the
- * same request (its idempotency_key, when given, makes any retry replay it), and only once the quote admits it.
+ * same request, and only once the quote admits it, under the agent's idempotency_key or, without one, a key made of
+ * the flow's id (so a retried last round replays instead of spending again).
  */
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -47,6 +48,11 @@ export interface StepSource<A> {
   done(step: PersonStep, args: A): Promise<boolean>;
   /** The call's result once the step is done; without it, the call runs again. */
   complete?(first: CallToolResult, step: PersonStep): CallToolResult;
+  /**
+   * The arguments the call runs again with, given the flow's id: call_api adds an idempotency key when the agent
+   * gave none, so a 2026-07-28 client that retries the last round again cannot spend twice.
+   */
+  again?<T extends A>(args: T, flowId: string): T;
 }
 
 /** The key of the embedded elicitation in a 2026-07-28 `inputRequests`. */
@@ -79,6 +85,8 @@ interface SealedState {
   accepted: boolean;
   /** Epoch ms after which the tool stops waiting and answers `first`. */
   until: number;
+  /** This flow's id (what a rerun's idempotency key is made of). */
+  id: string;
 }
 
 /**
@@ -145,7 +153,11 @@ async function legacyCall<A>(
     return first;
   }
   if (action !== 'accept') return first;
-  const completed = await untilDone(flow, args, first, step, waitMs, extra.signal);
+  const completed = await untilDone(flow, args, first, step, {
+    ms: waitMs,
+    flowId: elicitationId,
+    signal: extra.signal,
+  });
   if (!completed) return first;
   await extra
     .sendNotification({ method: 'notifications/elicitation/complete', params: { elicitationId } })
@@ -163,15 +175,14 @@ async function untilDone<A>(
   args: A,
   first: CallToolResult,
   step: PersonStep,
-  waitMs: number,
-  signal?: AbortSignal,
+  wait: { ms: number; flowId: string; signal?: AbortSignal },
 ): Promise<CallToolResult | undefined> {
-  const rounds = Math.max(1, Math.ceil(waitMs / POLL_MS));
-  for (let round = 0; round < rounds && !signal?.aborted; round++) {
+  const rounds = Math.max(1, Math.ceil(wait.ms / POLL_MS));
+  for (let round = 0; round < rounds && !wait.signal?.aborted; round++) {
     if (round > 0) await sleep(POLL_MS);
     if (!(await flow.source.done(step, args).catch(() => false))) continue;
     if (flow.source.complete) return flow.source.complete(first, step);
-    const result = await flow.run(args);
+    const result = await flow.run(flow.source.again ? flow.source.again(args, wait.flowId) : args);
     if (flow.source.find(result, args)?.kind !== step.kind) return result;
   }
   return undefined;
@@ -205,6 +216,7 @@ async function modernCall<A>(flow: Flow<A>, args: A, extra: ServerContext): Prom
     first,
     accepted: false,
     until: flow.services.clock.now().getTime() + flow.services.config.mcp.personWaitMs,
+    id: randomUUID(),
   };
   return inputRequired({
     inputRequests: { [PERSON_INPUT]: inputRequired.elicitUrl({ url: step.url, message: step.message }) },
@@ -220,7 +232,8 @@ async function modernRetry<A>(flow: Flow<A>, args: A, extra: ServerContext, stat
   const left = state.until - flow.services.clock.now().getTime();
   if (left <= 0) return state.first;
   const round = Math.min(left, ROUND_MS, Math.ceil(flow.services.config.mcp.personWaitMs / 4));
-  const completed = await untilDone(flow, args, state.first, state.step, round, extra.mcpReq.signal);
+  const wait = { ms: round, flowId: state.id, signal: extra.mcpReq.signal };
+  const completed = await untilDone(flow, args, state.first, state.step, wait);
   if (completed) return completed;
   if (state.until <= flow.services.clock.now().getTime()) return state.first;
   return inputRequired({ requestState: seal(flow.services, { ...state, accepted: true }) });

@@ -5,7 +5,7 @@
  * - call_api / run_probe: a refusal carrying `approval_url`: the owner approves spend for an approval-mode key
  *   (`payment_required`, reason `approval_required`: api/pages/approve.page.ts) or accepts required terms
  *   (`terms_acceptance_required`: api/pages/terms.page.ts). Done when the quote for the same request admits it (free,
- *   nothing reserved); the call then runs again.
+ *   nothing reserved); the call then runs again, under an idempotency key of the flow when the agent gave none.
  * - create_checkout: the checkout page. Done when the checkout's payment is booked (the Stripe webhook or the return
  *   page); the result is the checkout's, with `completed: true`.
  */
@@ -26,6 +26,7 @@ interface RefusalBody {
 interface CallArgs {
   slug: string;
   endpoint: string;
+  idempotency_key?: string;
   /** run_probe's arguments have none: GET. */
   method?: string;
 }
@@ -57,6 +58,8 @@ export function refusalStep(result: CallToolResult): PersonStep | undefined {
 export function callSteps(services: Services, ctx: ToolContext): StepSource<CallArgs> {
   return {
     find: (result) => refusalStep(result),
+    again: <T extends CallArgs>(args: T, flowId: string): T =>
+      args.idempotency_key ? args : { ...args, idempotency_key: `person-step:${flowId}` },
     async done(step, args) {
       const caller = await gatewayCaller(services, keyPrincipal(ctx));
       const path = args.endpoint.split('?')[0] ?? args.endpoint;

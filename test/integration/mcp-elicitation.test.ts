@@ -286,6 +286,14 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       structuredContent: { error: { code: 'payment_required', details: { next_step: expect.any(String) } } },
     });
     expect(await creditOf(owner.orgId)).toBe(1_000);
+    // Approved: the accepted round completes the call; the same round sent again replays it (no idempotency_key was
+    // given: the flow's own), nothing spent twice.
+    expect((await approve(owner, 100)).status).toBe(200);
+    const done = await retry(owner.apiKey, args, state);
+    expect(done.result).toMatchObject({ structuredContent: { status: 200, billing: { cost_cents: 5 } } });
+    const again = await retry(owner.apiKey, args, state);
+    expect(again.result).toMatchObject({ structuredContent: { status: 200, billing: { replayed: true } } });
+    expect(await creditOf(owner.orgId)).toBe(995);
   });
 
   /** A listing whose required terms a consumer must accept before calling it. */
