@@ -85,6 +85,13 @@ const EnvSchema = z.object({
     .min(100)
     .max(DAY_MS)
     .default(10 * 60_000),
+  /** How long a tool waits for a person who accepted a URL elicitation to finish the page (docs/agent-tools.md). */
+  MCP_PERSON_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(DAY_MS)
+    .default(5 * 60_000),
   MCP_ALLOWED_ORIGINS: listOf(originEntry),
   MCP_ALLOWED_HOSTS: listOf(hostEntry),
 
@@ -262,6 +269,8 @@ export interface Config {
     readonly cacheMax: number;
     /** A live session unused for this long is dropped from memory (it stays stored; the next request rebuilds it). */
     readonly cacheIdleMs: number;
+    /** How long a tool waits for a person to finish a page they accepted to open (URL elicitation). */
+    readonly personWaitMs: number;
     /** Origins besides the MCP URL's own whose browser requests are accepted (MCP_ALLOWED_ORIGINS). */
     readonly allowedOrigins: readonly string[];
     /** Host headers besides the MCP URL's host (and loopback forms) that are accepted; `*` turns the check off. */
@@ -438,6 +447,7 @@ export function loadConfig(
       sessionTouchMs: e.MCP_SESSION_TOUCH_MS,
       cacheMax: e.MCP_SESSION_CACHE_MAX,
       cacheIdleMs: e.MCP_SESSION_CACHE_IDLE_MS,
+      personWaitMs: e.MCP_PERSON_WAIT_MS,
       allowedOrigins: e.MCP_ALLOWED_ORIGINS,
       allowedHosts: e.MCP_ALLOWED_HOSTS,
     },

@@ -10,6 +10,7 @@ import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
+import { personStateVerifier } from './elicitation.js';
 import { trackSession, withInstalledTools } from './installed-tools.js';
 import { advertise, recordTools, toolDefinition } from './tool-listing.js';
 import { registerAllTools } from './tools/index.js';
@@ -76,6 +77,8 @@ export function buildMcpServer(services: Services, context: ToolContext, runtime
 export function buildModernMcpServer(services: Services, context: ToolContext, runtime: ToolRuntime): ModernMcpServer {
   const server = new ModernMcpServer(SERVER_INFO, {
     instructions: SERVER_INSTRUCTIONS,
+    // A person's step (mcp/elicitation.ts): the sealed requestState is opened, for this key, before a tool runs.
+    requestState: { verify: personStateVerifier(services, context) },
     cacheHints: {
       'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
       'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },

@@ -145,6 +145,16 @@ export class BillingService {
   }
 
   /**
+   * Whether the org's checkout session `sessionId` has been paid (its completion booked, by the webhook or the return
+   * page): what a tool waiting on the person who opened the checkout page reads.
+   */
+  async checkoutPaid(orgId: string, sessionId: string): Promise<boolean> {
+    const em = this.deps.orm.em.fork();
+    const payment = await em.findOne(Payment, { stripeRef: sessionId, org: orgId, kind: 'checkout' });
+    return payment?.status === 'succeeded';
+  }
+
+  /**
    * Card setup: a hosted page (Checkout in setup mode) where the person confirms the card, and the SetupIntent that
    * page created for it (the only one: `setup_intent.succeeded` for it saves the card). The intent comes expanded with
    * the session, so this is one Stripe call.

@@ -16,6 +16,8 @@ import { BalanceOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 import { moneyMeta } from '../tool-listing.js';
+import { withPersonSteps } from '../elicitation.js';
+import { checkoutSteps } from '../person-steps.js';
 
 /** Creates a Stripe session each call (a URL for a person); our books change only when the person completes it. */
 const PERSON_STEP = {
@@ -130,12 +132,17 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     runTool(ctx.log, async () => ({ ...(await services.billing.balance(ctx.principal)) })),
   );
 
-  server.registerTool('create_checkout', DEFS.create_checkout, (args) =>
-    runTool(ctx.log, async () => {
-      checkArgs(args);
-      needBillingWrite(ctx.principal, publicBase);
-      return { ...(await services.billing.checkout(ctx.principal, parseArgs(CheckoutBody, args))) };
-    }),
+  // The checkout page becomes a URL elicitation when the client can show one (mcp/elicitation.ts).
+  server.registerTool(
+    'create_checkout',
+    DEFS.create_checkout,
+    withPersonSteps(server, 'create_checkout', services, ctx, checkoutSteps(services, ctx), (args) =>
+      runTool(ctx.log, async () => {
+        checkArgs(args);
+        needBillingWrite(ctx.principal, publicBase);
+        return { ...(await services.billing.checkout(ctx.principal, parseArgs(CheckoutBody, args))) };
+      }),
+    ),
   );
 
   server.registerTool('billing_setup', DEFS.billing_setup, () =>

@@ -26,6 +26,8 @@ import { nextStep } from './next-steps.js';
 import { checkArgs, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 import { moneyMeta } from '../tool-listing.js';
+import { withPersonSteps } from '../elicitation.js';
+import { callSteps } from '../person-steps.js';
 
 type Method = (typeof ENDPOINT_METHODS)[number];
 const QUERY_METHODS: ReadonlySet<Method> = new Set(['GET', 'HEAD']);
@@ -203,10 +205,22 @@ const DEFS = {
 };
 
 export function registerCallTools(server: McpServer, services: Services, ctx: ToolContext, runtime: ToolRuntime): void {
-  server.registerTool('call_api', DEFS.call_api, (args) => callThroughGateway(services, runtime, ctx, args));
+  // A refusal naming a person's step (approval, terms) becomes a URL elicitation when the client can show one.
+  const steps = callSteps(services, ctx);
+  server.registerTool(
+    'call_api',
+    DEFS.call_api,
+    withPersonSteps(server, 'call_api', services, ctx, steps, (args) =>
+      callThroughGateway(services, runtime, ctx, args),
+    ),
+  );
 
-  server.registerTool('run_probe', DEFS.run_probe, (args) =>
-    callThroughGateway(services, runtime, ctx, { ...args, method: 'GET' }),
+  server.registerTool(
+    'run_probe',
+    DEFS.run_probe,
+    withPersonSteps(server, 'run_probe', services, ctx, steps, (args) =>
+      callThroughGateway(services, runtime, ctx, { ...args, method: 'GET' }),
+    ),
   );
 
   server.registerTool('quote_call', DEFS.quote_call, (args) =>

@@ -7,6 +7,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   Client,
+  type ClientCapabilities,
   PROTOCOL_VERSION_META_KEY,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
@@ -24,16 +25,31 @@ export const ERAS = [LEGACY, MODERN] as const;
 export type Era = (typeof ERAS)[number];
 export type Data = Record<string, any>;
 
-/** A connected client of `era` on `{url}/mcp` with the bearer `token`, remembered in `clients` (to close). */
-export async function connectEra(url: string, era: Era, token: string, clients: Client[], name: string) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+/** A v2 client connected to `{serverUrl}/mcp` with a bearer token: 2025-11-25 (a session) or pinned to 2026-07-28. */
+export async function connectV2(
+  serverUrl: string,
+  era: Era,
+  token: string,
+  options: { name?: string; capabilities?: ClientCapabilities; setup?: (client: Client) => void } = {},
+): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${serverUrl}/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
   const client = new Client(
-    { name, version: '1.0.0' },
-    era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {},
+    { name: options.name ?? 'eras-test', version: '1.0.0' },
+    {
+      ...(era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {}),
+      ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+    },
   );
+  options.setup?.(client);
   await client.connect(transport);
+  return client;
+}
+
+/** A connected client of `era` on `{url}/mcp` with the bearer `token`, remembered in `clients` (to close). */
+export async function connectEra(url: string, era: Era, token: string, clients: Client[], name: string) {
+  const client = await connectV2(url, era, token, { name });
   clients.push(client);
   return client;
 }
@@ -78,14 +94,15 @@ export async function creditOf(stack: TestStack, orgId: string): Promise<number>
   return Number(row!.credit_cents);
 }
 
-/** A hand-built 2026-07-28 POST: the `_meta` envelope and the routing headers. */
+/** A hand-built 2026-07-28 POST: the `_meta` envelope (with the client's `capabilities`) and the routing headers. */
 export function modernPost(
   url: string,
   token: string,
   method: string,
   params: Record<string, unknown> = {},
   headers: Record<string, string> = {},
-) {
+  capabilities: ClientCapabilities = {},
+): Promise<Response> {
   return fetch(`${url}/mcp`, {
     method: 'POST',
     headers: {
@@ -106,7 +123,7 @@ export function modernPost(
         _meta: {
           [PROTOCOL_VERSION_META_KEY]: MODERN,
           [CLIENT_INFO_META_KEY]: { name: 'raw', version: '1' },
-          [CLIENT_CAPABILITIES_META_KEY]: {},
+          [CLIENT_CAPABILITIES_META_KEY]: capabilities,
         },
       },
     }),

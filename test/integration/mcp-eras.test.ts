@@ -32,7 +32,6 @@ import {
 } from '../helpers/mcp-eras.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
-
 describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
   let stack: TestStack;
   let mcp: McpSurface;

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       sessionTouchMs: 60_000,
       cacheMax: 1_000,
       cacheIdleMs: 600_000,
+      personWaitMs: 300_000, // a person finishing a page opened from a URL elicitation
       allowedOrigins: [],
       allowedHosts: [],
     });
