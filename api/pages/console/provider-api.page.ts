@@ -14,7 +14,8 @@ import type { AppContext } from '../../context.js';
 import { csrfToken, hidden, paramOf, readForm } from '../forms.js';
 import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
 import { dollarsToCents, formError, options } from './provider-forms.js';
-import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
+import { dollarsValue } from '../dollars.js';
+import { flash, parseForm, seeOther, when } from './forms.js';
 import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
 
 // ---- one API --------------------------------------------------------------------------------------------------
