@@ -6,7 +6,8 @@ import Router from '@koa/router';
 import { ApproveSpendBody } from '../../core/keys/keys.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { ValidationError } from '../../core/errors.js';
-import type { AppState } from '../context.js';
+import type { AppContext, AppState } from '../context.js';
+import { usd as dollars } from './dollars.js';
 import { escapeHtml } from './layout.js';
 import {
   csrfToken,
@@ -20,11 +21,20 @@ import {
   signedIn,
 } from './forms.js';
 
-const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+type KeyView = Awaited<ReturnType<Services['keyAdmin']['get']>>;
 
-export function approvalPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
+/** The key's approval state and the form to approve more. */
+const approveForm = (ctx: AppContext, keyId: string, key: KeyView) =>
+  `<p>Key <strong>${escapeHtml(key.name)}</strong> (${escapeHtml(key.keyPrefix)}…) is in approval mode: its paid calls wait for a person.</p>
+<p>Spent ${dollars(key.spent_cents)} of ${dollars(key.approved_cents)} approved; ${dollars(key.remaining_approval_cents ?? 0)} left.</p>
+<form method="post" action="/approve/${escapeHtml(keyId)}">
+  ${hidden('csrf', csrfToken(ctx))}
+  <label>Approve more, in cents <input name="amount_cents" inputmode="numeric" pattern="[0-9]+" required value="500"></label>
+  <button type="submit">Approve</button>
+</form>`;
 
+/** `GET /approve/:keyId`: sign in first, else the key's approval state and the form. */
+function approvePage(router: Router<AppState>, services: Services): void {
   router.get(
     '/approve/:keyId',
     pageHandler(
@@ -41,23 +51,15 @@ export function approvalPages(services: Services): Router<AppState> {
           return;
         }
         const key = await services.keyAdmin.get(person, keyId);
-        render(
-          ctx,
-          200,
-          `Approve spend for ${key.name}`,
-          `<p>Key <strong>${escapeHtml(key.name)}</strong> (${escapeHtml(key.keyPrefix)}…) is in approval mode: its paid calls wait for a person.</p>
-<p>Spent ${dollars(key.spent_cents)} of ${dollars(key.approved_cents)} approved; ${dollars(key.remaining_approval_cents ?? 0)} left.</p>
-<form method="post" action="/approve/${escapeHtml(keyId)}">
-  ${hidden('csrf', csrfToken(ctx))}
-  <label>Approve more, in cents <input name="amount_cents" inputmode="numeric" pattern="[0-9]+" required value="500"></label>
-  <button type="submit">Approve</button>
-</form>`,
-        );
+        render(ctx, 200, `Approve spend for ${key.name}`, approveForm(ctx, keyId, key));
       },
       (ctx, err) => render(ctx, err.status, 'Approve spend', errorLine(err.message)),
     ),
   );
+}
 
+/** `POST /approve/:keyId`: approve more spend (as `POST /v1/keys/:id/approve`). */
+function approvePost(router: Router<AppState>, services: Services): void {
   router.post(
     '/approve/:keyId',
     pageHandler(
@@ -86,6 +88,11 @@ export function approvalPages(services: Services): Router<AppState> {
         ),
     ),
   );
+}
 
+export function approvalPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+  approvePage(router, services);
+  approvePost(router, services);
   return router;
 }

@@ -31,3 +31,6 @@ export function dollarsValue(cents: number | null | undefined): string {
   const abs = Math.abs(cents);
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
+
+/** Integer cents as text on a page: `$12.34`. */
+export const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
