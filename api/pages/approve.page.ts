@@ -9,17 +9,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { AppContext, AppState } from '../context.js';
 import { usd as dollars } from './dollars.js';
 import { escapeHtml } from './layout.js';
-import {
-  csrfToken,
-  errorLine,
-  hidden,
-  pageHandler,
-  paramOf,
-  readFormParams,
-  render,
-  requireSignedIn,
-  signedIn,
-} from './forms.js';
+import { csrfToken, errorLine, hidden, pageHandler, paramOf, render, signedIn, signedInPost } from './forms.js';
 
 type KeyView = Awaited<ReturnType<Services['keyAdmin']['get']>>;
 
@@ -60,33 +50,25 @@ function approvePage(router: Router<AppState>, services: Services): void {
 
 /** `POST /approve/:keyId`: approve more spend (as `POST /v1/keys/:id/approve`). */
 function approvePost(router: Router<AppState>, services: Services): void {
+  const page = {
+    title: 'Approve spend',
+    back: (ctx: AppContext) => `/approve/${paramOf(ctx, 'keyId')}`,
+    backText: 'Back',
+  };
   router.post(
     '/approve/:keyId',
-    pageHandler(
-      async (ctx) => {
-        const keyId = paramOf(ctx, 'keyId');
-        const form = await readFormParams(ctx);
-        const person = await requireSignedIn(ctx, services, `/approve/${keyId}`);
-        if (!person) return;
-        const amount = Number(form.get('amount_cents'));
-        const body = ApproveSpendBody.safeParse({ amount_cents: amount });
-        if (!body.success) throw new ValidationError('Enter a whole number of cents between 1 and 10,000,000.');
-        const key = await services.keyAdmin.approve(person, keyId, body.data);
-        render(
-          ctx,
-          200,
-          'Spend approved',
-          `<p class="ok" role="status">Approved. Key <strong>${escapeHtml(key.name)}</strong> may spend ${dollars(key.remaining_approval_cents ?? 0)} more.</p>`,
-        );
-      },
-      (ctx, err) =>
-        render(
-          ctx,
-          err.status,
-          'Approve spend',
-          `${errorLine(err.message)}<p><a href="/approve/${escapeHtml(paramOf(ctx, 'keyId'))}">Back</a></p>`,
-        ),
-    ),
+    signedInPost(services, page, async (ctx, person, form) => {
+      const amount = Number(form.get('amount_cents'));
+      const body = ApproveSpendBody.safeParse({ amount_cents: amount });
+      if (!body.success) throw new ValidationError('Enter a whole number of cents between 1 and 10,000,000.');
+      const key = await services.keyAdmin.approve(person, paramOf(ctx, 'keyId'), body.data);
+      render(
+        ctx,
+        200,
+        'Spend approved',
+        `<p class="ok" role="status">Approved. Key <strong>${escapeHtml(key.name)}</strong> may spend ${dollars(key.remaining_approval_cents ?? 0)} more.</p>`,
+      );
+    }),
   );
 }
 

@@ -8,17 +8,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
-import {
-  csrfToken,
-  errorLine,
-  hidden,
-  pageHandler,
-  paramOf,
-  readFormParams,
-  render,
-  requireSignedIn,
-  signedIn,
-} from './forms.js';
+import { csrfToken, errorLine, hidden, pageHandler, paramOf, render, signedIn, signedInPost } from './forms.js';
 
 type Terms = Awaited<ReturnType<Services['listings']['terms']>>;
 type SignedIn = Awaited<ReturnType<typeof signedIn>>;
@@ -71,38 +61,31 @@ function termsPage(router: Router<AppState>, services: Services): void {
 
 /** `POST /terms/:slug`: accept the listed documents (by id and hash) for the person's org. */
 function acceptTerms(router: Router<AppState>, services: Services): void {
+  const page = {
+    title: 'Terms',
+    back: (ctx: AppContext) => `/terms/${paramOf(ctx, 'slug')}`,
+    backText: 'Back to the terms',
+  };
   router.post(
     '/terms/:slug',
-    pageHandler(
-      async (ctx) => {
-        const slug = paramOf(ctx, 'slug');
-        const form = await readFormParams(ctx);
-        const person = await requireSignedIn(ctx, services, `/terms/${slug}`);
-        if (!person) return;
-        const pairs = form.getAll('document');
-        if (!pairs.length) throw new ValidationError('Nothing to accept.');
-        for (const pair of pairs) {
-          const [document_id, content_hash] = pair.split(':');
-          await services.documents.acceptForListing(person, slug, {
-            document_id: document_id ?? '',
-            content_hash: content_hash ?? '',
-          });
-        }
-        render(
-          ctx,
-          200,
-          'Terms accepted',
-          `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>`,
-        );
-      },
-      (ctx, err) =>
-        render(
-          ctx,
-          err.status,
-          'Terms',
-          `${errorLine(err.message)}<p><a href="/terms/${escapeHtml(paramOf(ctx, 'slug'))}">Back to the terms</a></p>`,
-        ),
-    ),
+    signedInPost(services, page, async (ctx, person, form) => {
+      const slug = paramOf(ctx, 'slug');
+      const pairs = form.getAll('document');
+      if (!pairs.length) throw new ValidationError('Nothing to accept.');
+      for (const pair of pairs) {
+        const [document_id, content_hash] = pair.split(':');
+        await services.documents.acceptForListing(person, slug, {
+          document_id: document_id ?? '',
+          content_hash: content_hash ?? '',
+        });
+      }
+      render(
+        ctx,
+        200,
+        'Terms accepted',
+        `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>`,
+      );
+    }),
   );
 }
 

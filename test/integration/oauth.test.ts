@@ -169,6 +169,21 @@ describe('OAuth 2.1 for agents', () => {
     return new URL(back.location!);
   }
 
+  /** A new address through the email and code steps of a fresh authorize request, up to the consent page. */
+  async function toConsentPage() {
+    const browser = new FormBrowser(issuer, REDIRECT);
+    const start = await browser.follow(
+      authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+    );
+    const uidPath = /action="(\/oauth\/interaction\/[^"/]+)\/email"/.exec(start.text)![1]!;
+    const email = newEmail();
+    const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
+    const code = codeFromMail((await smtp.waitForMail(email)).text);
+    const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
+    expect(consent.status, consent.text).toBe(200);
+    return { browser, uidPath, email, sent, consent };
+  }
+
   function authorizeUrl(params: Record<string, string | undefined>): string {
     const q = new URLSearchParams();
     const all: Record<string, string | undefined> = {
@@ -763,17 +778,8 @@ describe('OAuth 2.1 for agents', () => {
   });
 
   it('"Not you?" on the code and consent pages leads back to the email step, which forgets the proven address', async () => {
-    const browser = new FormBrowser(issuer, REDIRECT);
-    const start = await browser.follow(
-      authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
-    );
-    const uidPath = /action="(\/oauth\/interaction\/[^"/]+)\/email"/.exec(start.text)![1]!;
-    const email = newEmail();
-    const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
+    const { browser, uidPath, email, sent, consent } = await toConsentPage();
     expect(sent.text).toContain(`<a href="${uidPath}">Use another email or get a new code</a>`);
-    const code = codeFromMail((await smtp.waitForMail(email)).text);
-    const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
-    expect(consent.status, consent.text).toBe(200);
     expect(consent.text).toContain(`<a href="${uidPath}">Not you? Use another email than ${email}</a>`);
 
     const back = await browser.request('GET', uidPath);
@@ -795,16 +801,7 @@ describe('OAuth 2.1 for agents', () => {
   });
 
   it('consent caps are dollars (a bad amount shows the form again); the old cent-valued names are still read', async () => {
-    const browser = new FormBrowser(issuer, REDIRECT);
-    const start = await browser.follow(
-      authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
-    );
-    const uidPath = /action="(\/oauth\/interaction\/[^"/]+)\/email"/.exec(start.text)![1]!;
-    const email = newEmail();
-    const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
-    const code = codeFromMail((await smtp.waitForMail(email)).text);
-    const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
-    expect(consent.status, consent.text).toBe(200);
+    const { browser, uidPath, email, consent } = await toConsentPage();
     // The proposed caps, in dollars, in the fieldset the console's key forms use.
     expect(consent.text).toContain('<label for="consent-budget">Budget (USD)</label>');
     expect(consent.text).toMatch(/id="consent-budget" name="budget"[^>]* value="10\.00"/);

@@ -16,9 +16,9 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { barChart } from '../charts.js';
-import { csrfToken, hidden, paramOf, readForm } from '../forms.js';
+import { csrfToken, errorLine, hidden, paramOf, readForm } from '../forms.js';
 import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
-import { dollarsToCents, formError, formQuery, options } from './provider-forms.js';
+import { dollarsToCents, formQuery, options } from './provider-forms.js';
 import { flash, parseForm, seeOther } from './forms.js';
 import { BOARD_LABELS, categoryLink, listingLink, priceRange } from './catalog-common.js';
 import { listingView } from './catalog-listing.page.js';
@@ -104,7 +104,7 @@ ${category}
 function requestForm(ctx: AppContext, query: string, message?: string): string {
   return `<section aria-labelledby="request-h"><h2 id="request-h">Request an API</h2>
 <p class="muted">Missing something? Tell providers what you need; they see the most requested APIs.</p>
-${formError(message)}
+${errorLine(message)}
 <form method="post" action="/console/catalog/requests">${hidden('csrf', csrfToken(ctx))}
 <label for="request-query">What should the API do?</label><input id="request-query" name="query" required maxlength="500" size="50" value="${escapeHtml(query)}">
 <label for="request-notes">Notes (optional, not shown publicly)</label><input id="request-notes" name="notes" maxlength="2000" size="50">
@@ -157,7 +157,7 @@ async function catalogView(
   }
   const requests = await services.demand.list({ limit: 10, status: 'open' });
   let results: string;
-  if (searchError) results = formError(searchError);
+  if (searchError) results = errorLine(searchError);
   else if (!result!.total) {
     results = emptyState(
       query.q
