@@ -14,10 +14,10 @@ import { NotFoundError } from '../../core/errors.js';
 import { escapeHtml } from '../../core/html.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
+import { usd as dollars } from './dollars.js';
 import { csrfToken, errorLine, hidden, pageHandler, paramOf, readFormParams, render } from './forms.js';
 import { pageOperation } from '../openapi/operation.js';
 
-const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 const NOTICE = `<p class="muted">Test mode: this marketplace runs on embedded payments (no Stripe account configured), so
 no card is charged. A live deployment sets <code>STRIPE_SECRET_KEY</code> and this step is Stripe's own page.</p>`;
 
@@ -34,9 +34,8 @@ function failed(ctx: AppContext, err: { status: number; message: string }) {
   render(ctx, err.status, 'Test payment', errorLine(err.message));
 }
 
-export function embeddedPaymentsPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>({ prefix: EMBEDDED_PAYMENTS_PATH });
-
+/** A checkout: what is bought and the Pay button (GET); its POST completes it and goes back to the caller. */
+function checkoutPages(router: Router<AppState>, services: Services): void {
   router.get(
     '/checkout/:paymentId',
     pageHandler(async (ctx) => {
@@ -73,7 +72,10 @@ export function embeddedPaymentsPages(services: Services): Router<AppState> {
       ctx.redirect(back.success);
     }, failed),
   );
+}
 
+/** A card setup for an org (signed link): the Save button (GET); its POST saves the test card. */
+function setupPages(router: Router<AppState>, services: Services): void {
   router.get(
     '/setup/:orgId',
     pageHandler(async (ctx) => {
@@ -110,7 +112,12 @@ ${NOTICE}`,
       ctx.redirect('/billing/return?status=card_added');
     }, failed),
   );
+}
 
+export function embeddedPaymentsPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>({ prefix: EMBEDDED_PAYMENTS_PATH });
+  checkoutPages(router, services);
+  setupPages(router, services);
   return router;
 }
 

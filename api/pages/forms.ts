@@ -165,6 +165,39 @@ export async function requireSignedIn(
   return undefined;
 }
 
+/** A signed-in page action: its title, the page it belongs to (sign-in returns there), the error page's link text. */
+export interface SignedInAction {
+  title: string;
+  back: (ctx: AppContext) => string;
+  backText: string;
+}
+
+/**
+ * A page form's POST acting for the signed-in person: the form (CSRF-checked), then the person (else a 303 to sign in
+ * that comes back to the page), then `fn`; an error is a page with its message and a link back to the page.
+ */
+export function signedInPost(
+  services: Services,
+  page: SignedInAction,
+  fn: (ctx: AppContext, person: SessionPrincipal, form: URLSearchParams) => Promise<void>,
+) {
+  return pageHandler(
+    async (ctx) => {
+      const form = await readFormParams(ctx);
+      const person = await requireSignedIn(ctx, services, page.back(ctx));
+      if (!person) return;
+      await fn(ctx, person, form);
+    },
+    (ctx, err) =>
+      render(
+        ctx,
+        err.status,
+        page.title,
+        `${errorLine(err.message)}<p><a href="${escapeHtml(page.back(ctx))}">${escapeHtml(page.backText)}</a></p>`,
+      ),
+  );
+}
+
 /** The email step of a sign-in: where it posts, what it says first, what it carries, what follows the form. */
 export interface EmailStep {
   action: string;

@@ -6,9 +6,9 @@
 import Router from '@koa/router';
 import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
-import { ValidationError } from '../../core/errors.js';
+import { type AppError, ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
+import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import {
   codeStep,
@@ -50,9 +50,17 @@ function codeForm(csrf: string, email: string, message?: string, next?: string):
   });
 }
 
-export function pagesRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
+/** The verification page's error: the message and the way back to signing in. */
+const verifyError = (ctx: AppContext, err: AppError) =>
+  render(
+    ctx,
+    err.status,
+    'Verify your email',
+    `${errorLine(err.message)}<p><a href="/login">Sign in with a code instead</a></p>`,
+  );
 
+/** `/login`: the email step (GET, POST mails the code), then `/login/verify` (the code sets the session cookie). */
+function loginPages(router: Router<AppState>, services: Services): void {
   router.get('/login', (ctx) => {
     render(ctx, 200, 'Sign in', emailForm(csrfToken(ctx), undefined, '', safeNext(ctx.query.next)));
   });
@@ -96,7 +104,10 @@ export function pagesRoutes(services: Services): Router<AppState> {
       },
     ),
   );
+}
 
+/** `POST /logout`: ends the session (if any) and drops its cookie. */
+function logoutPage(router: Router<AppState>, services: Services): void {
   router.post(
     '/logout',
     pageHandler(
@@ -122,53 +133,44 @@ export function pagesRoutes(services: Services): Router<AppState> {
       (ctx, err) => render(ctx, err.status, 'Sign out', errorLine(err.message)),
     ),
   );
+}
 
+/** `/verify-email`: the mailed link shows a button (GET reads only); its POST verifies. */
+function verifyEmailPages(router: Router<AppState>, services: Services): void {
   router.get(
     '/verify-email',
-    pageHandler(
-      async (ctx) => {
-        const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
-        if (!token) throw new ValidationError('This link is missing its token. Open the link from the email again.');
-        // Read only: the click below, a POST with the CSRF token, is what verifies (mail scanners follow links).
-        const facts = await services.emailVerification.describeVerification(token);
-        render(ctx, 200, 'Verify your email', verifyEmailConfirmation(facts, csrfToken(ctx), token));
-      },
-      (ctx, err) =>
-        render(
-          ctx,
-          err.status,
-          'Verify your email',
-          `${errorLine(err.message)}<p><a href="/login">Sign in with a code instead</a></p>`,
-        ),
-    ),
+    pageHandler(async (ctx) => {
+      const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
+      if (!token) throw new ValidationError('This link is missing its token. Open the link from the email again.');
+      // Read only: the click below, a POST with the CSRF token, is what verifies (mail scanners follow links).
+      const facts = await services.emailVerification.describeVerification(token);
+      render(ctx, 200, 'Verify your email', verifyEmailConfirmation(facts, csrfToken(ctx), token));
+    }, verifyError),
   );
 
   router.post(
     '/verify-email',
-    pageHandler(
-      async (ctx) => {
-        const form = await readForm(ctx);
-        const body = parseForm(VerifyEmailBody, { token: form.token });
-        const result = await services.emailVerification.verifyEmail(body);
-        const credit = (result.credit_cents / 100).toFixed(2);
-        render(
-          ctx,
-          200,
-          'Email verified',
-          `<p class="ok" role="status">Thank you, <strong>${escapeHtml(result.user.email)}</strong> is verified.</p>
+    pageHandler(async (ctx) => {
+      const form = await readForm(ctx);
+      const body = parseForm(VerifyEmailBody, { token: form.token });
+      const result = await services.emailVerification.verifyEmail(body);
+      const credit = (result.credit_cents / 100).toFixed(2);
+      render(
+        ctx,
+        200,
+        'Email verified',
+        `<p class="ok" role="status">Thank you, <strong>${escapeHtml(result.user.email)}</strong> is verified.</p>
 <p>Your balance is <strong>$${credit}</strong>. Billing and provider features are unlocked on your key.</p>`,
-        );
-      },
-      (ctx, err) =>
-        render(
-          ctx,
-          err.status,
-          'Verify your email',
-          `${errorLine(err.message)}<p><a href="/login">Sign in with a code instead</a></p>`,
-        ),
-    ),
+      );
+    }, verifyError),
   );
+}
 
+export function pagesRoutes(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+  loginPages(router, services);
+  logoutPage(router, services);
+  verifyEmailPages(router, services);
   return router;
 }
 

@@ -67,9 +67,22 @@ function stateOf(form: Record<string, string | undefined>): SignupState {
   return { email: (form.email ?? '').slice(0, 320), name: (form.name ?? '').slice(0, 100), next: safeNext(form.next) };
 }
 
-export function signupPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
+// What the person typed, kept on the request (never shared between requests) for the error page.
+function remember(ctx: AppContext, state: SignupState): SignupState {
+  ctx.state.pageEmail = state.email;
+  ctx.state.pageName = state.name;
+  ctx.state.pageNext = state.next;
+  return state;
+}
 
+const recall = (ctx: AppContext): SignupState => ({
+  email: ctx.state.pageEmail ?? '',
+  name: ctx.state.pageName ?? '',
+  next: ctx.state.pageNext,
+});
+
+/** `/signup`: the form (GET), and its POST, which mails the code (no account exists yet). */
+function signupForms(router: Router<AppState>, services: Services): void {
   router.get('/signup', (ctx) => {
     const email = typeof ctx.query.email === 'string' ? ctx.query.email : '';
     render(
@@ -80,18 +93,6 @@ export function signupPages(services: Services): Router<AppState> {
     );
   });
 
-  // What the person typed, kept on the request (never shared between requests) for the error page.
-  const remember = (ctx: AppContext, state: SignupState) => {
-    ctx.state.pageEmail = state.email;
-    ctx.state.pageName = state.name;
-    ctx.state.pageNext = state.next;
-    return state;
-  };
-  const recall = (ctx: AppContext): SignupState => ({
-    email: ctx.state.pageEmail ?? '',
-    name: ctx.state.pageName ?? '',
-    next: ctx.state.pageNext,
-  });
   router.post(
     '/signup',
     pageHandler(
@@ -109,7 +110,10 @@ export function signupPages(services: Services): Router<AppState> {
       (ctx, err) => render(ctx, err.status, 'Create an account', signupForm(ctx, services, recall(ctx), err.message)),
     ),
   );
+}
 
+/** `POST /signup/verify`: the code creates the account (or signs in the one that exists) and signs the browser in. */
+function signupVerify(router: Router<AppState>, services: Services): void {
   router.post(
     '/signup/verify',
     pageHandler(
@@ -132,7 +136,12 @@ export function signupPages(services: Services): Router<AppState> {
       },
     ),
   );
+}
 
+export function signupPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+  signupForms(router, services);
+  signupVerify(router, services);
   return router;
 }
 

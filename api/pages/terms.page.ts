@@ -6,24 +6,45 @@
 import Router from '@koa/router';
 import { ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
-import type { AppState } from '../context.js';
+import type { AppContext, AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
-import {
-  csrfToken,
-  errorLine,
-  hidden,
-  pageHandler,
-  paramOf,
-  readFormParams,
-  render,
-  requireSignedIn,
-  signedIn,
-} from './forms.js';
+import { csrfToken, errorLine, hidden, pageHandler, paramOf, render, signedIn, signedInPost } from './forms.js';
 import { pageOperation } from '../openapi/operation.js';
 
-export function termsPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
+type Terms = Awaited<ReturnType<Services['listings']['terms']>>;
+type SignedIn = Awaited<ReturnType<typeof signedIn>>;
 
+/** Each document in force: title, kind, version, hash, whether the org accepted it, and its text. */
+async function termsDocuments(services: Services, terms: Terms): Promise<string> {
+  const texts = await Promise.all(terms.documents.map((d) => services.documents.snapshot(d.document_id)));
+  return terms.documents
+    .map(
+      (d, i) => `<section>
+<h2>${escapeHtml(d.title ?? d.kind)} <span class="muted">(${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${escapeHtml(d.acceptance_mode)})</span></h2>
+<p class="muted">SHA-256 ${escapeHtml(d.content_hash)} · <a href="/v1/documents/${escapeHtml(d.document_id)}/snapshot">plain text</a>${d.accepted ? ' · <strong class="ok">accepted</strong>' : ''}</p>
+<pre style="white-space: pre-wrap; background: #f6f6f8; padding: .8rem; max-height: 20rem; overflow: auto">${escapeHtml(texts[i]!.body)}</pre>
+</section>`,
+    )
+    .join('\n');
+}
+
+/** Under the documents: nothing to accept, sign in first, already accepted, or the accept form. */
+function acceptAction(ctx: AppContext, slug: string, terms: Terms, person: SignedIn): string {
+  const pending = terms.documents.filter((d) => !d.accepted);
+  if (!terms.documents.length) return '<p>This API has no terms to accept.</p>';
+  if (!person) {
+    return `<p><a href="/login?next=${encodeURIComponent(`/terms/${slug}`)}">Sign in</a> as an owner or admin of your organization to accept.</p>`;
+  }
+  if (!pending.length) return '<p class="ok" role="status">Your organization has accepted these terms.</p>';
+  return `<form method="post" action="/terms/${escapeHtml(slug)}">
+  ${hidden('csrf', csrfToken(ctx))}
+  ${pending.map((d) => hidden('document', `${d.document_id}:${d.content_hash}`)).join('\n  ')}
+  <button type="submit">Accept for my organization</button>
+</form>`;
+}
+
+/** `GET /terms/:slug`: the terms in force and what the person can do about them. */
+function termsPage(router: Router<AppState>, services: Services): void {
   router.get(
     '/terms/:slug',
     pageHandler(
@@ -31,82 +52,59 @@ export function termsPages(services: Services): Router<AppState> {
         const slug = paramOf(ctx, 'slug');
         const person = await signedIn(ctx, services);
         const terms = await services.listings.terms(slug, person);
-        const texts = await Promise.all(terms.documents.map((d) => services.documents.snapshot(d.document_id)));
-        const docs = terms.documents
-          .map(
-            (d, i) => `<section>
-<h2>${escapeHtml(d.title ?? d.kind)} <span class="muted">(${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${escapeHtml(d.acceptance_mode)})</span></h2>
-<p class="muted">SHA-256 ${escapeHtml(d.content_hash)} · <a href="/v1/documents/${escapeHtml(d.document_id)}/snapshot">plain text</a>${d.accepted ? ' · <strong class="ok">accepted</strong>' : ''}</p>
-<pre style="white-space: pre-wrap; background: #f6f6f8; padding: .8rem; max-height: 20rem; overflow: auto">${escapeHtml(texts[i]!.body)}</pre>
-</section>`,
-          )
-          .join('\n');
-        const pending = terms.documents.filter((d) => !d.accepted);
-        let action: string;
-        if (!terms.documents.length) action = '<p>This API has no terms to accept.</p>';
-        else if (!person) {
-          action = `<p><a href="/login?next=${encodeURIComponent(`/terms/${slug}`)}">Sign in</a> as an owner or admin of your organization to accept.</p>`;
-        } else if (!pending.length)
-          action = '<p class="ok" role="status">Your organization has accepted these terms.</p>';
-        else {
-          action = `<form method="post" action="/terms/${escapeHtml(slug)}">
-  ${hidden('csrf', csrfToken(ctx))}
-  ${pending.map((d) => hidden('document', `${d.document_id}:${d.content_hash}`)).join('\n  ')}
-  <button type="submit">Accept for my organization</button>
-</form>`;
-        }
-        render(ctx, 200, `Terms of ${slug}`, `${docs}\n${action}`);
+        const docs = await termsDocuments(services, terms);
+        render(ctx, 200, `Terms of ${slug}`, `${docs}\n${acceptAction(ctx, slug, terms, person)}`);
       },
       (ctx, err) => render(ctx, err.status, 'Terms', errorLine(err.message)),
     ),
   );
+}
 
+/** `POST /terms/:slug`: accept the listed documents (by id and hash) for the person's org. */
+function acceptTerms(router: Router<AppState>, services: Services): void {
+  const page = {
+    title: 'Terms',
+    back: (ctx: AppContext) => `/terms/${paramOf(ctx, 'slug')}`,
+    backText: 'Back to the terms',
+  };
   router.post(
     '/terms/:slug',
-    pageHandler(
-      async (ctx) => {
-        const slug = paramOf(ctx, 'slug');
-        const form = await readFormParams(ctx);
-        const person = await requireSignedIn(ctx, services, `/terms/${slug}`);
-        if (!person) return;
-        const pairs = form.getAll('document');
-        if (!pairs.length) throw new ValidationError('Nothing to accept.');
-        for (const pair of pairs) {
-          const [document_id, content_hash] = pair.split(':');
-          await services.documents.acceptForListing(person, slug, {
-            document_id: document_id ?? '',
-            content_hash: content_hash ?? '',
-          });
-        }
-        render(
-          ctx,
-          200,
-          'Terms accepted',
-          `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>`,
-        );
-      },
-      (ctx, err) =>
-        render(
-          ctx,
-          err.status,
-          'Terms',
-          `${errorLine(err.message)}<p><a href="/terms/${escapeHtml(paramOf(ctx, 'slug'))}">Back to the terms</a></p>`,
-        ),
-    ),
+    signedInPost(services, page, async (ctx, person, form) => {
+      const slug = paramOf(ctx, 'slug');
+      const pairs = form.getAll('document');
+      if (!pairs.length) throw new ValidationError('Nothing to accept.');
+      for (const pair of pairs) {
+        const [document_id, content_hash] = pair.split(':');
+        await services.documents.acceptForListing(person, slug, {
+          document_id: document_id ?? '',
+          content_hash: content_hash ?? '',
+        });
+      }
+      render(
+        ctx,
+        200,
+        'Terms accepted',
+        `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>`,
+      );
+    }),
   );
+}
 
+const BILLING_RETURN: Record<string, [string, string]> = {
+  success: [
+    'Payment received',
+    'Thanks. Your credits are added as soon as Stripe confirms the payment (usually within seconds).',
+  ],
+  card_added: ['Card saved', 'Your card is saved. Paid calls can now be billed to it once your credits run out.'],
+  portal: ['Billing updated', 'You can close this tab.'],
+  cancel: ['Checkout cancelled', 'Nothing was charged. You can start again whenever you like.'],
+};
+
+/** Where Stripe sends people back: after Checkout or the card portal, and after Connect onboarding. */
+function stripeReturnPages(router: Router<AppState>): void {
   router.get('/billing/return', (ctx) => {
     const status = typeof ctx.query.status === 'string' ? ctx.query.status : '';
-    const messages: Record<string, [string, string]> = {
-      success: [
-        'Payment received',
-        'Thanks. Your credits are added as soon as Stripe confirms the payment (usually within seconds).',
-      ],
-      card_added: ['Card saved', 'Your card is saved. Paid calls can now be billed to it once your credits run out.'],
-      portal: ['Billing updated', 'You can close this tab.'],
-      cancel: ['Checkout cancelled', 'Nothing was charged. You can start again whenever you like.'],
-    };
-    const [title, text] = messages[status] ?? ['Billing', 'You can close this tab.'];
+    const [title, text] = BILLING_RETURN[status] ?? ['Billing', 'You can close this tab.'];
     render(ctx, 200, title, `<p role="status">${escapeHtml(text)}</p>`);
   });
 
@@ -126,7 +124,13 @@ export function termsPages(services: Services): Router<AppState> {
       '<p>That onboarding link expired. Ask for a new one (POST /v1/provider/connect/onboard) and try again.</p>',
     );
   });
+}
 
+export function termsPages(services: Services): Router<AppState> {
+  const router = new Router<AppState>();
+  termsPage(router, services);
+  acceptTerms(router, services);
+  stripeReturnPages(router);
   return router;
 }
 

@@ -175,7 +175,8 @@ const DEFS = {
   },
 };
 
-export function registerCatalogTools(server: McpServer, services: Services, ctx: ToolContext): void {
+/** discover_tools (the compact list) and search_apis (the full search). */
+function registerSearchTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool('discover_tools', DEFS.discover_tools, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
@@ -215,7 +216,10 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       return { ...(await services.search.search(parseArgs(SearchQuery, { q: query, ...rest, ...callable }))) };
     }),
   );
+}
 
+/** get_categories, get_market_overview, get_leaderboard, request_api. */
+function registerMarketTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool('get_categories', DEFS.get_categories, () =>
     runTool(ctx.log, async () => {
       requireScope(ctx.principal, 'catalog:read');
@@ -249,7 +253,10 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       return { ...request, merged, notify_email: notifyEmail };
     }),
   );
+}
 
+/** get_api_details and get_schema: one listing. */
+function registerListingTools(server: McpServer, services: Services, ctx: ToolContext): void {
   server.registerTool('get_api_details', DEFS.get_api_details, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
@@ -265,4 +272,11 @@ export function registerCatalogTools(server: McpServer, services: Services, ctx:
       return { ...(await services.listings.schema(args.slug)) };
     }),
   );
+}
+
+/** The catalog tools, in the order tools/list shows them. */
+export function registerCatalogTools(server: McpServer, services: Services, ctx: ToolContext): void {
+  registerSearchTools(server, services, ctx);
+  registerMarketTools(server, services, ctx);
+  registerListingTools(server, services, ctx);
 }

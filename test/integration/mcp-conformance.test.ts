@@ -201,9 +201,9 @@ describe.skipIf(missing !== undefined)('MCP conformance runner', () => {
         const done = await browser.request('POST', `${uidPath}/consent`, {
           csrf: csrfOf(consent.text),
           decision: 'approve',
-          budget_cents: '1500',
-          daily_cap_cents: '400',
-          per_call_max_cents: '25',
+          budget: '15',
+          daily_cap: '4.00',
+          per_call_max: '0.25',
         });
         expect(done.status, done.text).toBe(303);
         const back = await browser.follow(done.location!);

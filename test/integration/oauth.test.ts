@@ -169,6 +169,21 @@ describe('OAuth 2.1 for agents', () => {
     return new URL(back.location!);
   }
 
+  /** A new address through the email and code steps of a fresh authorize request, up to the consent page. */
+  async function toConsentPage() {
+    const browser = new FormBrowser(issuer, REDIRECT);
+    const start = await browser.follow(
+      authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
+    );
+    const uidPath = /action="(\/oauth\/interaction\/[^"/]+)\/email"/.exec(start.text)![1]!;
+    const email = newEmail();
+    const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
+    const code = codeFromMail((await smtp.waitForMail(email)).text);
+    const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
+    expect(consent.status, consent.text).toBe(200);
+    return { browser, uidPath, email, sent, consent };
+  }
+
   function authorizeUrl(params: Record<string, string | undefined>): string {
     const q = new URLSearchParams();
     const all: Record<string, string | undefined> = {
@@ -271,7 +286,7 @@ describe('OAuth 2.1 for agents', () => {
     const email = newEmail();
     const back = await personApproves(authUrl.href, email, {
       approve: true,
-      caps: { budget_cents: '2500', daily_cap_cents: '700', per_call_max_cents: '30', approval_mode: 'on' },
+      caps: { budget: '25', daily_cap: '7.00', per_call_max: '0.30', approval_mode: 'on' },
     });
     expect(back.searchParams.get('iss')).toBe(issuer); // RFC 9207
     expect(await auth(client, { serverUrl: resource, authorizationCode: back.searchParams.get('code')! })).toBe(
@@ -749,7 +764,7 @@ describe('OAuth 2.1 for agents', () => {
       await page.click('text=Email me a code');
       await page.fill('#code', codeFromMail((await smtp.waitForMail(email)).text));
       await page.click('text=Continue');
-      await page.fill('#budget_cents', '1234');
+      await page.fill('#consent-budget', '12.34');
       await page.click('button[value=approve]');
       await waitFor(() => Promise.resolve(callbacks.length > 0), { what: 'the redirect to the client' });
       const back = new URL(callbacks[0]!, receiver.url);
@@ -763,17 +778,8 @@ describe('OAuth 2.1 for agents', () => {
   });
 
   it('"Not you?" on the code and consent pages leads back to the email step, which forgets the proven address', async () => {
-    const browser = new FormBrowser(issuer, REDIRECT);
-    const start = await browser.follow(
-      authorizeUrl({ code_challenge: pkce().challenge, code_challenge_method: 'S256' }),
-    );
-    const uidPath = /action="(\/oauth\/interaction\/[^"/]+)\/email"/.exec(start.text)![1]!;
-    const email = newEmail();
-    const sent = await browser.request('POST', `${uidPath}/email`, { csrf: csrfOf(start.text), email });
+    const { browser, uidPath, email, sent, consent } = await toConsentPage();
     expect(sent.text).toContain(`<a href="${uidPath}">Use another email or get a new code</a>`);
-    const code = codeFromMail((await smtp.waitForMail(email)).text);
-    const consent = await browser.request('POST', `${uidPath}/code`, { csrf: csrfOf(sent.text), email, code });
-    expect(consent.status, consent.text).toBe(200);
     expect(consent.text).toContain(`<a href="${uidPath}">Not you? Use another email than ${email}</a>`);
 
     const back = await browser.request('GET', uidPath);
@@ -792,6 +798,40 @@ describe('OAuth 2.1 for agents', () => {
       [email],
     );
     expect(keys).toHaveLength(0);
+  });
+
+  it('consent caps are dollars (a bad amount shows the form again); the old cent-valued names are still read', async () => {
+    const { browser, uidPath, email, consent } = await toConsentPage();
+    // The proposed caps, in dollars, in the fieldset the console's key forms use.
+    expect(consent.text).toContain('<label for="consent-budget">Budget (USD)</label>');
+    expect(consent.text).toMatch(/id="consent-budget" name="budget"[^>]* value="10\.00"/);
+    expect(consent.text).toMatch(/id="consent-daily_cap" name="daily_cap"[^>]* value="5\.00"/);
+    expect(consent.text).toMatch(/id="consent-per_call_max" name="per_call_max"[^>]* value="1\.00"/);
+    expect(consent.text).not.toContain('cents');
+
+    const post = (fields: Record<string, string>) =>
+      browser.request('POST', `${uidPath}/consent`, { csrf: csrfOf(consent.text), decision: 'approve', ...fields });
+    const negative = await post({ budget: '-5', daily_cap: '', per_call_max: '' });
+    expect(negative.status, negative.text).toBe(400);
+    expect(negative.text).toContain('Budget: cannot be negative');
+    expect(negative.text).toContain('name="decision" value="approve"'); // the form again, to correct
+    const decimals = await post({ budget: '1', daily_cap: '0.125', per_call_max: '' });
+    expect(decimals.status, decimals.text).toBe(400);
+    expect(decimals.text).toContain('Daily cap: at most 2 decimals');
+    const text = await post({ budget: 'ten', daily_cap: '', per_call_max: '' });
+    expect(text.status, text.text).toBe(400);
+    expect(text.text).toContain('Budget: enter an amount in dollars');
+
+    // An outside client posting the old names (whole cents) still approves, with those caps.
+    const legacy = await post({ budget_cents: '1500', daily_cap_cents: '400', per_call_max_cents: '25' });
+    expect(legacy.status, legacy.text).toBe(303);
+    const keys = await sql<{ budget_cents: string; daily_cap_cents: string; per_call_max_cents: string }>(
+      stack.db.url,
+      `select k.budget_cents, k.daily_cap_cents, k.per_call_max_cents from api_keys k
+         join users u on u.org_id = k.org_id where u.email = $1 and k.name like 'OAuth:%'`,
+      [email],
+    );
+    expect(keys).toEqual([{ budget_cents: '1500', daily_cap_cents: '400', per_call_max_cents: '25' }]);
   });
 
   it('sends access_denied to the client when the person denies', async () => {

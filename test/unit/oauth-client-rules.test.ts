@@ -1,8 +1,8 @@
-// Rules the authorization server adds to oidc-provider's (core/oauth/oauth-provider.ts, api/oauth/oauth.routes.ts):
+// Rules the authorization server adds to oidc-provider's (core/oauth/oauth-provider.ts, api/pages/oauth-interaction.ts):
 // a web client's redirect URIs, where a Client ID Metadata Document is fetched from, and the consent page's CSP
 // source for a redirect URI.
 import { describe, expect, it } from 'vitest';
-import { redirectSource } from '../../api/oauth/oauth.routes.js';
+import { redirectSource } from '../../api/pages/oauth-interaction.js';
 import { checkRedirectUris, cimdFetchUrl } from '../../core/oauth/oauth-provider.js';
 
 describe('checkRedirectUris', () => {

@@ -16,8 +16,9 @@ import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
 import { csrfToken, hidden, readForm } from '../forms.js';
-import { accountBanners, centsFromDollars } from './consumer-common.js';
-import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
+import { centsFromDollars, dollarsValue } from '../dollars.js';
+import { accountBanners } from './consumer-common.js';
+import { flash, parseForm, seeOther, when } from './forms.js';
 import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
 
 const HISTORY_PAGE = 25;

@@ -1,10 +1,9 @@
 /**
  * What the consumer sections of the console (Overview, Keys, Usage, Billing) share: the account banners (low
- * balance, suspension), and dollar inputs read as integer cents (caps: blank is no cap). The form helpers every
+ * balance, suspension) and the UTC day (dollar inputs: ../dollars.ts). The form helpers every
  * section uses are in forms.ts. The rules for the banners are in docs/console.md.
  */
 import type { AccountView } from '../../../core/billing/billing.service.js';
-import { ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import { banner, money } from './shell.js';
 
@@ -47,17 +46,6 @@ export function lowBalance(account: AccountView): string | undefined {
     `<strong>Low balance: ${balance}.</strong> Paid calls are refused once it reaches $0.00. ` +
     `<a href="/console/billing">Buy credits or turn on auto-reload</a>.`
   );
-}
-
-const DOLLARS = /^\$?\s*(\d{1,10})(?:\.(\d{1,2}))?$/;
-
-/** A dollar amount from a form (`5`, `5.5`, `$5.00`) as integer cents; blank is null (no cap). */
-export function centsFromDollars(value: string | undefined, field: string): number | null {
-  const text = (value ?? '').trim().replace(/,/g, '');
-  if (text === '') return null;
-  const m = DOLLARS.exec(text);
-  if (!m) throw new ValidationError(`${field}: enter an amount in dollars, like 5 or 5.00 (or leave it blank).`);
-  return Number(m[1]) * 100 + Number((m[2] ?? '0').padEnd(2, '0'));
 }
 
 /** A UTC day `YYYY-MM-DD`. */

@@ -1,7 +1,7 @@
 /**
  * Form helpers shared by every console section: parse with the REST route's own zod schema (`parseForm`, from the
- * pages), Post/Redirect/Get with a flash code (`seeOther`, `flash`), and the few ways money and time are written in
- * forms and tables.
+ * pages), Post/Redirect/Get with a flash code (`seeOther`, `flash`), and how time is written in tables (dollar inputs:
+ * ../dollars.ts).
  */
 import { escapeHtml } from '../../../core/html.js';
 import type { AppContext } from '../../context.js';
@@ -29,12 +29,4 @@ export function flash(ctx: AppContext, messages: Record<string, FlashMessage>): 
 /** A timestamp for a table: `2026-11-25 14:03 UTC`. */
 export function when(iso: string | null | undefined): string {
   return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : '—';
-}
-
-/** Integer cents as the value of a dollar input or a CSV cell (`5` → `0.05`), empty for null. */
-export function dollarsValue(cents: number | null | undefined): string {
-  if (cents == null) return '';
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }

@@ -15,8 +15,10 @@ import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { capBar } from '../charts.js';
 import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../forms.js';
-import { accountBanners, centsFromDollars } from './consumer-common.js';
-import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
+import { capsFieldset, capsFromForm } from '../caps-fieldset.js';
+import { centsFromDollars } from '../dollars.js';
+import { accountBanners } from './consumer-common.js';
+import { flash, parseForm, seeOther, when } from './forms.js';
 import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';
 
 const DONE = {
@@ -27,30 +29,6 @@ const DONE = {
 
 const mayApprove = (person: SessionPrincipal) =>
   (person.role === 'owner' || person.role === 'admin') && person.emailVerified;
-
-/** The four cap fields of a form as the body fields of the key routes (blank = no cap). */
-function capsOf(form: Record<string, string>) {
-  return {
-    budget_cents: centsFromDollars(form.budget, 'Budget'),
-    daily_cap_cents: centsFromDollars(form.daily_cap, 'Daily cap'),
-    per_call_max_cents: centsFromDollars(form.per_call_max, 'Per-call maximum'),
-    approval_mode: form.approval_mode === 'on',
-  };
-}
-
-function capInputs(prefix: string, key?: KeySummary): string {
-  const input = (name: string, label: string, cents: number | null | undefined, hint: string) =>
-    `<div><label for="${prefix}-${name}">${label}</label>
-<input id="${prefix}-${name}" name="${name}" inputmode="decimal" size="9" value="${dollarsValue(cents)}" aria-describedby="${prefix}-${name}-hint">
-<div id="${prefix}-${name}-hint" class="muted">${hint}</div></div>`;
-  return `<div class="cap-fields">
-${input('budget', 'Budget (USD)', key?.budget_cents, 'total; blank for none')}
-${input('daily_cap', 'Daily cap (USD)', key?.daily_cap_cents, 'per UTC day; blank for none')}
-${input('per_call_max', 'Per-call maximum (USD)', key?.per_call_max_cents, 'blank for none')}
-<div><label for="${prefix}-approval"><input type="checkbox" id="${prefix}-approval" name="approval_mode"${key?.approval_mode ? ' checked' : ''}> Approval mode</label>
-<div class="muted">paid calls wait for an owner or admin to approve spend</div></div>
-</div>`;
-}
 
 /** What each scope lets a key do (the create form's checkboxes). */
 const SCOPE_HINTS: Record<Scope, string> = {
@@ -73,7 +51,7 @@ function createForm(csrf: string, person: SessionPrincipal): string {
 ${hidden('csrf', csrf)}
 <label for="new-name">Name</label>
 <input id="new-name" name="name" required maxlength="100" autocomplete="off">
-${capInputs('new')}
+${capsFieldset('new')}
 ${hidden('scopes_listed', '1')}<fieldset class="scopes"><legend>Scopes (a key gets no more than yours)</legend>${scopes}</fieldset>
 <button type="submit">Create key</button>
 </form>`;
@@ -92,7 +70,7 @@ function keyRow(key: KeySummary, csrf: string, names: ReadonlyMap<string, string
   const actions = key.revoked_at
     ? `<span class="muted">revoked ${when(key.revoked_at)}</span>`
     : `<details><summary>Edit caps<span class="visually-hidden"> of ${name}</span></summary>
-<form method="post" action="/console/keys/${id}/caps">${hidden('csrf', csrf)}${capInputs(`k-${id}`, key)}
+<form method="post" action="/console/keys/${id}/caps">${hidden('csrf', csrf)}${capsFieldset(`k-${id}`, key)}
 <button type="submit">Save caps<span class="visually-hidden"> of ${name}</span></button></form></details>
 <form method="post" action="/console/keys/${id}/revoke" class="inline">${hidden('csrf', csrf)}
 <button type="submit">Revoke<span class="visually-hidden"> ${name}</span></button></form>`;
@@ -208,7 +186,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
       const body = parseForm(CreateKeyBody, {
         name: form.name ?? '',
         ...(params.has('scopes_listed') ? { scopes: params.getAll('scope') } : {}),
-        ...capsOf(form),
+        ...capsFromForm(form),
       });
       const created = await services.keyAdmin.create(person, body);
       return keysView(ctx, services, person, { banners: [createdBox(created)] });
@@ -220,7 +198,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
     consolePage(services, 'keys', async (ctx, person) => {
       const form = await readForm(ctx);
       requireScope(person, 'keys:write');
-      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm(PatchKeyBody, capsOf(form)));
+      await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm(PatchKeyBody, capsFromForm(form)));
       seeOther(ctx, '/console/keys?done=caps');
     }),
   );

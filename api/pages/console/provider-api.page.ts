@@ -11,10 +11,11 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, hidden, paramOf, readForm } from '../forms.js';
+import { csrfToken, errorLine, hidden, paramOf, readForm } from '../forms.js';
 import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
-import { dollarsToCents, formError, options } from './provider-forms.js';
-import { dollarsValue, flash, parseForm, seeOther, when } from './forms.js';
+import { dollarsToCents, options } from './provider-forms.js';
+import { dollarsValue } from '../dollars.js';
+import { flash, parseForm, seeOther, when } from './forms.js';
 import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
 
 // ---- one API --------------------------------------------------------------------------------------------------
@@ -36,7 +37,7 @@ function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormSt
 <p>Live at <a href="/console/catalog/apis/${encodeURIComponent(api.slug)}">its catalog page</a>.</p>`;
   }
   return `<p>${verify}</p>
-${state?.form === 'publish' ? formError(state.message) : ''}
+${state?.form === 'publish' ? errorLine(state.message) : ''}
 <form method="post" action="${base}/publish">${csrf}
 <p><input type="checkbox" id="accept_terms" name="accept_terms" value="yes" required> <label for="accept_terms" class="inline-label">I accept the provider terms of this marketplace</label></p>
 <p><button type="submit">Publish</button></p></form>`;
@@ -66,7 +67,7 @@ function pricingForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState
 <td class="num">${money(e.price_cents_effective)}</td><td>$ <input id="${id}" name="${id}" inputmode="decimal" size="8" value="${escapeHtml(value)}"></td></tr>`;
     })
     .join('');
-  return `${state?.form === 'pricing' ? formError(state.message) : ''}
+  return `${state?.form === 'pricing' ? errorLine(state.message) : ''}
 <form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/pricing">${hidden('csrf', csrfToken(ctx))}
 <table><caption class="visually-hidden">Prices per endpoint</caption><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col" class="num">Price now</th><th scope="col">New price (dollars per call)</th></tr></thead><tbody>${rows}</tbody></table>
 <p class="muted">${api.status === 'live' ? 'On a live API a decrease applies at once; an increase applies after the notice period.' : 'Draft: prices apply at once.'}</p>
@@ -90,7 +91,7 @@ async function detailsForm(services: Services, ctx: AppContext, api: ProviderApi
   const categories = await services.listings.categories();
   const typed = state?.form === 'details' ? state.typed : undefined;
   const v = (name: string, current: string | null) => escapeHtml(typed?.[name] ?? current ?? '');
-  return `${state?.form === 'details' ? formError(state.message) : ''}
+  return `${state?.form === 'details' ? errorLine(state.message) : ''}
 <form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}">${hidden('csrf', csrfToken(ctx))}
 <label for="edit-name">Name</label><input id="edit-name" name="name" required maxlength="100" size="40" value="${v('name', api.name)}">
 <label for="edit-summary">Summary</label><input id="edit-summary" name="summary" required maxlength="300" size="60" value="${v('summary', api.summary)}">
@@ -125,7 +126,7 @@ function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormS
   const now = c.set
     ? `<p>A credential is set (${escapeHtml(c.injection ?? '')}${c.injection_name ? ` “${escapeHtml(c.injection_name)}”` : ''}, updated ${escapeHtml(when(c.updated_at))}). It is never shown; saving a new one replaces it.</p>`
     : '<p class="muted">No upstream credential: the gateway calls the upstream without one.</p>';
-  return `${now}${state?.form === 'credentials' ? formError(state.message) : ''}
+  return `${now}${state?.form === 'credentials' ? errorLine(state.message) : ''}
 <form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/credentials">${hidden('csrf', csrfToken(ctx))}
 <label for="secret">Secret</label><input id="secret" name="secret" type="password" autocomplete="off" required maxlength="4096" size="40">
 <label for="injection">How the gateway sends it</label><select id="injection" name="injection">${options(

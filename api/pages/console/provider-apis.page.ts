@@ -6,9 +6,9 @@ import { CreateApiBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, hidden, readForm } from '../forms.js';
+import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
 import { emptyState, renderConsole, type ConsoleView } from './shell.js';
-import { formError, options } from './provider-forms.js';
+import { options } from './provider-forms.js';
 import { flash, parseForm, seeOther, when } from './forms.js';
 import { parseEndpointLines } from './provider-endpoints.js';
 import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
@@ -29,7 +29,7 @@ async function createForm(services: Services, ctx: AppContext, values: CreateVal
   const categories = await services.listings.categories();
   const v = (k: keyof CreateValues) => escapeHtml(values[k] ?? '');
   return `<section aria-labelledby="create-h"><h2 id="create-h">Create or import an API</h2>
-${formError(message)}
+${errorLine(message)}
 <form method="post" action="/console/provider/apis">${hidden('csrf', csrfToken(ctx))}
 <label for="name">Name</label><input id="name" name="name" required maxlength="100" size="40" value="${v('name')}">
 <label for="slug">Slug (in URLs: lower-case letters, digits, hyphens)</label><input id="slug" name="slug" required maxlength="64" size="40" value="${v('slug')}" pattern="[a-z0-9][a-z0-9\\-]*">

@@ -6,9 +6,9 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import { DOCUMENT_KINDS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, hidden, readForm } from '../forms.js';
+import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
 import { emptyState, type ConsoleView } from './shell.js';
-import { formError, options } from './provider-forms.js';
+import { options } from './provider-forms.js';
 import { flash, parseForm, seeOther } from './forms.js';
 import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
 
@@ -60,7 +60,7 @@ export async function documentsView(
     banners: flash(ctx, FLASH),
     body: `${subNav('/console/provider/documents')}
 <section aria-labelledby="docs-h"><h2 id="docs-h">My documents</h2>${list}</section>
-<section aria-labelledby="add-doc-h"><h2 id="add-doc-h">Add a document</h2>${formError(error?.message)}
+<section aria-labelledby="add-doc-h"><h2 id="add-doc-h">Add a document</h2>${errorLine(error?.message)}
 <form method="post" action="/console/provider/documents">${csrf}
 <label for="kind">Kind</label><select id="kind" name="kind">${options(
       DOCUMENT_KINDS.map((k) => ({ value: k, label: k.replace('_', ' ') })),

@@ -43,7 +43,3 @@ export function options(items: readonly { value: string; label: string }[], sele
     )
     .join('');
 }
-
-/** An inline error next to a form (role=alert so it is announced). */
-export const formError = (message?: string) =>
-  message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '';

@@ -22,13 +22,12 @@ import { documentsView, createDocument } from './provider-documents.page.js';
 import { analyticsView, requestsView } from './provider-analytics.page.js';
 import { requireProvider } from './provider-common.js';
 
-// ---- routes ---------------------------------------------------------------------------------------------------
+type Page = (
+  fn: (ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>,
+) => ReturnType<typeof consolePage>;
 
-export function providerConsole(services: Services, router: Router<AppState>): void {
-  const { providers, providerLifecycle, providerCredentials, priceChanges } = services;
-  const page = (fn: (ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>) =>
-    consolePage(services, 'provider', fn);
-
+/** My APIs: the list, the create/import form, and Connect onboarding. */
+function apisRoutes(services: Services, router: Router<AppState>, page: Page): void {
   router.get(
     '/console/provider',
     page((ctx, person) => apisView(services, ctx, person)),
@@ -37,6 +36,15 @@ export function providerConsole(services: Services, router: Router<AppState>): v
     '/console/provider/apis',
     page((ctx, person) => createApi(services, ctx, person)),
   );
+  router.post(
+    '/console/provider/connect',
+    page((ctx, person) => startConnect(services, ctx, person)),
+  );
+}
+
+/** One API's page and its edits: details, credential, prices, cancelling a scheduled price. */
+function apiEditRoutes(services: Services, router: Router<AppState>, page: Page): void {
+  const { providers } = services;
   router.get(
     '/console/provider/apis/:id',
     page((ctx, person) => apiView(services, ctx, person)),
@@ -57,7 +65,7 @@ export function providerConsole(services: Services, router: Router<AppState>): v
         injection: body.injection || 'bearer',
         ...(body.injection_name?.trim() ? { injection_name: body.injection_name } : {}),
       });
-      await providerCredentials.setCredentials(person, apiId, input);
+      await services.providerCredentials.setCredentials(person, apiId, input);
       return 'credentials';
     }),
   );
@@ -68,14 +76,18 @@ export function providerConsole(services: Services, router: Router<AppState>): v
   router.post(
     '/console/provider/apis/:id/endpoints/:endpoint_id/cancel-price',
     apiAction(services, 'pricing', async (ctx, person, apiId) => {
-      await priceChanges.cancelPendingPrice(person, apiId, paramOf(ctx, 'endpoint_id'));
+      await services.priceChanges.cancelPendingPrice(person, apiId, paramOf(ctx, 'endpoint_id'));
       return 'cancelled';
     }),
   );
+}
+
+/** One API's lifecycle: verify, publish (with the provider terms), unpublish. */
+function apiLifecycleRoutes(services: Services, router: Router<AppState>): void {
   router.post(
     '/console/provider/apis/:id/verify',
     apiAction(services, 'publish', async (_ctx, person, apiId) =>
-      outcomeCode(await providerLifecycle.verify(person, apiId), 'verified'),
+      outcomeCode(await services.providerLifecycle.verify(person, apiId), 'verified'),
     ),
   );
   router.post(
@@ -86,7 +98,7 @@ export function providerConsole(services: Services, router: Router<AppState>): v
       }
       try {
         return outcomeCode(
-          await providerLifecycle.publish(person, apiId, parseForm(PublishBody, { accept_terms: true })),
+          await services.providerLifecycle.publish(person, apiId, parseForm(PublishBody, { accept_terms: true })),
           'published',
         );
       } catch (err) {
@@ -98,9 +110,13 @@ export function providerConsole(services: Services, router: Router<AppState>): v
   router.post(
     '/console/provider/apis/:id/unpublish',
     apiAction(services, 'publish', async (_ctx, person, apiId) =>
-      outcomeCode(await providerLifecycle.unpublish(person, apiId), 'unpublished'),
+      outcomeCode(await services.providerLifecycle.unpublish(person, apiId), 'unpublished'),
     ),
   );
+}
+
+/** Documents (create, activate), analytics and the open requests for missing APIs. */
+function documentsAndInsightsRoutes(services: Services, router: Router<AppState>, page: Page): void {
   router.get(
     '/console/provider/documents',
     page((ctx, person) => documentsView(services, ctx, person)),
@@ -126,8 +142,14 @@ export function providerConsole(services: Services, router: Router<AppState>): v
     '/console/provider/requests',
     page((ctx, person) => requestsView(services, ctx, person)),
   );
-  router.post(
-    '/console/provider/connect',
-    page((ctx, person) => startConnect(services, ctx, person)),
-  );
+}
+
+// ---- routes ---------------------------------------------------------------------------------------------------
+
+export function providerConsole(services: Services, router: Router<AppState>): void {
+  const page: Page = (fn) => consolePage(services, 'provider', fn);
+  apisRoutes(services, router, page);
+  apiEditRoutes(services, router, page);
+  apiLifecycleRoutes(services, router);
+  documentsAndInsightsRoutes(services, router, page);
 }

@@ -19,7 +19,8 @@ import type { AppContext, AppState } from '../../context.js';
 import { formatIssues } from '../../middleware/body.js';
 import { barChart } from '../charts.js';
 import { accountBanners, utcDay } from './consumer-common.js';
-import { dollarsValue, when } from './forms.js';
+import { dollarsValue } from '../dollars.js';
+import { when } from './forms.js';
 import { consolePage, emptyState, money } from './shell.js';
 
 const PAGE_SIZE = 50;
