@@ -358,3 +358,12 @@ export async function expectReconciled(
   const report = await services.reconciliation.run();
   expect(report.ok, JSON.stringify(report)).toBe(true);
 }
+
+/** The usage drain flushed, no org's cached balance differs from its ledger sum (`ledger.findDrift()`). */
+export async function expectNoDrift(
+  gateway: { drain: { flush: () => Promise<unknown> } } | undefined,
+  services: Pick<Services, 'ledger'> | undefined,
+): Promise<void> {
+  await gateway?.drain.flush();
+  if (services) expect(await services.ledger.findDrift()).toEqual([]);
+}

@@ -31,3 +31,8 @@ export async function createConsumer(
   }
   return person;
 }
+
+/** Closes each in the order given, one after the other, skipping the ones a failed set-up never made. */
+export async function closeAll(...closables: ({ close: () => Promise<unknown> } | undefined)[]): Promise<void> {
+  for (const closable of closables) await closable?.close();
+}

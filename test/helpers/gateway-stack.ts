@@ -3,7 +3,9 @@
  * API behind it, with the reads the money tests make after calls (the org's balance and its booked calls, each after
  * the usage drain has flushed). The books check stays in each test file (`expectReconciled` of books.ts).
  */
+import { afterAll, beforeAll } from 'vitest';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
+import type { Services } from '../../platform/services.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import type { Person } from './accounts.js';
 import { sql } from './db.js';
@@ -21,12 +23,12 @@ export interface GatewayStack {
   provider: Person;
   api: LiveApi;
   /** A new org holding `credit` cents. */
-  consumer(credit: number): Promise<Person>;
+  consumer: (credit: number) => Promise<Person>;
   /** The org's `credit_cents` in Postgres once the calls answered so far are booked. */
-  balance(orgId: string): Promise<number>;
+  balance: (orgId: string) => Promise<number>;
   /** The paid calls booked for the org (its usage batches' calls), checking their debits add up to what they charged. */
-  debits(orgId: string): Promise<number>;
-  close(): Promise<void>;
+  debits: (orgId: string) => Promise<number>;
+  close: () => Promise<void>;
 }
 
 export async function startGatewayStack(
@@ -69,7 +71,7 @@ export async function startGatewayStack(
       if (row.debited !== row.charged) throw new Error(`debited ${row.debited} for batches charging ${row.charged}`);
       return row.calls;
     },
-    async close() {
+    close: async () => {
       await server.close();
       await gateway.close();
       await stack.close();
@@ -96,3 +98,28 @@ export const ORDERS_API = {
   ],
   env: { GATEWAY_RATE_LIMIT_PER_MIN: '100000', CARD_CREDIT_LIMIT_CENTS: '12', GATEWAY_DRAIN_CLAIM_IDLE_MS: '200' },
 } satisfies Parameters<typeof startGatewayStack>[0];
+
+/**
+ * Starts a gateway stack before the enclosing suite's tests and closes it after them, running the file's books
+ * check (`expectReconciled` of books.ts, say) first. The value returned reads through to the running stack.
+ */
+export function useGatewayStack(
+  options: Parameters<typeof startGatewayStack>[0],
+  checkBooks: (services: Services) => Promise<void>,
+): GatewayStack {
+  let running: GatewayStack | undefined;
+  beforeAll(async () => {
+    running = await startGatewayStack(options);
+  });
+  afterAll(async () => {
+    if (!running) return;
+    await checkBooks(running.stack.services);
+    await running.close();
+  });
+  return new Proxy({} as GatewayStack, {
+    get: (_target, name: keyof GatewayStack) => {
+      if (!running) throw new Error('the gateway stack is not started (used outside a test?)');
+      return running[name];
+    },
+  });
+}

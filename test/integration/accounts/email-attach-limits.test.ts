@@ -7,6 +7,7 @@ import type { RunningHttpServer } from '../../../platform/runtime/http-server.js
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 describe('attaching an email: the per-address limit', () => {
   let stack: TestStack;
@@ -19,9 +20,7 @@ describe('attaching an email: the per-address limit', () => {
     server = await serve(createApiApp(stack.services).callback());
   });
   afterAll(async () => {
-    await server?.close();
-    await stack?.close();
-    await smtp?.close();
+    await closeAll(server, stack, smtp);
   });
 
   async function register(): Promise<string> {

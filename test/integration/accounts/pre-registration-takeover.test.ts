@@ -19,13 +19,14 @@ import { sql } from '../../helpers/db.js';
 import { csrfOf, FormBrowser } from '../../helpers/form-browser.js';
 import { codeFromMail, tokenFromMail } from '../../helpers/full-stack.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { freePort } from '../../helpers/ports.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
 import { startTemporal, workflowBundle } from '../../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 const redisPrefix = (s: TestStack) => s.config.counters.keyPrefix;
 const REDIRECT = 'http://127.0.0.1:47998/callback';
@@ -82,8 +83,8 @@ describe('pre-registration takeover', () => {
     gateway = createGatewayHandler(gatewayStack.services);
     gw = await serve(gateway);
     const provider = await createPerson(stack.services);
-    listing = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    listing = await createPaidApi(stack.services, {
+      provider: provider,
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
     });
@@ -91,12 +92,7 @@ describe('pre-registration takeover', () => {
   afterAll(async () => {
     // The starter credit is released to the proven owner: the books hold.
     if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await mcp?.close();
-    await mcpServer?.close();
-    await gw?.close();
-    await gateway?.close();
-    await gatewayStack?.close();
-    await api?.close();
+    await closeAll(mcp, mcpServer, gw, gateway, gatewayStack, api);
     await worker?.shutdown();
     await stack?.close();
     await temporal?.teardown();

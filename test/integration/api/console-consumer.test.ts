@@ -13,6 +13,7 @@ import { codeFromMail } from '../../helpers/full-stack.js';
 import { serve } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 describe('console: consumer sections over HTTP', () => {
   let stack: TestStack;
@@ -67,9 +68,7 @@ describe('console: consumer sections over HTTP', () => {
   });
   afterAll(async () => {
     if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await stack?.close();
-    await smtp?.close();
+    await closeAll(server, stack, smtp);
   });
 
   it('signed out: every section answers 303 to /login, coming back to the page (forms come back to their section)', async () => {

@@ -21,6 +21,8 @@ import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startTemporal } from '../../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { expectNoDrift } from '../../helpers/books.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 type Json = Record<string, any>;
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
@@ -147,13 +149,8 @@ describe('fuzzing every JSON operation from the OpenAPI document', () => {
   });
 
   afterAll(async () => {
-    await gateway?.drain.flush();
-    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await gatewayServer?.close();
-    await gateway?.close();
-    await api?.close();
-    await upstream?.close();
-    await stack?.close();
+    await expectNoDrift(gateway, stack?.services);
+    await closeAll(gatewayServer, gateway, api, upstream, stack);
     await stripe?.stop();
     await temporal?.env.teardown().catch(() => undefined);
   });

@@ -14,6 +14,8 @@ import { expectFailure, http, serve, describe as show, type HttpResult } from '.
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { expectNoDrift } from '../../helpers/books.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const RULE = /must not contain NUL characters or unpaired UTF-16 surrogates/;
 
@@ -47,13 +49,8 @@ describe('input rules', () => {
     });
   });
   afterAll(async () => {
-    await gateway?.drain.flush();
-    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await gatewayServer?.close();
-    await gateway?.close();
-    await api?.close();
-    await upstream?.close();
-    await stack?.close();
+    await expectNoDrift(gateway, stack?.services);
+    await closeAll(gatewayServer, gateway, api, upstream, stack);
   });
 
   it('refuses NUL in a public path, query or JSON string with 400 (these reached Postgres and answered 500)', async () => {

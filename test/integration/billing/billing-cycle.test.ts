@@ -23,6 +23,7 @@ import {
   type StripeMock,
   type StripeRecorder,
 } from '../../helpers/stripe-mock.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const WEBHOOK_SECRET = 'whsec_test_billing_cycle';
 const THRESHOLD = 5_000;
@@ -322,8 +323,7 @@ describe('billing cycles, payouts and chargebacks', () => {
       "update orgs set stripe_account_id = 'acct_refused', connect_status = 'enabled' where id = $1",
       [provider.orgId],
     );
-    const consumer = await createPerson(s.services);
-    await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
+    const consumer = await createConsumer(s.services, 500);
     for (const entry of callEntries({
       usageId: newId('usage'),
       consumerOrgId: consumer.orgId,
@@ -352,8 +352,7 @@ describe('billing cycles, payouts and chargebacks', () => {
       provider.orgId,
       `acct_${provider.orgId.slice(-10)}`,
     ]);
-    const prepaid = await createPerson(s.services);
-    await s.services.ledger.post({ orgId: prepaid.orgId, kind: 'grant', amountCents: 1_000 });
+    const prepaid = await createConsumer(s.services, 1_000);
     const card = await owingOrg(0);
     const committer = new UsageCommitter({ orm: s.services.orm, logger: s.services.logger, feePercent: 20 });
     const callBy = (p: Person, priceCents: number) =>
@@ -447,8 +446,7 @@ describe('billing cycles, payouts and chargebacks', () => {
   });
 
   it('a dispute takes the credits back once and suspends the org until an operator lifts it', async () => {
-    const p = await createPerson(s.services);
-    await s.services.ledger.post({ orgId: p.orgId, kind: 'grant', amountCents: 100 });
+    const p = await createConsumer(s.services, 100);
     const checkout = await http(s.base, 'POST', '/v1/billing/checkout', {
       token: p.session,
       body: { pack: 'starter' },

@@ -1,22 +1,14 @@
 // Card billing through the gateway (issue 10): a card-billed org is bounded by its credit limit, and a paid call's
 // booking never waits for the provider's org row (earnings are queued, then folded).
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectReconciled } from '../../helpers/books.js';
 import { sql } from '../../helpers/db.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { describe as show, expectFailure, http } from '../../helpers/http.js';
 
 describe('card-billed orgs and earnings at the gateway', () => {
-  let g: GatewayStack;
-
-  beforeAll(async () => {
-    g = await startGatewayStack(ORDERS_API);
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack(ORDERS_API, expectReconciled);
 
   it('a card-billed org is refused past its credit limit (402 payment_required), per org or by default', async () => {
     const c = await g.consumer(0);

@@ -16,6 +16,7 @@ import { ROOT } from '../../helpers/env.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const OPENAPI_31 = path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json');
 
@@ -44,9 +45,7 @@ describe('listing detail and sub-resources', () => {
     ]);
   });
   afterAll(async () => {
-    await server?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(server, stack, upstream);
   });
 
   const asProvider = (method: string, p: string, body?: unknown) =>

@@ -13,6 +13,7 @@ import { expectFailure, http, serve, describe as show } from '../../helpers/http
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const RATE_LIMIT = 4;
 
@@ -73,10 +74,7 @@ describe('quote', () => {
     await gw?.close();
     await stack?.services.earnings.foldAll();
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await gateway?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(server, gateway, stack, upstream);
   });
 
   const quote = (slug: string, method: string, path: string, token?: string) =>

@@ -19,6 +19,7 @@ import { sql } from '../../helpers/db.js';
 import { http, serve, describe as show } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { runSvc, shownRun } from '../../helpers/svc-cli.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 interface Item {
   slug: string;
@@ -47,10 +48,7 @@ describe('callable first: ranking and real totals', () => {
     expect(report).toMatchObject({ entries: 1706, inserted: 1706 });
   }, 120_000);
   afterAll(async () => {
-    await mcp?.close();
-    await mcpServer?.close();
-    await api?.close();
-    await stack?.close();
+    await closeAll(mcp, mcpServer, api, stack);
     if (home) await rm(home, { recursive: true, force: true });
   });
 

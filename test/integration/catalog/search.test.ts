@@ -10,6 +10,8 @@ import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import { expectNoDrift } from '../../helpers/books.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 describe('catalog search and the directory', () => {
   let s: FullStack;
@@ -28,11 +30,8 @@ describe('catalog search and the directory', () => {
     gatewayServer = await serve(gateway);
   });
   afterAll(async () => {
-    await gateway?.drain.flush();
-    if (s) expect(await s.services.ledger.findDrift()).toEqual([]);
-    await gatewayServer?.close();
-    await gateway?.close();
-    await s?.close();
+    await expectNoDrift(gateway, s?.services);
+    await closeAll(gatewayServer, gateway, s);
   });
 
   const get = (p: string) => http(s.base, 'GET', p);

@@ -12,9 +12,9 @@ import { createPerson } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
 import { serve } from '../../helpers/http.js';
-import { createLiveApi } from '../../helpers/listings.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { runSvc, shownRun as shown, type SvcRun } from '../../helpers/svc-cli.js';
+import { createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 const HOSTILE_NAME = 'Evil \u001b]0;pwned\u0007Echo \u001b[2J\u001b[HAPI';
 const HOSTILE_SUMMARY = 'Looks \u001b[31mred\u001b[0m \u009b2J and rings\u0007 a bell';
@@ -50,8 +50,8 @@ describe('svc CLI against untrusted servers', { timeout: 180_000 }, () => {
       );
     });
     const provider = await createPerson(s.services);
-    const api = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    const api = await createPaidApi(s.services, {
+      provider: provider,
       baseUrl: upstream.url,
       slug: 'hostile-echo',
       endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
@@ -67,11 +67,7 @@ describe('svc CLI against untrusted servers', { timeout: 180_000 }, () => {
   });
   afterAll(async () => {
     rmSync(home, { recursive: true, force: true });
-    await gw?.close();
-    await gateway?.close();
-    await upstream?.close();
-    await other?.close();
-    await s?.close();
+    await closeAll(gw, gateway, upstream, other, s);
   });
 
   const newProfile = () => path.join(home, `profile-${++profiles}`, 'config.json');

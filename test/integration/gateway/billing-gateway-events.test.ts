@@ -15,6 +15,7 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const run = promisify(execFile);
 const SECRETS_KEY = '7e'.repeat(32);
@@ -84,8 +85,7 @@ describe('billing and listing changes reach every gateway at once', () => {
   };
 
   async function consumerWith(cents: number): Promise<Person> {
-    const consumer = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: cents });
+    const consumer = await createConsumer(stack.services, cents);
     return consumer;
   }
 

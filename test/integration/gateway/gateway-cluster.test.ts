@@ -5,14 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import { type RedisCounterStore } from '../../../core/counters/index.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import type { Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { waitFor } from '../../helpers/ports.js';
 import { startRedisCluster, type RedisClusterHarness } from '../../helpers/redis-cluster.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 describe('gateway on a Redis Cluster', () => {
   let cluster: RedisClusterHarness;
@@ -30,9 +31,7 @@ describe('gateway on a Redis Cluster', () => {
     });
     gateway = createGatewayHandler(stack.services);
     server = await serve(gateway);
-    const provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 1 }],
     });
@@ -41,16 +40,12 @@ describe('gateway on a Redis Cluster', () => {
     const report = await stack?.services.reconciliation.run();
     expect(report?.ok, JSON.stringify(report)).toBe(true);
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await gateway?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(server, gateway, stack, upstream);
     await cluster?.stop();
   });
 
   async function consumer(credit: number): Promise<Person> {
-    const p = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: p.orgId, kind: 'grant', amountCents: credit });
+    const p = await createConsumer(stack.services, credit);
     return p;
   }
   const call = (p: Person, id: number) =>

@@ -12,12 +12,12 @@ import { checkBooks, openReservations, type OpenReservation } from '../../helper
 import { call, CALL_TIMEOUT_MS, sleep, startLoad, tally, type Recorded } from '../../helpers/paid-load.js';
 import { createTestDatabase, sql, type TestDatabase } from '../../helpers/db.js';
 import { startDurableRedis, type DurableRedis } from '../../helpers/durable-redis.js';
-import { createLiveApi } from '../../helpers/listings.js';
 import { waitFor } from '../../helpers/ports.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { startScratchPostgres, type ScratchPostgres } from '../../helpers/scratch-postgres.js';
 import { createTestStack, NO_TEMPORAL, testRedisPrefix } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createPaidApi } from '../../helpers/fixtures.js';
 
 const SECRETS_KEY = '7e'.repeat(32);
 const PRICE = 2;
@@ -52,9 +52,7 @@ async function seed(databaseUrl: string, upstream: Upstream): Promise<Fixture> {
   });
   try {
     const { services } = stack;
-    const provider = await createPerson(services);
-    const api = await createLiveApi(services, {
-      providerOrgId: provider.orgId,
+    const api = await createPaidApi(services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: PRICE }],
     });

@@ -14,6 +14,7 @@ import { freePort } from '../../helpers/ports.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const SECRETS_KEY = '7e'.repeat(32);
 
@@ -64,8 +65,7 @@ describe('gateway faults', () => {
     );
 
   it('a gateway killed between reserve and commit: another process voids the reservation within 60 s', async () => {
-    const c = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: c.orgId, kind: 'grant', amountCents: 3 });
+    const c = await createConsumer(stack.services, 3);
     const doomed: RunningProcess = await startProcess({ roles: ['gateway'], env: gatewayEnv() });
     const before = upstream.seen.length;
     upstream.handle(() => undefined); // never answers
@@ -151,8 +151,7 @@ describe('gateway faults', () => {
     const gateway = createGatewayHandler(own.services);
     const server = await serve(gateway);
     try {
-      const c = await createPerson(own.services);
-      await own.services.ledger.post({ orgId: c.orgId, kind: 'grant', amountCents: 300 });
+      const c = await createConsumer(own.services, 300);
       const call = (path: string) => http(server.url, 'GET', `/v1/proxy/${api.slug}${path}`, { token: c.apiKey });
       expect((await call('/paid')).status).toBe(200);
       upstream.handle((_req, res) => {

@@ -5,15 +5,15 @@
 // test ends with the books check (test/helpers/books.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../core/auth/scopes.js';
-import { createPerson } from '../../helpers/accounts.js';
 import { checkBooks, openReservations } from '../../helpers/books.js';
 import { call, sleep, type Recorded } from '../../helpers/paid-load.js';
 import { sql } from '../../helpers/db.js';
 import { REDIS_URL } from '../../helpers/env.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, createPaidApi } from '../../helpers/fixtures.js';
 
 const SECRETS_KEY = '7e'.repeat(32);
 /** A lease's hold expires as a call's reservation: the upstream deadline (1 s here) + 10 s, then a sweep (0.5 s). */
@@ -46,9 +46,7 @@ describe('gateway leases across processes', () => {
   beforeAll(async () => {
     upstream = await startUpstream();
     stack = await createTestStack();
-    const provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 1 },
@@ -78,8 +76,7 @@ describe('gateway leases across processes', () => {
 
   /** A consumer with `cents` of prepaid credit. */
   async function consumer(cents: number) {
-    const c = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: c.orgId, kind: 'grant', amountCents: cents });
+    const c = await createConsumer(stack.services, cents);
     return c;
   }
 

@@ -5,13 +5,14 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Org } from '../../../db/entities/index.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import type { Person } from '../../helpers/accounts.js';
 import { startDurableRedis, type DurableRedis } from '../../helpers/durable-redis.js';
 import { http } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, createPaidApi } from '../../helpers/fixtures.js';
 
 describe('a lost invalidation message', () => {
   let redis: DurableRedis;
@@ -26,9 +27,7 @@ describe('a lost invalidation message', () => {
     admin = new Redis(redis.url);
     upstream = await startUpstream();
     stack = await createTestStack({ env: { REDIS_URL: redis.url } });
-    const provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 2 },
@@ -58,8 +57,7 @@ describe('a lost invalidation message', () => {
   });
 
   async function consumer(): Promise<Person> {
-    const c = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: c.orgId, kind: 'grant', amountCents: 100 });
+    const c = await createConsumer(stack.services, 100);
     return c;
   }
   const call = (c: Person, path = 'paid') =>

@@ -14,6 +14,7 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const SECRETS_KEY = '7e'.repeat(32);
 
@@ -109,8 +110,7 @@ describe('gateway processes', () => {
     // The rate-limit half counts per minute: start early in a minute so all of it lands in one window.
     const second = new Date().getSeconds();
     if (second > 40) await new Promise((r) => setTimeout(r, (61 - second) * 1_000));
-    const c = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: c.orgId, kind: 'grant', amountCents: 300 });
+    const c = await createConsumer(stack.services, 300);
     const before = upstream.seen.length;
     const results = await Promise.all(
       Array.from({ length: 30 }, () => fresh(gw!.urls.gateway, `/v1/proxy/${api.slug}/paid`, c.apiKey)),

@@ -17,6 +17,7 @@ import type { RunningHttpServer } from '../../../platform/runtime/http-server.js
 import { Document } from '../../../db/entities/index.js';
 import { newId } from '../../../core/ids.js';
 import { idempotencyRecordKey } from '../../../core/spend/redis-spend-store.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 describe('gateway proxy', () => {
   let stack: TestStack;
@@ -51,10 +52,7 @@ describe('gateway proxy', () => {
   afterAll(async () => {
     const report = await stack?.services.reconciliation.run();
     expect(report?.ok, JSON.stringify(report)).toBe(true);
-    await server?.close();
-    await gateway?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(server, gateway, stack, upstream);
   });
 
   async function consumer(credit: number, keyCaps: Record<string, number | boolean> = {}): Promise<Person> {

@@ -1,10 +1,10 @@
 // Path traversal through templated endpoints (issue 10), against real Postgres, Redis and a recording loopback
 // upstream: no path leaves its endpoint; every traversal form is refused before any spend or upstream call.
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { unsafePathReason } from '../../../gateway/upstream-path.js';
 import { expectReconciled } from '../../helpers/books.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 
 /** A request sent with its path exactly as written (fetch would resolve dot segments before sending). */
 function rawRequest(
@@ -44,15 +44,7 @@ function rawRequest(
 }
 
 describe('path traversal through templated endpoints', () => {
-  let g: GatewayStack;
-
-  beforeAll(async () => {
-    g = await startGatewayStack(ORDERS_API);
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack(ORDERS_API, expectReconciled);
 
   const ATTACKS = [
     '/items/..',

@@ -1,21 +1,13 @@
 // A provider host on a non-public address: the gateway answers 502 upstream_error without describing the network
 // and charges nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectReconciled } from '../../helpers/books.js';
 import { createPaidApi } from '../../helpers/fixtures.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { expectFailure, http } from '../../helpers/http.js';
 
 describe('a blocked upstream', () => {
-  let g: GatewayStack;
-
-  beforeAll(async () => {
-    g = await startGatewayStack(ORDERS_API);
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack(ORDERS_API, expectReconciled);
 
   it('a provider host on a non-public address: 502 upstream_error that does not describe the network', async () => {
     const c = await g.consumer(10);

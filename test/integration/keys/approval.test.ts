@@ -5,12 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import type { Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 describe('approval mode', () => {
   let stack: TestStack;
@@ -27,17 +28,14 @@ describe('approval mode', () => {
     gateway = createGatewayHandler(stack.services);
     gw = await serve(gateway);
     apiServer = await serve(createApiApp(stack.services).callback());
-    const provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 5 },
         { method: 'GET', path: '/free', priceCents: 0 },
       ],
     });
-    owner = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: owner.orgId, kind: 'grant', amountCents: 1_000 });
+    owner = await createConsumer(stack.services, 1_000);
     const patched = await http(apiServer.url, 'PATCH', `/v1/keys/${owner.keyId}`, {
       token: owner.session,
       body: { approval_mode: true },
@@ -49,10 +47,7 @@ describe('approval mode', () => {
     await stack?.services.earnings.foldAll();
     const report = await stack?.services.reconciliation.run();
     expect(report?.ok, JSON.stringify(report)).toBe(true);
-    await apiServer?.close();
-    await gateway?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(apiServer, gateway, stack, upstream);
   });
 
   const callPaid = () => http(gw.url, 'GET', `/v1/proxy/${api.slug}/paid`, { token: owner.apiKey });

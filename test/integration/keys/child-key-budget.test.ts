@@ -1,21 +1,13 @@
 // A child key minted by a key (over the real routes) spends against its parent's budget at the gateway too.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { expectReconciled } from '../../helpers/books.js';
 import { sql } from '../../helpers/db.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { describe as show, expectFailure, http, serve } from '../../helpers/http.js';
 
 describe("a child key's spend at the gateway", () => {
-  let g: GatewayStack;
-
-  beforeAll(async () => {
-    g = await startGatewayStack(ORDERS_API);
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack(ORDERS_API, expectReconciled);
 
   it("a child key's spend counts against its parent's budget too (minted by the key, over the real routes)", async () => {
     const c = await g.consumer(100);

@@ -9,11 +9,12 @@ import { SESSION_COOKIE } from '../../../core/auth/authenticator.js';
 import { ManualClock } from '../../../core/clock.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import type { Person } from '../../helpers/accounts.js';
 import { describe as show, expectFailure, http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 interface KeyView {
   id: string;
@@ -41,24 +42,17 @@ describe("a key's spend figures count its child keys (one rule for the budget an
     gateway = createGatewayHandler(stack.services);
     gw = await serve(gateway);
     app = await serve(createApiApp(stack.services).callback());
-    const provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'POST', path: '/orders', priceCents: 5 }],
     });
-    person = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: 1_000 });
+    person = await createConsumer(stack.services, 1_000);
   });
   afterAll(async () => {
     await gateway?.drain.flush();
     await stack?.services.earnings.foldAll();
     if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await app?.close();
-    await gw?.close();
-    await gateway?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(app, gw, gateway, stack, upstream);
   });
 
   const mint = async (token: string, body: Record<string, unknown>) => {

@@ -34,6 +34,7 @@ import { describe as show, http, serve } from '../../helpers/http.js';
 import { freePort } from '../../helpers/ports.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 /** The revisions whose server requirements we meet (the runner takes one revision per run). */
 const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
@@ -100,12 +101,7 @@ describe.skipIf(missing !== undefined)('MCP conformance runner', () => {
     outputDir = await mkdtemp(path.join(tmpdir(), 'mcp-conformance-'));
   });
   afterAll(async () => {
-    await mcp?.close();
-    await mcpServer?.close();
-    await proxy?.close();
-    await api?.close();
-    await stack?.close();
-    await smtp?.close();
+    await closeAll(mcp, mcpServer, proxy, api, stack, smtp);
     if (outputDir) await rm(outputDir, { recursive: true, force: true });
   });
 

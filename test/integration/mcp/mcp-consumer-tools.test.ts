@@ -22,6 +22,7 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, closeAll } from '../../helpers/fixtures.js';
 
 const CONSUMER_TOOLS: Record<string, string[]> = {
   svc_register: [],
@@ -120,10 +121,7 @@ describe('agent-tool server: consumer tools', () => {
     await stack?.services.earnings.foldAll();
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await api?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(server, api, stack, upstream);
     await stripe?.stop();
   });
 
@@ -171,8 +169,7 @@ describe('agent-tool server: consumer tools', () => {
   }
 
   async function creditedPerson(cents: number): Promise<Person> {
-    const person = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: cents });
+    const person = await createConsumer(stack.services, cents);
     return person;
   }
 

@@ -26,6 +26,7 @@ import { serve } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
@@ -73,9 +74,7 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     await stack?.services.earnings.foldAll();
     // Money moved in both eras: every org's cached balance still equals its ledger sum.
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(server, stack, upstream);
   });
 
   async function connect(era: Era, token: string): Promise<Client> {

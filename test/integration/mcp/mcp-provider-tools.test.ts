@@ -16,6 +16,7 @@ import { startFullStack, tokenFromMail, type FullStack } from '../../helpers/ful
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const OPENAPI = path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json');
 const TERMS = '# Terms of Sky\n\n1. Be kind to the upstream.\n';
@@ -162,9 +163,7 @@ describe('agent-tool server: provider, profile and terms tools', () => {
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
     expect(await s.services.ledger.findDrift()).toEqual([]);
     await Promise.allSettled(clients.map((c) => c.close()));
-    await mcp?.close();
-    await mcpServer?.close();
-    await s?.close();
+    await closeAll(mcp, mcpServer, s);
     await stripe?.stop();
     await upstream?.close();
   });

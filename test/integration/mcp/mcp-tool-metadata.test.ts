@@ -12,9 +12,10 @@ import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { ADVERTISED_OUTPUT, MOVES_MONEY, PRICE } from '../../../mcp/tool-listing.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 /** The acceptance bounds: the whole default tools/list answer, and the instructions, in bytes of UTF-8 JSON. */
 const TOOLS_LIST_MAX_BYTES = 32 * 1024;
@@ -70,9 +71,7 @@ describe('agent-tool metadata: size, instructions, annotations, money', () => {
     stack = await createTestStack();
     mcp = createMcpApp(stack.services);
     server = await serve(mcp.app.callback());
-    const provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [
         { method: 'GET', path: '/free', priceCents: 0 },
@@ -93,10 +92,7 @@ describe('agent-tool metadata: size, instructions, annotations, money', () => {
   });
   afterAll(async () => {
     await client?.close().catch(() => undefined);
-    await mcp?.close();
-    await server?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(mcp, server, stack, upstream);
   });
 
   const byName = (name: string) => {

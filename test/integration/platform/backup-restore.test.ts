@@ -23,6 +23,7 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { call } from '../../helpers/paid-load.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const PRICE = 3;
 const CREDIT = 1_000;
@@ -113,8 +114,7 @@ describe('backup and restore', () => {
     gateway = createGatewayHandler(stack.services);
     server = await serve(gateway);
     const provider = await createPerson(stack.services);
-    consumer = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: CREDIT });
+    consumer = await createConsumer(stack.services, CREDIT);
     api = await createLiveApi(stack.services, {
       providerOrgId: provider.orgId,
       baseUrl: upstream.url,

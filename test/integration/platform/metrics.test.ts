@@ -13,6 +13,7 @@ import { sharedRoleEnv, startProcess, type RunningProcess } from '../../helpers/
 import { createTestStack } from '../../helpers/services.js';
 import { startTemporal } from '../../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const scrape = async (port: number) => {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -53,8 +54,7 @@ describe('metrics on every process', () => {
         endpoints: [{ method: 'GET', path: '/paid', priceCents: 3 }],
       });
       slug = live.slug;
-      const consumer = await createPerson(services);
-      await services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 1_000 });
+      const consumer = await createConsumer(services, 1_000);
       consumerKey = consumer.apiKey;
       const em = services.orm.em.fork();
       const poor = services.keys.create(em, {

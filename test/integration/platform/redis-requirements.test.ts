@@ -11,6 +11,7 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, testRedisPrefix, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 const SECRETS_KEY = '5c'.repeat(32);
 
@@ -111,8 +112,7 @@ describe('Redis requirements of the money path', () => {
     processes.push(gw);
     // Outside production a Redis without appendfsync always starts, with one warning naming what a crash loses.
     expect(gw.output()).toContain('a crash of Redis can lose answered calls');
-    const c = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: c.orgId, kind: 'grant', amountCents: 100 });
+    const c = await createConsumer(stack.services, 100);
     const call = () => http(gw.urls.gateway, 'GET', `/v1/proxy/${api.slug}/paid`, { token: c.apiKey });
     expect((await call()).status).toBe(200);
 

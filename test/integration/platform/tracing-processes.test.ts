@@ -17,6 +17,7 @@ import { createTestStack } from '../../helpers/services.js';
 import { startTemporal } from '../../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { checkBooks, type CallAnswer } from '../../helpers/books.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 interface ReceivedSpan {
   service: string;
@@ -118,8 +119,7 @@ describe('traces across real processes, exported over OTLP', () => {
           endpoints: [{ method: 'GET', path: '/paid', priceCents: 3 }],
         })
       ).slug;
-      const consumer = await createPerson(services);
-      await services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 100 });
+      const consumer = await createConsumer(services, 100);
       consumerKey = consumer.apiKey;
     } finally {
       await stack.close();

@@ -20,6 +20,7 @@ import { createLiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startTemporal } from '../../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, closeAll } from '../../helpers/fixtures.js';
 
 const exporter = new InMemorySpanExporter();
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -57,8 +58,7 @@ describe('traces across the control plane, Temporal, the gateway and the upstrea
     gatewayServer = await serve(gateway);
     apiServer = await serve(createApiApp(stack.services).callback());
     provider = await createPerson(stack.services);
-    consumer = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 100 });
+    consumer = await createConsumer(stack.services, 100);
     const live = await createLiveApi(stack.services, {
       providerOrgId: provider.orgId,
       baseUrl: `${upstream.url}/base`,
@@ -76,9 +76,7 @@ describe('traces across the control plane, Temporal, the gateway and the upstrea
       const report = await stack.services.reconciliation.run();
       expect(report.ok, JSON.stringify(report)).toBe(true);
     }
-    await apiServer?.close();
-    await gatewayServer?.close();
-    await gateway?.close();
+    await closeAll(apiServer, gatewayServer, gateway);
     await worker?.shutdown();
     await stack?.close();
     await temporal?.env.teardown().catch(() => undefined);

@@ -24,6 +24,7 @@ import { generatedImport, type GeneratedImport } from '../../helpers/property-op
 import { propertyParameters, propertyTimeout } from '../../helpers/property-runs.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const PARSER_RUNS = 150;
 const ROUTE_RUNS = 40;
@@ -135,9 +136,7 @@ describe('property: provider import from openapi_url over generated documents', 
   });
   afterAll(async () => {
     console.log(`property-openapi (route): ${JSON.stringify(stats)}`);
-    await app?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(app, stack, upstream);
   });
 
   let n = 0;

@@ -1,26 +1,18 @@
 // An ambiguous settle outcome is fenced (issue 10): never a 503 for a charged call, never a void of spent money; a
 // call Postgres also refused is answered 503, held, then voided by the sweeper.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../core/clock.js';
 import { RedisSpendStore } from '../../../core/spend/redis-spend-store.js';
 import { UsageCommitter } from '../../../core/spend/usage-committer.js';
 import { expectReconciled } from '../../helpers/books.js';
 import { sql } from '../../helpers/db.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { describe as show, expectFailure, http } from '../../helpers/http.js';
 import { waitFor } from '../../helpers/ports.js';
 
 describe('ambiguous settle outcome', () => {
-  let g: GatewayStack;
   const clock = new ManualClock(new Date('2026-11-23T12:00:00Z'));
-
-  beforeAll(async () => {
-    g = await startGatewayStack({ ...ORDERS_API, clock });
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack({ ...ORDERS_API, clock }, expectReconciled);
 
   it('a settle whose answer is lost: the call is booked in Postgres and answered 200, charged once', async () => {
     const c = await g.consumer(20);

@@ -1,26 +1,18 @@
 // Idempotency survives Redis (issue 10): with the fast state flushed or a settle's record lost, Postgres answers
 // replays, the upstream sees one call and the org one debit; the commit itself refuses a second booking under one key.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../core/clock.js';
 import type { RedisCounterStore } from '../../../core/counters/index.js';
 import { newId } from '../../../core/ids.js';
 import { idempotencyRecordKey } from '../../../core/spend/redis-spend-store.js';
 import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
 import { expectReconciled } from '../../helpers/books.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { describe as show, expectFailure, http } from '../../helpers/http.js';
 
 describe('idempotency survives Redis', () => {
-  let g: GatewayStack;
   const clock = new ManualClock(new Date('2026-11-23T12:00:00Z'));
-
-  beforeAll(async () => {
-    g = await startGatewayStack({ ...ORDERS_API, clock });
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack({ ...ORDERS_API, clock }, expectReconciled);
 
   const redisKeys = async () => {
     const redis = (g.stack.services.counters as RedisCounterStore).client;

@@ -21,6 +21,7 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { waitFor } from '../../helpers/ports.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 item 14)', () => {
   let stack: TestStack;
@@ -60,8 +61,7 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
 
   const redis = () => (stack.services.counters as RedisCounterStore).client;
   async function consumer(credit: number): Promise<Person> {
-    const p = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: p.orgId, kind: 'grant', amountCents: credit });
+    const p = await createConsumer(stack.services, credit);
     return p;
   }
   const order = (c: Person, key: string, n = 1, server = 0) =>

@@ -25,6 +25,8 @@ import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { propertyParameters, propertyTimeout } from '../../helpers/property-runs.js';
 import { createTestStack, testRedisPrefix, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, closeAll } from '../../helpers/fixtures.js';
+import { expectNoDrift } from '../../helpers/books.js';
 
 const logger = createLogger({ level: 'silent' });
 const DAY = '2026-11-22';
@@ -286,8 +288,7 @@ describe('property: idempotent calls through the gateway', () => {
     gateway = createGatewayHandler(stack.services);
     server = await serve(gateway);
     const provider = await createPerson(stack.services);
-    consumer = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 1_000_000 });
+    consumer = await createConsumer(stack.services, 1_000_000);
     api = await createLiveApi(stack.services, {
       providerOrgId: provider.orgId,
       baseUrl: `${upstream.url}/base`,
@@ -302,12 +303,8 @@ describe('property: idempotent calls through the gateway', () => {
     });
   });
   afterAll(async () => {
-    await gateway?.drain.flush();
-    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await gateway?.close();
-    await stack?.close();
-    await upstream?.close();
+    await expectNoDrift(gateway, stack?.services);
+    await closeAll(server, gateway, stack, upstream);
   });
 
   let n = 0;

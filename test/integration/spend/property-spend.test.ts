@@ -28,6 +28,7 @@ import { propertyParameters, propertyTimeout } from '../../helpers/property-runs
 import { SpendModel, type KeyCaps } from '../../helpers/property-spend-model.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 const RUNS = 30;
 /** Every run starts 2.5 minutes before UTC midnight: a few sweeps carry it into the next day (daily caps reset). */
@@ -145,9 +146,7 @@ describe.each(STORES)('property: the ledger and spend governance against the mod
 
   afterAll(async () => {
     console.log(`property-spend (${store}): ${JSON.stringify(stats)}`);
-    await server?.close();
-    await admissions?.close();
-    await gateway?.close();
+    await closeAll(server, admissions, gateway);
     await committer?.flush();
     await stack?.close();
     await upstream?.close();

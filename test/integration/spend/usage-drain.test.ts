@@ -18,6 +18,7 @@ import { describe as show, http, serve } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { createConsumer, closeAll } from '../../helpers/fixtures.js';
 
 const RATE_PER_S = 40;
 const SECONDS = 3;
@@ -46,9 +47,7 @@ describe('usage drain', () => {
     });
   });
   afterAll(async () => {
-    await apiApp?.close();
-    await server?.close();
-    await gateway?.close();
+    await closeAll(apiApp, server, gateway);
     const report = await stack?.services.reconciliation.run();
     expect(report?.ok, JSON.stringify(report)).toBe(true);
     await stack?.close();
@@ -56,8 +55,7 @@ describe('usage drain', () => {
   });
 
   async function consumer(credit: number): Promise<Person> {
-    const p = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: p.orgId, kind: 'grant', amountCents: credit });
+    const p = await createConsumer(stack.services, credit);
     return p;
   }
   const call = (p: Person, i: number) =>

@@ -1,21 +1,13 @@
 // Activating a required document reaches the gateway at once: the next call to its listing gets 428.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { expectReconciled } from '../../helpers/books.js';
 import { createPaidApi } from '../../helpers/fixtures.js';
-import { ORDERS_API, startGatewayStack, type GatewayStack } from '../../helpers/gateway-stack.js';
+import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { describe as show, http, serve } from '../../helpers/http.js';
 
 describe('required terms at the gateway', () => {
-  let g: GatewayStack;
-
-  beforeAll(async () => {
-    g = await startGatewayStack(ORDERS_API);
-  });
-  afterAll(async () => {
-    await expectReconciled(g?.stack.services);
-    await g?.close();
-  });
+  const g = useGatewayStack(ORDERS_API, expectReconciled);
 
   it('activating a required document reaches the gateway at once: the next call gets 428', async () => {
     const c = await g.consumer(10);
