@@ -66,7 +66,7 @@ export function luaScript(ownerUrl: string | URL, file: string): string {
   return script;
 }
 
-/** The absolute paths of every `.lua` file read so far, scripts and includes (test/integration/redis-lua.test.ts). */
+/** The absolute paths of every `.lua` file read so far, scripts and includes (test/integration/platform/redis-lua.test.ts). */
 export function luaFilesRead(): string[] {
   return [...read.keys()];
 }

@@ -19,7 +19,7 @@ import { keyPrincipal } from './tools/keys.tools.js';
 export const SERVER_INFO = { name: 'svc-marketplace', version: '0.1.0' };
 
 /**
- * What the server tells every client at `initialize` (under 1 KB; test/integration/mcp-tool-metadata.test.ts): the
+ * What the server tells every client at `initialize` (under 1 KB; test/integration/mcp/mcp-tool-metadata.test.ts): the
  * order of work, what costs money, the caps, and the steps only a person can take.
  */
 export const SERVER_INSTRUCTIONS = [

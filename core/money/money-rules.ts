@@ -1,7 +1,7 @@
 /**
  * The money rules (DESIGN.md, Money: each written once and used by every writer). A writer that books a call or
  * moves a balance computes with these functions; the gateway's one-statement group commit, which computes inside
- * Postgres, builds its SQL from the twins below (`*Sql`), and test/integration/money-rules-sql.test.ts checks that
+ * Postgres, builds its SQL from the twins below (`*Sql`), and test/integration/spend/money-rules-sql.test.ts checks that
  * each twin agrees with its TypeScript rule over random values.
  *
  * - Fee split: `splitPrice` (core/money/split.ts), re-exported here: the platform fee of a paid call.
@@ -42,7 +42,7 @@ export function chargeCall(priceCents: number, balanceCents: number, billingMode
 /**
  * `chargeCall` in Lua (core/money/lua/charge-call.lua), for the Redis settle script (core/spend/lua/settle.lua includes
  * it): defines `chargeCall(price, balance, mode)` returning credit applied and billable.
- * test/integration/money-rules-sql.test.ts checks it against the TypeScript rule on a real Redis.
+ * test/integration/spend/money-rules-sql.test.ts checks it against the TypeScript rule on a real Redis.
  */
 export const CHARGE_CALL_LUA = luaScript(import.meta.url, 'lua/charge-call.lua');
 

@@ -36,7 +36,7 @@ export class AnalyticsService {
   async provider(principal: Principal, query: AnalyticsQuery): Promise<AnalyticsView> {
     const { from, to } = this.deps.usage.resolveRange(query);
     const em = this.deps.orm.em.fork();
-    // Per API of the org, a range scan of usage_events_api_created_idx (test/integration/public-read-costs.test.ts).
+    // Per API of the org, a range scan of usage_events_api_created_idx (test/integration/providers/public-read-costs.test.ts).
     const byApi = await em.execute<{ api_id: string; slug: string; calls: string; ok: string; gmv: string }[]>(
       `select a.id as api_id, a.slug, count(u.id) as calls,
               count(u.id) filter (where u.outcome = 'success') as ok,

@@ -11,15 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../gateway/app.js';
-import { createPerson, type Person } from '../helpers/accounts.js';
+import type { Person } from '../helpers/accounts.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { codeFromMail } from '../helpers/full-stack.js';
 import { expectFailure, http, serve } from '../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import type { LiveApi } from '../helpers/listings.js';
 import { createTestStack, type TestStack } from '../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 import { startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { createConsumer, createPaidApi, closeAll } from '../helpers/fixtures.js';
+import { expectNoDrift } from '../helpers/books.js';
 
 const OUT = path.resolve('test-results/console-consumer');
 
@@ -84,32 +86,21 @@ describe('console consumer sections in a browser', () => {
     api = await serve(createApiApp(stack.services).callback());
     gateway = createGatewayHandler(stack.services);
     gw = await serve(gateway);
-    const provider = await createPerson(stack.services);
-    listing = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    listing = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 5 },
         { method: 'GET', path: '/boom', priceCents: 5 },
       ],
     });
-    person = await createPerson(stack.services);
-    await stack.services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: 1_000, memo: 'test credit' });
+    person = await createConsumer(stack.services, 1_000);
     browser = await launchBrowser();
     context = await browser.newContext({ acceptDownloads: true });
     page = await context.newPage();
   }, 180_000);
   afterAll(async () => {
-    await gateway?.drain.flush();
-    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await context?.close();
-    await browser?.close();
-    await gw?.close();
-    await gateway?.close();
-    await api?.close();
-    await stack?.close();
-    await upstream?.close();
-    await smtp?.close();
+    await expectNoDrift(gateway, stack?.services);
+    await closeAll(context, browser, gw, gateway, api, stack, upstream, smtp);
     await stripe?.stop();
   });
 

@@ -15,6 +15,7 @@ import { sql } from '../helpers/db.js';
 import { ROOT } from '../helpers/env.js';
 import { codeFromMail, startFullStack, type FullStack } from '../helpers/full-stack.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { closeAll } from '../helpers/fixtures.js';
 
 const SHOTS = path.join(ROOT, 'test-results', 'console');
 
@@ -47,10 +48,7 @@ describe('console in a browser: publish an API, then find it in the catalog', ()
     page = await context.newPage();
   }, 180_000);
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await s?.close();
-    await upstream?.close();
+    await closeAll(context, browser, s, upstream);
   });
 
   it('signs in with the emailed code and lands on Provider, with its empty state', async () => {

@@ -20,6 +20,8 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { UNMATCHED_BATCHES_SQL, UNMATCHED_CALLS_SQL } from '../../core/billing/reconciliation.service.js';
+import type { Services } from '../../platform/services.js';
+import { expect } from 'vitest';
 
 /** One answer of the gateway as the load loop recorded it. */
 export interface CallAnswer {
@@ -342,4 +344,26 @@ export async function openReservations(redisUrl: string, prefix: string): Promis
   } finally {
     client.disconnect();
   }
+}
+
+/**
+ * The end-of-file books check of an in-process stack: queued earnings folded, then the product's own reconciliation
+ * (every org's balance equals its ledger sum, every batch tied to its books) must come out clean.
+ */
+export async function expectReconciled(
+  services: Pick<Services, 'earnings' | 'reconciliation'> | undefined,
+): Promise<void> {
+  if (!services) return;
+  await services.earnings.foldAll();
+  const report = await services.reconciliation.run();
+  expect(report.ok, JSON.stringify(report)).toBe(true);
+}
+
+/** The usage drain flushed, no org's cached balance differs from its ledger sum (`ledger.findDrift()`). */
+export async function expectNoDrift(
+  gateway: { drain: { flush: () => Promise<unknown> } } | undefined,
+  services: Pick<Services, 'ledger'> | undefined,
+): Promise<void> {
+  await gateway?.drain.flush();
+  if (services) expect(await services.ledger.findDrift()).toEqual([]);
 }

@@ -1,5 +1,5 @@
 /**
- * Generated OpenAPI documents for the import property (test/integration/property-openapi-import.test.ts): valid-ish
+ * Generated OpenAPI documents for the import property (test/integration/providers/property-openapi-import.test.ts): valid-ish
  * 3.0/3.1 documents (paths, operations, parameters, bodies, responses, component schemas with $refs between them,
  * cycles included) and the ways such a document goes wrong — missing or mistyped fields, unknown or absent versions,
  * dangling, external and malformed $refs, odd unicode, very deep or very wide structures, more operations than the

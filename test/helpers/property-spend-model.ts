@@ -1,5 +1,5 @@
 /**
- * The model of the ledger and spend governance that test/integration/property-spend.test.ts checks the gateway
+ * The model of the ledger and spend governance that test/integration/spend/property-spend.test.ts checks the gateway
  * against: one org (prepaid or card-billed) with a few keys (one a child of the first), its balance, each key's
  * lifetime and per-UTC-day spend, and the holds of reservations nobody settled. `refusal` says what the gateway must
  * answer a paid call (DESIGN.md, Money: per-call max → budgets, the key's then its ancestors' → daily caps, the key's

@@ -1,5 +1,5 @@
 // The upstream URL of a proxied call (gateway/upstream-path.ts): exactly the base URL's path followed by the request's
-// path and query, or refused. The traversal rule runs first (gateway-review.test.ts covers it over HTTP); this is the
+// path and query, or refused. The traversal rule runs first (test/integration/gateway/path-traversal.test.ts covers it over HTTP); this is the
 // second check behind it, so a path the rule let through can still never be normalised or re-encoded elsewhere.
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../core/errors.js';

@@ -15,6 +15,8 @@ import { describe as show, expectFailure, http, serve } from '../helpers/http.js
 import { createLiveApi, type LiveApi } from '../helpers/listings.js';
 import { recordHistory } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { createConsumer, closeAll } from '../helpers/fixtures.js';
+import { expectNoDrift } from '../helpers/books.js';
 
 /** Real time plus an offset the test moves (a day later, for history points). */
 class OffsetClock implements Clock {
@@ -68,16 +70,11 @@ describe('catalogRollupsWorkflow', () => {
       `update apis set category = 'weather', name = 'Skyline Forecast', summary = 'Hourly forecasts' where id = $1`,
       [paid.apiId],
     );
-    consumer = await createPerson(s.services);
-    await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 1_000 });
+    consumer = await createConsumer(s.services, 1_000);
   });
   afterAll(async () => {
-    await gateway?.drain.flush();
-    if (s) expect(await s.services.ledger.findDrift()).toEqual([]);
-    await gw?.close();
-    await gateway?.close();
-    await s?.close();
-    await upstream?.close();
+    await expectNoDrift(gateway, s?.services);
+    await closeAll(gw, gateway, s, upstream);
   });
 
   const call = async (api: LiveApi, path: string, expected: number) => {

@@ -12,9 +12,10 @@ import { createPerson, type Person } from '../helpers/accounts.js';
 import { sql } from '../helpers/db.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
 import { describe as show, http, serve } from '../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../helpers/listings.js';
+import type { LiveApi } from '../helpers/listings.js';
 import { recordHistory } from '../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { createConsumer, createPaidApi, closeAll } from '../helpers/fixtures.js';
 
 describe('usagePartitionsWorkflow', () => {
   let s: FullStack;
@@ -33,20 +34,16 @@ describe('usagePartitionsWorkflow', () => {
     gateway = createGatewayHandler(s.services);
     gw = await serve(gateway);
     const provider = await createPerson(s.services);
-    api = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(s.services, {
+      provider: provider,
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/forecast', priceCents: 3 }],
     });
-    consumer = await createPerson(s.services);
-    await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 100 });
+    consumer = await createConsumer(s.services, 100);
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);
-    await gw?.close();
-    await gateway?.close();
-    await s?.close();
-    await upstream?.close();
+    await closeAll(gw, gateway, s, upstream);
   });
 
   const partitions = async () =>

@@ -1,0 +1,38 @@
+/**
+ * Recurring set-ups of the integration tests, written straight through the services: a paid API listing (a provider
+ * org of its own, endpoints and prices) and a consumer holding credits. Each test still says what it needs (prices,
+ * credit) in its own file; only the wiring lives here.
+ */
+import type { Services } from '../../platform/services.js';
+import { createPerson, type Person } from './accounts.js';
+import { createLiveApi, type LiveApi } from './listings.js';
+
+type ListingInput = Parameters<typeof createLiveApi>[1];
+
+/** A live listing of a new provider org (or of `provider` when given), with its provider. */
+export async function createPaidApi(
+  services: Pick<Services, 'orm' | 'secrets' | 'keys' | 'sessions'>,
+  input: Omit<ListingInput, 'providerOrgId'> & { provider?: Person },
+): Promise<LiveApi & { provider: Person }> {
+  const { provider: given, ...listing } = input;
+  const provider = given ?? (await createPerson(services));
+  return { ...(await createLiveApi(services, { ...listing, providerOrgId: provider.orgId })), provider };
+}
+
+/** A person of a new org (owner, every scope) whose org was granted `creditCents` on the ledger (none when 0). */
+export async function createConsumer(
+  services: Pick<Services, 'orm' | 'keys' | 'sessions' | 'ledger'>,
+  creditCents: number,
+  options: Parameters<typeof createPerson>[1] = {},
+): Promise<Person> {
+  const person = await createPerson(services, options);
+  if (creditCents > 0) {
+    await services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: creditCents });
+  }
+  return person;
+}
+
+/** Closes each in the order given, one after the other, skipping the ones a failed set-up never made. */
+export async function closeAll(...closables: ({ close: () => Promise<unknown> } | undefined)[]): Promise<void> {
+  for (const closable of closables) await closable?.close();
+}
