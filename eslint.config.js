@@ -50,6 +50,41 @@ export default tseslint.config(
     },
   },
   {
+    // Size rules (issue 24): no function over 60 lines, no file over 400, in the application code.
+    files: ['api/**/*.ts', 'core/**/*.ts', 'gateway/**/*.ts', 'mcp/**/*.ts', 'platform/**/*.ts'],
+    ignores: [
+      // Still over a limit when the rules came in; each is removed from this list as it is split.
+      'api/oauth/oauth.routes.ts',
+      'api/openapi/document.ts',
+      'api/openapi/registry.ts',
+      'api/pages/approve.page.ts',
+      'api/pages/console/catalog.page.ts',
+      'api/pages/console/provider.page.ts',
+      'api/pages/embedded-payments.page.ts',
+      'api/pages/pages.routes.ts',
+      'api/pages/signup.page.ts',
+      'api/pages/terms.page.ts',
+      'api/routes/provider.routes.ts',
+      'core/accounts/identity.service.ts',
+      'core/providers/openapi-import.ts',
+      'core/providers/providers.service.ts',
+      'core/spend/admission.ts',
+      'core/spend/memory-spend-store.ts',
+      'core/spend/redis-spend-store.ts',
+      'core/spend/usage-committer.ts',
+      'gateway/app.ts',
+      'gateway/proxy.ts',
+      'gateway/upstream-client.ts',
+      'mcp/app.ts',
+      'mcp/tools/catalog.tools.ts',
+      'mcp/tools/provider.tools.ts',
+    ],
+    rules: {
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 400 }],
+    },
+  },
+  {
     // Scripts, tests and benchmarks may write to the terminal.
     files: ['scripts/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { 'no-console': 'off' },

@@ -133,8 +133,61 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const cleanups: Array<() => Promise<void>> = [];
-  // Each step is bounded: a component that never answers must not keep the process from exiting.
-  const closeAll = async () => {
+  const closeAll = closer(cleanups, logger);
+
+  try {
+    const infra = await openInfrastructure(config, logger, clock, cleanups);
+    const people = await peopleServices(config, clock, logger, infra, cleanups);
+    const guard = new UpstreamGuard({
+      allowPrivate: config.upstreamAllowPrivate,
+      lookup: options.upstream?.lookup,
+      trustedAddresses: options.upstream?.trustedAddresses,
+    });
+    cleanups.push(() => guard.close());
+    const secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir);
+    if (secretsKey.generated)
+      logger.warn({ dir: config.dataDir }, 'SECRETS_KEY is not set: generated a development key');
+    const secrets = new SecretBox(secretsKey.key, config.previousSecretsKeys);
+    // The embedded test pages reach the webhook handler, made below, only once requests arrive.
+    const payments = await openPayments(config, logger, infra.orm, cleanups, () => money.webhooks);
+    const catalog = catalogServices(config, clock, logger, { ...infra, ...people, guard, secrets });
+    const money = moneyServices(config, clock, logger, { ...infra, ...people, ...payments, ...catalog });
+    const metrics = options.metrics ?? new Metrics();
+    const { orm, counters, temporal } = infra;
+    const dbBackend = config.database.kind === 'pglite' ? 'pglite' : 'postgres';
+    const health = new HealthService({ orm, counters, temporal, dbBackend, logger, metrics });
+
+    let closed: Promise<void> | undefined;
+    const { devServer, ...infraServices } = infra;
+    return {
+      config,
+      logger,
+      clock,
+      metrics,
+      ...infraServices,
+      ...people,
+      guard,
+      secrets,
+      stripe: payments.stripe,
+      ...catalog,
+      ...money,
+      embeddedPayments: payments.embeddedPayments,
+      health,
+      runtime: {
+        databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
+        temporalUiUrl: devServer?.uiUrl,
+      },
+      close: () => (closed ??= closeAll()),
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+/** Runs the cleanups newest first; each step is bounded, so a component that never answers cannot keep the process. */
+function closer(cleanups: Array<() => Promise<void>>, logger: Logger): () => Promise<void> {
+  return async () => {
     for (const fn of cleanups.reverse()) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>((resolve) => {
@@ -150,200 +203,186 @@ export async function createServices(config: Config, options: ServiceOptions = {
       }
     }
   };
+}
 
-  try {
-    let embeddedDb: EmbeddedDatabase | undefined;
-    let dbUrl: string;
-    let poolMax: number;
-    if (config.database.kind === 'pglite') {
-      embeddedDb = await startEmbeddedDatabase(config.database.dataDir);
-      cleanups.push(() => embeddedDb!.stop());
-      dbUrl = embeddedDb.url;
-      poolMax = 1;
-    } else {
-      dbUrl = config.database.url;
-      poolMax = config.database.poolMax;
-    }
-    const orm = await initOrm({ url: dbUrl, poolMax });
-    cleanups.push(() => orm.close(true));
-
-    const counters = await createCounterStore(config.counters, logger);
-    cleanups.push(() => counters.close());
-    const spend: SpendStore =
-      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
-    const gatewayEvents = new GatewayEvents(counters, logger, spend);
-
-    let devServer: DevServer | undefined;
-    let temporalAddress: string;
-    if (config.temporal.kind === 'embedded') {
-      devServer = await startDevServer({ ...config.temporal, logger });
-      cleanups.push(() => devServer!.stop());
-      temporalAddress = devServer.address;
-    } else {
-      temporalAddress = config.temporal.address;
-    }
-    const temporal = new TemporalService(
-      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
-      logger,
-    );
-    cleanups.push(() => temporal.close());
-
-    const mailer = createMailer(config.mail, logger);
-    cleanups.push(() => mailer.close());
-
-    const ledger = new LedgerService(orm);
-    const keys = new KeysService(orm, counters, logger, { spend });
-    await keys.start();
-    cleanups.push(() => keys.stop());
-    const keyAdmin = new KeyAdminService(orm, keys, clock);
-    const sessions = new SessionsService(orm, clock);
-    const authenticator = new Authenticator(keys, sessions);
-    const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
-    const identity = new IdentityService({ orm, config, clock, counters, keys, sessions, temporal, mailer, logger });
-    const profiles = new ProfilesService(orm, config.urls.publicBase);
-    const usage = new UsageService(orm, clock);
-
-    const guard = new UpstreamGuard({
-      allowPrivate: config.upstreamAllowPrivate,
-      lookup: options.upstream?.lookup,
-      trustedAddresses: options.upstream?.trustedAddresses,
-    });
-    cleanups.push(() => guard.close());
-    const secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir);
-    if (secretsKey.generated)
-      logger.warn({ dir: config.dataDir }, 'SECRETS_KEY is not set: generated a development key');
-    const secrets = new SecretBox(secretsKey.key, config.previousSecretsKeys);
-
-    let stripeSettings = config.stripe;
-    let embeddedPayments: EmbeddedPayments | undefined;
-    if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {
-      const embeddedStripe = await startEmbeddedStripe(path.dirname(config.temporal.cliPath), logger);
-      if (embeddedStripe) {
-        cleanups.push(() => embeddedStripe.stop());
-        // Its test pages pay the checkouts stripe-mock cannot (core/billing/embedded-payments.ts); the events they
-        // sign go through the real webhook handler, so it gets their secret.
-        embeddedPayments = new EmbeddedPayments({ orm, publicBase: config.urls.publicBase, webhooks: () => webhooks });
-        stripeSettings = {
-          ...stripeSettings,
-          secretKey: embeddedStripe.secretKey,
-          apiBase: embeddedStripe.apiBase,
-          webhookSecret: embeddedPayments.webhookSecret,
-        };
-      }
-    }
-    const stripe = createStripeClient(stripeSettings);
-
-    const embedder = createEmbedder(config.search);
-    const searchIndex = new SearchIndex({ orm, embedder });
-    const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
-    const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
-    const providers = new ProvidersService({
-      orm,
-      config,
-      clock,
-      guard,
-      secrets,
-      temporal,
-      events: gatewayEvents,
-      logger,
-      searchIndex,
-    });
-    const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
-    const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
-    const directory = new DirectoryService({ orm, clock, profiles });
-    const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
-    const rollups = new RollupsService({ orm, clock, logger });
-    const usagePartitions = new UsagePartitionsService({
-      orm,
-      clock,
-      logger,
-      retentionDays: config.usage.retentionDays,
-      rollupsWatermark: () => rollups.watermark(),
-    });
-    const market = new MarketService({ orm, clock });
-    const analytics = new AnalyticsService({ orm, usage, demand });
-    const connect = new ConnectService({ orm, config, stripe, temporal });
-    const billing = new BillingService({ orm, config, stripe, embedded: embeddedPayments });
-    const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
-    const earnings = new EarningsService({ orm, logger });
-    const webhooks = new WebhooksService({
-      orm,
-      config: embeddedPayments ? { ...config, stripe: stripeSettings } : config,
-      clock,
-      ledger,
-      connect,
-      temporal,
-      events: gatewayEvents,
-      logger,
-      earnings,
-    });
-    const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
-    const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
-    const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
-    const metrics = options.metrics ?? new Metrics();
-    const health = new HealthService({
-      orm,
-      counters,
-      temporal,
-      dbBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
-      logger,
-      metrics,
-    });
-
-    let closed: Promise<void> | undefined;
-    return {
-      config,
-      logger,
-      clock,
-      metrics,
-      orm,
-      counters,
-      spend,
-      gatewayEvents,
-      temporal,
-      mailer,
-      ledger,
-      keys,
-      keyAdmin,
-      sessions,
-      authenticator,
-      accounts,
-      identity,
-      profiles,
-      usage,
-      guard,
-      secrets,
-      stripe,
-      providers,
-      documents,
-      listings,
-      search,
-      searchIndex,
-      directoryImport,
-      directory,
-      analytics,
-      connect,
-      billing,
-      embeddedPayments,
-      charges,
-      webhooks,
-      reconciliation,
-      payouts,
-      earnings,
-      billingCycle,
-      health,
-      rollups,
-      usagePartitions,
-      market,
-      demand,
-      runtime: {
-        databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
-        temporalUiUrl: devServer?.uiUrl,
-      },
-      close: () => (closed ??= closeAll()),
-    };
-  } catch (err) {
-    await closeAll();
-    throw err;
+/** The components: database (embedded PGlite without DATABASE_URL), counters, Temporal (a dev server), mail. */
+async function openInfrastructure(config: Config, logger: Logger, clock: Clock, cleanups: Array<() => Promise<void>>) {
+  let dbUrl: string;
+  let poolMax: number;
+  if (config.database.kind === 'pglite') {
+    const embeddedDb: EmbeddedDatabase = await startEmbeddedDatabase(config.database.dataDir);
+    cleanups.push(() => embeddedDb.stop());
+    dbUrl = embeddedDb.url;
+    poolMax = 1;
+  } else {
+    dbUrl = config.database.url;
+    poolMax = config.database.poolMax;
   }
+  const orm = await initOrm({ url: dbUrl, poolMax });
+  cleanups.push(() => orm.close(true));
+
+  const counters = await createCounterStore(config.counters, logger);
+  cleanups.push(() => counters.close());
+  const spend: SpendStore =
+    counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
+  const gatewayEvents = new GatewayEvents(counters, logger, spend);
+
+  let devServer: DevServer | undefined;
+  let temporalAddress: string;
+  if (config.temporal.kind === 'embedded') {
+    devServer = await startDevServer({ ...config.temporal, logger });
+    cleanups.push(() => devServer!.stop());
+    temporalAddress = devServer.address;
+  } else {
+    temporalAddress = config.temporal.address;
+  }
+  const temporal = new TemporalService(
+    { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
+    logger,
+  );
+  cleanups.push(() => temporal.close());
+
+  const mailer = createMailer(config.mail, logger);
+  cleanups.push(() => mailer.close());
+  return { orm, counters, spend, gatewayEvents, temporal, devServer, mailer };
+}
+
+type Infrastructure = Awaited<ReturnType<typeof openInfrastructure>>;
+
+/** Accounts, sessions and keys (the key cache starts here), the ledger and usage. */
+async function peopleServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  { orm, counters, spend, temporal, mailer }: Infrastructure,
+  cleanups: Array<() => Promise<void>>,
+) {
+  const ledger = new LedgerService(orm);
+  const keys = new KeysService(orm, counters, logger, { spend });
+  await keys.start();
+  cleanups.push(() => keys.stop());
+  const keyAdmin = new KeyAdminService(orm, keys, clock);
+  const sessions = new SessionsService(orm, clock);
+  const authenticator = new Authenticator(keys, sessions);
+  const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
+  const identity = new IdentityService({ orm, config, clock, counters, keys, sessions, temporal, mailer, logger });
+  const profiles = new ProfilesService(orm, config.urls.publicBase);
+  const usage = new UsageService(orm, clock);
+  return { ledger, keys, keyAdmin, sessions, authenticator, accounts, identity, profiles, usage };
+}
+
+/**
+ * Stripe: the configured account, or (no key, `npm start`) an embedded stripe-mock with test pages that pay its
+ * checkouts; the events they sign go through the real webhook handler, so it gets their secret.
+ */
+async function openPayments(
+  config: Config,
+  logger: Logger,
+  orm: MikroORM,
+  cleanups: Array<() => Promise<void>>,
+  webhooks: () => WebhooksService,
+) {
+  let stripeSettings = config.stripe;
+  let embeddedPayments: EmbeddedPayments | undefined;
+  if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {
+    const embeddedStripe = await startEmbeddedStripe(path.dirname(config.temporal.cliPath), logger);
+    if (embeddedStripe) {
+      cleanups.push(() => embeddedStripe.stop());
+      // Its test pages pay the checkouts stripe-mock cannot (core/billing/embedded-payments.ts); the events they
+      // sign go through the real webhook handler, so it gets their secret.
+      embeddedPayments = new EmbeddedPayments({ orm, publicBase: config.urls.publicBase, webhooks });
+      stripeSettings = {
+        ...stripeSettings,
+        secretKey: embeddedStripe.secretKey,
+        apiBase: embeddedStripe.apiBase,
+        webhookSecret: embeddedPayments.webhookSecret,
+      };
+    }
+  }
+  return { stripeSettings, embeddedPayments, stripe: createStripeClient(stripeSettings) };
+}
+
+/** The catalog: search and its index, the directory, providers' listings and documents, rollups, market, demand. */
+function catalogServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  deps: Infrastructure & Awaited<ReturnType<typeof peopleServices>> & { guard: UpstreamGuard; secrets: SecretBox },
+) {
+  const { orm, temporal, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, guard, secrets } = deps;
+  const embedder = createEmbedder(config.search);
+  const searchIndex = new SearchIndex({ orm, embedder });
+  const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
+  const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
+  const providers = new ProvidersService({
+    orm,
+    config,
+    clock,
+    guard,
+    secrets,
+    temporal,
+    events: gatewayEvents,
+    logger,
+    searchIndex,
+  });
+  const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
+  const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
+  const directory = new DirectoryService({ orm, clock, profiles });
+  const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
+  const rollups = new RollupsService({ orm, clock, logger });
+  const usagePartitions = new UsagePartitionsService({
+    orm,
+    clock,
+    logger,
+    retentionDays: config.usage.retentionDays,
+    rollupsWatermark: () => rollups.watermark(),
+  });
+  const market = new MarketService({ orm, clock });
+  const analytics = new AnalyticsService({ orm, usage, demand });
+  return {
+    providers,
+    documents,
+    listings,
+    search,
+    searchIndex,
+    directoryImport,
+    directory,
+    analytics,
+    rollups,
+    usagePartitions,
+    market,
+    demand,
+  };
+}
+
+/** Billing: Connect, checkouts, charges, webhooks, the books check, payouts and providers' earnings. */
+function moneyServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  deps: Infrastructure &
+    Awaited<ReturnType<typeof peopleServices>> &
+    Awaited<ReturnType<typeof openPayments>> &
+    ReturnType<typeof catalogServices>,
+) {
+  const { orm, temporal, gatewayEvents, mailer, ledger, stripe, stripeSettings, embeddedPayments } = deps;
+  const connect = new ConnectService({ orm, config, stripe, temporal });
+  const billing = new BillingService({ orm, config, stripe, embedded: embeddedPayments });
+  const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
+  const earnings = new EarningsService({ orm, logger });
+  const webhooks = new WebhooksService({
+    orm,
+    config: embeddedPayments ? { ...config, stripe: stripeSettings } : config,
+    clock,
+    ledger,
+    connect,
+    temporal,
+    events: gatewayEvents,
+    logger,
+    earnings,
+  });
+  const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
+  const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
+  const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
+  return { connect, billing, charges, webhooks, reconciliation, payouts, earnings, billingCycle };
 }

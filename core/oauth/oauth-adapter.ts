@@ -60,14 +60,15 @@ function payloadStore(orm: MikroORM): PayloadStore {
 
 export function createOAuthAdapter(orm: MikroORM): new (model: string) => Adapter {
   const store = payloadStore(orm);
-  return class extends PostgresOAuthAdapter {
+  return class PostgresOAuthAdapter extends PayloadAdapter {
     constructor(model: string) {
       super(store, model);
     }
   };
 }
 
-class PostgresOAuthAdapter implements Adapter {
+/** One model's rows (oidc-provider makes one adapter per model). */
+class PayloadAdapter implements Adapter {
   constructor(
     private readonly store: PayloadStore,
     private readonly model: string,
