@@ -55,19 +55,32 @@ function emptyCounts() {
 }
 
 export async function rotateSecrets(options: RotationOptions): Promise<RotationResult> {
-  const { orm, box, dryRun = false, batchSize = 200 } = options;
+  const { box, dryRun = false } = options;
+  const check = await checkSealed(options);
+  const base = { dry_run: dryRun, key_id: box.keyId, previous_key_ids: box.keyIds.slice(1) };
+  if (dryRun || check.failed > 0 || check.pending === 0) return { ok: check.failed === 0, ...base, ...check };
+  const done = await resealAll(options);
+  return { ok: done.failed === 0, ...base, ...done };
+}
+
+function failure(box: SecretBox, table: string, row: Row, err: unknown): RotationFailure {
+  return {
+    table,
+    id: row.id,
+    key_id: box.keyIdOf(row.value) ?? null,
+    error: err instanceof Error ? err.message : String(err),
+  };
+}
+
+/** The check: every sealed value opened, and counted as current, stale (pending) or failed. */
+async function checkSealed({ orm, box, batchSize = 200 }: RotationOptions) {
   const check = emptyCounts();
   const verdict = (table: string, row: Row) => {
     try {
       box.open(row.value);
       return box.isCurrent(row.value) ? 'current' : 'stale';
     } catch (err) {
-      check.failures.push({
-        table,
-        id: row.id,
-        key_id: box.keyIdOf(row.value) ?? null,
-        error: err instanceof Error ? err.message : String(err),
-      });
+      check.failures.push(failure(box, table, row, err));
       return 'failed';
     }
   };
@@ -90,10 +103,11 @@ export async function rotateSecrets(options: RotationOptions): Promise<RotationR
       after = rows[rows.length - 1]!.id;
     }
   }
+  return check;
+}
 
-  const base = { dry_run: dryRun, key_id: box.keyId, previous_key_ids: box.keyIds.slice(1) };
-  if (dryRun || check.failed > 0 || check.pending === 0) return { ok: check.failed === 0, ...base, ...check };
-
+/** The re-seal: every value not sealed with the current key, a batch per transaction (rows locked). */
+async function resealAll({ orm, box, batchSize = 200 }: RotationOptions) {
   const done = emptyCounts();
   for (const { table, column } of SEALED_COLUMNS) {
     for (let after = ''; ;) {
@@ -115,12 +129,7 @@ export async function rotateSecrets(options: RotationOptions): Promise<RotationR
           } catch (err) {
             // Written since the check under a key we do not have: left as it is, and reported.
             done.failed++;
-            done.failures.push({
-              table,
-              id: row.id,
-              key_id: box.keyIdOf(row.value) ?? null,
-              error: err instanceof Error ? err.message : String(err),
-            });
+            done.failures.push(failure(box, table, row, err));
             continue;
           }
           await tem.execute(`update ${table} set ${column} = ? where id = ?`, [box.seal(plaintext), row.id], 'run');
@@ -132,5 +141,5 @@ export async function rotateSecrets(options: RotationOptions): Promise<RotationR
       after = last;
     }
   }
-  return { ok: done.failed === 0, ...base, ...done };
+  return done;
 }

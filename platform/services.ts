@@ -4,10 +4,7 @@
  * TEMPORAL_ADDRESS is set), and wires every core service. Nothing else constructs these; close() undoes it all.
  */
 import { Metrics } from '../core/metrics/metrics.js';
-import path from 'node:path';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
-import { initOrm } from '../db/mikro-orm.config.js';
 import { AccountsService } from '../core/accounts/accounts.service.js';
 import { EmailVerificationService } from '../core/accounts/email-verification.service.js';
 import { LoginCodesService } from '../core/accounts/login-codes.service.js';
@@ -22,9 +19,8 @@ import { EarningsService } from '../core/billing/earnings.service.js';
 import { ConnectService } from '../core/billing/connect.service.js';
 import { ReconciliationService } from '../core/billing/reconciliation.service.js';
 import { WebhooksService } from '../core/billing/webhooks.service.js';
-import { createStripeClient, type StripeClient } from '../core/billing/stripe.js';
-import { EmbeddedPayments } from '../core/billing/embedded-payments.js';
-import { startEmbeddedStripe } from '../core/billing/stripe-mock.js';
+import { type StripeClient } from '../core/billing/stripe.js';
+import { type EmbeddedPayments } from '../core/billing/embedded-payments.js';
 import { ListingsService } from '../core/catalog/listings/listings.service.js';
 import { RollupsService } from '../core/catalog/rollups/rollups.service.js';
 import { UsagePartitionsService } from '../core/usage/usage-partitions.js';
@@ -37,16 +33,14 @@ import { SearchIndex } from '../core/catalog/search/search-index.js';
 import { SearchService } from '../core/catalog/search/search.service.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import { createCounterStore, RedisCounterStore, type CounterStore } from '../core/counters/index.js';
-import { MemorySpendStore } from '../core/spend/memory-spend-store.js';
-import { RedisSpendStore } from '../core/spend/redis-spend-store.js';
+import { type CounterStore } from '../core/counters/index.js';
 import type { SpendStore } from '../core/spend/spend-store.js';
-import { GatewayEvents } from '../core/spend/gateway-events.js';
+import { type GatewayEvents } from '../core/spend/gateway-events.js';
 import { HealthService } from '../core/health/health.service.js';
 import { KeyAdminService } from '../core/keys/key-admin.service.js';
 import { KeysService } from '../core/keys/keys.service.js';
 import { LedgerService } from '../core/billing/ledger.service.js';
-import { createMailer, type Mailer } from '../core/mail/mailer.js';
+import { type Mailer } from '../core/mail/mailer.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { ProfilesService } from '../core/profiles/profiles.service.js';
 import { AnalyticsService } from '../core/providers/analytics.service.js';
@@ -57,13 +51,11 @@ import { ProvidersService } from '../core/providers/providers.service.js';
 import { PriceChangesService } from '../core/pricing/price-changes.service.js';
 import { resolveSecretsKey, SecretBox } from '../core/secrets/secret-box.js';
 import { SessionsService } from '../core/sessions/sessions.service.js';
-import { startDevServer, type DevServer } from './temporal-dev-server.js';
-import { TemporalService } from '../core/temporal/temporal.service.js';
+import { type TemporalService } from '../core/temporal/temporal.service.js';
 import { DocumentsService } from '../core/terms/documents.service.js';
 import { UpstreamGuard, type LookupAll } from '../core/upstream/upstream-guard.js';
 import { UsageService } from '../core/usage/usage.service.js';
-
-const CLOSE_STEP_TIMEOUT_MS = 10_000;
+import { closer, openInfrastructure, openPayments, type Infrastructure } from './infrastructure.js';
 
 export interface Services {
   readonly config: Config;
@@ -151,80 +143,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const clock = options.clock ?? systemClock;
   const cleanups: Array<() => Promise<void>> = [];
-  // Each step is bounded: a component that never answers must not keep the process from exiting.
-  const closeAll = async () => {
-    for (const fn of cleanups.reverse()) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), CLOSE_STEP_TIMEOUT_MS);
-      });
-      try {
-        if ((await Promise.race([fn(), timeout])) === 'timeout')
-          logger.warn('a service did not close in time; moving on');
-      } catch (err) {
-        logger.warn({ err }, 'error while closing services');
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-  };
+  const closeAll = closer(cleanups, logger);
 
   try {
-    let embeddedDb: EmbeddedDatabase | undefined;
-    let dbUrl: string;
-    let poolMax: number;
-    if (config.database.kind === 'pglite') {
-      embeddedDb = await startEmbeddedDatabase(config.database.dataDir);
-      cleanups.push(() => embeddedDb!.stop());
-      dbUrl = embeddedDb.url;
-      poolMax = 1;
-    } else {
-      dbUrl = config.database.url;
-      poolMax = config.database.poolMax;
-    }
-    const orm = await initOrm({ url: dbUrl, poolMax });
-    cleanups.push(() => orm.close(true));
-
-    const counters = await createCounterStore(config.counters, logger);
-    cleanups.push(() => counters.close());
-    const spend: SpendStore =
-      counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
-    const gatewayEvents = new GatewayEvents(counters, logger, spend);
-
-    let devServer: DevServer | undefined;
-    let temporalAddress: string;
-    if (config.temporal.kind === 'embedded') {
-      devServer = await startDevServer({ ...config.temporal, logger });
-      cleanups.push(() => devServer!.stop());
-      temporalAddress = devServer.address;
-    } else {
-      temporalAddress = config.temporal.address;
-    }
-    const temporal = new TemporalService(
-      { address: temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
-      logger,
-    );
-    cleanups.push(() => temporal.close());
-
-    const mailer = createMailer(config.mail, logger);
-    cleanups.push(() => mailer.close());
-
-    const ledger = new LedgerService(orm);
-    const keys = new KeysService(orm, counters, logger, { spend });
-    await keys.start();
-    cleanups.push(() => keys.stop());
-    const keyAdmin = new KeyAdminService(orm, keys, clock);
-    const sessions = new SessionsService(orm, clock);
-    const authenticator = new Authenticator(keys, sessions);
-    const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
-    const identityDeps = { orm, config, clock, counters, keys, sessions, temporal, mailer, logger };
-    const emailVerification = new EmailVerificationService(identityDeps);
-    const loginCodes = new LoginCodesService(identityDeps, emailVerification);
-    const signup = new SignupService(identityDeps, loginCodes);
-    const oauthEmailProof = new OAuthEmailProof(loginCodes, emailVerification);
-    const profiles = new ProfilesService(orm, config.urls.publicBase);
-    const usage = new UsageService(orm, clock);
-
+    const infra = await openInfrastructure(config, logger, clock, cleanups);
+    const people = await peopleServices(config, clock, logger, infra, cleanups);
     const guard = new UpstreamGuard({
       allowPrivate: config.upstreamAllowPrivate,
       lookup: options.upstream?.lookup,
@@ -235,138 +158,31 @@ export async function createServices(config: Config, options: ServiceOptions = {
     if (secretsKey.generated)
       logger.warn({ dir: config.dataDir }, 'SECRETS_KEY is not set: generated a development key');
     const secrets = new SecretBox(secretsKey.key, config.previousSecretsKeys);
-
-    let stripeSettings = config.stripe;
-    let embeddedPayments: EmbeddedPayments | undefined;
-    if (!stripeSettings.secretKey && config.temporal.kind === 'embedded') {
-      const embeddedStripe = await startEmbeddedStripe(path.dirname(config.temporal.cliPath), logger);
-      if (embeddedStripe) {
-        cleanups.push(() => embeddedStripe.stop());
-        // Its test pages pay the checkouts stripe-mock cannot (core/billing/embedded-payments.ts); the events they
-        // sign go through the real webhook handler, so it gets their secret.
-        embeddedPayments = new EmbeddedPayments({ orm, publicBase: config.urls.publicBase, webhooks: () => webhooks });
-        stripeSettings = {
-          ...stripeSettings,
-          secretKey: embeddedStripe.secretKey,
-          apiBase: embeddedStripe.apiBase,
-          webhookSecret: embeddedPayments.webhookSecret,
-        };
-      }
-    }
-    const stripe = createStripeClient(stripeSettings);
-
-    const embedder = createEmbedder(config.search);
-    const searchIndex = new SearchIndex({ orm, embedder });
-    const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
-    const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
-    const providers = new ProvidersService({ orm, config, clock, guard, events: gatewayEvents, logger, searchIndex });
-    const providerCredentials = new ProviderCredentialsService({ orm, clock, secrets, events: gatewayEvents });
-    const providerLifecycle = new ProviderLifecycleService({
-      orm,
-      config,
-      clock,
-      guard,
-      temporal,
-      credentials: providerCredentials,
-      events: gatewayEvents,
-      logger,
-      searchIndex,
-    });
-    const priceChanges = new PriceChangesService({ orm, config, clock, temporal, events: gatewayEvents });
-    const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
-    const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
-    const providerDirectory = new ProviderDirectoryService({ orm, clock, profiles });
-    const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
-    const rollups = new RollupsService({ orm, clock, logger });
-    const usagePartitions = new UsagePartitionsService({
-      orm,
-      clock,
-      logger,
-      retentionDays: config.usage.retentionDays,
-      rollupsWatermark: () => rollups.watermark(),
-    });
-    const market = new MarketService({ orm, clock });
-    const analytics = new AnalyticsService({ orm, usage, demand });
-    const connect = new ConnectService({ orm, config, stripe, temporal });
-    const billing = new BillingService({ orm, config, stripe, embedded: embeddedPayments });
-    const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
-    const earnings = new EarningsService({ orm, logger });
-    const webhooks = new WebhooksService({
-      orm,
-      config: embeddedPayments ? { ...config, stripe: stripeSettings } : config,
-      clock,
-      ledger,
-      connect,
-      temporal,
-      events: gatewayEvents,
-      logger,
-      earnings,
-    });
-    const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
-    const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
-    const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
+    // The embedded test pages reach the webhook handler, made below, only once requests arrive.
+    const payments = await openPayments(config, logger, infra.orm, cleanups, () => money.webhooks);
+    const catalog = catalogServices(config, clock, logger, { ...infra, ...people, guard, secrets });
+    const money = moneyServices(config, clock, logger, { ...infra, ...people, ...payments, ...catalog });
     const metrics = options.metrics ?? new Metrics();
-    const health = new HealthService({
-      orm,
-      counters,
-      temporal,
-      dbBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
-      logger,
-      metrics,
-    });
+    const { orm, counters, temporal } = infra;
+    const dbBackend = config.database.kind === 'pglite' ? 'pglite' : 'postgres';
+    const health = new HealthService({ orm, counters, temporal, dbBackend, logger, metrics });
 
     let closed: Promise<void> | undefined;
+    const { devServer, ...infraServices } = infra;
     return {
       config,
       logger,
       clock,
       metrics,
-      orm,
-      counters,
-      spend,
-      gatewayEvents,
-      temporal,
-      mailer,
-      ledger,
-      keys,
-      keyAdmin,
-      sessions,
-      authenticator,
-      accounts,
-      signup,
-      emailVerification,
-      loginCodes,
-      oauthEmailProof,
-      profiles,
-      usage,
+      ...infraServices,
+      ...people,
       guard,
       secrets,
-      stripe,
-      providers,
-      providerLifecycle,
-      providerCredentials,
-      priceChanges,
-      documents,
-      listings,
-      search,
-      searchIndex,
-      directoryImport,
-      providerDirectory,
-      analytics,
-      connect,
-      billing,
-      embeddedPayments,
-      charges,
-      webhooks,
-      reconciliation,
-      payouts,
-      earnings,
-      billingCycle,
+      stripe: payments.stripe,
+      ...catalog,
+      ...money,
+      embeddedPayments: payments.embeddedPayments,
       health,
-      rollups,
-      usagePartitions,
-      market,
-      demand,
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
         temporalUiUrl: devServer?.uiUrl,
@@ -377,4 +193,134 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await closeAll();
     throw err;
   }
+}
+
+/** Accounts, sessions and keys (the key cache starts here), the ledger and usage. */
+async function peopleServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  { orm, counters, spend, temporal, mailer }: Infrastructure,
+  cleanups: Array<() => Promise<void>>,
+) {
+  const ledger = new LedgerService(orm);
+  const keys = new KeysService(orm, counters, logger, { spend });
+  await keys.start();
+  cleanups.push(() => keys.stop());
+  const keyAdmin = new KeyAdminService(orm, keys, clock);
+  const sessions = new SessionsService(orm, clock);
+  const authenticator = new Authenticator(keys, sessions);
+  const accounts = new AccountsService({ orm, keys, counters, limits: config.limits });
+  const identityDeps = { orm, config, clock, counters, keys, sessions, temporal, mailer, logger };
+  const emailVerification = new EmailVerificationService(identityDeps);
+  const loginCodes = new LoginCodesService(identityDeps, emailVerification);
+  const signup = new SignupService(identityDeps, loginCodes);
+  const oauthEmailProof = new OAuthEmailProof(loginCodes, emailVerification);
+  const profiles = new ProfilesService(orm, config.urls.publicBase);
+  const usage = new UsageService(orm, clock);
+  return {
+    ledger,
+    keys,
+    keyAdmin,
+    sessions,
+    authenticator,
+    accounts,
+    signup,
+    emailVerification,
+    loginCodes,
+    oauthEmailProof,
+    profiles,
+    usage,
+  };
+}
+
+/** The catalog: search and its index, the directory, providers' listings and documents, rollups, market, demand. */
+function catalogServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  deps: Infrastructure & Awaited<ReturnType<typeof peopleServices>> & { guard: UpstreamGuard; secrets: SecretBox },
+) {
+  const { orm, temporal, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, guard, secrets } = deps;
+  const embedder = createEmbedder(config.search);
+  const searchIndex = new SearchIndex({ orm, embedder });
+  const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
+  const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
+  const providers = new ProvidersService({ orm, config, clock, guard, events: gatewayEvents, logger, searchIndex });
+  const providerCredentials = new ProviderCredentialsService({ orm, clock, secrets, events: gatewayEvents });
+  const providerLifecycle = new ProviderLifecycleService({
+    orm,
+    config,
+    clock,
+    guard,
+    temporal,
+    credentials: providerCredentials,
+    events: gatewayEvents,
+    logger,
+    searchIndex,
+  });
+  const priceChanges = new PriceChangesService({ orm, config, clock, temporal, events: gatewayEvents });
+  const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
+  const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
+  const providerDirectory = new ProviderDirectoryService({ orm, clock, profiles });
+  const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
+  const rollups = new RollupsService({ orm, clock, logger });
+  const usagePartitions = new UsagePartitionsService({
+    orm,
+    clock,
+    logger,
+    retentionDays: config.usage.retentionDays,
+    rollupsWatermark: () => rollups.watermark(),
+  });
+  const market = new MarketService({ orm, clock });
+  const analytics = new AnalyticsService({ orm, usage, demand });
+  return {
+    providers,
+    providerLifecycle,
+    providerCredentials,
+    priceChanges,
+    documents,
+    listings,
+    search,
+    searchIndex,
+    directoryImport,
+    providerDirectory,
+    analytics,
+    rollups,
+    usagePartitions,
+    market,
+    demand,
+  };
+}
+
+/** Billing: Connect, checkouts, charges, webhooks, the books check, payouts and providers' earnings. */
+function moneyServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  deps: Infrastructure &
+    Awaited<ReturnType<typeof peopleServices>> &
+    Awaited<ReturnType<typeof openPayments>> &
+    ReturnType<typeof catalogServices>,
+) {
+  const { orm, temporal, gatewayEvents, mailer, ledger, stripe, stripeSettings, embeddedPayments } = deps;
+  const connect = new ConnectService({ orm, config, stripe, temporal });
+  const billing = new BillingService({ orm, config, stripe, embedded: embeddedPayments });
+  const charges = new ChargesService({ orm, stripe, ledger, mailer, events: gatewayEvents, logger });
+  const earnings = new EarningsService({ orm, logger });
+  const webhooks = new WebhooksService({
+    orm,
+    config: embeddedPayments ? { ...config, stripe: stripeSettings } : config,
+    clock,
+    ledger,
+    connect,
+    temporal,
+    events: gatewayEvents,
+    logger,
+    earnings,
+  });
+  const reconciliation = new ReconciliationService({ orm, ledger, clock, logger });
+  const payouts = new PayoutsService({ orm, config, stripe, ledger, events: gatewayEvents, logger, earnings });
+  const billingCycle = new BillingCycleService({ orm, config, clock, payouts });
+  return { connect, billing, charges, webhooks, reconciliation, payouts, earnings, billingCycle };
 }

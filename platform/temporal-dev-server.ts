@@ -125,30 +125,23 @@ async function temporalAnswers(address: string): Promise<boolean> {
   }
 }
 
-export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
-  const address = `127.0.0.1:${opts.port}`;
-  const uiUrl = `http://localhost:${opts.uiPort}`;
-  if (await portOpen(opts.port)) {
-    if (await temporalAnswers(address)) {
-      const owner = await ownerOf(address, opts.namespace);
-      if (owner.kind !== 'marked' || owner.dbFile !== opts.dbFile) throw refuseForeignServer(opts, owner);
-      opts.logger.info({ address }, 'reusing our Temporal dev server, left running by an earlier run');
-      return { address, uiUrl, spawned: false, stop: () => Promise.resolve() };
-    }
-    throw new DevServerError(
-      `Port ${opts.port} is in use by something that is not Temporal; set TEMPORAL_DEV_PORT to a free port.`,
-    );
+/** The server already on the port: ours (left running by an earlier run) is reused; anything else is refused. */
+async function existingServer(opts: DevServerOptions, address: string, uiUrl: string): Promise<DevServer | undefined> {
+  if (!(await portOpen(opts.port))) return undefined;
+  if (await temporalAnswers(address)) {
+    const owner = await ownerOf(address, opts.namespace);
+    if (owner.kind !== 'marked' || owner.dbFile !== opts.dbFile) throw refuseForeignServer(opts, owner);
+    opts.logger.info({ address }, 'reusing our Temporal dev server, left running by an earlier run');
+    return { address, uiUrl, spawned: false, stop: () => Promise.resolve() };
   }
-  try {
-    await access(opts.cliPath, constants.X_OK);
-  } catch {
-    throw new DevServerError(
-      `The Temporal CLI is missing at ${opts.cliPath}. Run "npm run tools" (needs Go) to build it, or set TEMPORAL_ADDRESS.`,
-    );
-  }
-  await mkdir(path.dirname(opts.dbFile), { recursive: true });
+  throw new DevServerError(
+    `Port ${opts.port} is in use by something that is not Temporal; set TEMPORAL_DEV_PORT to a free port.`,
+  );
+}
 
-  const args = [
+/** The CLI's arguments: a dev server on loopback, our namespace, its SQLite file and our search attributes. */
+function devServerArgs(opts: DevServerOptions): string[] {
+  return [
     'server',
     'start-dev',
     '--ip',
@@ -170,6 +163,23 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     '--log-format',
     'json',
   ];
+}
+
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const address = `127.0.0.1:${opts.port}`;
+  const uiUrl = `http://localhost:${opts.uiPort}`;
+  const running = await existingServer(opts, address, uiUrl);
+  if (running) return running;
+  try {
+    await access(opts.cliPath, constants.X_OK);
+  } catch {
+    throw new DevServerError(
+      `The Temporal CLI is missing at ${opts.cliPath}. Run "npm run tools" (needs Go) to build it, or set TEMPORAL_ADDRESS.`,
+    );
+  }
+  await mkdir(path.dirname(opts.dbFile), { recursive: true });
+
+  const args = devServerArgs(opts);
   const child: ChildProcess = spawn(opts.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {

@@ -18,7 +18,7 @@ import { lockOrg } from '../db/sql.js';
 import { revokedBeforeProofEmail } from './revocation-email.js';
 import { verificationEmail } from './emails.js';
 import { SIGNUP_CREDIT_HOLD, STARTER_CREDIT_CENTS } from '../temporal/contracts.js';
-import { elevateKeys, emailTaken, hasOwner, userView, type UserView, type VerifyOutcome } from './identity-outcomes.js';
+import { elevateKeys, emailTaken, hasOwner, userView, type VerifyOutcome } from './identity-outcomes.js';
 import {
   hitLimit,
   limitSignups,

@@ -20,7 +20,6 @@ import {
   sessionView,
   userView,
   type SessionView,
-  type UserView,
   type VerifyOutcome,
 } from './identity-outcomes.js';
 import { limitSignups, VERIFICATION_TOKEN_TTL_MS, type ClientInfo, type IdentityDeps } from './identity-rules.js';

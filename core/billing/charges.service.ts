@@ -6,7 +6,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type Stripe from 'stripe';
-import { Org, Payment, User, type IOrg } from '../../db/entities/index.js';
+import { Org, Payment, User, type IOrg, type IPayment } from '../../db/entities/index.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import type { LedgerService } from './ledger.service.js';
 import type { Logger } from '../logger.js';
@@ -129,6 +129,17 @@ export class ChargesService {
       }
       throw err; // transient: the activity retries with the same key
     }
+    return this.settle(em, org, payment, intent, kind);
+  }
+
+  /** Records the PaymentIntent's outcome; a succeeded one credits the org's ledger and lifts a payment suspension. */
+  private async settle(
+    em: EntityManager,
+    org: IOrg,
+    payment: IPayment,
+    intent: Stripe.PaymentIntent,
+    kind: 'auto_reload' | 'usage_charge',
+  ): Promise<ChargeAttempt> {
     payment.stripeRef = intent.id;
     if (intent.status === 'succeeded') {
       await em.transactional(async (tem) => {

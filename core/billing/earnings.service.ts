@@ -17,6 +17,13 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { providerEntries } from '../money/split.js';
+import {
+  addBatchedShares,
+  addUnbatchedShares,
+  callsPaidFor,
+  postEarningsChargeback,
+  type DisputeReversal,
+} from './earnings-reversal.js';
 
 const FOLD_BATCH = 1_000;
 
@@ -143,124 +150,16 @@ export class EarningsService {
    */
   async reverseDisputed(
     tem: EntityManager,
-    input: {
-      disputeId: string;
-      payment: { id: string; orgId: string; kind: string; creditCents: number; createdAt: Date };
-      reclaimedCents: number;
-    },
+    input: DisputeReversal,
   ): Promise<{ providerOrgId: string; cents: number }[]> {
-    const { payment } = input;
-    let calls: { id: string; cost_cents: string; batch_id: string | null }[];
-    let budget: number;
-    if (payment.kind === 'usage_charge') {
-      calls = await tem.execute(
-        `select u.id, u.cost_cents, u.batch_id from usage_events u
-          where u.org_id = ? and u.billable_cents > 0 and u.cost_cents > 0 and u.created_at <= ?
-            and u.created_at > coalesce((select max(p.created_at) from payments p where p.org_id = ? and p.kind = 'usage_charge'
-                                          and p.status = 'succeeded' and p.created_at < ?), '-infinity')
-          order by u.created_at desc, u.id desc`,
-        [payment.orgId, payment.createdAt, payment.orgId, payment.createdAt],
-      );
-      budget = payment.creditCents;
-    } else {
-      budget = payment.creditCents - input.reclaimedCents;
-      if (budget <= 0) return [];
-      calls = await tem.execute(
-        `select u.id, u.cost_cents, u.batch_id from usage_events u
-          where u.org_id = ? and u.cost_cents > 0 and u.billable_cents = 0 and u.created_at >= ?
-          order by u.created_at desc, u.id desc limit 10000`,
-        [payment.orgId, payment.createdAt],
-      );
-    }
-    // The net share of each call the disputed money paid for (the last one in part), from the rows booked for it.
-    const share = new Map<string, number>();
-    const paidFor: { id: string; batchId: string | null; portion: number; cost: number }[] = [];
-    for (const c of calls) {
-      if (budget <= 0) break;
-      const cost = Number(c.cost_cents);
-      const portion = Math.min(cost, budget);
-      budget -= portion;
-      paidFor.push({ id: c.id, batchId: c.batch_id, portion, cost });
-    }
+    const paidFor = await callsPaidFor(tem, input);
     if (paidFor.length === 0) return [];
-    const add = (providerOrgId: string, cents: number) => {
-      if (cents > 0) share.set(providerOrgId, (share.get(providerOrgId) ?? 0) + cents);
-    };
-    // Calls booked alone (before usage batches): their own earning rows.
-    const alone = paidFor.filter((p) => p.batchId === null);
-    if (alone.length > 0) {
-      const rows = await tem.execute<{ usage_id: string; provider_org_id: string; gross: string; fee: string }[]>(
-        `select usage_id, provider_org_id, gross_cents as gross, fee_cents as fee from earning_accruals
-          where batch_id is null and usage_id in (${alone.map(() => '?').join(',')})
-         union all
-         select substr(l.reference, 7), l.org_id, sum(case when l.kind = 'provider_earning' then l.amount_cents else 0 end),
-                -sum(case when l.kind = 'platform_fee' then l.amount_cents else 0 end)
-           from ledger_entries l
-          where l.kind in ('provider_earning', 'platform_fee') and l.reference in (${alone.map(() => '?').join(',')})
-          group by l.reference, l.org_id`,
-        [...alone.map((p) => p.id), ...alone.map((p) => `usage:${p.id}`)],
-      );
-      const byCall = new Map(rows.map((r) => [r.usage_id, r]));
-      for (const p of alone) {
-        const r = byCall.get(p.id);
-        if (!r) continue;
-        add(r.provider_org_id, Math.floor(((Number(r.gross) - Number(r.fee)) * p.portion) / p.cost));
-      }
-    }
-    // Calls booked in usage batches: each provider's net earning from a batch, in the part of the batch's charge the
-    // disputed money paid for (all of it when it paid for every call of the batch).
-    const portionOf = new Map<string, number>();
-    for (const p of paidFor)
-      if (p.batchId !== null) portionOf.set(p.batchId, (portionOf.get(p.batchId) ?? 0) + p.portion);
-    if (portionOf.size > 0) {
-      const ids = [...portionOf.keys()];
-      const rows = await tem.execute<{ batch_id: string; provider_org_id: string; gross: string; fee: string }[]>(
-        `select batch_id, provider_org_id, sum(gross_cents) as gross, sum(fee_cents) as fee from earning_accruals
-          where batch_id in (${ids.map(() => '?').join(',')}) group by batch_id, provider_org_id
-         union all
-         select substr(l.reference, 13), l.org_id, sum(case when l.kind = 'provider_earning' then l.amount_cents else 0 end),
-                -sum(case when l.kind = 'platform_fee' then l.amount_cents else 0 end)
-           from ledger_entries l
-          where l.kind in ('provider_earning', 'platform_fee') and l.reference in (${ids.map(() => '?').join(',')})
-          group by l.reference, l.org_id`,
-        [...ids, ...ids.map((id) => `usage_batch:${id}`)],
-      );
-      const gross = new Map<string, number>();
-      for (const r of rows) gross.set(r.batch_id, (gross.get(r.batch_id) ?? 0) + Number(r.gross));
-      for (const r of rows) {
-        const total = gross.get(r.batch_id)!;
-        const portion = Math.min(portionOf.get(r.batch_id)!, total);
-        add(r.provider_org_id, Math.floor(((Number(r.gross) - Number(r.fee)) * portion) / total));
-      }
-    }
+    const share = new Map<string, number>();
+    await addUnbatchedShares(tem, paidFor, share);
+    await addBatchedShares(tem, paidFor, share);
     const reversed: { providerOrgId: string; cents: number }[] = [];
     for (const [providerOrgId, cents] of [...share.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-      const [org] = await tem.execute<{ credit_cents: string }[]>(
-        'select credit_cents from orgs where id = ? for update',
-        [providerOrgId],
-      );
-      const key = `dispute:${input.disputeId}:earnings`;
-      const inserted = await tem.execute<{ id: string }[]>(
-        `insert into ledger_entries (id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, memo)
-         values (?, ?, 'chargeback', ?, ?, ?, ?, ?) on conflict do nothing returning id`,
-        [
-          newId('ledgerEntry'),
-          providerOrgId,
-          -cents,
-          Number(org!.credit_cents) - cents,
-          key,
-          `payment:${payment.id}`,
-          `Chargeback of payment ${payment.id}: earnings it paid for are reversed`,
-        ],
-      );
-      if (inserted.length === 0) continue;
-      await tem.execute(
-        `update orgs set credit_cents = credit_cents - ?, balance_version = balance_version + 1, updated_at = now(),
-                chargeback_carry_cents = greatest(chargeback_carry_cents, ? - credit_cents) where id = ?`,
-        [cents, cents, providerOrgId],
-        'run',
-      );
-      reversed.push({ providerOrgId, cents });
+      if (await postEarningsChargeback(tem, input, providerOrgId, cents)) reversed.push({ providerOrgId, cents });
     }
     if (reversed.length > 0) this.deps.logger.warn({ dispute: input.disputeId, reversed }, 'earnings reversed');
     return reversed;

@@ -32,8 +32,13 @@ export const LEDGER_WRITERS = {
   },
   'core/billing/earnings.service.ts': {
     via: 'sql',
-    kinds: ['provider_earning', 'platform_fee', 'chargeback'],
-    what: "the earnings fold (queued accruals, per provider and usage batch, into providers' ledgers) and the reversal of disputed earnings",
+    kinds: ['provider_earning', 'platform_fee'],
+    what: "the earnings fold (queued accruals, per provider and usage batch, into providers' ledgers)",
+  },
+  'core/billing/earnings-reversal.ts': {
+    via: 'sql',
+    kinds: ['chargeback'],
+    what: "the reversal of disputed earnings (EarningsService.reverseDisputed's chargeback rows)",
   },
   'core/billing/charges.service.ts': {
     via: 'post',

@@ -8,7 +8,7 @@
  */
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import type Stripe from 'stripe';
-import { Org, Payout } from '../../db/entities/index.js';
+import { Org, Payout, type IPayout } from '../../db/entities/index.js';
 import type { Config } from '../config.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import { newId } from '../ids.js';
@@ -69,37 +69,7 @@ export class PayoutsService {
     const em = this.deps.orm.em.fork();
     let payout = await em.findOne(Payout, { idempotencyKey: key });
     if (!payout) {
-      const created = await em.transactional(async (tem) => {
-        const org = await tem.findOneOrFail(Org, input.orgId, { lockMode: LockMode.PESSIMISTIC_WRITE });
-        if (org.connectStatus !== 'enabled' || !org.stripeAccountId) return 'Connect payouts are not enabled';
-        if (await tem.findOne(Payout, { idempotencyKey: key })) return null; // raced with another run
-        const unpaid = await this.unpaidEarnings(org.id, tem);
-        const amount = Math.min(unpaid, org.creditCents);
-        if (amount < this.deps.config.billing.payoutMinimumCents) {
-          return `${Math.max(amount, 0)} cents payable is under the payout minimum`;
-        }
-        const row = tem.create(Payout, {
-          id: newId('payout'),
-          org,
-          period: input.period,
-          amountCents: amount,
-          destination: org.stripeAccountId,
-          idempotencyKey: key,
-        });
-        await tem.flush();
-        await this.deps.ledger.post(
-          {
-            orgId: org.id,
-            kind: 'payout',
-            amountCents: -amount,
-            idempotencyKey: key,
-            reference: `payout:${row.id}`,
-            memo: `Payout for ${input.period}`,
-          },
-          tem,
-        );
-        return null;
-      });
+      const created = await this.createPayout(em, input, key);
       if (created) return { status: 'skipped', reason: created };
       // The balance dropped: the gateways re-read it now rather than at their next refresh.
       await this.deps.events.orgChanged(input.orgId);
@@ -138,25 +108,75 @@ export class PayoutsService {
       const type = (err as { type?: string }).type;
       if (type !== 'StripeInvalidRequestError' && type !== 'StripePermissionError') throw err; // transient: retry
       const reason = (err as Error).message.slice(0, 500);
-      await em.transactional(async (tem) => {
-        await this.deps.ledger.post(
-          {
-            orgId: input.orgId,
-            kind: 'payout',
-            amountCents: payout.amountCents,
-            idempotencyKey: `${key}:reversal`,
-            reference: `payout:${payout.id}`,
-            memo: `Payout for ${input.period} failed; returned to the balance`,
-          },
-          tem,
-        );
-        await tem.nativeUpdate(Payout, { id: payout.id }, { status: 'failed', failureReason: reason });
-      });
+      await this.reverseFailedPayout(em, input, payout, reason);
       await this.deps.events.orgChanged(input.orgId);
       this.deps.logger.warn({ payout_id: payout.id, org_id: input.orgId, reason }, 'payout failed');
       return { status: 'failed', payoutId: payout.id, amountCents: payout.amountCents, reason };
     }
     await em.nativeUpdate(Payout, { id: payout.id }, { status: 'paid', stripeTransferId: transfer.id });
     return { status: 'paid', payoutId: payout.id, amountCents: payout.amountCents, transferId: transfer.id };
+  }
+
+  /** The payout row and its `payout` ledger debit, in one transaction; a reason when nothing is payable. */
+  private async createPayout(
+    em: EntityManager,
+    input: { orgId: string; period: string },
+    key: string,
+  ): Promise<string | null> {
+    return em.transactional(async (tem) => {
+      const org = await tem.findOneOrFail(Org, input.orgId, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (org.connectStatus !== 'enabled' || !org.stripeAccountId) return 'Connect payouts are not enabled';
+      if (await tem.findOne(Payout, { idempotencyKey: key })) return null; // raced with another run
+      const unpaid = await this.unpaidEarnings(org.id, tem);
+      const amount = Math.min(unpaid, org.creditCents);
+      if (amount < this.deps.config.billing.payoutMinimumCents) {
+        return `${Math.max(amount, 0)} cents payable is under the payout minimum`;
+      }
+      const row = tem.create(Payout, {
+        id: newId('payout'),
+        org,
+        period: input.period,
+        amountCents: amount,
+        destination: org.stripeAccountId,
+        idempotencyKey: key,
+      });
+      await tem.flush();
+      await this.deps.ledger.post(
+        {
+          orgId: org.id,
+          kind: 'payout',
+          amountCents: -amount,
+          idempotencyKey: key,
+          reference: `payout:${row.id}`,
+          memo: `Payout for ${input.period}`,
+        },
+        tem,
+      );
+      return null;
+    });
+  }
+
+  /** Stripe refused the transfer: the payout is failed and its ledger debit reversed, in one transaction. */
+  private async reverseFailedPayout(
+    em: EntityManager,
+    input: { orgId: string; period: string },
+    payout: IPayout,
+    reason: string,
+  ): Promise<void> {
+    const key = payoutKey(input.orgId, input.period);
+    await em.transactional(async (tem) => {
+      await this.deps.ledger.post(
+        {
+          orgId: input.orgId,
+          kind: 'payout',
+          amountCents: payout.amountCents,
+          idempotencyKey: `${key}:reversal`,
+          reference: `payout:${payout.id}`,
+          memo: `Payout for ${input.period} failed; returned to the balance`,
+        },
+        tem,
+      );
+      await tem.nativeUpdate(Payout, { id: payout.id }, { status: 'failed', failureReason: reason });
+    });
   }
 }

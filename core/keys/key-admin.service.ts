@@ -120,35 +120,7 @@ export class KeyAdminService {
           `An organization can hold at most ${MAX_ACTIVE_KEYS_PER_ORG} active keys; revoke one first.`,
         );
       }
-      const requested = governanceChange(input);
-      let governance: Governance = {
-        budget_cents: requested.budget_cents ?? null,
-        per_call_max_cents: requested.per_call_max_cents ?? null,
-        daily_cap_cents: requested.daily_cap_cents ?? null,
-        approval_mode: requested.approval_mode ?? false,
-      };
-      let parentKeyId: string | null = null;
-      if (principal.type === 'api_key') {
-        // A key minted by a key is its child: never looser than its parent, and not too deep.
-        const parent = actingKey(gov, principal);
-        const depth = ancestorsOf(gov, parent.id).length + 1;
-        if (depth > MAX_KEY_DEPTH) {
-          throw new ForbiddenError(
-            `Key chains are at most ${MAX_KEY_DEPTH} keys deep below their root; this key cannot mint keys.`,
-            { details: { max_depth: MAX_KEY_DEPTH } },
-          );
-        }
-        const child = childGovernance(parent, requested);
-        if (child.violations.length) {
-          throw new ForbiddenError(
-            `A key minted by a key cannot be looser than its parent (${parent.id}): ${child.violations.join(', ')}. ` +
-              'Leave the field out to take the parent’s value, or ask a person (owner or admin) to create the key.',
-            { details: { looser_than_parent: child.violations, parent_key_id: parent.id } },
-          );
-        }
-        governance = child.governance;
-        parentKeyId = parent.id;
-      }
+      const { governance, parentKeyId } = newKeyGovernance(gov, principal, governanceChange(input));
       const { key, plaintext } = this.keys.create(tem, {
         orgId: principal.orgId,
         parentKeyId,
@@ -350,6 +322,39 @@ function governanceChange(input: Partial<Record<keyof Governance, number | boole
   for (const f of CAP_FIELDS) if (input[f] !== undefined) change[f] = input[f] as number | null;
   if (input.approval_mode !== undefined) change.approval_mode = input.approval_mode as boolean;
   return change;
+}
+
+/** A new key's governance: as requested for a person's key; for a key minted by a key, its parent's bounds. */
+function newKeyGovernance(
+  gov: ReadonlyMap<string, GovKey>,
+  principal: Principal,
+  requested: GovernanceChange,
+): { governance: Governance; parentKeyId: string | null } {
+  const governance: Governance = {
+    budget_cents: requested.budget_cents ?? null,
+    per_call_max_cents: requested.per_call_max_cents ?? null,
+    daily_cap_cents: requested.daily_cap_cents ?? null,
+    approval_mode: requested.approval_mode ?? false,
+  };
+  if (principal.type !== 'api_key') return { governance, parentKeyId: null };
+  // A key minted by a key is its child: never looser than its parent, and not too deep.
+  const parent = actingKey(gov, principal);
+  const depth = ancestorsOf(gov, parent.id).length + 1;
+  if (depth > MAX_KEY_DEPTH) {
+    throw new ForbiddenError(
+      `Key chains are at most ${MAX_KEY_DEPTH} keys deep below their root; this key cannot mint keys.`,
+      { details: { max_depth: MAX_KEY_DEPTH } },
+    );
+  }
+  const child = childGovernance(parent, requested);
+  if (child.violations.length) {
+    throw new ForbiddenError(
+      `A key minted by a key cannot be looser than its parent (${parent.id}): ${child.violations.join(', ')}. ` +
+        'Leave the field out to take the parent’s value, or ask a person (owner or admin) to create the key.',
+      { details: { looser_than_parent: child.violations, parent_key_id: parent.id } },
+    );
+  }
+  return { governance: child.governance, parentKeyId: parent.id };
 }
 
 function applyGovernance(key: IApiKey, g: Governance): void {

@@ -18,86 +18,73 @@ export interface ReservationsView {
 
 export class Metrics {
   readonly registry: Registry = new client.Registry();
-  readonly httpRequests: Counter<'surface' | 'route' | 'method' | 'status'>;
-  readonly httpDuration: Histogram<'surface' | 'route' | 'method' | 'status'>;
-  readonly admissions: Counter<'outcome'>;
-  readonly idempotencyLookups: Counter<'reason'>;
-  readonly upstreamDuration: Histogram<'api' | 'outcome'>;
-  readonly upstreamErrors: Counter<'api' | 'reason'>;
-  readonly drainLag: Histogram;
-  readonly drainBooked: Counter<'outcome'>;
-  readonly activities: Counter<'activity' | 'outcome'>;
-  readonly healthUp: Gauge<'component' | 'backend'>;
+  private readonly registers = [this.registry];
+  readonly httpRequests: Counter<'surface' | 'route' | 'method' | 'status'> = new client.Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by surface (api, gateway, mcp), route template, method and status.',
+    labelNames: ['surface', 'route', 'method', 'status'],
+    registers: this.registers,
+  });
+  readonly httpDuration: Histogram<'surface' | 'route' | 'method' | 'status'> = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from the request to the end of its answer, by surface, route template, method and status.',
+    labelNames: ['surface', 'route', 'method', 'status'],
+    buckets: LATENCY_BUCKETS,
+    registers: this.registers,
+  });
+  readonly admissions: Counter<'outcome'> = new client.Counter({
+    name: 'gateway_admissions_total',
+    help: 'Gateway admission decisions for paid calls (admitted, replay, rate_limited, budget, funds, ...).',
+    labelNames: ['outcome'],
+    registers: this.registers,
+  });
+  readonly idempotencyLookups: Counter<'reason'> = new client.Counter({
+    name: 'gateway_idempotency_lookups_total',
+    help:
+      'Idempotency-Keys the gateway looked up in Postgres before the upstream call, by why Redis could not answer ' +
+      '(seen: in the seen set; unstamped: the set is being rebuilt; unsynced: direct bookings not yet in Redis; ' +
+      'unchecked: no check made).',
+    labelNames: ['reason'],
+    registers: this.registers,
+  });
+  readonly upstreamDuration: Histogram<'api' | 'outcome'> = new client.Histogram({
+    name: 'gateway_upstream_duration_seconds',
+    help: 'Upstream call time by API (listing slug) and outcome (ok, error).',
+    labelNames: ['api', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers: this.registers,
+  });
+  readonly upstreamErrors: Counter<'api' | 'reason'> = new client.Counter({
+    name: 'gateway_upstream_errors_total',
+    help: 'Upstream failures by API and reason (timeout, connect, status, size, reset, rate_limited).',
+    labelNames: ['api', 'reason'],
+    registers: this.registers,
+  });
+  readonly drainLag: Histogram = new client.Histogram({
+    name: 'usage_drain_lag_seconds',
+    help: 'Time from a call being settled in Redis to its usage row and ledger debit committed in Postgres.',
+    buckets: LATENCY_BUCKETS,
+    registers: this.registers,
+  });
+  readonly drainBooked: Counter<'outcome'> = new client.Counter({
+    name: 'usage_drain_booked_total',
+    help: 'Calls the usage drain booked in Postgres, by outcome (success, failed).',
+    labelNames: ['outcome'],
+    registers: this.registers,
+  });
+  readonly activities: Counter<'activity' | 'outcome'> = new client.Counter({
+    name: 'temporal_activity_outcomes_total',
+    help: 'Temporal activity executions in this worker, by activity type and outcome (completed, failed).',
+    labelNames: ['activity', 'outcome'],
+    registers: this.registers,
+  });
+  readonly healthUp: Gauge<'component' | 'backend'> = new client.Gauge({
+    name: 'health_component_up',
+    help: 'Last health check of a component this process depends on (db, counters, temporal): 1 up, 0 down.',
+    labelNames: ['component', 'backend'],
+    registers: this.registers,
+  });
   private defaultsOn = false;
-
-  constructor() {
-    const registers = [this.registry];
-    this.httpRequests = new client.Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests answered, by surface (api, gateway, mcp), route template, method and status.',
-      labelNames: ['surface', 'route', 'method', 'status'],
-      registers,
-    });
-    this.httpDuration = new client.Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from the request to the end of its answer, by surface, route template, method and status.',
-      labelNames: ['surface', 'route', 'method', 'status'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.admissions = new client.Counter({
-      name: 'gateway_admissions_total',
-      help: 'Gateway admission decisions for paid calls (admitted, replay, rate_limited, budget, funds, ...).',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.idempotencyLookups = new client.Counter({
-      name: 'gateway_idempotency_lookups_total',
-      help:
-        'Idempotency-Keys the gateway looked up in Postgres before the upstream call, by why Redis could not answer ' +
-        '(seen: in the seen set; unstamped: the set is being rebuilt; unsynced: direct bookings not yet in Redis; ' +
-        'unchecked: no check made).',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.upstreamDuration = new client.Histogram({
-      name: 'gateway_upstream_duration_seconds',
-      help: 'Upstream call time by API (listing slug) and outcome (ok, error).',
-      labelNames: ['api', 'outcome'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.upstreamErrors = new client.Counter({
-      name: 'gateway_upstream_errors_total',
-      help: 'Upstream failures by API and reason (timeout, connect, status, size, reset, rate_limited).',
-      labelNames: ['api', 'reason'],
-      registers,
-    });
-    this.drainLag = new client.Histogram({
-      name: 'usage_drain_lag_seconds',
-      help: 'Time from a call being settled in Redis to its usage row and ledger debit committed in Postgres.',
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.drainBooked = new client.Counter({
-      name: 'usage_drain_booked_total',
-      help: 'Calls the usage drain booked in Postgres, by outcome (success, failed).',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.activities = new client.Counter({
-      name: 'temporal_activity_outcomes_total',
-      help: 'Temporal activity executions in this worker, by activity type and outcome (completed, failed).',
-      labelNames: ['activity', 'outcome'],
-      registers,
-    });
-    this.healthUp = new client.Gauge({
-      name: 'health_component_up',
-      help: 'Last health check of a component this process depends on (db, counters, temporal): 1 up, 0 down.',
-      labelNames: ['component', 'backend'],
-      registers,
-    });
-  }
 
   /** Process metrics (memory, event-loop delay, GC, handles): once, by the process that serves the metrics. */
   collectProcessMetrics(): void {

@@ -27,6 +27,17 @@ export const INTERACTION_TTL_S = 30 * 60;
 /** A Client ID Metadata Document larger than this is refused. */
 const CIMD_MAX_BYTES = 5 * 1024;
 
+/** Lifetimes (seconds) of what the library issues. */
+const TOKEN_TTLS = {
+  AccessToken: ACCESS_TOKEN_TTL_S,
+  AuthorizationCode: AUTHORIZATION_CODE_TTL_S,
+  RefreshToken: REFRESH_TOKEN_TTL_S,
+  Grant: 365 * 86_400,
+  Interaction: INTERACTION_TTL_S,
+  Session: INTERACTION_TTL_S,
+  IdToken: ACCESS_TOKEN_TTL_S,
+};
+
 export const OAUTH_PATHS = {
   authorization: '/oauth/authorize',
   token: '/oauth/token',
@@ -100,16 +111,7 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const signingKey = { ...privateKey.export({ format: 'jwk' }), alg: 'ES256', use: 'sig' };
 
-  const policy = interactionPolicy.base();
-  // Every authorization is a person's fresh approval (email code, then caps): a browser's earlier approval of
-  // another client never carries over, because each approval mints its own key.
-  policy
-    .get('login')!
-    .checks.add(
-      new interactionPolicy.Check('fresh_approval', 'each authorization is approved by a person', (ctx) =>
-        ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
-      ),
-    );
+  const policy = approvalPolicy();
 
   const configuration: Configuration = {
     adapter: createOAuthAdapter(orm),
@@ -148,57 +150,10 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
     },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
     allowOmittingSingleRegisteredRedirectUri: false,
-    features: {
-      devInteractions: { enabled: false },
-      registration: { enabled: true },
-      // A client revokes only its own tokens (public clients included); a stranger's token is answered as unknown.
-      revocation: {
-        enabled: true,
-        allowedPolicy: (_ctx, client, token) => Promise.resolve(token.clientId === client.clientId),
-      },
-      introspection: { enabled: false },
-      userinfo: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource(_ctx, _client, oneOf) {
-          if (oneOf) return Promise.resolve(oneOf);
-          throw new errors.InvalidTarget('the resource parameter (RFC 8707) is required');
-        },
-        useGrantedResource: () => true,
-        getResourceServerInfo(_ctx, indicator) {
-          if (indicator !== resource) throw new errors.InvalidTarget(`the only resource served is ${resource}`);
-          return Promise.resolve({
-            scope: SCOPES.join(' '),
-            audience: resource,
-            accessTokenTTL: ACCESS_TOKEN_TTL_S,
-            accessTokenFormat: 'opaque',
-          });
-        },
-      },
-      clientIdMetadataDocument: {
-        enabled: true,
-        ack: 'draft-02',
-        cacheDuration: { min: 60, max: 86_400 },
-      },
-    },
+    features: providerFeatures(resource),
     // Outgoing fetches (Client ID Metadata Documents) go through the SSRF guard: checked URL, checked addresses at
     // connect time, bounded time and size, no redirects.
-    async fetch(input: string | URL | Request) {
-      const url = cimdFetchUrl(input instanceof Request ? input.url : String(input), config);
-      const res = await guard.fetch(url, {
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        maxBytes: CIMD_MAX_BYTES,
-        timeoutMs: 5_000,
-        maxRedirects: 0,
-      });
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(res.headers)) {
-        if (typeof value === 'string') headers.set(name, value);
-      }
-      return new Response(new Uint8Array(res.body), { status: res.status, headers });
-    },
+    fetch: cimdFetcher(config, guard),
     interactions: {
       url: (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}`,
       policy,
@@ -209,35 +164,110 @@ export function createOAuthProvider(deps: OAuthServerDeps): Provider {
     issueRefreshToken: (_ctx, client) => Promise.resolve(client.grantTypeAllowed('refresh_token')),
     rotateRefreshToken: true,
     expiresWithSession: () => Promise.resolve(false),
-    ttl: {
-      AccessToken: ACCESS_TOKEN_TTL_S,
-      AuthorizationCode: AUTHORIZATION_CODE_TTL_S,
-      RefreshToken: REFRESH_TOKEN_TTL_S,
-      Grant: 365 * 86_400,
-      Interaction: INTERACTION_TTL_S,
-      Session: INTERACTION_TTL_S,
-      IdToken: ACCESS_TOKEN_TTL_S,
-    },
-    renderError(ctx: KoaContextWithOIDC, out) {
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
-      ctx.set('Cache-Control', 'no-store');
-      const lines = Object.entries(out)
-        .map(([k, v]) => `<p><strong>${escapeHtml(k)}</strong>: ${escapeHtml(String(v))}</p>`)
-        .join('');
-      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorization error</title></head><body><h1>Authorization error</h1>${lines}</body></html>`;
-      return Promise.resolve();
-    },
+    ttl: { ...TOKEN_TTLS },
+    renderError,
   };
 
   const provider = new Provider(config.urls.publicBase, configuration);
   applyProxyTrust(provider, config.trustProxyHops);
-  provider.on('server_error', (_ctx, err) => deps.logger.error({ err }, 'oauth server error'));
+  logRefusals(provider, deps.logger);
+  return provider;
+}
+
+/** The interaction policy: every authorization is a person's fresh approval. */
+function approvalPolicy(): ReturnType<typeof interactionPolicy.base> {
+  const policy = interactionPolicy.base();
+  // Every authorization is a person's fresh approval (email code, then caps): a browser's earlier approval of
+  // another client never carries over, because each approval mints its own key.
+  policy
+    .get('login')!
+    .checks.add(
+      new interactionPolicy.Check('fresh_approval', 'each authorization is approved by a person', (ctx) =>
+        ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
+  return policy;
+}
+
+/** The library's features: registration, revocation of a client's own tokens, the resource indicator, CIMD. */
+function providerFeatures(resource: string): Configuration['features'] {
+  return {
+    devInteractions: { enabled: false },
+    registration: { enabled: true },
+    // A client revokes only its own tokens (public clients included); a stranger's token is answered as unknown.
+    revocation: {
+      enabled: true,
+      allowedPolicy: (_ctx, client, token) => Promise.resolve(token.clientId === client.clientId),
+    },
+    introspection: { enabled: false },
+    userinfo: { enabled: false },
+    rpInitiatedLogout: { enabled: false },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource(_ctx, _client, oneOf) {
+        if (oneOf) return Promise.resolve(oneOf);
+        throw new errors.InvalidTarget('the resource parameter (RFC 8707) is required');
+      },
+      useGrantedResource: () => true,
+      getResourceServerInfo(_ctx, indicator) {
+        if (indicator !== resource) throw new errors.InvalidTarget(`the only resource served is ${resource}`);
+        return Promise.resolve({
+          scope: SCOPES.join(' '),
+          audience: resource,
+          accessTokenTTL: ACCESS_TOKEN_TTL_S,
+          accessTokenFormat: 'opaque',
+        });
+      },
+    },
+    clientIdMetadataDocument: {
+      enabled: true,
+      ack: 'draft-02',
+      cacheDuration: { min: 60, max: 86_400 },
+    },
+  };
+}
+
+/** Fetches a Client ID Metadata Document through the SSRF guard. */
+function cimdFetcher(config: Config, guard: UpstreamGuard): Configuration['fetch'] {
+  return async (input: string | URL | Request) => {
+    const url = cimdFetchUrl(input instanceof Request ? input.url : String(input), config);
+    const res = await guard.fetch(url, {
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      maxBytes: CIMD_MAX_BYTES,
+      timeoutMs: 5_000,
+      maxRedirects: 0,
+    });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    return new Response(new Uint8Array(res.body), { status: res.status, headers });
+  };
+}
+
+/** The library's error page: the error's fields, escaped, on a page nothing can frame. */
+function renderError(
+  ctx: KoaContextWithOIDC,
+  out: Parameters<NonNullable<Configuration['renderError']>>[1],
+): Promise<void> {
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  ctx.set('Cache-Control', 'no-store');
+  const lines = Object.entries(out)
+    .map(([k, v]) => `<p><strong>${escapeHtml(k)}</strong>: ${escapeHtml(String(v))}</p>`)
+    .join('');
+  ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorization error</title></head><body><h1>Authorization error</h1>${lines}</body></html>`;
+  return Promise.resolve();
+}
+
+/** Server errors logged as errors; refused requests (a bad grant, registration, ...) at info. */
+function logRefusals(provider: Provider, logger: Logger): void {
+  provider.on('server_error', (_ctx, err) => logger.error({ err }, 'oauth server error'));
   const refused = (event: string) => (_ctx: unknown, err: Error & { error_detail?: string }) =>
-    deps.logger.info({ event, error: err.message, detail: err.error_detail }, 'oauth request refused');
+    logger.info({ event, error: err.message, detail: err.error_detail }, 'oauth request refused');
   provider.on('grant.error', refused('grant.error'));
   provider.on('authorization.error', refused('authorization.error'));
   provider.on('registration_create.error', refused('registration_create.error'));
   provider.on('revocation.error', refused('revocation.error'));
-  return provider;
 }

@@ -63,61 +63,10 @@ export function refusalError(
       return new AppError('per_call_limit_exceeded', 'The call costs more than this key may spend per call.', {
         details: { price_cents: input.priceCents, per_call_max_cents: input.perCallMaxCents },
       });
-    case 'budget': {
-      if (approval && approvalBinds(approval)) {
-        return new PaymentRequiredError(
-          'This key is in approval mode: a person must approve more spend before this paid call.',
-          {
-            details: {
-              reason: 'approval_required',
-              approval_url: `${publicBaseUrl}/approve/${input.keyId}`,
-              approved_cents: approval.approvedCents,
-              price_cents: input.priceCents,
-            },
-          },
-        );
-      }
-      if (admission.ancestorKeyId !== undefined) {
-        const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
-        return new AppError(
-          'insufficient_budget',
-          "The call would exceed the budget of a key above this one (a child's spend counts against its parents).",
-          {
-            details: {
-              price_cents: input.priceCents,
-              budget_cents: parent?.budgetCents ?? null,
-              key_id: admission.ancestorKeyId,
-            },
-          },
-        );
-      }
-      return new AppError(
-        'insufficient_budget',
-        "The call would exceed this key's budget, which counts the spend of the keys it minted too.",
-        { details: { price_cents: input.priceCents, budget_cents: input.budgetCents } },
-      );
-    }
-    case 'daily_cap': {
-      if (admission.ancestorKeyId !== undefined) {
-        const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
-        return new AppError(
-          'daily_cap_exceeded',
-          "The call would exceed the daily cap (UTC day) of a key above this one (a child's spend counts against its parents).",
-          {
-            details: {
-              price_cents: input.priceCents,
-              daily_cap_cents: parent?.dailyCapCents ?? null,
-              key_id: admission.ancestorKeyId,
-            },
-          },
-        );
-      }
-      return new AppError(
-        'daily_cap_exceeded',
-        "The call would exceed this key's daily cap (UTC day), which counts the spend of the keys it minted too.",
-        { details: { price_cents: input.priceCents, daily_cap_cents: input.dailyCapCents } },
-      );
-    }
+    case 'budget':
+      return budgetRefusal(admission, input, approval, publicBaseUrl);
+    case 'daily_cap':
+      return dailyCapRefusal(admission, input);
     case 'funds':
       return new PaymentRequiredError('Prepaid credits are exhausted; buy credits or add a card.', {
         details: { price_cents: input.priceCents, reason: 'insufficient_credits' },
@@ -128,6 +77,70 @@ export function refusalError(
         { details: { price_cents: input.priceCents, reason: 'credit_limit_reached' } },
       );
   }
+}
+
+/** Over a budget: the key's own, an ancestor's, or (approval mode) the spend a person approved. */
+function budgetRefusal(
+  admission: Extract<RefusalOutcome, { outcome: 'budget' }>,
+  input: RefusalInput,
+  approval: KeyAuth | undefined,
+  publicBaseUrl: string,
+): AppError {
+  if (approval && approvalBinds(approval)) {
+    return new PaymentRequiredError(
+      'This key is in approval mode: a person must approve more spend before this paid call.',
+      {
+        details: {
+          reason: 'approval_required',
+          approval_url: `${publicBaseUrl}/approve/${input.keyId}`,
+          approved_cents: approval.approvedCents,
+          price_cents: input.priceCents,
+        },
+      },
+    );
+  }
+  if (admission.ancestorKeyId !== undefined) {
+    const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
+    return new AppError(
+      'insufficient_budget',
+      "The call would exceed the budget of a key above this one (a child's spend counts against its parents).",
+      {
+        details: {
+          price_cents: input.priceCents,
+          budget_cents: parent?.budgetCents ?? null,
+          key_id: admission.ancestorKeyId,
+        },
+      },
+    );
+  }
+  return new AppError(
+    'insufficient_budget',
+    "The call would exceed this key's budget, which counts the spend of the keys it minted too.",
+    { details: { price_cents: input.priceCents, budget_cents: input.budgetCents } },
+  );
+}
+
+/** Over a daily cap (UTC day): the key's own or an ancestor's. */
+function dailyCapRefusal(admission: Extract<RefusalOutcome, { outcome: 'daily_cap' }>, input: RefusalInput): AppError {
+  if (admission.ancestorKeyId !== undefined) {
+    const parent = input.ancestors.find((a) => a.keyId === admission.ancestorKeyId);
+    return new AppError(
+      'daily_cap_exceeded',
+      "The call would exceed the daily cap (UTC day) of a key above this one (a child's spend counts against its parents).",
+      {
+        details: {
+          price_cents: input.priceCents,
+          daily_cap_cents: parent?.dailyCapCents ?? null,
+          key_id: admission.ancestorKeyId,
+        },
+      },
+    );
+  }
+  return new AppError(
+    'daily_cap_exceeded',
+    "The call would exceed this key's daily cap (UTC day), which counts the spend of the keys it minted too.",
+    { details: { price_cents: input.priceCents, daily_cap_cents: input.dailyCapCents } },
+  );
 }
 
 /** 428: required provider terms in force that the caller's org has not accepted (the first one is named). */

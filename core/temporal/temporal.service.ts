@@ -3,23 +3,15 @@
  * Routes never talk to Temporal directly. The connection is lazy, so a process that never starts a workflow (the
  * gateway) pays nothing, and a Temporal outage does not stop a process from booting.
  */
-import {
-  Client,
-  Connection,
-  ScheduleAlreadyRunning,
-  type ScheduleSpec,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-} from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { msToNumber, TypedSearchAttributes } from '@temporalio/common';
+import { TypedSearchAttributes } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import { tracingOn } from '../tracing.js';
 import type { Logger } from '../logger.js';
 import { ConflictError } from '../errors.js';
 import {
   QUERIES,
-  SCHEDULES,
   SEARCH_ATTRIBUTES,
   SIGNALS,
   WORKFLOW_TYPES,
@@ -27,7 +19,6 @@ import {
   type AccountUpdate,
   type BillingCycleInput,
   type BillingCycleResult,
-  type CatalogRollupsInput,
   type CatalogRollupsResult,
   type ConnectOnboardingInput,
   type PaymentSettled,
@@ -39,6 +30,7 @@ import {
   type SignupCreditsStatus,
   type UsagePartitionsResult,
 } from './contracts.js';
+import { ensureRecurringSchedules } from './recurring-schedules.js';
 
 /** Which listing a run concerns, for operators' filters (`ApiSlug = "weather"`, `OrgId = "org_…"`). */
 export interface ApiRunAttributes {
@@ -300,99 +292,7 @@ export class TemporalService {
 
   /** Create the recurring schedules if they do not exist yet (idempotent; called at worker start). */
   async ensureSchedules(): Promise<string[]> {
-    const taskQueue = this.target.taskQueue;
-    const wanted: {
-      id: string;
-      spec: ScheduleSpec;
-      workflowType: string;
-      args: unknown[];
-      catchupWindow?: string;
-      workflowId?: string;
-      triggerImmediately?: boolean;
-      /** Bring an existing schedule of this id to this spec and action (its definition changed). */
-      update?: boolean;
-    }[] = [
-      {
-        id: SCHEDULES.reconcileBooks.id,
-        spec: { intervals: [{ every: SCHEDULES.reconcileBooks.every }] },
-        workflowType: WORKFLOW_TYPES.reconcileBooks,
-        args: [],
-      },
-      {
-        id: SCHEDULES.billingThreshold.id,
-        spec: { intervals: [{ every: SCHEDULES.billingThreshold.every }] },
-        workflowType: WORKFLOW_TYPES.billingCycle,
-        args: [{ reason: 'threshold' } satisfies BillingCycleInput],
-      },
-      {
-        id: SCHEDULES.billingPeriodClose.id,
-        spec: { calendars: [SCHEDULES.billingPeriodClose.calendar], timezone: 'UTC' },
-        workflowType: WORKFLOW_TYPES.billingCycle,
-        args: [{ reason: 'period_end' } satisfies BillingCycleInput],
-      },
-      {
-        id: SCHEDULES.catalogRollups.id,
-        spec: { intervals: [{ every: SCHEDULES.catalogRollups.every }] },
-        workflowType: WORKFLOW_TYPES.catalogRollups,
-        args: [{ loop: SCHEDULES.catalogRollups.loop } satisfies CatalogRollupsInput],
-        // Each pass starts from the watermark: a run missed while the cluster was down needs no catching up.
-        catchupWindow: '1 minute',
-        workflowId: SCHEDULES.catalogRollups.id,
-        // The first hourly run starts now, not at the next hour: boards are fresh from the first minute.
-        triggerImmediately: true,
-        // A deployment made before issue 22 has the 30-second schedule: it is brought to this one.
-        update: true,
-      },
-      {
-        id: SCHEDULES.usagePartitions.id,
-        spec: { calendars: [SCHEDULES.usagePartitions.calendar], timezone: 'UTC' },
-        workflowType: WORKFLOW_TYPES.usagePartitions,
-        args: [],
-        // Each run looks at the whole calendar: one missed while the cluster was down is made up by the next.
-        catchupWindow: '1 day',
-        workflowId: SCHEDULES.usagePartitions.id,
-      },
-    ];
-    const created: string[] = [];
-    for (const schedule of wanted) {
-      const action = {
-        type: 'startWorkflow' as const,
-        workflowType: schedule.workflowType,
-        taskQueue,
-        args: schedule.args,
-        ...(schedule.workflowId ? { workflowId: schedule.workflowId } : {}),
-      };
-      try {
-        await this.client.schedule.create({
-          scheduleId: schedule.id,
-          spec: schedule.spec,
-          // A run missed while the cluster was down still happens (a month-end charge must not be skipped).
-          policies: { catchupWindow: schedule.catchupWindow ?? '7 days', overlap: 'SKIP' },
-          action,
-          ...(schedule.triggerImmediately ? { state: { triggerImmediately: true } } : {}),
-        });
-        created.push(schedule.id);
-      } catch (err) {
-        if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-        if (schedule.update) await this.updateSchedule(schedule.id, schedule.spec, action);
-      }
-    }
-    return created;
-  }
-
-  /** Bring an existing schedule to `spec` and `action` when either differs (a deployment made by an older version). */
-  private async updateSchedule(
-    id: string,
-    spec: ScheduleSpec,
-    action: { type: 'startWorkflow'; workflowType: string; taskQueue: string; args: unknown[]; workflowId?: string },
-  ): Promise<void> {
-    const handle = this.client.schedule.getHandle(id);
-    const current = await handle.describe();
-    const intervals = (s: ScheduleSpec) => (s.intervals ?? []).map((i) => msToNumber(i.every)).join(',');
-    const sameArgs =
-      current.action.type === 'startWorkflow' && JSON.stringify(current.action.args) === JSON.stringify(action.args);
-    if (sameArgs && intervals(current.spec) === intervals(spec)) return;
-    await handle.update((prev) => ({ ...prev, spec, action }));
+    return ensureRecurringSchedules(this.client, this.target.taskQueue);
   }
 
   /** Run the books check now (as the schedule would) and return its report. */

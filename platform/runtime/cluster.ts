@@ -94,27 +94,29 @@ export function superviseGatewayWorkers(opts: SupervisorOptions): Supervisor {
   };
 
   const stop = (signal: NodeJS.Signals): Promise<number> =>
-    (stopping ??= (async () => {
-      const live: Promise<void>[] = [];
-      for (const slot of slots) {
-        if (slot.restartTimer) clearTimeout(slot.restartTimer);
-        const worker = slot.worker;
-        if (!worker || worker.isDead()) continue;
-        live.push(new Promise<void>((resolve) => worker.once('exit', () => resolve())));
-        // A signal sent to the whole process group (a terminal's Ctrl-C) already reached the worker; a second one
-        // within a second is ignored by the worker's own handler.
-        worker.process.kill(signal);
-      }
-      const force = setTimeout(() => {
-        log.warn('gateway workers did not stop in time; killing them');
-        for (const slot of slots) slot.worker?.process.kill('SIGKILL');
-      }, opts.graceMs + 15_000);
-      force.unref();
-      await Promise.all(live);
-      clearTimeout(force);
-      return failed ? 1 : 0;
-    })());
+    (stopping ??= stopWorkers(slots, signal, opts.graceMs, log).then(() => (failed ? 1 : 0)));
 
   for (const slot of slots) fork(slot);
   return { stop };
+}
+
+/** Signals every live worker (restarts cancelled) and resolves once all have exited; SIGKILL after the grace. */
+async function stopWorkers(slots: Slot[], signal: NodeJS.Signals, graceMs: number, log: Logger): Promise<void> {
+  const live: Promise<void>[] = [];
+  for (const slot of slots) {
+    if (slot.restartTimer) clearTimeout(slot.restartTimer);
+    const worker = slot.worker;
+    if (!worker || worker.isDead()) continue;
+    live.push(new Promise<void>((resolve) => worker.once('exit', () => resolve())));
+    // A signal sent to the whole process group (a terminal's Ctrl-C) already reached the worker; a second one
+    // within a second is ignored by the worker's own handler.
+    worker.process.kill(signal);
+  }
+  const force = setTimeout(() => {
+    log.warn('gateway workers did not stop in time; killing them');
+    for (const slot of slots) slot.worker?.process.kill('SIGKILL');
+  }, graceMs + 15_000);
+  force.unref();
+  await Promise.all(live);
+  clearTimeout(force);
 }

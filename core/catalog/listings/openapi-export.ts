@@ -66,18 +66,8 @@ class SchemaConverter {
     if (input === false) return { not: {} };
     if (!isRecord(input) || depth > MAX_DEPTH) return {};
     const s = input;
+    if (typeof s.$ref === 'string') return this.convertRef(s, s.$ref, depth);
     const out: Json = {};
-
-    if (typeof s.$ref === 'string') {
-      const m = /^#\/\$defs\/([^/]+)$/.exec(s.$ref);
-      const target = m ? this.refs.get(unescapePointer(m[1]!)) : undefined;
-      const ref = target === undefined ? null : { $ref: `#/components/schemas/${target}` };
-      const { $ref: _ref, ...rest } = s;
-      const siblings = Object.keys(rest).length > 0 ? this.convert(rest, depth + 1) : {};
-      if (ref === null) return siblings;
-      // 3.0 ignores a $ref's siblings: keep them by wrapping the reference.
-      return Object.keys(siblings).length === 0 ? ref : { allOf: [ref], ...siblings };
-    }
 
     // type: a string, or (2020-12) an array that may hold 'null'
     const types = (Array.isArray(s.type) ? s.type : [s.type]).filter((t): t is string => typeof t === 'string');
@@ -85,30 +75,7 @@ class SchemaConverter {
     const real = [...new Set(types.filter((t) => TYPES.has(t)))];
     if (real.length === 1) out.type = real[0];
 
-    for (const k of STRINGS) if (typeof s[k] === 'string') out[k] = s[k];
-    for (const k of BOOLEANS) if (typeof s[k] === 'boolean') out[k] = s[k];
-    for (const k of NUMBERS) if (typeof s[k] === 'number' && Number.isFinite(s[k])) out[k] = s[k];
-    for (const k of NON_NEGATIVE_INT) {
-      const v = s[k];
-      if (typeof v === 'number' && Number.isInteger(v) && v >= 0) out[k] = v;
-    }
-    if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && Number.isFinite(s.multipleOf)) {
-      out.multipleOf = s.multipleOf;
-    }
-    // Exclusive bounds: a boolean in 3.0 (draft 4), a number in 2020-12.
-    for (const [ex, bound] of [
-      ['exclusiveMinimum', 'minimum'],
-      ['exclusiveMaximum', 'maximum'],
-    ] as const) {
-      const v = s[ex];
-      if (typeof v === 'boolean' && out[bound] !== undefined) out[ex] = v;
-      else if (typeof v === 'number' && Number.isFinite(v)) {
-        out[bound] = v;
-        out[ex] = true;
-      }
-    }
-    if (typeof s.pattern === 'string' && validPattern(s.pattern)) out.pattern = s.pattern;
-
+    copyValueKeywords(s, out);
     if (Array.isArray(s.enum) && s.enum.length > 0) {
       out.enum = uniqueValues(s.enum);
       if (s.enum.includes(null)) nullable = true;
@@ -124,6 +91,37 @@ class SchemaConverter {
       const required = [...new Set(s.required.filter((r): r is string => typeof r === 'string'))];
       if (required.length > 0) out.required = required;
     }
+    this.convertSubschemas(s, out, depth);
+    // Several real types: one of them each (3.0 has a single `type`).
+    if (real.length > 1) {
+      const alternatives = real.map((t) => (t === 'array' ? { type: t, items: out.items ?? {} } : { type: t }));
+      out.anyOf = out.anyOf ? [...(out.anyOf as Json[]), ...alternatives] : alternatives;
+      delete out.items;
+    }
+    if (nullable) out.nullable = true;
+    if (out.nullable === true && out.type === undefined && real.length === 0 && types.includes('null')) {
+      // A null-only schema: 3.0 needs a type beside `nullable`; an enum of null says the rest.
+      out.type = 'string';
+      out.enum = [null];
+    }
+    for (const [k, v] of Object.entries(s)) if (k.startsWith('x-')) set(out, k, v);
+    return out;
+  }
+
+  /** A `$ref`: to its component when it names one of this schema's `$defs`, else dropped; siblings kept. */
+  private convertRef(s: Json, $ref: string, depth: number): Json {
+    const m = /^#\/\$defs\/([^/]+)$/.exec($ref);
+    const target = m ? this.refs.get(unescapePointer(m[1]!)) : undefined;
+    const ref = target === undefined ? null : { $ref: `#/components/schemas/${target}` };
+    const { $ref: _ref, ...rest } = s;
+    const siblings = Object.keys(rest).length > 0 ? this.convert(rest, depth + 1) : {};
+    if (ref === null) return siblings;
+    // 3.0 ignores a $ref's siblings: keep them by wrapping the reference.
+    return Object.keys(siblings).length === 0 ? ref : { allOf: [ref], ...siblings };
+  }
+
+  /** The keywords holding schemas: properties, additionalProperties, items (tuples too), not, allOf/oneOf/anyOf. */
+  private convertSubschemas(s: Json, out: Json, depth: number): void {
     if (isRecord(s.properties)) {
       const props: Json = {};
       for (const [name, sub] of Object.entries(s.properties)) set(props, name, this.convert(sub, depth + 1));
@@ -149,21 +147,34 @@ class SchemaConverter {
       const list = s[k];
       if (Array.isArray(list) && list.length > 0) out[k] = list.map((m) => this.convert(m, depth + 1));
     }
-    // Several real types: one of them each (3.0 has a single `type`).
-    if (real.length > 1) {
-      const alternatives = real.map((t) => (t === 'array' ? { type: t, items: out.items ?? {} } : { type: t }));
-      out.anyOf = out.anyOf ? [...(out.anyOf as Json[]), ...alternatives] : alternatives;
-      delete out.items;
-    }
-    if (nullable) out.nullable = true;
-    if (out.nullable === true && out.type === undefined && real.length === 0 && types.includes('null')) {
-      // A null-only schema: 3.0 needs a type beside `nullable`; an enum of null says the rest.
-      out.type = 'string';
-      out.enum = [null];
-    }
-    for (const [k, v] of Object.entries(s)) if (k.startsWith('x-')) set(out, k, v);
-    return out;
   }
+}
+
+/** The keywords with plain values of the right type: annotations, flags, bounds (exclusive ones converted), pattern. */
+function copyValueKeywords(s: Json, out: Json): void {
+  for (const k of STRINGS) if (typeof s[k] === 'string') out[k] = s[k];
+  for (const k of BOOLEANS) if (typeof s[k] === 'boolean') out[k] = s[k];
+  for (const k of NUMBERS) if (typeof s[k] === 'number' && Number.isFinite(s[k])) out[k] = s[k];
+  for (const k of NON_NEGATIVE_INT) {
+    const v = s[k];
+    if (typeof v === 'number' && Number.isInteger(v) && v >= 0) out[k] = v;
+  }
+  if (typeof s.multipleOf === 'number' && s.multipleOf > 0 && Number.isFinite(s.multipleOf)) {
+    out.multipleOf = s.multipleOf;
+  }
+  // Exclusive bounds: a boolean in 3.0 (draft 4), a number in 2020-12.
+  for (const [ex, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    const v = s[ex];
+    if (typeof v === 'boolean' && out[bound] !== undefined) out[ex] = v;
+    else if (typeof v === 'number' && Number.isFinite(v)) {
+      out[bound] = v;
+      out[ex] = true;
+    }
+  }
+  if (typeof s.pattern === 'string' && validPattern(s.pattern)) out.pattern = s.pattern;
 }
 
 function validPattern(pattern: string): boolean {
@@ -219,76 +230,7 @@ export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInp
   const usedIds = new Set<string>();
 
   endpoints.forEach((e, index) => {
-    const input = isRecord(e.inputSchema) ? e.inputSchema : null;
-    const output = isRecord(e.outputSchema) ? e.outputSchema : null;
-    const inConv = converterFor(input, `e${index}_in`, components, taken);
-    const outConv = converterFor(output, `e${index}_out`, components, taken);
-    const groups = isRecord(input?.properties) ? input.properties : {};
-    const group = (name: string) => {
-      const g = groups[name];
-      return isRecord(g) ? g : {};
-    };
-    const groupProps = (name: string) => {
-      const props = group(name).properties;
-      return isRecord(props) ? props : {};
-    };
-    const groupRequired = (name: string) => {
-      const req = group(name).required;
-      return new Set(Array.isArray(req) ? req.filter((r): r is string => typeof r === 'string') : []);
-    };
-
-    const parameters: Json[] = [];
-    const pathProps = groupProps('path');
-    for (const name of new Set([...e.path.matchAll(PARAM_NAME_IN_PATH)].map((m) => m[1]!))) {
-      const schema = name in pathProps ? inConv.convert(pathProps[name], 1) : { type: 'string' };
-      parameters.push({ name, in: 'path', required: true, schema });
-    }
-    for (const location of ['query', 'header'] as const) {
-      const required = groupRequired(location);
-      for (const [name, sub] of Object.entries(groupProps(location))) {
-        if (name === '' || (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase()))) continue;
-        const param: Json = { name, in: location, schema: inConv.convert(sub, 1) };
-        if (required.has(name)) param.required = true;
-        parameters.push(param);
-      }
-    }
-
-    const operation: Json = {
-      operationId: operationId(e, usedIds),
-      summary: e.summary ?? `${e.method} ${e.path}`,
-      'x-endpoint-id': e.id,
-      'x-price-cents': prices.get(e.id) ?? e.priceCents,
-    };
-    if (parameters.length > 0) operation.parameters = parameters;
-    if ('body' in groups) {
-      const inputRequired = Array.isArray(input?.required) ? input.required : [];
-      operation.requestBody = {
-        required: inputRequired.includes('body'),
-        content: { 'application/json': { schema: inConv.convert(groups.body, 1) } },
-      };
-    }
-    operation.responses = {
-      '200': {
-        description: 'The upstream answer in the gateway envelope (billing fields in meta).',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['ok', 'data', 'meta'],
-              properties: {
-                ok: { type: 'boolean', enum: [true] },
-                data: output ? outConv.convert(output, 0) : {},
-                meta: { $ref: '#/components/schemas/Meta' },
-              },
-            },
-          },
-        },
-      },
-      default: {
-        description: 'A refusal or failure (401, 402, 403, 404, 428, 429, 502, 503) in the error envelope.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-      },
-    };
+    const operation = endpointOperation(e, index, { components, taken, usedIds, prices });
     const item = isRecord(paths[e.path]) ? paths[e.path] : {};
     set(item as Json, e.method.toLowerCase(), operation);
     set(paths, e.path, item);
@@ -313,44 +255,7 @@ export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInp
           bearerFormat: 'svc_live_<24 characters> (an API key with proxy:call)',
         },
       },
-      schemas: {
-        Meta: {
-          type: 'object',
-          required: ['request_id'],
-          properties: {
-            request_id: { type: 'string' },
-            cost_cents: { type: 'integer' },
-            price_cents_effective: { type: 'integer' },
-            credit_applied_cents: { type: 'integer' },
-            billable_cents: { type: 'integer' },
-            price_increase: {
-              type: 'object',
-              properties: { price_cents: { type: 'integer' }, effective_at: { type: 'string', format: 'date-time' } },
-            },
-            discount: { type: 'object', additionalProperties: true },
-            replayed: { type: 'boolean' },
-            original_request_id: { type: 'string' },
-          },
-        },
-        ErrorEnvelope: {
-          type: 'object',
-          required: ['ok', 'error', 'meta'],
-          properties: {
-            ok: { type: 'boolean', enum: [false] },
-            error: {
-              type: 'object',
-              required: ['code', 'message'],
-              properties: {
-                code: { type: 'string' },
-                message: { type: 'string' },
-                details: { type: 'object', additionalProperties: true },
-              },
-            },
-            meta: { type: 'object', properties: { request_id: { type: 'string' } } },
-          },
-        },
-        ...components,
-      },
+      schemas: { ...envelopeSchemas(), ...components },
     },
   };
   if (api.docsUrl) doc.externalDocs = { url: api.docsUrl, description: "The provider's documentation." };
@@ -358,4 +263,134 @@ export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInp
     (doc.info as Json)['x-not-callable'] = 'A directory listing: not callable through the gateway until claimed.';
   }
   return doc;
+}
+
+/** What the operations of one document share: its components (and their names) and its operation ids. */
+interface ExportState {
+  components: Json;
+  taken: Set<string>;
+  usedIds: Set<string>;
+  prices: Map<string, number>;
+}
+
+/** One endpoint's Operation Object: its parameters and body from the input schema, its answer from the output schema. */
+function endpointOperation(e: IEndpoint, index: number, state: ExportState): Json {
+  const input = isRecord(e.inputSchema) ? e.inputSchema : null;
+  const output = isRecord(e.outputSchema) ? e.outputSchema : null;
+  const inConv = converterFor(input, `e${index}_in`, state.components, state.taken);
+  const outConv = converterFor(output, `e${index}_out`, state.components, state.taken);
+  const groups = isRecord(input?.properties) ? input.properties : {};
+  const parameters = operationParameters(e, groups, inConv);
+
+  const operation: Json = {
+    operationId: operationId(e, state.usedIds),
+    summary: e.summary ?? `${e.method} ${e.path}`,
+    'x-endpoint-id': e.id,
+    'x-price-cents': state.prices.get(e.id) ?? e.priceCents,
+  };
+  if (parameters.length > 0) operation.parameters = parameters;
+  if ('body' in groups) {
+    const inputRequired = Array.isArray(input?.required) ? input.required : [];
+    operation.requestBody = {
+      required: inputRequired.includes('body'),
+      content: { 'application/json': { schema: inConv.convert(groups.body, 1) } },
+    };
+  }
+  operation.responses = {
+    '200': {
+      description: 'The upstream answer in the gateway envelope (billing fields in meta).',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['ok', 'data', 'meta'],
+            properties: {
+              ok: { type: 'boolean', enum: [true] },
+              data: output ? outConv.convert(output, 0) : {},
+              meta: { $ref: '#/components/schemas/Meta' },
+            },
+          },
+        },
+      },
+    },
+    default: {
+      description: 'A refusal or failure (401, 402, 403, 404, 428, 429, 502, 503) in the error envelope.',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    },
+  };
+  return operation;
+}
+
+/** Path parameters (every `{name}` of the path), then the query and header groups of the input schema. */
+function operationParameters(e: IEndpoint, groups: Json, inConv: SchemaConverter): Json[] {
+  const group = (name: string) => {
+    const g = groups[name];
+    return isRecord(g) ? g : {};
+  };
+  const groupProps = (name: string) => {
+    const props = group(name).properties;
+    return isRecord(props) ? props : {};
+  };
+  const groupRequired = (name: string) => {
+    const req = group(name).required;
+    return new Set(Array.isArray(req) ? req.filter((r): r is string => typeof r === 'string') : []);
+  };
+
+  const parameters: Json[] = [];
+  const pathProps = groupProps('path');
+  for (const name of new Set([...e.path.matchAll(PARAM_NAME_IN_PATH)].map((m) => m[1]!))) {
+    const schema = name in pathProps ? inConv.convert(pathProps[name], 1) : { type: 'string' };
+    parameters.push({ name, in: 'path', required: true, schema });
+  }
+  for (const location of ['query', 'header'] as const) {
+    const required = groupRequired(location);
+    for (const [name, sub] of Object.entries(groupProps(location))) {
+      if (name === '' || (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase()))) continue;
+      const param: Json = { name, in: location, schema: inConv.convert(sub, 1) };
+      if (required.has(name)) param.required = true;
+      parameters.push(param);
+    }
+  }
+  return parameters;
+}
+
+/** The gateway's envelope schemas every document carries: Meta (the success envelope's) and ErrorEnvelope. */
+function envelopeSchemas(): Json {
+  return {
+    Meta: {
+      type: 'object',
+      required: ['request_id'],
+      properties: {
+        request_id: { type: 'string' },
+        cost_cents: { type: 'integer' },
+        price_cents_effective: { type: 'integer' },
+        credit_applied_cents: { type: 'integer' },
+        billable_cents: { type: 'integer' },
+        price_increase: {
+          type: 'object',
+          properties: { price_cents: { type: 'integer' }, effective_at: { type: 'string', format: 'date-time' } },
+        },
+        discount: { type: 'object', additionalProperties: true },
+        replayed: { type: 'boolean' },
+        original_request_id: { type: 'string' },
+      },
+    },
+    ErrorEnvelope: {
+      type: 'object',
+      required: ['ok', 'error', 'meta'],
+      properties: {
+        ok: { type: 'boolean', enum: [false] },
+        error: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: {
+            code: { type: 'string' },
+            message: { type: 'string' },
+            details: { type: 'object', additionalProperties: true },
+          },
+        },
+        meta: { type: 'object', properties: { request_id: { type: 'string' } } },
+      },
+    },
+  };
 }

@@ -95,6 +95,28 @@ function enrichmentFor(byKey: Map<string, Enrichment>, e: DirectoryEntry): Enric
 
 const cut = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 
+/** Inserts or updates directory listings (never a provider's listing with the slug), saying which rows it inserted. */
+const UPSERT_DIRECTORY_APIS_SQL = `insert into apis (id, org_id, name, slug, summary, tags, category, source, examples, search_terms, base_url,
+                           docs_url, status, published_at, created_at, updated_at)
+         select t.id, ?, t.name, t.slug, t.summary,
+                array(select jsonb_array_elements_text(t.tags)), t.category, 'directory',
+                array(select jsonb_array_elements_text(t.examples)), array(select jsonb_array_elements_text(t.search_terms)),
+                t.url, t.url, 'live', now(), now(), now()
+           from jsonb_to_recordset(?::jsonb)
+                as t(id text, slug text, name text, summary text, tags jsonb, category text, examples jsonb,
+                     search_terms jsonb, url text)
+         on conflict (slug) do update
+            set name = excluded.name, summary = excluded.summary, tags = excluded.tags, category = excluded.category,
+                examples = excluded.examples, search_terms = excluded.search_terms, base_url = excluded.base_url,
+                docs_url = excluded.docs_url, updated_at = now()
+          where apis.org_id = excluded.org_id and apis.source = 'directory'
+            and (apis.name, apis.summary, apis.tags, apis.category, apis.examples, apis.search_terms, apis.base_url,
+                 apis.docs_url)
+                is distinct from
+                (excluded.name, excluded.summary, excluded.tags, excluded.category, excluded.examples,
+                 excluded.search_terms, excluded.base_url, excluded.docs_url)
+         returning id, slug, (xmax = 0) as inserted`;
+
 export class DirectoryImporter {
   constructor(private readonly deps: { orm: MikroORM; index: SearchIndex; logger: Logger }) {}
 
@@ -166,22 +188,7 @@ export class DirectoryImporter {
       [JSON.stringify(cats.map(([slug, name]) => ({ slug, name: cut(name, 100) })))],
     );
 
-    let matched = 0;
-    const rows = entries.map((e, i) => {
-      const extra = enrichmentFor(byKey, e);
-      if (extra) matched++;
-      return {
-        id: newId('api'),
-        slug: slugs[i]!,
-        name: cut(e.name, 100),
-        summary: cut(e.description || e.name, 300),
-        tags: directoryTags(e),
-        category: categorySlug(e.category),
-        examples: (extra?.intents ?? []).slice(0, 50).map((s) => cut(s, 300)),
-        search_terms: (extra?.synonyms ?? []).slice(0, 100).map((s) => cut(s, 100)),
-        url: e.url,
-      };
-    });
+    const { rows, matched } = directoryRows(entries, slugs, byKey);
 
     const report: ImportReport = {
       file: opts.file ?? '(entries)',
@@ -197,29 +204,10 @@ export class DirectoryImporter {
     const changed: string[] = [];
     for (let i = 0; i < rows.length; i += 500) {
       const batch = rows.slice(i, i + 500);
-      const res = await em.execute<{ id: string; slug: string; inserted: boolean }[]>(
-        `insert into apis (id, org_id, name, slug, summary, tags, category, source, examples, search_terms, base_url,
-                           docs_url, status, published_at, created_at, updated_at)
-         select t.id, ?, t.name, t.slug, t.summary,
-                array(select jsonb_array_elements_text(t.tags)), t.category, 'directory',
-                array(select jsonb_array_elements_text(t.examples)), array(select jsonb_array_elements_text(t.search_terms)),
-                t.url, t.url, 'live', now(), now(), now()
-           from jsonb_to_recordset(?::jsonb)
-                as t(id text, slug text, name text, summary text, tags jsonb, category text, examples jsonb,
-                     search_terms jsonb, url text)
-         on conflict (slug) do update
-            set name = excluded.name, summary = excluded.summary, tags = excluded.tags, category = excluded.category,
-                examples = excluded.examples, search_terms = excluded.search_terms, base_url = excluded.base_url,
-                docs_url = excluded.docs_url, updated_at = now()
-          where apis.org_id = excluded.org_id and apis.source = 'directory'
-            and (apis.name, apis.summary, apis.tags, apis.category, apis.examples, apis.search_terms, apis.base_url,
-                 apis.docs_url)
-                is distinct from
-                (excluded.name, excluded.summary, excluded.tags, excluded.category, excluded.examples,
-                 excluded.search_terms, excluded.base_url, excluded.docs_url)
-         returning id, slug, (xmax = 0) as inserted`,
-        [orgId, JSON.stringify(batch)],
-      );
+      const res = await em.execute<{ id: string; slug: string; inserted: boolean }[]>(UPSERT_DIRECTORY_APIS_SQL, [
+        orgId,
+        JSON.stringify(batch),
+      ]);
       const written = new Set(res.map((r) => r.slug));
       for (const r of res) {
         changed.push(r.id);
@@ -256,4 +244,25 @@ export class DirectoryImporter {
       .execute<{ n: string }[]>(`select count(*) as n from apis where status = 'live'`);
     return Number(row?.n ?? 0) === 0;
   }
+}
+
+/** The apis rows of a directory file's entries (enrichment, when an entry has some, gives examples and search terms). */
+function directoryRows(entries: DirectoryEntry[], slugs: string[], byKey: Map<string, Enrichment>) {
+  let matched = 0;
+  const rows = entries.map((e, i) => {
+    const extra = enrichmentFor(byKey, e);
+    if (extra) matched++;
+    return {
+      id: newId('api'),
+      slug: slugs[i]!,
+      name: cut(e.name, 100),
+      summary: cut(e.description || e.name, 300),
+      tags: directoryTags(e),
+      category: categorySlug(e.category),
+      examples: (extra?.intents ?? []).slice(0, 50).map((s) => cut(s, 300)),
+      search_terms: (extra?.synonyms ?? []).slice(0, 100).map((s) => cut(s, 100)),
+      url: e.url,
+    };
+  });
+  return { rows, matched };
 }

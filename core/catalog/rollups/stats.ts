@@ -68,6 +68,27 @@ function errorCounts(raw: Record<string, unknown> | string | null): Record<strin
   return out;
 }
 
+/** The scheduled rollup's row: its window ends when it was written. */
+function rollupStats(rollup: RollupRow, window: StatsWindow): ListingStats {
+  const calls = Number(rollup.calls);
+  const successes = Number(rollup.successes);
+  const updated = new Date(rollup.updated_at);
+  return {
+    window,
+    from: new Date(updated.getTime() - STATS_WINDOWS[window]).toISOString(),
+    to: updated.toISOString(),
+    calls,
+    successes,
+    success_rate: rate(successes, calls),
+    latency_ms: { p50: rollup.p50_ms, p95: rollup.p95_ms },
+    gmv_cents: Number(rollup.gmv_cents),
+    unique_consumers: Number(rollup.unique_consumers),
+    errors: errorCounts(rollup.errors),
+    source: 'rollup',
+    updated_at: updated.toISOString(),
+  };
+}
+
 export async function statsFor(
   em: EntityManager,
   apiId: string,
@@ -75,32 +96,23 @@ export async function statsFor(
   now: Date,
 ): Promise<ListingStats> {
   const from = new Date(now.getTime() - STATS_WINDOWS[window]);
-  const base = { window, from: from.toISOString(), to: now.toISOString() };
   const [rollup] = await em.execute<RollupRow[]>(
     `select calls, successes, p50_ms, p95_ms, gmv_cents, unique_consumers, errors, updated_at
        from api_stats where api_id = ? and "window" = ?`,
     [apiId, window],
   );
-  if (rollup) {
-    const calls = Number(rollup.calls);
-    const successes = Number(rollup.successes);
-    const updated = new Date(rollup.updated_at);
-    return {
-      ...base,
-      from: new Date(updated.getTime() - STATS_WINDOWS[window]).toISOString(),
-      to: updated.toISOString(),
-      calls,
-      successes,
-      success_rate: rate(successes, calls),
-      latency_ms: { p50: rollup.p50_ms, p95: rollup.p95_ms },
-      gmv_cents: Number(rollup.gmv_cents),
-      unique_consumers: Number(rollup.unique_consumers),
-      errors: errorCounts(rollup.errors),
-      source: 'rollup',
-      updated_at: updated.toISOString(),
-    };
-  }
+  if (rollup) return rollupStats(rollup, window);
+  return liveStats(em, apiId, window, from, now);
+}
 
+/** Computed from usage_events over [from, now): a listing the rollup has not reached yet. */
+async function liveStats(
+  em: EntityManager,
+  apiId: string,
+  window: StatsWindow,
+  from: Date,
+  now: Date,
+): Promise<ListingStats> {
   const range = [apiId, from, now];
   const [totals] = await em.execute<
     { calls: string; successes: string; p50: number | null; p95: number | null; gmv: string; consumers: string }[]
@@ -123,7 +135,9 @@ export async function statsFor(
   const calls = Number(totals?.calls ?? 0);
   const successes = Number(totals?.successes ?? 0);
   return {
-    ...base,
+    window,
+    from: from.toISOString(),
+    to: now.toISOString(),
     calls,
     successes,
     success_rate: rate(successes, calls),

@@ -17,16 +17,22 @@
  * searchable, or gone, within about half a second. Browsing (no q) and the non-relevance sorts run over the same
  * copy; display fields are read for the page only.
  */
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../logger.js';
 import { fromBytes, normalize, type Embedder } from './embedder.js';
 import { vectorUsable, type SearchIndex } from './search-index.js';
-import type { SearchItem, SearchQuery, SearchSort } from './search.schemas.js';
-import type { ScoresReader, Scores } from './scores.js';
-
-export type Ranker = 'keyword' | 'semantic' | 'hybrid';
+import type { SearchQuery, SearchSort } from './search.schemas.js';
+import type { ScoresReader } from './scores.js';
+import { readItems } from './search-items.js';
+import type { SearchItem } from './search.schemas.js';
+import { dotAt, nearest, RANKING, sortKey, type Entry } from './search-ranking.js';
+import { fullText, lexemesOf } from './search-text.js';
 
 export type { SearchItem } from './search.schemas.js';
+export { RANKING } from './search-ranking.js';
+export { tsOr } from './search-text.js';
+
+export type Ranker = 'keyword' | 'semantic' | 'hybrid';
 
 export interface SearchResult {
   items: SearchItem[];
@@ -36,52 +42,31 @@ export interface SearchResult {
   sort: SearchSort;
 }
 
-interface Entry {
-  id: string;
-  category: string | null;
-  source: string;
-  publishedAt: number;
-  vec: Float32Array | null;
-}
-
-/** Tuned on test/fixtures/search/dev-set.json with npm run eval:search (figures in docs/decisions.md). */
-export const RANKING = {
-  rrfK: 10,
-  weights: { fts: 1, trigram: 0.25, semantic: 1.5 },
-  /**
-   * Callable prior: the fused score of a listing callable through the gateway (a provider's) is multiplied by 1 + this.
-   * 1 was the knee on the callable part of npm run eval:search (docs/decisions.md, "Callable first").
-   */
-  callable: 1,
-  /** The typo list (corrected words) counts only when full-text search found fewer candidates than this. */
-  trigramWhenFewer: 20,
-  /** Query lexemes at least this long and unknown to the index are corrected, at most maxWords of them, each to its
-   * fixesPerWord nearest indexed words (pg_trgm similarity above its threshold, 0.3 by default). */
-  typo: { minLength: 4, maxWords: 4, fixesPerWord: 3 },
-  /** Semantic matches below this cosine are not results on their own. */
-  semanticFloor: 0.3,
-  /** How many of the nearest listings by meaning add to fused scores (more when more are results by meaning). */
-  semanticDepth: 200,
-  /** Results by meaning alone: the `atLeast` nearest, then those within `share` of the best score (semanticMatches). */
-  semanticMatch: { share: 0.75, atLeast: 10 },
-  /** How far the best example question's cosine lifts the combined one (0: ignore examples, 1: take the best). */
-  intentLift: 0.75,
-  /**
-   * The same for a provider's listing, whose intents are its own examples and its endpoints' summaries: what its calls
-   * do, not questions generated for a directory entry. Taking the best puts a listing that says "weather forecast"
-   * only in an endpoint where that endpoint's match earns it (docs/decisions.md, "Callable first").
-   */
-  providerIntentLift: 1,
-  /** Pseudo-relevance feedback: the first `top` results' vectors added to the query's with this total weight. */
-  feedback: { top: 5, weight: 0.5 },
-  /** A lexeme in more than this share of documents is left out of the full-text query. */
-  commonShare: 0.08,
-  /** Prior: at most this share of a top-ranked fusion score, from svc_score. */
-  prior: 0.02,
-};
-
 const SYNC_MS = 400;
 const OVERLAP_MS = 5_000;
+
+/** A listing as the sync reads it: what the per-process copy holds, and its version. */
+interface SyncRow {
+  id: string;
+  status: string;
+  category: string | null;
+  source: string;
+  published_at: Date | null;
+  updated_at: Date;
+  embedding: Buffer | null;
+  embedder: string | null;
+  s_updated: Date | null;
+  v: string;
+}
+
+/** Every live listing (the first sync), or the listings whose ids are given. */
+function syncRowsSql(first: boolean): string {
+  return `select a.id, a.status, a.category, a.source, a.published_at, a.updated_at,
+              s.embedding, s.embedder, s.updated_at as s_updated,
+              a.updated_at::text || '|' || coalesce(s.updated_at::text, '') as v
+         from apis a left join api_search s on s.api_id = a.id
+        where ${first ? `a.status = 'live'` : `a.id in (select jsonb_array_elements_text(?::jsonb))`}`;
+}
 
 export class SearchService {
   private entries = new Map<string, Entry>();
@@ -138,27 +123,7 @@ export class SearchService {
         return;
       }
     }
-    const rows = await em.execute<
-      {
-        id: string;
-        status: string;
-        category: string | null;
-        source: string;
-        published_at: Date | null;
-        updated_at: Date;
-        embedding: Buffer | null;
-        embedder: string | null;
-        s_updated: Date | null;
-        v: string;
-      }[]
-    >(
-      `select a.id, a.status, a.category, a.source, a.published_at, a.updated_at,
-              s.embedding, s.embedder, s.updated_at as s_updated,
-              a.updated_at::text || '|' || coalesce(s.updated_at::text, '') as v
-         from apis a left join api_search s on s.api_id = a.id
-        where ${first ? `a.status = 'live'` : `a.id in (select jsonb_array_elements_text(?::jsonb))`}`,
-      first ? [] : [JSON.stringify(ids)],
-    );
+    const rows = await em.execute<SyncRow[]>(syncRowsSql(first), first ? [] : [JSON.stringify(ids)]);
     let mark = this.watermark?.getTime() ?? 0;
     const stale: string[] = [];
     for (const r of rows) {
@@ -254,7 +219,7 @@ export class SearchService {
     f: Pick<SearchQuery, 'category' | 'source'>,
   ): Promise<{ fts: string[]; trigram: string[] }> {
     const em = this.deps.orm.em.fork();
-    const [common, lexemes] = await Promise.all([this.commonLexemes(), this.lexemesOf(em, q)]);
+    const [common, lexemes] = await Promise.all([this.commonLexemes(), lexemesOf(em, q)]);
     // The query's lexemes OR-ed, without those in more than RANKING.commonShare of the documents ("get", "data",
     // "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When every lexeme is
     // that common, all are kept.
@@ -262,66 +227,10 @@ export class SearchService {
     const main = (rare.length ? rare : lexemes).map((l) => l.lex);
     // Typos and partial words: lexemes the index does not know, replaced by their nearest indexed words.
     const fixes = [...new Set(lexemes.flatMap((l) => l.fixes ?? []))];
-    const [fts, typos] = await Promise.all([this.fullText(em, main, f), this.fullText(em, fixes, f)]);
+    const [fts, typos] = await Promise.all([fullText(em, main, f), fullText(em, fixes, f)]);
     // When the full-text list already holds plenty, corrections add little (a quarter weight) and mostly noise.
     const trigram = fts.length < RANKING.trigramWhenFewer ? typos : [];
     return { fts, trigram };
-  }
-
-  /**
-   * The query's lexemes (the english configuration's), each with its corrections when the index does not know it
-   * (not in search_lexicon, at least RANKING.typo.minLength long): its nearest indexed words by pg_trgm similarity.
-   */
-  private async lexemesOf(em: EntityManager, q: string): Promise<{ lex: string; fixes: string[] | null }[]> {
-    const { minLength, maxWords, fixesPerWord } = RANKING.typo;
-    return em.execute<{ lex: string; fixes: string[] | null }[]>(
-      `with l as (select distinct lex from unnest(tsvector_to_array(to_tsvector('english', ?))) lex),
-            u as (select lex from l where length(lex) >= ${minLength}
-                     and not exists (select 1 from search_lexicon w where w.word = l.lex)
-                   order by lex limit ${maxWords})
-       select l.lex, (select array_agg(f.word) from (select word from search_lexicon where word % u.lex
-                         order by similarity(word, u.lex) desc, word limit ${fixesPerWord}) f) as fixes
-         from l left join u on u.lex = l.lex`,
-      [q],
-    );
-  }
-
-  /**
-   * Ids of every listing matching any of these lexemes (no cut-off: the search's total counts them all), best first:
-   * those holding more of the words first, then by ts_rank. ts_rank alone sums occurrences by field weight, so a
-   * listing with "weather" five times in its name, category and examples came before one saying "weather forecast" in
-   * its summary and its endpoint (docs/decisions.md, "Callable first"). The tsquery and the words arrive as
-   * parameters, parsed once when the statement is planned: built inside the statement, the tsquery was cast per row
-   * (75 ms instead of 3 at 10k). Without filters, liveness is checked against the per-process copy (rank() drops ids
-   * it does not hold): joining apis cost a scan of every listing per query.
-   */
-  private async fullText(
-    em: EntityManager,
-    words: string[],
-    f: Pick<SearchQuery, 'category' | 'source'>,
-  ): Promise<string[]> {
-    const tsquery = tsOr(words);
-    if (tsquery === null) return [];
-    const filters: string[] = [];
-    const params: unknown[] = [tsquery];
-    if (f.category) {
-      filters.push(' and a.category = ?');
-      params.push(f.category);
-    }
-    if (f.source) {
-      filters.push(' and a.source = ?');
-      params.push(f.source);
-    }
-    const joined = filters.length > 0;
-    // How many of the words a document holds (one index-free match per word; none to count for a single word).
-    const held = words.length > 1 ? words.map(() => '(s.document @@ ?::tsquery)::int').join(' + ') : null;
-    const rows = await em.execute<{ id: string }[]>(
-      `select s.api_id as id from api_search s${joined ? ' join apis a on a.id = s.api_id' : ''}
-        where s.document @@ ?::tsquery${joined ? ` and a.status = 'live'${filters.join('')}` : ''}
-        order by ${held ? `${held} desc, ` : ''}ts_rank(s.document, ?::tsquery) desc, s.api_id`,
-      [...params, ...(held ? words.map((w) => tsOr([w])) : []), tsquery],
-    );
-    return rows.map((r) => r.id);
   }
 
   /** Relevance-ordered ids with their fused score (0..1), for one ranker. Used by search and by the evaluation. */
@@ -429,128 +338,7 @@ export class SearchService {
     const rows = ids.map((id) => ({ id, k: key(id), r: rel(id), p: prior(id) }));
     rows.sort((a, b) => b.k - a.k || b.r - a.r || b.p - a.p || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const page = rows.slice(query.offset, query.offset + query.limit).map((r) => r.id);
-    const items = await this.items(page, scores, relevance ? rel : null);
+    const items = await readItems(em, page, scores, relevance ? rel : null);
     return { items, total: ids.length, limit: query.limit, offset: query.offset, sort };
   }
-
-  private async items(
-    ids: string[],
-    scores: Map<string, Scores>,
-    rel: ((id: string) => number) | null,
-  ): Promise<SearchItem[]> {
-    if (!ids.length) return [];
-    const rows = await this.deps.orm.em.fork().execute<
-      {
-        id: string;
-        slug: string;
-        name: string;
-        summary: string;
-        tags: string[];
-        source: 'provider' | 'directory';
-        docs_url: string | null;
-        category: string | null;
-        category_name: string | null;
-        provider_slug: string | null;
-        provider_name: string | null;
-        min: string | null;
-        max: string | null;
-      }[]
-    >(
-      `select a.id, a.slug, a.name, a.summary, a.tags, a.source, a.docs_url, a.category, c.name as category_name,
-              p.slug as provider_slug, p.display_name as provider_name, e.min, e.max
-         from apis a
-         left join categories c on c.slug = a.category
-         left join profiles p on p.org_id = a.org_id
-         left join lateral (select min(price_cents) as min, max(price_cents) as max from endpoints
-                             where api_id = a.id) e on true
-        where a.id in (select jsonb_array_elements_text(?::jsonb)) and a.status = 'live'`,
-      [JSON.stringify(ids)],
-    );
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    const out: SearchItem[] = [];
-    for (const id of ids) {
-      const r = byId.get(id);
-      if (!r) continue; // unpublished since the copy was refreshed
-      const s = scores.get(id)!;
-      const min = r.min === null ? null : Number(r.min);
-      out.push({
-        slug: r.slug,
-        name: r.name,
-        summary: r.summary,
-        category: r.category ? { slug: r.category, name: r.category_name ?? r.category } : null,
-        tags: r.tags,
-        source: r.source,
-        callable: r.source === 'provider',
-        docs_url: r.docs_url,
-        price: {
-          min_price_cents: min,
-          max_price_cents: r.max === null ? null : Number(r.max),
-          free: r.max !== null && Number(r.max) === 0,
-        },
-        svc_score: s.svc_score,
-        merit: {
-          reliability: s.reliability,
-          latency: s.latency,
-          usage: s.usage,
-          value: s.value,
-          freshness: s.freshness,
-        },
-        ...(rel ? { relevance: Math.round(Math.min(1, rel(id)) * 1e4) / 1e4 } : {}),
-        provider: { slug: r.provider_slug, name: r.provider_name },
-      });
-    }
-    return out;
-  }
-}
-
-/** Ids of the first RANKING.semanticDepth (at least `results`) of a semantic list: those that add to fused scores. */
-function nearest(list: { id: string }[], results: number): string[] {
-  return list.slice(0, Math.max(RANKING.semanticDepth, results)).map((s) => s.id);
-}
-
-/** Dot product of `q` with the vector stored at `off` in `v` (no subarray allocation on the hot loop). */
-function dotAt(q: Float32Array, v: Float32Array, off: number): number {
-  let s = 0;
-  for (let i = 0; i < q.length; i++) s += q[i]! * v[off + i]!;
-  return s;
-}
-
-/** Descending sort key of a sort; `relevance` sorts only by the fused score (0 here). */
-function sortKey(
-  sort: SearchSort,
-  scores: Map<string, Scores>,
-  entries: Map<string, Entry>,
-  prices: Map<string, { min: number }> | null,
-): (id: string) => number {
-  const s = (id: string) => scores.get(id)!;
-  switch (sort) {
-    case 'relevance':
-      return () => 0;
-    case 'svc_score':
-      return (id) => s(id).svc_score;
-    case 'price':
-      // Cheapest first; listings without endpoints (no price) last.
-      return (id) => -(prices?.get(id)?.min ?? Number.MAX_SAFE_INTEGER);
-    case 'new':
-      return (id) => entries.get(id)?.publishedAt ?? 0;
-    case 'calls':
-      return (id) => s(id).calls;
-    case 'gmv':
-      return (id) => s(id).gmv_cents;
-    case 'reliability':
-      return (id) => s(id).reliability;
-    case 'value':
-      return (id) => s(id).value;
-    case 'momentum':
-      return (id) => s(id).momentum;
-  }
-}
-
-/** A lexeme quoted for a tsquery (quotes and backslashes doubled). */
-const quoteLexeme = (l: string) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
-
-/** A tsquery matching any of these lexemes, or null when there are none. */
-export function tsOr(lexemes: readonly string[]): string | null {
-  if (!lexemes.length) return null;
-  return lexemes.map(quoteLexeme).join(' | ');
 }

@@ -32,7 +32,6 @@ import {
 } from '../../helpers/mcp-eras.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { untilUsageDrained } from '../../../core/spend/usage-barrier.js';
 import { closeAll } from '../../helpers/fixtures.js';
 describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
   let stack: TestStack;
