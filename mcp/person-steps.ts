@@ -8,6 +8,8 @@
  *   nothing reserved); the call then runs again, under an idempotency key of the flow when the agent gave none.
  * - create_checkout: the checkout page. Done when the checkout's payment is booked (the Stripe webhook or the return
  *   page); the result is the checkout's, with `completed: true`.
+ * - billing_setup: the card-setup page. Done when the org's saved card is another than the one it had when the call
+ *   began (`setup_intent.succeeded` records it); the result is the setup's, with `completed: true`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { QuoteQuery } from '../core/catalog/listings/quote.js';
@@ -91,4 +93,30 @@ export function checkoutSteps(services: Services, ctx: ToolContext): StepSource<
     done: (step) => services.billing.checkoutPaid(ctx.principal.orgId, step.ref ?? ''),
     complete: (first) => toolOk({ ...structured(first), completed: true }),
   };
+}
+
+/**
+ * billing_setup: done when the org's saved card changed since the call began. `run` wraps the setup call so the card
+ * saved before it is known (kept with the result, then sealed in the step's `ref` for a 2026-07-28 retry).
+ */
+export function cardSetupSteps(services: Services, ctx: ToolContext) {
+  const before = new WeakMap<CallToolResult, string>();
+  const savedCard = async () => (await services.billing.savedCardOf(ctx.principal.orgId)) ?? '';
+  const source: StepSource<unknown> = {
+    find(result) {
+      const data = structured(result);
+      if (result.isError || typeof data.url !== 'string' || typeof data.setup_intent_id !== 'string') return undefined;
+      const message = 'Add a card on this page; calls beyond your credits are then billed to it.';
+      return { kind: 'card_setup', url: data.url, message, ref: before.get(result) ?? '' };
+    },
+    done: async (step) => (await savedCard()) !== (step.ref ?? ''),
+    complete: (first) => toolOk({ ...structured(first), completed: true }),
+  };
+  const run = (setup: () => Promise<CallToolResult>) => async (): Promise<CallToolResult> => {
+    const prior = await savedCard();
+    const result = await setup();
+    before.set(result, prior);
+    return result;
+  };
+  return { source, run };
 }

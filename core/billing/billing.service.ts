@@ -154,6 +154,12 @@ export class BillingService {
     return payment?.status === 'succeeded';
   }
 
+  /** The org's saved card (the payment method `setup_intent.succeeded` recorded), or null: what card setup waits on. */
+  async savedCardOf(orgId: string): Promise<string | null> {
+    const org = await this.deps.orm.em.fork().findOne(Org, { id: orgId }, { fields: ['defaultPaymentMethodId'] });
+    return org?.defaultPaymentMethodId ?? null;
+  }
+
   /**
    * Card setup: a hosted page (Checkout in setup mode) where the person confirms the card, and the SetupIntent that
    * page created for it (the only one: `setup_intent.succeeded` for it saves the card). The intent comes expanded with

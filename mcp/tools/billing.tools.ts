@@ -17,7 +17,7 @@ import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 import { moneyMeta } from '../tool-listing.js';
 import { withPersonSteps } from '../elicitation.js';
-import { checkoutSteps } from '../person-steps.js';
+import { cardSetupSteps, checkoutSteps } from '../person-steps.js';
 
 /** Creates a Stripe session each call (a URL for a person); our books change only when the person completes it. */
 const PERSON_STEP = {
@@ -145,11 +145,24 @@ export function registerBillingTools(server: McpServer, services: Services, ctx:
     ),
   );
 
-  server.registerTool('billing_setup', DEFS.billing_setup, () =>
-    runTool(ctx.log, async () => {
-      needBillingWrite(ctx.principal, publicBase);
-      return { ...(await services.billing.setupIntent(ctx.principal)) };
-    }),
+  // The card page too (a URL elicitation when the client can show one; done once a new card is saved).
+  const cardSetup = cardSetupSteps(services, ctx);
+  server.registerTool(
+    'billing_setup',
+    DEFS.billing_setup,
+    withPersonSteps(
+      server,
+      'billing_setup',
+      services,
+      ctx,
+      cardSetup.source,
+      cardSetup.run(() =>
+        runTool(ctx.log, async () => {
+          needBillingWrite(ctx.principal, publicBase);
+          return { ...(await services.billing.setupIntent(ctx.principal)) };
+        }),
+      ),
+    ),
   );
 
   server.registerTool('billing_portal', DEFS.billing_portal, () =>

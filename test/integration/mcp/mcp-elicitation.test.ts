@@ -203,6 +203,27 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         expect(purchases).toEqual([{ amount_cents: String(result.credit_cents) }]);
       });
 
+      it('card setup: the person saves a card on the page; the tool answers once it is saved', async () => {
+        const holder = await createPerson(s.services);
+        const card = `pm_elicit_${era.replaceAll('-', '')}`;
+        const { client, asked } = await connect(era, holder.apiKey, async () => {
+          await saveCard(holder.orgId, card);
+          return 'accept';
+        });
+        const result = await call(client, 'billing_setup', {});
+        expect(result).toMatchObject({ isError: false, completed: true, url: asked[0]!.url });
+        expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: result.url })]);
+        const [org] = await sql(s.db.url, 'select default_payment_method_id, billing_mode from orgs where id = $1', [
+          holder.orgId,
+        ]);
+        expect(org).toEqual({ default_payment_method_id: card, billing_mode: 'card' });
+        // A second setup with the card already saved waits for another card: declined, it answers the page as before.
+        const again = await connect(era, holder.apiKey, () => Promise.resolve('decline'));
+        const plain = await call(again.client, 'billing_setup', {});
+        expect(plain).toMatchObject({ isError: false, url: expect.any(String) });
+        expect(plain.completed).toBeUndefined();
+      });
+
       it('without the capability, or when the person declines: the URL and the next step, nothing spent', async () => {
         const owner = await approvalModeOwner();
         const plain = await connect(era, owner.apiKey);
@@ -321,6 +342,30 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
     });
     expect(activated.status).toBe(200);
     return api;
+  }
+
+  /** What Stripe tells us when the person saves a card on the setup page: its signed `setup_intent.succeeded`. */
+  async function saveCard(orgId: string, paymentMethod: string): Promise<void> {
+    const { payload, header } = signStripeEvent(
+      {
+        id: `evt_elicit_${Date.now()}_${++events}`,
+        type: 'setup_intent.succeeded',
+        data: {
+          object: {
+            id: `seti_${paymentMethod}`,
+            object: 'setup_intent',
+            payment_method: paymentMethod,
+            metadata: { org_id: orgId },
+          },
+        },
+      },
+      WEBHOOK_SECRET,
+    );
+    const res = await http(s.base, 'POST', '/v1/webhooks/stripe', {
+      rawBody: payload,
+      headers: { 'content-type': 'application/json', 'stripe-signature': header },
+    });
+    expect(res.status).toBe(200);
   }
 
   /** What Stripe tells us when the person pays the org's open checkout: its signed `checkout.session.completed`. */
