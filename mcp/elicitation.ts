@@ -34,7 +34,7 @@ import type { ToolContext } from './tool-context.js';
 
 /** What a person is asked to do, found in a tool's result. */
 export interface PersonStep {
-  kind: 'spend_approval' | 'terms' | 'checkout' | 'card_setup';
+  kind: 'spend_approval' | 'terms' | 'checkout' | 'card_setup' | 'connect_onboarding';
   url: string;
   message: string;
   /** What the step is about (a checkout session id; the card saved before a card setup), when the URL does not say. */

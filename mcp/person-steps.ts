@@ -8,6 +8,8 @@
  *   nothing reserved); the call then runs again, under an idempotency key of the flow when the agent gave none.
  * - create_checkout: the checkout page. Done when the checkout's payment is booked (the Stripe webhook or the return
  *   page); the result is the checkout's, with `completed: true`.
+ * - provider_connect_onboard: Stripe's onboarding page. Done when the onboarding workflow has recorded the account
+ *   enabled (Stripe's `account.updated`); the result is the onboarding's, with `status: "enabled"`.
  * - billing_setup: the card-setup page. Done when the org's saved card is another than the one it had when the call
  *   began (`setup_intent.succeeded` records it); the result is the setup's, with `completed: true`.
  */
@@ -119,4 +121,18 @@ export function cardSetupSteps(services: Services, ctx: ToolContext) {
     return result;
   };
   return { source, run };
+}
+
+/** provider_connect_onboard: done when the org's Connect account is enabled (the onboarding workflow records it). */
+export function connectSteps(services: Services, ctx: ToolContext): StepSource<unknown> {
+  return {
+    find(result) {
+      const data = structured(result);
+      if (result.isError || typeof data.url !== 'string' || data.status === 'enabled') return undefined;
+      const message = 'Verify your identity with Stripe on this page so your earnings can be paid out.';
+      return { kind: 'connect_onboarding', url: data.url, message };
+    },
+    done: async () => (await services.connect.statusOf(ctx.principal.orgId)) === 'enabled',
+    complete: (first) => toolOk({ ...structured(first), status: 'enabled' }),
+  };
 }

@@ -53,6 +53,12 @@ export class ConnectService {
     };
   }
 
+  /** Where the org's Connect onboarding stands (`enabled` once the workflow has seen payouts enabled). */
+  async statusOf(orgId: string): Promise<string> {
+    const org = await this.deps.orm.em.fork().findOne(Org, { id: orgId }, { fields: ['connectStatus'] });
+    return org?.connectStatus ?? 'none';
+  }
+
   /** Activity: record where onboarding stands (only for the account the org holds). */
   async recordStatus(input: { orgId: string; accountId: string; status: 'pending' | 'enabled' }): Promise<void> {
     const updated = await this.deps.orm.em

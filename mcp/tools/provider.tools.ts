@@ -19,6 +19,8 @@ import {
 } from '../../core/providers/providers.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
+import { withPersonSteps } from '../elicitation.js';
+import { connectSteps } from '../person-steps.js';
 import { DEFS } from './provider-tool-defs.js';
 import { runTool } from './tool-result.js';
 import { parseArgs, withNote } from './tool-schemas.js';
@@ -121,14 +123,19 @@ function registerMoneyTools(server: McpServer, services: Services, ctx: ToolCont
     run(async () => ({ ...(await services.analytics.provider(ctx.principal, parseArgs(AnalyticsQuery, args))) })),
   );
 
-  server.registerTool('provider_connect_onboard', DEFS.provider_connect_onboard, async () => {
-    const result = await run(async () => ({ ...(await services.connect.onboard(ctx.principal)) }));
-    const url = (result.structuredContent as { url?: string } | undefined)?.url;
-    return withNote(
-      result,
-      url && `A person must open this link in a browser to verify their identity with Stripe: ${url}`,
-    );
-  });
+  // Stripe's onboarding page becomes a URL elicitation when the client can show one (mcp/elicitation.ts).
+  server.registerTool(
+    'provider_connect_onboard',
+    DEFS.provider_connect_onboard,
+    withPersonSteps(server, 'provider_connect_onboard', services, ctx, connectSteps(services, ctx), async () => {
+      const result = await run(async () => ({ ...(await services.connect.onboard(ctx.principal)) }));
+      const url = (result.structuredContent as { url?: string } | undefined)?.url;
+      return withNote(
+        result,
+        url && `A person must open this link in a browser to verify their identity with Stripe: ${url}`,
+      );
+    }),
+  );
 }
 
 /** The provider tools, in the order tools/list shows them. */
