@@ -30,6 +30,8 @@ import { GATEWAY_CHANNELS } from '../core/spend/gateway-events.js';
 import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
 import { describeInstalled } from './installed-tool-definition.js';
+import { withPersonSteps, type StepSource } from './elicitation.js';
+import { callSteps, refusalStep } from './person-steps.js';
 import { callThroughGateway, queryOf } from './tools/calls.tools.js';
 import { keyPrincipal } from './tools/keys.tools.js';
 import { toolError } from './tools/tool-result.js';
@@ -172,6 +174,37 @@ function endpointOf(tool: LiveInstalledTool, args: Args, queryMethod: boolean): 
   return query ? `${filled}?${query}` : filled;
 }
 
+/** The call_api request an installed tool's arguments make (the listing, method, filled path, input, key). */
+function gatewayRequest(tool: LiveInstalledTool, args: Args) {
+  const method = tool.endpoint.method;
+  const queryMethod = method === 'GET' || method === 'HEAD';
+  return {
+    slug: tool.api.slug,
+    endpoint: endpointOf(tool, args, queryMethod),
+    method,
+    input: queryMethod ? args.query : args.body,
+    ...(typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {}),
+  };
+}
+
+/**
+ * An installed tool's person's steps (approval of spend, required terms) are call_api's (mcp/person-steps.ts), asked
+ * as URL elicitations the same way: done when the quote for the same request admits it; the rerun carries the
+ * agent's idempotency key or one of the flow.
+ */
+function installedSteps(services: Services, ctx: ToolContext, name: string): StepSource<Args> {
+  const calls = callSteps(services, ctx);
+  return {
+    find: (result) => refusalStep(result),
+    again: <T extends Args>(args: T, flowId: string): T =>
+      typeof args.idempotency_key === 'string' ? args : { ...args, idempotency_key: `person-step:${flowId}` },
+    async done(step, args) {
+      const tool = await installedTools(services).find(keyPrincipal(ctx).keyId, name);
+      return !tool || calls.done(step, gatewayRequest(tool, args));
+    },
+  };
+}
+
 /** Call an installed tool of the context's key; undefined when the key has no live tool of that name. */
 export async function callInstalled(
   services: Services,
@@ -186,15 +219,7 @@ export async function callInstalled(
     if (!tool) return undefined;
     const args = (raw ?? {}) as Args;
     checkInput(tool, args);
-    const method = tool.endpoint.method;
-    const queryMethod = method === 'GET' || method === 'HEAD';
-    return await callThroughGateway(services, runtime, ctx, {
-      slug: tool.api.slug,
-      endpoint: endpointOf(tool, args, queryMethod),
-      method,
-      input: queryMethod ? args.query : args.body,
-      ...(typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {}),
-    });
+    return await callThroughGateway(services, runtime, ctx, gatewayRequest(tool, args));
   } catch (err) {
     if (!tool) throw err;
     return toolError(err, ctx.log);
@@ -239,10 +264,18 @@ export function withInstalledTools(
       return set(target, async (request, extra) => {
         const name = request.params?.name ?? '';
         // Installed tools are named `<slug>__<operation>`; no default tool has `__` in its name.
-        const installed = name.includes('__')
-          ? await callInstalled(services, runtime, ctx, name, request.params?.arguments)
-          : undefined;
-        return installed ?? handler(request, extra);
+        if (!name.includes('__')) return handler(request, extra);
+        let unknown = false;
+        const run = async (args: Args): Promise<CallToolResult> => {
+          const result = await callInstalled(services, runtime, ctx, name, args);
+          unknown = result === undefined;
+          return result ?? { content: [] };
+        };
+        // A person's step on the way (approval, terms) is a URL elicitation, as for call_api (mcp/elicitation.ts).
+        const host = { server: protocol } as unknown as McpServer;
+        const call = withPersonSteps(host, name, services, ctx, installedSteps(services, ctx, name), run);
+        const result = await call((request.params?.arguments ?? {}) as Args, extra);
+        return unknown ? handler(request, extra) : result;
       });
     }
     return set(target, handler);

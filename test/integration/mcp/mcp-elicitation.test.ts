@@ -186,6 +186,27 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         expect(await creditOf(consumer.orgId)).toBe(495);
       });
 
+      it("an installed API tool's required terms: the person accepts; the installed tool's call completes once", async () => {
+        const termsApi = await termsListing();
+        const consumer = await createPerson(s.services);
+        await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
+        const { client, asked } = await connect(era, consumer.apiKey, async () => {
+          const doc = (await http(s.base, 'GET', `/v1/apis/${termsApi.slug}/terms`)).body.data.documents[0];
+          const accepted = await http(s.base, 'POST', `/v1/apis/${termsApi.slug}/terms/accept`, {
+            token: consumer.session,
+            body: { document_id: doc.document_id, content_hash: doc.content_hash },
+          });
+          expect(accepted.status).toBe(200);
+          return 'accept';
+        });
+        const added = await call(client, 'add_api_tools', { slug: termsApi.slug });
+        const [name] = added.added as string[];
+        const result = await call(client, name!, {});
+        expect(result).toMatchObject({ isError: false, status: 200 });
+        expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: expect.stringMatching(/\/terms\//) })]);
+        expect(await creditOf(consumer.orgId)).toBe(495);
+      });
+
       it('checkout: the person pays on the checkout page; the tool answers once the credits are booked', async () => {
         const buyer = await createPerson(s.services);
         const { client, asked } = await connect(era, buyer.apiKey, async () => {
