@@ -53,8 +53,7 @@ export default tseslint.config(
     // Size rules (issue 24): no function over 60 lines, no file over 400, in the application code.
     files: ['api/**/*.ts', 'core/**/*.ts', 'gateway/**/*.ts', 'mcp/**/*.ts', 'platform/**/*.ts'],
     ignores: [
-      // Still over a limit: the gateway's per-call path (split only with a benchmark run beside it) and two more.
-      'api/openapi/document.ts',
+      // Still over a limit: the gateway's per-call path (to be split only with a benchmark run beside it).
       'core/spend/admission.ts',
       'core/spend/memory-spend-store.ts',
       'core/spend/redis-spend-store.ts',
@@ -62,7 +61,6 @@ export default tseslint.config(
       'gateway/app.ts',
       'gateway/proxy.ts',
       'gateway/upstream-client.ts',
-      'mcp/app.ts',
     ],
     rules: {
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],

@@ -31,7 +31,7 @@ import { countRequest, routeOfBody } from './metrics.js';
 import { buildMcpServer, toolNames } from './server.js';
 import { negotiatedVersion, type SessionHandshake } from './session-transport.js';
 import { McpSessions, type LiveSession } from './sessions.js';
-import type { ToolContext } from './tool-context.js';
+import type { ToolContext, ToolRuntime } from './tool-context.js';
 import { toWebRequest, writeWebResponse } from './web-bridge.js';
 
 export { SERVER_INFO } from './server.js';
@@ -82,44 +82,12 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
     ctx.body = metadata; // RFC 9728 document: plain JSON, not the envelope
   });
 
+  const deps: McpRouteDeps = { services, endpoint, runtime, modern, sessions, authenticate };
   router.all('/mcp', requestGuard(config), async (ctx) => {
     const parsedBody: unknown = ctx.method === 'POST' ? ctx.request.body : undefined;
     const request = toWebRequest(ctx, endpoint);
-    if (await isModernRequest(request, parsedBody)) {
-      // 2026-07-28: no session; every request carries its key, its version and its capabilities (mcp/modern.ts).
-      const principal = await authenticate(ctx);
-      await untilUsageDrained(services.spend, principal.orgId);
-      const { method, name } = routingHeaders(request);
-      const log = ctx.state.log.child({ mcp_era: MODERN_VERSION, mcp_method: method, mcp_name: name });
-      const context: ToolContext = { principal, ip: ctx.ip, log };
-      const response = await modern.serve(request, parsedBody, context);
-      await writeWebResponse(ctx, response);
-      countRequest(services, MODERN_VERSION, { method, name }, toolNames(services, context, runtime), response.status);
-      return;
-    }
-    const countLegacy = (status: number, context: ToolContext) =>
-      countRequest(services, LEGACY_VERSION, routeOfBody(parsedBody), toolNames(services, context, runtime), status);
-    const sessionId = ctx.get('mcp-session-id') || undefined;
-    const principal = await authenticate(ctx, sessionId);
-    await untilUsageDrained(services.spend, principal.orgId);
-    const context: ToolContext = { principal, ip: ctx.ip, log: ctx.state.log };
-    if (!sessionId) {
-      if (ctx.method !== 'POST') throw noSession();
-      await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) =>
-        serve(ctx, session, endpoint),
-      );
-      countLegacy(ctx.res.statusCode, context);
-      return;
-    }
-    const session =
-      sessionId.length <= MAX_SESSION_ID_LENGTH
-        ? await sessions.resume(sessionId, ctx.method, principal, context)
-        : undefined;
-    // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
-    if (!session) throw new NotFoundError(UNKNOWN_SESSION);
-    Object.assign(session.context, context); // tools see this request's key (its current scopes) and address
-    await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
-    countLegacy(ctx.res.statusCode, context);
+    if (await isModernRequest(request, parsedBody)) await serveModern(ctx, deps, request, parsedBody);
+    else await serveLegacy(ctx, deps, parsedBody);
   });
 
   const app = createKoaApp(services, [healthRoutes(services, 'mcp'), router], 'mcp');
@@ -134,6 +102,63 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
       if (!options.gateway) await gateway.close();
     },
   };
+}
+
+/** What the `/mcp` route's two eras share: the services, the endpoint, the gateway, both servers, the authenticator. */
+interface McpRouteDeps {
+  services: Services;
+  endpoint: string;
+  runtime: ToolRuntime;
+  modern: ReturnType<typeof createModernEndpoint>;
+  sessions: McpSessions;
+  authenticate: ReturnType<typeof mcpAuthenticator>;
+}
+
+/** 2026-07-28: no session; every request carries its key, its version and its capabilities (mcp/modern.ts). */
+async function serveModern(
+  ctx: Koa.ParameterizedContext<AppState>,
+  { services, runtime, modern, authenticate }: McpRouteDeps,
+  request: Request,
+  parsedBody: unknown,
+): Promise<void> {
+  const principal = await authenticate(ctx);
+  await untilUsageDrained(services.spend, principal.orgId);
+  const { method, name } = routingHeaders(request);
+  const log = ctx.state.log.child({ mcp_era: MODERN_VERSION, mcp_method: method, mcp_name: name });
+  const context: ToolContext = { principal, ip: ctx.ip, log };
+  const response = await modern.serve(request, parsedBody, context);
+  await writeWebResponse(ctx, response);
+  countRequest(services, MODERN_VERSION, { method, name }, toolNames(services, context, runtime), response.status);
+}
+
+/** 2025-11-25: a session opened by `initialize` (no session id) or resumed by its id, on any instance. */
+async function serveLegacy(
+  ctx: Koa.ParameterizedContext<AppState>,
+  deps: McpRouteDeps,
+  parsedBody: unknown,
+): Promise<void> {
+  const { services, endpoint, runtime, sessions, authenticate } = deps;
+  const countLegacy = (status: number, context: ToolContext) =>
+    countRequest(services, LEGACY_VERSION, routeOfBody(parsedBody), toolNames(services, context, runtime), status);
+  const sessionId = ctx.get('mcp-session-id') || undefined;
+  const principal = await authenticate(ctx, sessionId);
+  await untilUsageDrained(services.spend, principal.orgId);
+  const context: ToolContext = { principal, ip: ctx.ip, log: ctx.state.log };
+  if (!sessionId) {
+    if (ctx.method !== 'POST') throw noSession();
+    await sessions.open(principal, handshakeOf(ctx.request.body), context, (session) => serve(ctx, session, endpoint));
+    countLegacy(ctx.res.statusCode, context);
+    return;
+  }
+  const session =
+    sessionId.length <= MAX_SESSION_ID_LENGTH
+      ? await sessions.resume(sessionId, ctx.method, principal, context)
+      : undefined;
+  // Another key, even of the same org, must not learn that the session exists: the same 404 as unknown.
+  if (!session) throw new NotFoundError(UNKNOWN_SESSION);
+  Object.assign(session.context, context); // tools see this request's key (its current scopes) and address
+  await sessions.run(session, ctx.method, () => serve(ctx, session, endpoint));
+  countLegacy(ctx.res.statusCode, context);
 }
 
 function createSessions(services: Services, endpoint: string, gateway: GatewayHandler): McpSessions {

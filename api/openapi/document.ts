@@ -88,6 +88,11 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 function components(used: Set<number>): Json {
+  return { securitySchemes: securitySchemes(), schemas: sharedSchemas(), responses: errorResponses(used) };
+}
+
+/** One reusable response per error status the document uses: the failure envelope with that status's codes. */
+function errorResponses(used: Set<number>): Json {
   const responses: Json = {};
   for (const [status, codes] of codesByStatus()) {
     if (!used.has(status)) continue;
@@ -113,60 +118,66 @@ function components(used: Set<number>): Json {
       },
     };
   }
+  return responses;
+}
+
+/** How a caller authenticates: an API key or OAuth token, a person's session token, or the pages' cookie. */
+function securitySchemes(): Json {
   return {
-    securitySchemes: {
-      bearerKey: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'svc_live_… API key, or an OAuth access token',
-        description: 'An API key (`svc_live_` plus 24 characters) or an OAuth access token. Scopes: see `x-scopes`.',
-      },
-      session: {
-        type: 'http',
-        scheme: 'bearer',
-        bearerFormat: 'sess_… session token',
-        description: 'A person’s session token (control plane only; it wins over a key). Full marketplace scopes.',
-      },
-      sessionCookie: {
-        type: 'apiKey',
-        in: 'cookie',
-        name: 'svc_session',
-        description: 'The pages’ session cookie, set by the sign-in pages.',
+    bearerKey: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'svc_live_… API key, or an OAuth access token',
+      description: 'An API key (`svc_live_` plus 24 characters) or an OAuth access token. Scopes: see `x-scopes`.',
+    },
+    session: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'sess_… session token',
+      description: 'A person’s session token (control plane only; it wins over a key). Full marketplace scopes.',
+    },
+    sessionCookie: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'svc_session',
+      description: 'The pages’ session cookie, set by the sign-in pages.',
+    },
+  };
+}
+
+/** The envelope's shared parts: meta, the error object, the failure envelope. */
+function sharedSchemas(): Json {
+  return {
+    Meta: {
+      type: 'object',
+      required: ['request_id'],
+      properties: { request_id: { type: 'string', description: 'Equals the X-Request-Id response header.' } },
+    },
+    ErrorObject: {
+      type: 'object',
+      required: ['code', 'message'],
+      additionalProperties: false,
+      properties: {
+        code: { type: 'string', enum: [...new Set(Object.values(ERROR_KINDS).map((k) => k.code))] },
+        message: { type: 'string' },
+        details: { type: 'object' },
       },
     },
-    schemas: {
-      Meta: {
-        type: 'object',
-        required: ['request_id'],
-        properties: { request_id: { type: 'string', description: 'Equals the X-Request-Id response header.' } },
-      },
-      ErrorObject: {
-        type: 'object',
-        required: ['code', 'message'],
-        additionalProperties: false,
-        properties: {
-          code: { type: 'string', enum: [...new Set(Object.values(ERROR_KINDS).map((k) => k.code))] },
-          message: { type: 'string' },
-          details: { type: 'object' },
-        },
-      },
-      FailureEnvelope: {
-        type: 'object',
-        required: ['ok', 'error', 'meta'],
-        additionalProperties: false,
-        properties: {
-          ok: { const: false },
-          error: ref('ErrorObject'),
-          meta: {
-            type: 'object',
-            required: ['request_id'],
-            additionalProperties: false,
-            properties: { request_id: { type: 'string' } },
-          },
+    FailureEnvelope: {
+      type: 'object',
+      required: ['ok', 'error', 'meta'],
+      additionalProperties: false,
+      properties: {
+        ok: { const: false },
+        error: ref('ErrorObject'),
+        meta: {
+          type: 'object',
+          required: ['request_id'],
+          additionalProperties: false,
+          properties: { request_id: { type: 'string' } },
         },
       },
     },
-    responses,
   };
 }
 
