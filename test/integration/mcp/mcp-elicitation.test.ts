@@ -171,15 +171,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         const termsApi = await termsListing();
         const consumer = await createPerson(s.services);
         await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
-        const { client, asked } = await connect(era, consumer.apiKey, async () => {
-          const doc = (await http(s.base, 'GET', `/v1/apis/${termsApi.slug}/terms`)).body.data.documents[0];
-          const accepted = await http(s.base, 'POST', `/v1/apis/${termsApi.slug}/terms/accept`, {
-            token: consumer.session,
-            body: { document_id: doc.document_id, content_hash: doc.content_hash },
-          });
-          expect(accepted.status).toBe(200);
-          return 'accept';
-        });
+        const { client, asked } = await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi));
         const result = await call(client, 'call_api', { slug: termsApi.slug, endpoint: '/paid' });
         expect(result).toMatchObject({ isError: false, status: 200 });
         expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: expect.stringMatching(/\/terms\//) })]);
@@ -190,15 +182,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         const termsApi = await termsListing();
         const consumer = await createPerson(s.services);
         await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
-        const { client, asked } = await connect(era, consumer.apiKey, async () => {
-          const doc = (await http(s.base, 'GET', `/v1/apis/${termsApi.slug}/terms`)).body.data.documents[0];
-          const accepted = await http(s.base, 'POST', `/v1/apis/${termsApi.slug}/terms/accept`, {
-            token: consumer.session,
-            body: { document_id: doc.document_id, content_hash: doc.content_hash },
-          });
-          expect(accepted.status).toBe(200);
-          return 'accept';
-        });
+        const { client, asked } = await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi));
         const added = await call(client, 'add_api_tools', { slug: termsApi.slug });
         const [name] = added.added as string[];
         const result = await call(client, name!, {});
@@ -337,6 +321,17 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
     expect(again.result).toMatchObject({ structuredContent: { status: 200, billing: { replayed: true } } });
     expect(await creditOf(owner.orgId)).toBe(995);
   });
+
+  /** The person accepts the listing's current terms on the consumer's behalf (what the terms page posts). */
+  async function acceptTerms(consumer: Person, api: LiveApi): Promise<'accept'> {
+    const doc = (await http(s.base, 'GET', `/v1/apis/${api.slug}/terms`)).body.data.documents[0];
+    const accepted = await http(s.base, 'POST', `/v1/apis/${api.slug}/terms/accept`, {
+      token: consumer.session,
+      body: { document_id: doc.document_id, content_hash: doc.content_hash },
+    });
+    expect(accepted.status).toBe(200);
+    return 'accept';
+  }
 
   /** A listing whose required terms a consumer must accept before calling it. */
   async function termsListing(): Promise<LiveApi> {
