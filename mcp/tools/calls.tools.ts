@@ -13,6 +13,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
+import { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
 import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
@@ -20,7 +21,7 @@ import { ENDPOINT_METHODS } from '../../db/entities/index.js';
 import { dispatchInProcess } from '../../gateway/in-process.js';
 import type { ToolContext, ToolRuntime } from '../tool-context.js';
 import { SlugArg } from './catalog.tools.js';
-import { BillingMetaOut, QuoteOut } from './consumer-schemas.js';
+import { BillingMetaOut } from './consumer-schemas.js';
 import { gatewayCaller, keyPrincipal } from './keys.tools.js';
 import { nextStep } from './next-steps.js';
 import { checkArgs, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
@@ -199,7 +200,7 @@ const DEFS = {
         path: QuoteQuery.shape.path.describe('The path call_api would send, e.g. "/forecast/paris".'),
       })
       .strict(),
-    outputSchema: dataOrError(QuoteOut),
+    outputSchema: dataOrError(QuoteView),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
 };

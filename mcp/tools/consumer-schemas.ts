@@ -77,21 +77,6 @@ export const SchemaOut = z.looseObject({
   ),
 });
 
-export const AdmissionOut = z.looseObject({
-  allowed: z.boolean(),
-  error_code: z.string().optional(),
-  status: z.number().int().optional(),
-  message: z.string().optional(),
-  details: z.record(z.string(), z.unknown()).optional(),
-});
-
-export const QuoteOut = PriceView.extend({
-  api: z.string(),
-  endpoint: z.looseObject({ endpoint_id: z.string(), method: z.string(), path: z.string() }),
-  gateway_url: z.string(),
-  admission: AdmissionOut.optional(),
-});
-
 export const BalanceOut = z.looseObject({
   credit_cents: Cents,
   billing_mode: z.string(),

@@ -7,13 +7,14 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { SCOPES, type Principal, requireScope } from '../../core/auth/scopes.js';
-import { QuoteQuery, type QuoteView } from '../../core/catalog/listings/quote.js';
+import { AdmissionView, type QuoteView } from '../../core/catalog/listings/listings.schemas.js';
+import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { UnauthenticatedError } from '../../core/errors.js';
 import { PatchKeyBody } from '../../core/keys/keys.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { UsageQuery } from '../../core/usage/usage.service.js';
 import type { ToolContext } from '../tool-context.js';
-import { AdmissionOut, BalanceOut, KeySummaryOut, PageInfoOut } from './consumer-schemas.js';
+import { BalanceOut, KeySummaryOut, PageInfoOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { SlugArg } from './catalog.tools.js';
 import { nextStep } from './next-steps.js';
@@ -127,7 +128,7 @@ const DEFS = {
                 method: z.string(),
                 path: z.string(),
                 price_cents_effective: z.number().int(),
-                admission: AdmissionOut,
+                admission: AdmissionView,
               }),
             ),
             ready: z.boolean().describe('The most expensive endpoint (so every endpoint) would be admitted now.'),

@@ -18,6 +18,27 @@ export const RankView = z.object({
 /** One daily score point (rollup-reads.ts HistoryPoint: the day, the score and its merit parts). */
 export const HistoryPointView = z.looseObject({ day: z.string(), svc_score: z.number() });
 
+/** An endpoint's active discount (the stored Discount) with the cents it takes off now (core/pricing/effective-price.ts). */
+export const DiscountView = z.looseObject({
+  percent: z.number().optional(),
+  amount_cents: z.number().int().optional(),
+  starts_at: z.string().nullable().optional(),
+  ends_at: z.string().nullable().optional(),
+  label: z.string().nullable().optional(),
+  off_cents: z.number().int(),
+});
+export type DiscountView = z.infer<typeof DiscountView>;
+
+/** A quote's `admission` (quote.ts): the gateway's decision now, with the error it would answer when it refuses. */
+export const AdmissionView = z.looseObject({
+  allowed: z.boolean(),
+  error_code: z.string().optional(),
+  status: z.number().int().optional(),
+  message: z.string().optional(),
+  details: z.looseObject({}).optional(),
+});
+export type AdmissionView = z.infer<typeof AdmissionView>;
+
 /** GET /v1/apis/{slug}/quote (quote.ts): what a call would cost, and the gateway's decision for a bearer caller. */
 export const QuoteView = z
   .looseObject({
@@ -32,17 +53,10 @@ export const QuoteView = z
     price_cents: z.number().int(),
     price_cents_effective: z.number().int(),
     price_increase: z.object({ price_cents: z.number().int(), effective_at: z.string() }).nullable(),
-    discount: z.looseObject({ off_cents: z.number().int() }).nullable(),
-    admission: z
-      .looseObject({
-        allowed: z.boolean(),
-        error_code: z.string().optional(),
-        status: z.number().int().optional(),
-        message: z.string().optional(),
-        details: z.looseObject({}).optional(),
-      })
-      .optional()
-      .describe('What the gateway would decide now, when the caller sent a bearer credential.'),
+    discount: DiscountView.nullable(),
+    admission: AdmissionView.optional().describe(
+      'What the gateway would decide now, when the caller sent a bearer credential.',
+    ),
   })
   .describe('The quote.');
 export type QuoteView = z.infer<typeof QuoteView>;

@@ -21,7 +21,8 @@ import { effectivePrice, type EffectivePrice } from '../../pricing/effective-pri
 import type { DocumentsService, DocumentView } from '../../terms/documents.service.js';
 import { meritFor, type Merit } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
-import { quote, type QuoteCaller, type QuoteQuery, type QuoteView } from './quote.js';
+import type { QuoteView } from './listings.schemas.js';
+import { quote, type QuoteCaller, type QuoteQuery } from './quote.js';
 import { HISTORY_LIMIT, historyFor, ranksFor, type HistoryPoint, type RankRow } from '../rollups/rollup-reads.js';
 import { STATS_WINDOWS, statsFor, type ListingStats, type StatsWindow } from '../rollups/stats.js';
 import type { CategoryView } from './listings.schemas.js';
