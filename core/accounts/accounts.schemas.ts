@@ -103,6 +103,7 @@ export const LoginRequestView = z.object({
   message: z.string(),
   expires_in_seconds: z.number(),
 });
+export type LoginRequestView = z.infer<typeof LoginRequestView>;
 export const SessionView = z.object({
   session_token: z.string(),
   session_id: z.string(),
@@ -112,3 +113,4 @@ export const SessionView = z.object({
 });
 export type SessionView = z.infer<typeof SessionView>;
 export const LogoutView = z.object({ signed_out: z.literal(true) });
+export type LogoutView = z.infer<typeof LogoutView>;

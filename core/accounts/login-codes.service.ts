@@ -33,13 +33,13 @@ import {
   type IdentityDeps,
 } from './identity-rules.js';
 import { releaseStaleSignup } from './unproven-org.js';
-import type { LoginRequestBody, LoginVerifyBody } from './accounts.schemas.js';
+import type { LoginRequestBody, LoginRequestView, LoginVerifyBody, LogoutView } from './accounts.schemas.js';
 
 export const LOGIN_REQUEST_RESPONSE = {
   sent: true,
   message: 'If an account exists for this email, a 6-digit code is on its way. It expires in 10 minutes.',
   expires_in_seconds: LOGIN_CODE_TTL_MS / 1000,
-} as const;
+} as const satisfies LoginRequestView;
 
 /** Which path a code is for: sign-in codes and sign-up codes verify only on their own path. */
 export type CodePurpose = 'login' | 'signup';
@@ -211,7 +211,7 @@ export class LoginCodesService {
     return { outcome: attempt.outcome, view: attempt.view };
   }
 
-  async logout(sessionId: string): Promise<{ signed_out: true }> {
+  async logout(sessionId: string): Promise<LogoutView> {
     await this.deps.sessions.revoke(sessionId);
     return { signed_out: true };
   }

@@ -12,7 +12,15 @@ import { lockOrg } from '../db/sql.js';
 import { isId } from '../ids.js';
 import { endMcpSessionsOfKeys } from '../sessions/mcp-session-store.js';
 import { pageInfo, type Page } from '../pagination.js';
-import type { ApproveSpendBody, CreateKeyBody, KeySummaryView, ListKeysQuery, PatchKeyBody } from './keys.schemas.js';
+import type {
+  ApproveSpendBody,
+  CreatedKeyView,
+  CreateKeyBody,
+  KeySummaryView,
+  ListKeysQuery,
+  PatchKeyBody,
+  RevokedKeyView,
+} from './keys.schemas.js';
 import {
   ancestorsOf,
   CAP_FIELDS,
@@ -35,10 +43,8 @@ export const MAX_ACTIVE_KEYS_PER_ORG = 100;
 /** One key as the routes and tools show it (core/keys/keys.schemas.ts). */
 export type KeySummary = KeySummaryView;
 
-export interface CreatedKey extends KeySummary {
-  /** The plaintext key: shown in this response only. */
-  api_key: string;
-}
+/** A new key with its plaintext, shown in this response only. */
+export type CreatedKey = CreatedKeyView;
 
 export function startOfUtcDay(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
@@ -236,7 +242,7 @@ export class KeyAdminService {
    * Revoke (idempotent), with every descendant of the key: a child never outlives its parent. Every process refuses
    * them once the invalidations land; their MCP sessions end in the same transaction.
    */
-  async revoke(principal: Principal, id: string): Promise<{ id: string; revoked: true; revoked_at: string }> {
+  async revoke(principal: Principal, id: string): Promise<RevokedKeyView> {
     const { key, hashes } = await this.orm.em.fork().transactional(async (tem) => {
       await lockOrg(tem, principal.orgId);
       const target = await findOwn(tem, principal, id);

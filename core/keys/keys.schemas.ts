@@ -98,5 +98,7 @@ export const KeySummaryView = z.object({
 export type KeySummaryView = z.infer<typeof KeySummaryView>;
 /** POST /v1/keys: the summary plus the plaintext key, shown in this response only. */
 export const CreatedKeyView = KeySummaryView.extend({ api_key: z.string() });
+export type CreatedKeyView = z.infer<typeof CreatedKeyView>;
 /** DELETE /v1/keys/{id}: the revoked key's id and when (the first revocation's time on a repeat). */
 export const RevokedKeyView = z.object({ id: z.string(), revoked: z.literal(true), revoked_at: z.string() });
+export type RevokedKeyView = z.infer<typeof RevokedKeyView>;
