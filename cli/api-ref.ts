@@ -4,17 +4,14 @@
  */
 import { localFailure } from './client.js';
 import type { Cli } from './context.js';
+import { OPERATIONS } from './operations.js';
 
 const PAGE = 200;
 
 export async function apiIdOf(cli: Cli, ref: string): Promise<string> {
   if (ref.startsWith('api_')) return ref;
   for (let offset = 0; ; offset += PAGE) {
-    const res = await cli.send<{ api_id: string; slug: string }[]>({
-      method: 'GET',
-      path: '/v1/provider/apis',
-      query: { limit: PAGE, offset },
-    });
+    const res = await cli.send(OPERATIONS.listProviderApis, { query: { limit: PAGE, offset } });
     const found = res.data.find((a) => a.slug === ref);
     if (found) return found.api_id;
     const page = res.meta.pagination as { has_more?: boolean } | undefined;

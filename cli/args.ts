@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
+import { METHODS, type Method } from './client.js';
 
 /**
  * Money in: a bare integer is cents (`500`), a value with `$` or a decimal point is dollars (`$5`, `5.00`).
@@ -100,11 +101,9 @@ export function parseList(value: string): string[] {
     .filter(Boolean);
 }
 
-export function parseMethod(value: string): string {
-  const m = value.toUpperCase();
-  if (!/^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/.test(m)) {
-    throw new InvalidArgumentError('expected GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS.');
-  }
+export function parseMethod(value: string): Method {
+  const m = METHODS.find((method) => method === value.toUpperCase());
+  if (!m) throw new InvalidArgumentError('expected GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS.');
   return m;
 }
 
@@ -112,6 +111,3 @@ export function parsePath(value: string): string {
   if (!value.startsWith('/')) throw new InvalidArgumentError('must start with /.');
   return value;
 }
-
-/** `enc` puts a user value into one path segment. */
-export const enc = encodeURIComponent;

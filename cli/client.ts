@@ -48,10 +48,26 @@ export interface Connection {
   gatewayKey?: string;
 }
 
-export interface RequestSpec {
-  plane?: 'control' | 'gateway';
-  method: string;
+export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+export type Method = (typeof METHODS)[number];
+
+/** An operation of the published OpenAPI document (cli/operations.ts names the ones the CLI calls). */
+export interface Operation<T = unknown> {
+  method: Method;
+  /** The document's path template: each `{name}` takes one percent-encoded segment. */
   path: string;
+  plane: 'control' | 'gateway';
+  /** The parameter that takes the rest of the path as given, `/` included (the gateway's `{path}`). */
+  rest?: string;
+  /** The success body is not an envelope (GET /v1/apis/{slug}/openapi). */
+  raw?: boolean;
+  /** Never set: the type of the success `data`. */
+  readonly data?: T;
+}
+
+export interface RequestSpec {
+  /** Values of the path template's `{name}`s. */
+  params?: Record<string, string>;
   query?: [string, string][] | Record<string, string | number | undefined>;
   /** A JSON value (sent as JSON) or raw text (sent as given, with `contentType`). */
   body?: unknown;
@@ -65,8 +81,15 @@ export interface RequestSpec {
    * the key `svc call` would use, since the gateway refuses sessions).
    */
   preferKey?: boolean;
-  /** The success body is not an envelope (GET /v1/apis/{slug}/openapi). */
-  raw?: boolean;
+}
+
+/** The operation's path with its parameters filled in. */
+export function expandPath(op: Operation, params: Record<string, string> = {}): string {
+  return op.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${op.method} ${op.path}: no value for {${name}}`);
+    return name === op.rest ? value : encodeURIComponent(value);
+  });
 }
 
 /** A failure envelope the CLI makes itself (network errors, unreadable answers), printed as is with `--json`. */
@@ -86,9 +109,9 @@ export function buildUrl(base: string, path: string, query: RequestSpec['query']
   return url.toString();
 }
 
-export async function request<T = unknown>(conn: Connection, spec: RequestSpec): Promise<ApiResponse<T>> {
-  const gateway = spec.plane === 'gateway';
-  const url = buildUrl(gateway ? conn.gatewayUrl : conn.baseUrl, spec.path, spec.query);
+export async function request<T>(conn: Connection, op: Operation<T>, spec: RequestSpec = {}): Promise<ApiResponse<T>> {
+  const gateway = op.plane === 'gateway';
+  const url = buildUrl(gateway ? conn.gatewayUrl : conn.baseUrl, expandPath(op, spec.params), spec.query);
   const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
   const token = spec.anonymous ? undefined : gateway ? conn.gatewayKey : conn.controlToken;
   if (token) headers.authorization = `Bearer ${token}`;
@@ -105,7 +128,7 @@ export async function request<T = unknown>(conn: Connection, spec: RequestSpec):
   let text: string;
   try {
     res = await fetch(url, {
-      method: spec.method,
+      method: op.method,
       headers,
       body,
       redirect: 'manual',
@@ -117,16 +140,16 @@ export async function request<T = unknown>(conn: Connection, spec: RequestSpec):
   }
 
   // HEAD answers carry no body: the status is the answer.
-  if (spec.method === 'HEAD' && res.ok && text === '') {
+  if (op.method === 'HEAD' && res.ok && text === '') {
     return { status: res.status, headers: res.headers, data: null as T, meta: {}, text };
   }
   const parsed = parseJson(text);
-  if (spec.raw && res.ok && parsed !== undefined) {
+  if (op.raw && res.ok && parsed !== undefined) {
     return { status: res.status, headers: res.headers, data: parsed as T, meta: {}, text };
   }
   if (!isEnvelope(parsed)) {
     const start = text.slice(0, 120).replace(/\s+/g, ' ');
-    throw localFailure('bad_response', `${spec.method} ${url} answered ${res.status} without the envelope: ${start}`);
+    throw localFailure('bad_response', `${op.method} ${url} answered ${res.status} without the envelope: ${start}`);
   }
   if (!parsed.ok) throw new ApiFailure(parsed.error.code, parsed.error.message, text, parsed.error.details);
   return { status: res.status, headers: res.headers, data: parsed.data as T, meta: parsed.meta, text };

@@ -4,7 +4,15 @@
  * human rendering otherwise).
  */
 import type { Command } from 'commander';
-import { ApiFailure, request, UsageError, type ApiResponse, type Connection, type RequestSpec } from './client.js';
+import {
+  ApiFailure,
+  request,
+  UsageError,
+  type ApiResponse,
+  type Connection,
+  type Operation,
+  type RequestSpec,
+} from './client.js';
 import { profilePath, readProfile, writeProfile, type Profile } from './config.js';
 import { bindProfile, credentialOrigins, originOf, withheldMessage } from './credential-binding.js';
 import { terminalSafe } from './terminal-text.js';
@@ -86,19 +94,20 @@ export class Cli {
     };
   }
 
-  async send<T = unknown>(spec: RequestSpec): Promise<ApiResponse<T>> {
+  /** One operation (cli/operations.ts), answered with its typed `data`. */
+  async send<T>(op: Operation<T>, spec: RequestSpec = {}): Promise<ApiResponse<T>> {
     try {
-      return await request<T>(this.connection(spec.preferKey === true), spec);
+      return await request(this.connection(spec.preferKey === true), op, spec);
     } catch (err) {
-      throw this.explainWithheld(err, spec);
+      throw this.explainWithheld(err, op, spec);
     }
   }
 
   /** An `unauthenticated` answer to a request the saved credential was kept from says whose credential it is. */
-  private explainWithheld(err: unknown, spec: RequestSpec): unknown {
+  private explainWithheld(err: unknown, op: Operation, spec: RequestSpec): unknown {
     if (!(err instanceof ApiFailure) || err.code !== 'unauthenticated' || this.explicitKey || spec.anonymous)
       return err;
-    const gatewayPlane = spec.plane === 'gateway';
+    const gatewayPlane = op.plane === 'gateway';
     const saved = gatewayPlane ? this.profile.api_key : (this.profile.session_token ?? this.profile.api_key);
     const owner = gatewayPlane ? this.origins().gateway : this.origins().control;
     const target = originOf(gatewayPlane ? this.gatewayUrl : this.baseUrl);

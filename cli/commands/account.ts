@@ -5,7 +5,7 @@ import { ApiFailure, UsageError } from '../client.js';
 import { deleteProfile } from '../config.js';
 import { cliOf, out, type Cli } from '../context.js';
 import { fields, money } from '../format.js';
-import type { MeView, RegistrationView, SessionView, SignupView } from '../../core/accounts/accounts.schemas.js';
+import { OPERATIONS as OPS } from '../operations.js';
 
 export function accountCommands(program: Command): void {
   program
@@ -13,7 +13,7 @@ export function accountCommands(program: Command): void {
     .description('create an anonymous org and API key (no email; free endpoints only) and save it to the profile')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<RegistrationView>({ method: 'POST', path: '/v1/register', anonymous: true });
+      const res = await cli.send(OPS.register, { anonymous: true });
       cli.saveProfile({ ...urls(cli), org_id: res.data.org_id, api_key: res.data.api_key });
       cli.print(res, (d) =>
         fields([
@@ -34,7 +34,7 @@ export function accountCommands(program: Command): void {
     .action(async (opts: { email: string; name?: string; challengeToken?: string }, cmd: Command) => {
       const cli = cliOf(cmd);
       const body = { email: opts.email, name: opts.name, challenge_token: opts.challengeToken };
-      const res = await cli.send<SignupView>({ method: 'POST', path: '/v1/signup', body, anonymous: true });
+      const res = await cli.send(OPS.signup, { body, anonymous: true });
       const d = res.data;
       cli.saveProfile({
         ...urls(cli),
@@ -64,12 +64,7 @@ export function accountCommands(program: Command): void {
     .argument('<token>', 'the verification token')
     .action(async (token: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<{ org_id: string; scopes_added: string[]; credit_cents: number }>({
-        method: 'POST',
-        path: '/v1/auth/verify-email',
-        body: { token },
-        anonymous: true,
-      });
+      const res = await cli.send(OPS.verifyEmail, { body: { token }, anonymous: true });
       cli.print(res, (d) =>
         fields([
           ['verified', 'yes'],
@@ -91,12 +86,7 @@ export function accountCommands(program: Command): void {
       if (!email) throw new UsageError('give --email (no email in the profile)');
       let code = opts.code;
       if (code === undefined) {
-        const sent = await cli.send<{ message: string }>({
-          method: 'POST',
-          path: '/v1/auth/login/request',
-          body: { email },
-          anonymous: true,
-        });
+        const sent = await cli.send(OPS.loginRequest, { body: { email }, anonymous: true });
         if (!process.stdin.isTTY) {
           // A script cannot be prompted: the code is on its way; the next run passes it with --code.
           cli.saveProfile({ ...cli.profile, ...urls(cli), email });
@@ -105,12 +95,7 @@ export function accountCommands(program: Command): void {
         }
         code = await ask(`A code was sent to ${email} if it has an account. Code: `);
       }
-      const res = await cli.send<SessionView>({
-        method: 'POST',
-        path: '/v1/auth/login/verify',
-        body: { email, code },
-        anonymous: true,
-      });
+      const res = await cli.send(OPS.loginVerify, { body: { email, code }, anonymous: true });
       const d = res.data;
       // A key from another org must not stay beside this org's session (nor one bound elsewhere: saveProfile).
       const sameOrg = cli.profile.org_id === d.org_id;
@@ -145,12 +130,7 @@ export function accountCommands(program: Command): void {
         return;
       }
       try {
-        const res = await cli.send({
-          method: 'POST',
-          path: '/v1/auth/logout',
-          headers: { authorization: `Bearer ${session}` },
-          anonymous: true,
-        });
+        const res = await cli.send(OPS.logout, { headers: { authorization: `Bearer ${session}` }, anonymous: true });
         cli.print(res, () => 'Signed out.\n');
       } catch (err) {
         // An expired session is already over: the local profile is what is left to clear.
@@ -164,7 +144,7 @@ export function accountCommands(program: Command): void {
     .description('show your org, credits, scopes and the credential in use')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<MeView>({ method: 'GET', path: '/v1/me' });
+      const res = await cli.send(OPS.getMe);
       cli.print(res, (d) =>
         fields([
           ['org', d.org_id],

@@ -4,8 +4,8 @@ import { parseAmount, parsePositiveInt, parseNonNegativeInt } from '../args.js';
 import { UsageError } from '../client.js';
 import { cliOf } from '../context.js';
 import { fields, money, table, when } from '../format.js';
-import type { BalanceView } from '../../core/billing/billing.schemas.js';
-import type { UsageEvent, UsageMeta } from '../../core/usage/usage.schemas.js';
+import { OPERATIONS as OPS } from '../operations.js';
+import type { UsageMeta } from '../../core/usage/usage.schemas.js';
 
 /** `2026-11-01` or a full ISO instant, as the usage route takes them. */
 function parseInstant(value: string): string {
@@ -27,7 +27,7 @@ export function billingCommands(program: Command): void {
     .action(async (opts: { from?: string; to?: string; keyId?: string; limit?: number; offset?: number }, cmd) => {
       const cli = cliOf(cmd as Command);
       const query = { from: opts.from, to: opts.to, key_id: opts.keyId, limit: opts.limit, offset: opts.offset };
-      const res = await cli.send<UsageEvent[]>({ method: 'GET', path: '/v1/usage', query });
+      const res = await cli.send(OPS.listUsage, { query });
       cli.print(res, (items, meta) => {
         const rows = table(
           items,
@@ -60,7 +60,7 @@ export function billingCommands(program: Command): void {
     .description('your credits, billing mode and payment method')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<BalanceView>({ method: 'GET', path: '/v1/billing/balance' });
+      const res = await cli.send(OPS.getBalance);
       cli.print(res, (b) =>
         fields([
           ['credits', money(b.credit_cents)],
@@ -78,10 +78,7 @@ export function billingCommands(program: Command): void {
     .description('the credit packs checkout sells')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<{ name: string; price_cents: number; credit_cents: number }[]>({
-        method: 'GET',
-        path: '/v1/billing/packs',
-      });
+      const res = await cli.send(OPS.listPacks);
       cli.print(res, (packs) =>
         table(packs, [
           { header: 'PACK', value: (p) => p.name },
@@ -109,11 +106,7 @@ export function billingCommands(program: Command): void {
         success_url: opts.successUrl,
         cancel_url: opts.cancelUrl,
       };
-      const res = await cli.send<{ checkout_url: string; amount_cents: number; credit_cents: number }>({
-        method: 'POST',
-        path: '/v1/billing/checkout',
-        body,
-      });
+      const res = await cli.send(OPS.checkout, { body });
       cli.print(res, (c) => `${c.checkout_url}\n`);
       cli.note(`Open the URL to pay ${money(res.data.amount_cents)} for ${money(res.data.credit_cents)} of credits.`);
     });

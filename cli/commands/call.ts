@@ -3,9 +3,11 @@
  * gets the upstream body on stdout and the charge on stderr, so `svc call … > out.json` keeps only the data.
  */
 import type { Command } from 'commander';
-import { collectPair, enc, parseJsonData, parseMethod, parsePath } from '../args.js';
+import { collectPair, parseJsonData, parseMethod, parsePath } from '../args.js';
+import type { Method } from '../client.js';
 import { cliOf, type Cli } from '../context.js';
 import { money, pretty } from '../format.js';
+import { proxyOperation } from '../operations.js';
 
 interface CallOptions {
   data?: string;
@@ -25,14 +27,12 @@ export function callCommand(program: Command): void {
     .option('-q, --query <k=v>', 'query parameter (repeatable)', collectPair)
     .option('--idempotency-key <key>', 'a retry with the same key is not billed twice')
     .option('-H, --header <name=value>', 'extra request header for the upstream (repeatable)', collectPair)
-    .action(async (slug: string, method: string, path: string, opts: CallOptions, cmd: Command) => {
+    .action(async (slug: string, method: Method, path: string, opts: CallOptions, cmd: Command) => {
       const cli = cliOf(cmd);
       const headers: Record<string, string> = Object.fromEntries(opts.header ?? []);
       if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
-      const res = await cli.send({
-        plane: 'gateway',
-        method,
-        path: `/v1/proxy/${enc(slug)}${path}`,
+      const res = await cli.send(proxyOperation(method), {
+        params: { apiSlug: slug, path: path.slice(1) },
         query: opts.query ?? [],
         rawBody: opts.data,
         headers,

@@ -1,15 +1,10 @@
 /** The catalog: search, categories, a listing, its schema (or raw OpenAPI), leaderboards, quotes and terms. */
 import type { Command } from 'commander';
-import { enc, parseMethod, parseNonNegativeInt, parsePath, parsePositiveInt } from '../args.js';
+import { parseMethod, parseNonNegativeInt, parsePath, parsePositiveInt } from '../args.js';
 import { cliOf } from '../context.js';
 import { fields, money, pretty, priceRange, table, when } from '../format.js';
-import type { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
-import type { SearchItem } from '../../core/catalog/search/search.schemas.js';
-
-interface Named {
-  slug: string;
-  name: string;
-}
+import type { Terms } from '../interim-views.js';
+import { OPERATIONS as OPS } from '../operations.js';
 
 interface SearchOptions {
   category?: string;
@@ -18,64 +13,6 @@ interface SearchOptions {
   offset?: number;
   callable?: boolean;
   source?: string;
-}
-
-interface EndpointRow {
-  endpoint_id: string;
-  method: string;
-  path: string;
-  summary: string | null;
-  price_cents: number;
-  price_cents_effective: number;
-}
-
-interface Listing extends Named {
-  summary: string;
-  description: string | null;
-  category: Named | null;
-  tags: string[];
-  provider: { name: string | null };
-  docs_url: string | null;
-  callable: boolean;
-  gateway_url: string | null;
-  directory_entry?: { note: string; how_to_list: string };
-  svc_score: number;
-  verification: { status: string };
-  pricing: { endpoints: number; free_endpoints: number; min_price_cents: number; max_price_cents: number };
-  endpoints: EndpointRow[];
-  terms: { required: boolean };
-}
-
-interface SchemaRow {
-  method: string;
-  path: string;
-  summary: string | null;
-  gateway_url: string;
-  input_schema: unknown;
-  output_schema: unknown;
-}
-
-interface BoardItem extends Named {
-  rank: number;
-  category: Named | null;
-  metric: { name: string; value: number };
-}
-
-interface TermsDocument {
-  document_id: string;
-  kind: string;
-  title: string | null;
-  version: string;
-  acceptance_mode: string;
-  content_hash: string;
-  accepted: boolean | null;
-}
-
-interface Terms {
-  api: string;
-  documents: TermsDocument[];
-  all_required_accepted: boolean | null;
-  approval_url: string;
 }
 
 export function catalogCommands(program: Command): void {
@@ -100,7 +37,7 @@ export function catalogCommands(program: Command): void {
         source: opts.source,
         callable: opts.callable ? 'true' : undefined,
       };
-      const res = await cli.send<SearchItem[]>({ method: 'GET', path: '/v1/search', query });
+      const res = await cli.send(OPS.search, { query });
       cli.print(res, (items, meta) => {
         const rows = table(
           items,
@@ -128,7 +65,7 @@ export function catalogCommands(program: Command): void {
     .description('list the catalog categories with their number of live APIs')
     .action(async (_opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<(Named & { api_count: number })[]>({ method: 'GET', path: '/v1/categories' });
+      const res = await cli.send(OPS.listCategories);
       cli.print(res, (items) =>
         table(items, [
           { header: 'SLUG', value: (c) => c.slug },
@@ -144,7 +81,7 @@ export function catalogCommands(program: Command): void {
     .argument('<slug>', 'the API slug')
     .action(async (slug: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<Listing>({ method: 'GET', path: `/v1/apis/${enc(slug)}` });
+      const res = await cli.send(OPS.getListing, { params: { slug } });
       cli.print(res, (d) => {
         const head = fields([
           ['api', `${d.name} (${d.slug})`],
@@ -185,11 +122,11 @@ export function catalogCommands(program: Command): void {
     .action(async (slug: string, opts: { openapi?: boolean }, cmd: Command) => {
       const cli = cliOf(cmd);
       if (opts.openapi) {
-        const res = await cli.send({ method: 'GET', path: `/v1/apis/${enc(slug)}/openapi`, raw: true });
+        const res = await cli.send(OPS.getListingOpenApi, { params: { slug } });
         cli.print(res, pretty);
         return;
       }
-      const res = await cli.send<{ endpoints: SchemaRow[] }>({ method: 'GET', path: `/v1/apis/${enc(slug)}/schema` });
+      const res = await cli.send(OPS.getListingSchema, { params: { slug } });
       cli.print(res, ({ endpoints: rows }) =>
         rows.length === 0
           ? '(no endpoints)\n'
@@ -211,9 +148,8 @@ export function catalogCommands(program: Command): void {
     .option('--limit <n>', 'at most this many rows', parsePositiveInt)
     .action(async (board: string, opts: { category?: string; limit?: number }, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<BoardItem[]>({
-        method: 'GET',
-        path: `/v1/leaderboards/${enc(board)}`,
+      const res = await cli.send(OPS.getLeaderboard, {
+        params: { board },
         query: { category: opts.category, limit: opts.limit },
       });
       cli.print(res, (items) =>
@@ -240,9 +176,8 @@ export function catalogCommands(program: Command): void {
     .argument('<path>', 'the path after the slug, e.g. /forecast/paris', parsePath)
     .action(async (slug: string, method: string, path: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<QuoteView>({
-        method: 'GET',
-        path: `/v1/apis/${enc(slug)}/quote`,
+      const res = await cli.send(OPS.getQuote, {
+        params: { slug },
         query: { method, path },
         preferKey: true, // the admission is the gateway's answer for the key `svc call` sends
       });
@@ -278,16 +213,15 @@ export function catalogCommands(program: Command): void {
     .option('--accept', 'accept every document of these terms not yet accepted')
     .action(async (slug: string, opts: { accept?: boolean }, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<Terms>({ method: 'GET', path: `/v1/apis/${enc(slug)}/terms` });
+      const res = await cli.send(OPS.getListingTerms, { params: { slug } });
       if (!opts.accept) {
         cli.print(res, termsText);
         return;
       }
       const pending = res.data.documents.filter((d) => d.accepted !== true);
       for (const doc of pending) {
-        const accepted = await cli.send({
-          method: 'POST',
-          path: `/v1/apis/${enc(slug)}/terms/accept`,
+        const accepted = await cli.send(OPS.acceptListingTerms, {
+          params: { slug },
           body: { document_id: doc.document_id, content_hash: doc.content_hash },
         });
         cli.print(accepted, () => `Accepted ${doc.kind} ${doc.version} (${doc.document_id}).\n`);

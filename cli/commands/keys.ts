@@ -1,9 +1,10 @@
 /** `svc keys list|create|update|revoke`: the org's API keys and their spend caps (amounts in cents or `$`). */
 import type { Command } from 'commander';
-import { enc, parseList, parseMoney } from '../args.js';
+import { parseList, parseMoney } from '../args.js';
 import { UsageError } from '../client.js';
 import { cliOf } from '../context.js';
 import { fields, money, table, when } from '../format.js';
+import { OPERATIONS as OPS } from '../operations.js';
 import type { KeySummaryView } from '../../core/keys/keys.schemas.js';
 
 interface CapOptions {
@@ -64,7 +65,7 @@ export function keysCommands(program: Command): void {
     .action(async (opts: { includeRevoked?: boolean }, cmd: Command) => {
       const cli = cliOf(cmd);
       const query = { include_revoked: opts.includeRevoked ? 'true' : undefined, limit: 200 };
-      const res = await cli.send<KeySummaryView[]>({ method: 'GET', path: '/v1/keys', query });
+      const res = await cli.send(OPS.listKeys, { query });
       cli.print(res, (items) =>
         table(items, [
           { header: 'ID', value: (k) => k.id },
@@ -92,7 +93,7 @@ export function keysCommands(program: Command): void {
   ).action(async (opts: CapOptions & { name: string; scopes?: string[] }, cmd: Command) => {
     const cli = cliOf(cmd);
     const body = { name: opts.name, scopes: opts.scopes, ...capsBody(opts) };
-    const res = await cli.send<KeySummaryView & { api_key: string }>({ method: 'POST', path: '/v1/keys', body });
+    const res = await cli.send(OPS.createKey, { body });
     cli.print(res, (k) => `${keyDetails(k)}key:  ${k.api_key}\n`);
     cli.note('The key is shown only this once: store it now.');
   });
@@ -105,7 +106,7 @@ export function keysCommands(program: Command): void {
     if (Object.values(body).every((v) => v === undefined)) {
       throw new UsageError('give at least one of --budget, --per-call-max, --daily-cap, --[no-]approval-mode');
     }
-    const res = await cli.send<KeySummaryView>({ method: 'PATCH', path: `/v1/keys/${enc(id)}`, body });
+    const res = await cli.send(OPS.patchKey, { params: { id }, body });
     cli.print(res, keyDetails);
   });
 
@@ -115,7 +116,7 @@ export function keysCommands(program: Command): void {
     .argument('<id>', 'the key id')
     .action(async (id: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<KeySummaryView>({ method: 'DELETE', path: `/v1/keys/${enc(id)}` });
+      const res = await cli.send(OPS.revokeKey, { params: { id } });
       cli.print(res, (k) => `Revoked ${k.id ?? id}.\n`);
     });
 }

@@ -3,57 +3,13 @@
  * legal documents and analytics. Every route needs provider:write (a signed-in person or an email-verified key).
  */
 import type { Command } from 'commander';
-import {
-  collect,
-  collectPair,
-  enc,
-  jsonObject,
-  parseAmount,
-  parseJsonData,
-  parseList,
-  parseTextOrFile,
-} from '../args.js';
+import { collect, collectPair, jsonObject, parseAmount, parseJsonData, parseList, parseTextOrFile } from '../args.js';
 import { apiIdOf } from '../api-ref.js';
 import { UsageError } from '../client.js';
 import { cliOf, type Cli } from '../context.js';
 import { fields, money, pretty, table, when } from '../format.js';
-
-interface ApiSummary {
-  api_id: string;
-  name: string;
-  slug: string;
-  status: string;
-  endpoint_count?: number;
-  verification_status?: string;
-  published_at: string | null;
-}
-
-interface ApiView extends ApiSummary {
-  summary: string;
-  base_url: string;
-  listing_url: string;
-  gateway_url: string;
-  credential: { set: boolean; injection: string | null };
-  verification: { status: string };
-  endpoints: {
-    endpoint_id: string;
-    method: string;
-    path: string;
-    price_cents: number;
-    price_cents_effective: number;
-  }[];
-}
-
-interface DocumentView {
-  document_id: string;
-  kind: string;
-  version: string;
-  title: string | null;
-  status: string;
-  acceptance_mode: string;
-  api_id: string | null;
-  content_hash: string;
-}
+import type { ApiView, DocumentView, Lifecycle } from '../interim-views.js';
+import { OPERATIONS as OPS } from '../operations.js';
 
 interface ListingFlags {
   data?: string;
@@ -137,13 +93,16 @@ function apiText(a: ApiView): string {
 
 const API_ARG = 'the API id, or the slug of one of your APIs';
 
-async function lifecycle(cli: Cli, ref: string, step: string, body?: unknown): Promise<void> {
+/** The lifecycle steps, by the name the commands and their output use. */
+const STEPS = {
+  verify: OPS.verifyProviderApi,
+  publish: OPS.publishProviderApi,
+  unpublish: OPS.unpublishProviderApi,
+} as const;
+
+async function lifecycle(cli: Cli, ref: string, step: keyof typeof STEPS, body?: unknown): Promise<void> {
   const apiId = await apiIdOf(cli, ref);
-  const res = await cli.send<Record<string, unknown>>({
-    method: 'POST',
-    path: `/v1/provider/apis/${enc(apiId)}/${step}`,
-    body,
-  });
+  const res = await cli.send<Lifecycle>(STEPS[step], { params: { api_id: apiId }, body });
   cli.print(res, (d) =>
     d.done === false
       ? `${step}: still running (workflow ${String(d.workflow_id)}); check with: svc provider apis ${apiId}\n`
@@ -166,11 +125,11 @@ export function providerCommands(program: Command): void {
       const cli = cliOf(cmd);
       if (ref) {
         const apiId = await apiIdOf(cli, ref);
-        const res = await cli.send<ApiView>({ method: 'GET', path: `/v1/provider/apis/${enc(apiId)}` });
+        const res = await cli.send(OPS.getProviderApi, { params: { api_id: apiId } });
         cli.print(res, apiText);
         return;
       }
-      const res = await cli.send<ApiSummary[]>({ method: 'GET', path: '/v1/provider/apis', query: { limit: 200 } });
+      const res = await cli.send(OPS.listProviderApis, { query: { limit: 200 } });
       cli.print(res, (items) =>
         table(
           items,
@@ -190,7 +149,7 @@ export function providerCommands(program: Command): void {
   withListingFlags(provider.command('create').description('create a draft API from flags or a JSON body')).action(
     async (opts: ListingFlags, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<ApiView>({ method: 'POST', path: '/v1/provider/apis', body: listingBody(opts) });
+      const res = await cli.send(OPS.createProviderApi, { body: listingBody(opts) });
       cli.print(res, apiText);
     },
   );
@@ -204,7 +163,7 @@ export function providerCommands(program: Command): void {
   ).action(async (url: string, opts: ListingFlags & { type: string }, cmd: Command) => {
     const cli = cliOf(cmd);
     const body = { ...listingBody(opts), import_from: { type: opts.type, url } };
-    const res = await cli.send<ApiView>({ method: 'POST', path: '/v1/provider/apis', body });
+    const res = await cli.send(OPS.createProviderApi, { body });
     cli.print(res, apiText);
   });
 
@@ -213,11 +172,7 @@ export function providerCommands(program: Command): void {
   ).action(async (ref: string, opts: ListingFlags, cmd: Command) => {
     const cli = cliOf(cmd);
     const apiId = await apiIdOf(cli, ref);
-    const res = await cli.send<ApiView>({
-      method: 'PATCH',
-      path: `/v1/provider/apis/${enc(apiId)}`,
-      body: listingBody(opts),
-    });
+    const res = await cli.send(OPS.updateProviderApi, { params: { api_id: apiId }, body: listingBody(opts) });
     cli.print(res, apiText);
   });
 
@@ -231,9 +186,8 @@ export function providerCommands(program: Command): void {
     .action(async (ref: string, opts: { secret: string; injection: string; injectionName?: string }, cmd) => {
       const cli = cliOf(cmd as Command);
       const apiId = await apiIdOf(cli, ref);
-      const res = await cli.send<{ set: boolean; injection: string | null }>({
-        method: 'PUT',
-        path: `/v1/provider/apis/${enc(apiId)}/credentials`,
+      const res = await cli.send(OPS.setProviderApiCredentials, {
+        params: { api_id: apiId },
         body: { secret: opts.secret.trim(), injection: opts.injection, injection_name: opts.injectionName },
       });
       cli.print(res, () => `Credentials stored for ${apiId}.\n`);
@@ -250,9 +204,8 @@ export function providerCommands(program: Command): void {
       const cli = cliOf(cmd as Command);
       if (opts.cancelPending) {
         const apiId = await apiIdOf(cli, ref);
-        const res = await cli.send<ApiView>({
-          method: 'DELETE',
-          path: `/v1/provider/apis/${enc(apiId)}/endpoints/${enc(opts.cancelPending)}/pending-price`,
+        const res = await cli.send(OPS.cancelPendingPrice, {
+          params: { api_id: apiId, endpoint_id: opts.cancelPending },
         });
         cli.print(res, apiText);
         return;
@@ -263,7 +216,7 @@ export function providerCommands(program: Command): void {
       }
       if (body.endpoints === undefined) throw new UsageError('give --price, --data or --cancel-pending');
       const apiId = await apiIdOf(cli, ref);
-      const res = await cli.send({ method: 'PATCH', path: `/v1/provider/apis/${enc(apiId)}/pricing`, body });
+      const res = await cli.send(OPS.updateProviderApiPricing, { params: { api_id: apiId }, body });
       cli.print(res, pretty);
     });
 
@@ -299,11 +252,7 @@ export function providerCommands(program: Command): void {
     .option('--to <date>', 'end (date or ISO time)')
     .action(async (opts: { from?: string; to?: string }, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<{
-        range: { from: string; to: string };
-        totals: Record<string, number>;
-        by_api: { slug: string; calls: number; successful_calls: number; gmv_cents: number }[];
-      }>({ method: 'GET', path: '/v1/provider/analytics', query: { from: opts.from, to: opts.to } });
+      const res = await cli.send(OPS.getProviderAnalytics, { query: { from: opts.from, to: opts.to } });
       cli.print(res, (a) => {
         const t = a.totals;
         const head = fields([
@@ -336,9 +285,7 @@ function documentCommands(provider: Command): void {
     .option('--kind <kind>', 'terms, privacy, acceptable_use, sla, dpa or other')
     .action(async (opts: { apiId?: string; kind?: string }, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<DocumentView[]>({
-        method: 'GET',
-        path: '/v1/provider/documents',
+      const res = await cli.send(OPS.listProviderDocuments, {
         query: { api_id: opts.apiId, kind: opts.kind },
       });
       cli.print(res, (docs) =>
@@ -377,7 +324,7 @@ function documentCommands(provider: Command): void {
           api_id: o.apiId,
           acceptance_mode: o.acceptanceMode,
         };
-        const res = await cli.send<DocumentView>({ method: 'POST', path: '/v1/provider/documents', body });
+        const res = await cli.send(OPS.createProviderDocument, { body });
         cli.print(res, documentText);
       },
     );
@@ -388,10 +335,7 @@ function documentCommands(provider: Command): void {
     .argument('<document_id>', 'the document id')
     .action(async (documentId: string, _opts, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<DocumentView>({
-        method: 'POST',
-        path: `/v1/provider/documents/${enc(documentId)}/activate`,
-      });
+      const res = await cli.send(OPS.activateProviderDocument, { params: { document_id: documentId } });
       cli.print(res, documentText);
     });
 }
