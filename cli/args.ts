@@ -3,7 +3,7 @@
  * error (exit code 2) before anything is sent.
  */
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { METHODS, type Method } from './client.js';
 
 /**
@@ -110,4 +110,12 @@ export function parseMethod(value: string): Method {
 export function parsePath(value: string): string {
   if (!value.startsWith('/')) throw new InvalidArgumentError('must start with /.');
   return value;
+}
+
+/** The `<slug> <method> <path>` of a gateway call (svc call, svc quote). */
+export function withCallTarget(cmd: Command): Command {
+  return cmd
+    .argument('<slug>', 'the API slug')
+    .argument('<method>', 'HTTP method', parseMethod)
+    .argument('<path>', 'the path after the slug, e.g. /forecast/paris', parsePath);
 }

@@ -141,3 +141,18 @@ export function out(text: string): void {
 export function cliOf(command: Command): Cli {
   return new Cli(command.optsWithGlobals<GlobalOptions>());
 }
+
+/**
+ * The action of a command that sends one operation and prints its answer. `spec` makes the request from the
+ * command's arguments and options, in the order commander passes them (the command itself comes last).
+ */
+export function showing<T, A extends unknown[] = []>(
+  op: Operation<T>,
+  human: (data: T, meta: Record<string, unknown>) => string,
+  spec?: (...argsAndOptions: A) => RequestSpec,
+): (...args: unknown[]) => Promise<void> {
+  return async (...args) => {
+    const cli = cliOf(args[args.length - 1] as Command);
+    cli.print(await cli.send(op, spec?.(...(args.slice(0, -1) as A))), human);
+  };
+}

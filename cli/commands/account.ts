@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { ApiFailure, UsageError } from '../client.js';
 import { deleteProfile } from '../config.js';
-import { cliOf, out, type Cli } from '../context.js';
+import { cliOf, out, showing, type Cli } from '../context.js';
 import { fields, money } from '../format.js';
 import { OPERATIONS as OPS } from '../operations.js';
 
@@ -62,18 +62,19 @@ export function accountCommands(program: Command): void {
     .command('verify-email')
     .description('verify your email with the token from the verification mail (adds billing and provider scopes)')
     .argument('<token>', 'the verification token')
-    .action(async (token: string, _opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.verifyEmail, { body: { token }, anonymous: true });
-      cli.print(res, (d) =>
-        fields([
-          ['verified', 'yes'],
-          ['org', d.org_id],
-          ['scopes added', d.scopes_added.join(', ')],
-          ['credits', money(d.credit_cents)],
-        ]),
-      );
-    });
+    .action(
+      showing(
+        OPS.verifyEmail,
+        (d) =>
+          fields([
+            ['verified', 'yes'],
+            ['org', d.org_id],
+            ['scopes added', d.scopes_added.join(', ')],
+            ['credits', money(d.credit_cents)],
+          ]),
+        (token: string) => ({ body: { token }, anonymous: true }),
+      ),
+    );
 
   program
     .command('login')
@@ -142,10 +143,8 @@ export function accountCommands(program: Command): void {
   program
     .command('me')
     .description('show your org, credits, scopes and the credential in use')
-    .action(async (_opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.getMe);
-      cli.print(res, (d) =>
+    .action(
+      showing(OPS.getMe, (d) =>
         fields([
           ['org', d.org_id],
           ['kind', d.org.kind],
@@ -158,8 +157,8 @@ export function accountCommands(program: Command): void {
           ['scopes', d.scopes.join(', ')],
           ['credential', d.credential.type === 'api_key' ? `API key ${d.credential.key_prefix}…` : 'session'],
         ]),
-      );
-    });
+      ),
+    );
 }
 
 function urls(cli: Cli) {

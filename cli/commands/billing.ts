@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseAmount, parsePositiveInt, parseNonNegativeInt } from '../args.js';
 import { UsageError } from '../client.js';
-import { cliOf } from '../context.js';
+import { cliOf, showing } from '../context.js';
 import { fields, money, table, when } from '../format.js';
 import { OPERATIONS as OPS } from '../operations.js';
 import type { UsageMeta } from '../../core/usage/usage.schemas.js';
@@ -58,10 +58,8 @@ export function billingCommands(program: Command): void {
   program
     .command('balance')
     .description('your credits, billing mode and payment method')
-    .action(async (_opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.getBalance);
-      cli.print(res, (b) =>
+    .action(
+      showing(OPS.getBalance, (b) =>
         fields([
           ['credits', money(b.credit_cents)],
           ['owed', b.billable_cents ? money(b.billable_cents) : null],
@@ -70,23 +68,21 @@ export function billingCommands(program: Command): void {
           ['auto-reload', b.auto_reload_enabled ? 'on' : 'off'],
           ['suspended', b.suspended ? 'yes' : 'no'],
         ]),
-      );
-    });
+      ),
+    );
 
   program
     .command('packs')
     .description('the credit packs checkout sells')
-    .action(async (_opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.listPacks);
-      cli.print(res, (packs) =>
+    .action(
+      showing(OPS.listPacks, (packs) =>
         table(packs, [
           { header: 'PACK', value: (p) => p.name },
           { header: 'PRICE', value: (p) => money(p.price_cents), align: 'right' },
           { header: 'CREDITS', value: (p) => money(p.credit_cents), align: 'right' },
         ]),
-      );
-    });
+      ),
+    );
 
   program
     .command('checkout')

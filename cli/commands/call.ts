@@ -3,7 +3,7 @@
  * gets the upstream body on stdout and the charge on stderr, so `svc call … > out.json` keeps only the data.
  */
 import type { Command } from 'commander';
-import { collectPair, parseJsonData, parseMethod, parsePath } from '../args.js';
+import { collectPair, parseJsonData, withCallTarget } from '../args.js';
 import type { Method } from '../client.js';
 import { cliOf, type Cli } from '../context.js';
 import { money, pretty } from '../format.js';
@@ -17,12 +17,9 @@ interface CallOptions {
 }
 
 export function callCommand(program: Command): void {
-  program
-    .command('call')
-    .description('call an API through the gateway (metered; prints the upstream body)')
-    .argument('<slug>', 'the API slug')
-    .argument('<method>', 'HTTP method', parseMethod)
-    .argument('<path>', 'the path after the slug, e.g. /forecast/paris', parsePath)
+  withCallTarget(
+    program.command('call').description('call an API through the gateway (metered; prints the upstream body)'),
+  )
     .option('-d, --data <json>', 'request body: JSON text or @file', parseJsonData)
     .option('-q, --query <k=v>', 'query parameter (repeatable)', collectPair)
     .option('--idempotency-key <key>', 'a retry with the same key is not billed twice')

@@ -1,9 +1,11 @@
 /** The catalog: search, categories, a listing, its schema (or raw OpenAPI), leaderboards, quotes and terms. */
 import type { Command } from 'commander';
-import { parseMethod, parseNonNegativeInt, parsePath, parsePositiveInt } from '../args.js';
-import { cliOf } from '../context.js';
+import { parseNonNegativeInt, parsePositiveInt, withCallTarget } from '../args.js';
+import type { Method } from '../client.js';
+import { cliOf, showing } from '../context.js';
 import { fields, money, pretty, priceRange, table, when } from '../format.js';
-import type { Terms } from '../interim-views.js';
+import type { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
+import type { BoardItem, Listing, Terms } from '../interim-views.js';
 import { OPERATIONS as OPS } from '../operations.js';
 
 interface SearchOptions {
@@ -63,56 +65,21 @@ export function catalogCommands(program: Command): void {
   program
     .command('categories')
     .description('list the catalog categories with their number of live APIs')
-    .action(async (_opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.listCategories);
-      cli.print(res, (items) =>
+    .action(
+      showing(OPS.listCategories, (items) =>
         table(items, [
           { header: 'SLUG', value: (c) => c.slug },
           { header: 'NAME', value: (c) => c.name },
           { header: 'APIS', value: (c) => c.api_count, align: 'right' },
         ]),
-      );
-    });
+      ),
+    );
 
   program
     .command('api')
     .description('show a listing: summary, score, pricing per endpoint')
     .argument('<slug>', 'the API slug')
-    .action(async (slug: string, _opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.getListing, { params: { slug } });
-      cli.print(res, (d) => {
-        const head = fields([
-          ['api', `${d.name} (${d.slug})`],
-          ['summary', d.summary],
-          ['category', d.category?.name],
-          ['provider', d.provider.name],
-          ['tags', d.tags.length ? d.tags.join(', ') : null],
-          ['score', d.svc_score],
-          ['verification', d.verification.status],
-          ['terms', d.terms.required ? 'acceptance required (svc terms ' + d.slug + ')' : null],
-          ['docs', d.docs_url],
-          ['gateway', d.gateway_url ?? 'none: a directory entry, not callable here'],
-          ['how to list it', d.directory_entry?.how_to_list ?? null],
-        ]);
-        const endpoints = table(
-          d.endpoints,
-          [
-            { header: 'METHOD', value: (e) => e.method },
-            { header: 'PATH', value: (e) => e.path },
-            {
-              header: 'PRICE',
-              value: (e) => (e.price_cents_effective === 0 ? 'free' : money(e.price_cents_effective)),
-              align: 'right',
-            },
-            { header: 'SUMMARY', value: (e) => e.summary, max: 60 },
-          ],
-          '(no endpoints)',
-        );
-        return `${head}\n${endpoints}`;
-      });
-    });
+    .action(showing(OPS.getListing, listingText, (slug: string) => ({ params: { slug } })));
 
   program
     .command('schema')
@@ -146,65 +113,24 @@ export function catalogCommands(program: Command): void {
     .argument('<board>', 'the board')
     .option('--category <slug>', 'only this category')
     .option('--limit <n>', 'at most this many rows', parsePositiveInt)
-    .action(async (board: string, opts: { category?: string; limit?: number }, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.getLeaderboard, {
+    .action(
+      showing(OPS.getLeaderboard, boardText, (board: string, o: { category?: string; limit?: number }) => ({
         params: { board },
-        query: { category: opts.category, limit: opts.limit },
-      });
-      cli.print(res, (items) =>
-        table(
-          items,
-          [
-            { header: '#', value: (i) => i.rank, align: 'right' },
-            { header: 'SLUG', value: (i) => i.slug },
-            { header: 'NAME', value: (i) => i.name, max: 30 },
-            { header: 'CATEGORY', value: (i) => i.category?.slug },
-            { header: 'METRIC', value: (i) => i.metric.name },
-            { header: 'VALUE', value: (i) => i.metric.value, align: 'right' },
-          ],
-          'The board is empty.',
-        ),
-      );
-    });
+        query: { category: o.category, limit: o.limit },
+      })),
+    );
 
-  program
-    .command('quote')
-    .description('price a call before making it (and, with a key, whether the gateway would admit it now)')
-    .argument('<slug>', 'the API slug')
-    .argument('<method>', 'HTTP method', parseMethod)
-    .argument('<path>', 'the path after the slug, e.g. /forecast/paris', parsePath)
-    .action(async (slug: string, method: string, path: string, _opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.getQuote, {
-        params: { slug },
-        query: { method, path },
-        preferKey: true, // the admission is the gateway's answer for the key `svc call` sends
-      });
-      cli.print(res, (q) =>
-        fields([
-          ['endpoint', `${q.endpoint.method} ${q.endpoint.path}`],
-          ['price', q.price_cents_effective === 0 ? 'free' : money(q.price_cents_effective)],
-          ['list price', q.price_cents !== q.price_cents_effective ? money(q.price_cents) : null],
-          ['discount', q.discount ? (typeof q.discount.label === 'string' ? q.discount.label : 'active') : null],
-          [
-            'increase',
-            q.price_increase
-              ? `${money(q.price_increase.price_cents)} from ${when(q.price_increase.effective_at)}`
-              : null,
-          ],
-          [
-            'admission',
-            q.admission
-              ? q.admission.allowed
-                ? 'allowed'
-                : `refused: ${q.admission.error_code}: ${q.admission.message ?? ''}`.trim()
-              : null,
-          ],
-          ['call', q.gateway_url],
-        ]),
-      );
-    });
+  withCallTarget(
+    program
+      .command('quote')
+      .description('price a call before making it (and, with a key, whether the gateway would admit it now)'),
+  ).action(
+    showing(OPS.getQuote, quoteText, (slug: string, method: Method, path: string) => ({
+      params: { slug },
+      query: { method, path },
+      preferKey: true, // the admission is the gateway's answer for the key `svc call` sends
+    })),
+  );
 
   program
     .command('terms')
@@ -244,4 +170,72 @@ function termsText(t: Terms): string {
     'No terms for this API.',
   );
   return `${docs}${t.documents.length ? `Read and accept: ${t.approval_url}\n` : ''}`;
+}
+
+function listingText(d: Listing): string {
+  const head = fields([
+    ['api', `${d.name} (${d.slug})`],
+    ['summary', d.summary],
+    ['category', d.category?.name],
+    ['provider', d.provider.name],
+    ['tags', d.tags.length ? d.tags.join(', ') : null],
+    ['score', d.svc_score],
+    ['verification', d.verification.status],
+    ['terms', d.terms.required ? 'acceptance required (svc terms ' + d.slug + ')' : null],
+    ['docs', d.docs_url],
+    ['gateway', d.gateway_url ?? 'none: a directory entry, not callable here'],
+    ['how to list it', d.directory_entry?.how_to_list ?? null],
+  ]);
+  const endpoints = table(
+    d.endpoints,
+    [
+      { header: 'METHOD', value: (e) => e.method },
+      { header: 'PATH', value: (e) => e.path },
+      {
+        header: 'PRICE',
+        value: (e) => (e.price_cents_effective === 0 ? 'free' : money(e.price_cents_effective)),
+        align: 'right',
+      },
+      { header: 'SUMMARY', value: (e) => e.summary, max: 60 },
+    ],
+    '(no endpoints)',
+  );
+  return `${head}\n${endpoints}`;
+}
+
+function boardText(items: BoardItem[]): string {
+  return table(
+    items,
+    [
+      { header: '#', value: (i) => i.rank, align: 'right' },
+      { header: 'SLUG', value: (i) => i.slug },
+      { header: 'NAME', value: (i) => i.name, max: 30 },
+      { header: 'CATEGORY', value: (i) => i.category?.slug },
+      { header: 'METRIC', value: (i) => i.metric.name },
+      { header: 'VALUE', value: (i) => i.metric.value, align: 'right' },
+    ],
+    'The board is empty.',
+  );
+}
+
+function quoteText(q: QuoteView): string {
+  return fields([
+    ['endpoint', `${q.endpoint.method} ${q.endpoint.path}`],
+    ['price', q.price_cents_effective === 0 ? 'free' : money(q.price_cents_effective)],
+    ['list price', q.price_cents !== q.price_cents_effective ? money(q.price_cents) : null],
+    ['discount', q.discount ? (typeof q.discount.label === 'string' ? q.discount.label : 'active') : null],
+    [
+      'increase',
+      q.price_increase ? `${money(q.price_increase.price_cents)} from ${when(q.price_increase.effective_at)}` : null,
+    ],
+    [
+      'admission',
+      q.admission
+        ? q.admission.allowed
+          ? 'allowed'
+          : `refused: ${q.admission.error_code}: ${q.admission.message ?? ''}`.trim()
+        : null,
+    ],
+    ['call', q.gateway_url],
+  ]);
 }

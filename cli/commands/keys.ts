@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { parseList, parseMoney } from '../args.js';
 import { UsageError } from '../client.js';
-import { cliOf } from '../context.js';
+import { cliOf, showing } from '../context.js';
 import { fields, money, table, when } from '../format.js';
 import { OPERATIONS as OPS } from '../operations.js';
 import type { KeySummaryView } from '../../core/keys/keys.schemas.js';
@@ -114,9 +114,11 @@ export function keysCommands(program: Command): void {
     .command('revoke')
     .description('revoke a key: it is refused from then on')
     .argument('<id>', 'the key id')
-    .action(async (id: string, _opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.revokeKey, { params: { id } });
-      cli.print(res, (k) => `Revoked ${k.id ?? id}.\n`);
-    });
+    .action(
+      showing(
+        OPS.revokeKey,
+        (k) => `Revoked ${k.id}.\n`,
+        (id: string) => ({ params: { id } }),
+      ),
+    );
 }

@@ -6,9 +6,9 @@ import type { Command } from 'commander';
 import { collect, collectPair, jsonObject, parseAmount, parseJsonData, parseList, parseTextOrFile } from '../args.js';
 import { apiIdOf } from '../api-ref.js';
 import { UsageError } from '../client.js';
-import { cliOf, type Cli } from '../context.js';
+import { cliOf, showing, type Cli } from '../context.js';
 import { fields, money, pretty, table, when } from '../format.js';
-import type { ApiView, DocumentView, Lifecycle } from '../interim-views.js';
+import type { Analytics, ApiView, DocumentView, Lifecycle } from '../interim-views.js';
 import { OPERATIONS as OPS } from '../operations.js';
 
 interface ListingFlags {
@@ -250,29 +250,31 @@ export function providerCommands(program: Command): void {
     .description('GMV, earnings and payouts per API over a time range')
     .option('--from <date>', 'start (date or ISO time)')
     .option('--to <date>', 'end (date or ISO time)')
-    .action(async (opts: { from?: string; to?: string }, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.getProviderAnalytics, { query: { from: opts.from, to: opts.to } });
-      cli.print(res, (a) => {
-        const t = a.totals;
-        const head = fields([
-          ['range', `${when(a.range.from)} to ${when(a.range.to)}`],
-          ['calls', `${t.calls} (${t.successful_calls} ok)`],
-          ['gmv', money(t.gmv_cents)],
-          ['earnings', money(t.provider_earnings_cents)],
-          ['platform fee', money(t.platform_fee_cents)],
-          ['net', money(t.net_earnings_cents)],
-          ['payouts', money(t.payouts_cents)],
-        ]);
-        const perApi = table(a.by_api, [
-          { header: 'API', value: (r) => r.slug },
-          { header: 'CALLS', value: (r) => r.calls, align: 'right' },
-          { header: 'OK', value: (r) => r.successful_calls, align: 'right' },
-          { header: 'GMV', value: (r) => money(r.gmv_cents), align: 'right' },
-        ]);
-        return `${head}\n${perApi}`;
-      });
-    });
+    .action(
+      showing(OPS.getProviderAnalytics, analyticsText, (o: { from?: string; to?: string }) => ({
+        query: { from: o.from, to: o.to },
+      })),
+    );
+}
+
+function analyticsText(a: Analytics): string {
+  const t = a.totals;
+  const head = fields([
+    ['range', `${when(a.range.from)} to ${when(a.range.to)}`],
+    ['calls', `${t.calls} (${t.successful_calls} ok)`],
+    ['gmv', money(t.gmv_cents)],
+    ['earnings', money(t.provider_earnings_cents)],
+    ['platform fee', money(t.platform_fee_cents)],
+    ['net', money(t.net_earnings_cents)],
+    ['payouts', money(t.payouts_cents)],
+  ]);
+  const perApi = table(a.by_api, [
+    { header: 'API', value: (r) => r.slug },
+    { header: 'CALLS', value: (r) => r.calls, align: 'right' },
+    { header: 'OK', value: (r) => r.successful_calls, align: 'right' },
+    { header: 'GMV', value: (r) => money(r.gmv_cents), align: 'right' },
+  ]);
+  return `${head}\n${perApi}`;
 }
 
 function documentCommands(provider: Command): void {
@@ -333,11 +335,11 @@ function documentCommands(provider: Command): void {
     .command('activate')
     .description('put a draft document in force')
     .argument('<document_id>', 'the document id')
-    .action(async (documentId: string, _opts, cmd: Command) => {
-      const cli = cliOf(cmd);
-      const res = await cli.send(OPS.activateProviderDocument, { params: { document_id: documentId } });
-      cli.print(res, documentText);
-    });
+    .action(
+      showing(OPS.activateProviderDocument, documentText, (documentId: string) => ({
+        params: { document_id: documentId },
+      })),
+    );
 }
 
 function documentText(d: DocumentView): string {
