@@ -3,6 +3,13 @@
  * legal documents and analytics. Every route needs provider:write (a signed-in person or an email-verified key).
  */
 import type { Command } from 'commander';
+import type {
+  AnalyticsView,
+  CredentialView,
+  ProviderApiSummary,
+  ProviderApiView,
+} from '../../core/providers/providers.schemas.js';
+import type { DocumentView } from '../../core/terms/terms.schemas.js';
 import {
   collect,
   collectPair,
@@ -17,43 +24,6 @@ import { apiIdOf } from '../api-ref.js';
 import { UsageError } from '../client.js';
 import { cliOf, type Cli } from '../context.js';
 import { fields, money, pretty, table, when } from '../format.js';
-
-interface ApiSummary {
-  api_id: string;
-  name: string;
-  slug: string;
-  status: string;
-  endpoint_count?: number;
-  verification_status?: string;
-  published_at: string | null;
-}
-
-interface ApiView extends ApiSummary {
-  summary: string;
-  base_url: string;
-  listing_url: string;
-  gateway_url: string;
-  credential: { set: boolean; injection: string | null };
-  verification: { status: string };
-  endpoints: {
-    endpoint_id: string;
-    method: string;
-    path: string;
-    price_cents: number;
-    price_cents_effective: number;
-  }[];
-}
-
-interface DocumentView {
-  document_id: string;
-  kind: string;
-  version: string;
-  title: string | null;
-  status: string;
-  acceptance_mode: string;
-  api_id: string | null;
-  content_hash: string;
-}
 
 interface ListingFlags {
   data?: string;
@@ -109,7 +79,7 @@ function withListingFlags(cmd: Command): Command {
     .option('--endpoint <spec>', 'an endpoint "METHOD /path[=price]" (repeatable)', collect);
 }
 
-function apiText(a: ApiView): string {
+function apiText(a: ProviderApiView): string {
   const head = fields([
     ['api', `${a.api_id} (${a.slug})`],
     ['name', a.name],
@@ -166,11 +136,15 @@ export function providerCommands(program: Command): void {
       const cli = cliOf(cmd);
       if (ref) {
         const apiId = await apiIdOf(cli, ref);
-        const res = await cli.send<ApiView>({ method: 'GET', path: `/v1/provider/apis/${enc(apiId)}` });
+        const res = await cli.send<ProviderApiView>({ method: 'GET', path: `/v1/provider/apis/${enc(apiId)}` });
         cli.print(res, apiText);
         return;
       }
-      const res = await cli.send<ApiSummary[]>({ method: 'GET', path: '/v1/provider/apis', query: { limit: 200 } });
+      const res = await cli.send<ProviderApiSummary[]>({
+        method: 'GET',
+        path: '/v1/provider/apis',
+        query: { limit: 200 },
+      });
       cli.print(res, (items) =>
         table(
           items,
@@ -190,7 +164,11 @@ export function providerCommands(program: Command): void {
   withListingFlags(provider.command('create').description('create a draft API from flags or a JSON body')).action(
     async (opts: ListingFlags, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<ApiView>({ method: 'POST', path: '/v1/provider/apis', body: listingBody(opts) });
+      const res = await cli.send<ProviderApiView>({
+        method: 'POST',
+        path: '/v1/provider/apis',
+        body: listingBody(opts),
+      });
       cli.print(res, apiText);
     },
   );
@@ -204,7 +182,7 @@ export function providerCommands(program: Command): void {
   ).action(async (url: string, opts: ListingFlags & { type: string }, cmd: Command) => {
     const cli = cliOf(cmd);
     const body = { ...listingBody(opts), import_from: { type: opts.type, url } };
-    const res = await cli.send<ApiView>({ method: 'POST', path: '/v1/provider/apis', body });
+    const res = await cli.send<ProviderApiView>({ method: 'POST', path: '/v1/provider/apis', body });
     cli.print(res, apiText);
   });
 
@@ -213,7 +191,7 @@ export function providerCommands(program: Command): void {
   ).action(async (ref: string, opts: ListingFlags, cmd: Command) => {
     const cli = cliOf(cmd);
     const apiId = await apiIdOf(cli, ref);
-    const res = await cli.send<ApiView>({
+    const res = await cli.send<ProviderApiView>({
       method: 'PATCH',
       path: `/v1/provider/apis/${enc(apiId)}`,
       body: listingBody(opts),
@@ -231,7 +209,7 @@ export function providerCommands(program: Command): void {
     .action(async (ref: string, opts: { secret: string; injection: string; injectionName?: string }, cmd) => {
       const cli = cliOf(cmd as Command);
       const apiId = await apiIdOf(cli, ref);
-      const res = await cli.send<{ set: boolean; injection: string | null }>({
+      const res = await cli.send<CredentialView>({
         method: 'PUT',
         path: `/v1/provider/apis/${enc(apiId)}/credentials`,
         body: { secret: opts.secret.trim(), injection: opts.injection, injection_name: opts.injectionName },
@@ -250,7 +228,7 @@ export function providerCommands(program: Command): void {
       const cli = cliOf(cmd as Command);
       if (opts.cancelPending) {
         const apiId = await apiIdOf(cli, ref);
-        const res = await cli.send<ApiView>({
+        const res = await cli.send<ProviderApiView>({
           method: 'DELETE',
           path: `/v1/provider/apis/${enc(apiId)}/endpoints/${enc(opts.cancelPending)}/pending-price`,
         });
@@ -299,11 +277,11 @@ export function providerCommands(program: Command): void {
     .option('--to <date>', 'end (date or ISO time)')
     .action(async (opts: { from?: string; to?: string }, cmd: Command) => {
       const cli = cliOf(cmd);
-      const res = await cli.send<{
-        range: { from: string; to: string };
-        totals: Record<string, number>;
-        by_api: { slug: string; calls: number; successful_calls: number; gmv_cents: number }[];
-      }>({ method: 'GET', path: '/v1/provider/analytics', query: { from: opts.from, to: opts.to } });
+      const res = await cli.send<AnalyticsView>({
+        method: 'GET',
+        path: '/v1/provider/analytics',
+        query: { from: opts.from, to: opts.to },
+      });
       cli.print(res, (a) => {
         const t = a.totals;
         const head = fields([
