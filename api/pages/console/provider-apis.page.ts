@@ -11,7 +11,7 @@ import { emptyState, renderConsole, type ConsoleView } from './shell.js';
 import { options } from './provider-forms.js';
 import { flash, parseForm, seeOther, when } from './forms.js';
 import { parseEndpointLines } from './provider-endpoints.js';
-import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+import { FLASH, subNav, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- my APIs and the create form -------------------------------------------------------------------------------
 
@@ -61,14 +61,12 @@ async function connectCard(services: Services, ctx: AppContext, person: SessionP
   return `<div class="card"><div class="muted">Stripe Connect</div><div>${statusBadge(state.status)}</div><p>${escapeHtml(explain[state.status] ?? state.status)}</p>${action}</div>`;
 }
 
-export async function apisView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-  error?: { message: string; values: CreateValues },
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const apisView: ProviderView<{ message: string; values: CreateValues }> = async (
+  services,
+  ctx,
+  person,
+  error,
+) => {
   const page = await services.providers.list(person, { limit: 200, offset: 0 });
   const rows = page.items
     .map(
@@ -94,7 +92,7 @@ export async function apisView(
 <section aria-labelledby="apis-h"><h2 id="apis-h">My APIs</h2>${list}</section>
 ${await createForm(services, ctx, error?.values ?? {}, error?.message)}`,
   };
-}
+};
 
 export async function createApi(services: Services, ctx: AppContext, person: SessionPrincipal) {
   requireProvider(person);

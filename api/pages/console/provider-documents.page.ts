@@ -7,10 +7,10 @@ import type { Services } from '../../../platform/services.js';
 import { DOCUMENT_KINDS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
-import { emptyState, type ConsoleView } from './shell.js';
+import { emptyState } from './shell.js';
 import { options } from './provider-forms.js';
 import { flash, parseForm, seeOther } from './forms.js';
-import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+import { FLASH, subNav, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- documents ------------------------------------------------------------------------------------------------
 
@@ -23,14 +23,12 @@ interface DocumentValues {
   body?: string;
 }
 
-export async function documentsView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-  error?: { message: string; values: DocumentValues },
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const documentsView: ProviderView<{ message: string; values: DocumentValues }> = async (
+  services,
+  ctx,
+  person,
+  error,
+) => {
   const [docs, apis] = await Promise.all([
     services.documents.list(person, {}),
     services.providers.list(person, { limit: 200, offset: 0 }),
@@ -82,7 +80,7 @@ export async function documentsView(
 <label for="doc-body">Text (Markdown)</label><textarea id="doc-body" name="body" required rows="10" cols="70">${escapeHtml(v.body ?? '')}</textarea>
 <p><button type="submit">Save document</button></p></form></section>`,
   };
-}
+};
 
 export async function createDocument(services: Services, ctx: AppContext, person: SessionPrincipal) {
   requireProvider(person);
