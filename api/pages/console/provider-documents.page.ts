@@ -9,8 +9,8 @@ import type { AppContext } from '../../context.js';
 import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
 import { emptyState } from './shell.js';
 import { options } from './provider-forms.js';
-import { flash, parseForm, seeOther } from './forms.js';
-import { FLASH, subNav, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
+import { parseForm, seeOther } from './forms.js';
+import { providerPage, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- documents ------------------------------------------------------------------------------------------------
 
@@ -51,13 +51,12 @@ export const documentsView: ProviderView<{ message: string; values: DocumentValu
         '<p><strong>No documents yet.</strong></p><p>Add your terms of use below; consumers see them on your listings and accept required ones before calling.</p>',
       );
   const v = error?.values ?? {};
-  return {
-    section: 'provider',
-    title: 'Documents',
-    status: error ? 400 : 200,
-    banners: flash(ctx, FLASH),
-    body: `${subNav('/console/provider/documents')}
-<section aria-labelledby="docs-h"><h2 id="docs-h">My documents</h2>${list}</section>
+  return providerPage(
+    ctx,
+    'Documents',
+    '/console/provider/documents',
+    error ? 400 : 200,
+    `<section aria-labelledby="docs-h"><h2 id="docs-h">My documents</h2>${list}</section>
 <section aria-labelledby="add-doc-h"><h2 id="add-doc-h">Add a document</h2>${errorLine(error?.message)}
 <form method="post" action="/console/provider/documents">${csrf}
 <label for="kind">Kind</label><select id="kind" name="kind">${options(
@@ -79,7 +78,7 @@ export const documentsView: ProviderView<{ message: string; values: DocumentValu
     )}</select>
 <label for="doc-body">Text (Markdown)</label><textarea id="doc-body" name="body" required rows="10" cols="70">${escapeHtml(v.body ?? '')}</textarea>
 <p><button type="submit">Save document</button></p></form></section>`,
-  };
+  );
 };
 
 export async function createDocument(services: Services, ctx: AppContext, person: SessionPrincipal) {
