@@ -19,19 +19,16 @@ import type { SearchItem } from '../core/catalog/search/search.schemas.js';
 import type { CreatedKeyView, KeySummaryView, RevokedKeyView } from '../core/keys/keys.schemas.js';
 import type { UsageEvent } from '../core/usage/usage.schemas.js';
 import type { Method, Operation } from './client.js';
+import type { PricingView, EndpointView } from '../core/pricing/pricing.schemas.js';
 import type {
-  Analytics,
-  ApiSummary,
-  ApiView,
-  BoardItem,
-  Checkout,
-  Credential,
-  DocumentView,
-  Lifecycle,
-  Listing,
-  ListingSchema,
-  Terms,
-} from './interim-views.js';
+  AnalyticsView as Analytics,
+  CredentialView as Credential,
+  LifecycleView as Lifecycle,
+  ProviderApiSummary as ApiSummary,
+  ProviderApiView as ApiView,
+} from '../core/providers/providers.schemas.js';
+import type { DocumentView } from '../core/terms/terms.schemas.js';
+import type { BoardItem, Checkout, Listing, ListingSchema, Terms } from './interim-views.js';
 
 const control = <T = unknown>(method: Method, path: string, raw?: true): Operation<T> => ({
   method,
@@ -77,8 +74,11 @@ export const OPERATIONS = {
   verifyProviderApi: control<Lifecycle>('POST', '/v1/provider/apis/{api_id}/verify'),
   publishProviderApi: control<Lifecycle>('POST', '/v1/provider/apis/{api_id}/publish'),
   unpublishProviderApi: control<Lifecycle>('POST', '/v1/provider/apis/{api_id}/unpublish'),
-  updateProviderApiPricing: control('PATCH', '/v1/provider/apis/{api_id}/pricing'),
-  cancelPendingPrice: control<ApiView>('DELETE', '/v1/provider/apis/{api_id}/endpoints/{endpoint_id}/pending-price'),
+  updateProviderApiPricing: control<PricingView>('PATCH', '/v1/provider/apis/{api_id}/pricing'),
+  cancelPendingPrice: control<EndpointView>(
+    'DELETE',
+    '/v1/provider/apis/{api_id}/endpoints/{endpoint_id}/pending-price',
+  ),
   listProviderDocuments: control<DocumentView[]>('GET', '/v1/provider/documents'),
   createProviderDocument: control<DocumentView>('POST', '/v1/provider/documents'),
   activateProviderDocument: control<DocumentView>('POST', '/v1/provider/documents/{document_id}/activate'),

@@ -38,37 +38,35 @@ function oauthOperation(method: HttpMethod, path: string, operationId: string, s
   return documented({ ...base, ...body, success: { 200: json, 201: json } });
 }
 
+/** The protocol endpoints: operationId, method, path, summary. */
+const PROTOCOL: [string, HttpMethod, string, string][] = [
+  ['getOpenIdConfiguration', 'get', '/.well-known/openid-configuration', 'Authorization server metadata (OIDC)'],
+  ['getOauthMetadata', 'get', '/.well-known/oauth-authorization-server', 'Authorization server metadata (RFC 8414)'],
+  ['oauthAuthorize', 'get', '/oauth/authorize', 'Authorization endpoint'],
+  ['oauthAuthorizePost', 'post', '/oauth/authorize', 'Authorization endpoint (form post)'],
+  ['oauthAuthorizeResume', 'get', '/oauth/authorize/{uid}', 'Resume authorization after the sign-in step'],
+  ['oauthToken', 'post', '/oauth/token', 'Token endpoint'],
+  ['oauthRegister', 'post', '/oauth/register', 'Dynamic client registration (RFC 7591)'],
+  ['oauthRevoke', 'post', '/oauth/revoke', 'Token revocation (RFC 7009)'],
+  ['oauthJwks', 'get', '/oauth/jwks', 'Signing keys'],
+];
+const PROTOCOL_OPERATIONS = PROTOCOL.map(([id, method, path, summary]) => oauthOperation(method, path, id, summary));
+
+/**
+ * Every protocol endpoint but authorize (a browser navigation) answers a CORS preflight (oauth.routes.ts), documented
+ * as `options` + its name: getOauthMetadata → optionsOauthMetadata, oauthToken → optionsOauthToken.
+ */
+const preflight = (op: Operation) =>
+  oauthOperation(
+    'options',
+    op.path,
+    `options${op.operationId.replace(/^get/, '').replace(/^o/, 'O')}`,
+    'CORS preflight',
+  );
+
 export const OAUTH_OPERATIONS: Operation[] = [
-  oauthOperation(
-    'get',
-    '/.well-known/openid-configuration',
-    'getOpenIdConfiguration',
-    'Authorization server metadata (OIDC)',
-  ),
-  oauthOperation(
-    'get',
-    '/.well-known/oauth-authorization-server',
-    'getOauthMetadata',
-    'Authorization server metadata (RFC 8414)',
-  ),
-  oauthOperation('get', '/oauth/authorize', 'oauthAuthorize', 'Authorization endpoint'),
-  oauthOperation('post', '/oauth/authorize', 'oauthAuthorizePost', 'Authorization endpoint (form post)'),
-  oauthOperation(
-    'get',
-    '/oauth/authorize/{uid}',
-    'oauthAuthorizeResume',
-    'Resume authorization after the sign-in step',
-  ),
-  oauthOperation('post', '/oauth/token', 'oauthToken', 'Token endpoint'),
-  oauthOperation('post', '/oauth/register', 'oauthRegister', 'Dynamic client registration (RFC 7591)'),
-  oauthOperation('post', '/oauth/revoke', 'oauthRevoke', 'Token revocation (RFC 7009)'),
-  oauthOperation('get', '/oauth/jwks', 'oauthJwks', 'Signing keys'),
-  oauthOperation('options', '/.well-known/openid-configuration', 'optionsOpenIdConfiguration', 'CORS preflight'),
-  oauthOperation('options', '/.well-known/oauth-authorization-server', 'optionsOauthMetadata', 'CORS preflight'),
-  oauthOperation('options', '/oauth/token', 'optionsOauthToken', 'CORS preflight'),
-  oauthOperation('options', '/oauth/register', 'optionsOauthRegister', 'CORS preflight'),
-  oauthOperation('options', '/oauth/revoke', 'optionsOauthRevoke', 'CORS preflight'),
-  oauthOperation('options', '/oauth/jwks', 'optionsOauthJwks', 'CORS preflight'),
+  ...PROTOCOL_OPERATIONS,
+  ...PROTOCOL_OPERATIONS.filter((op) => !op.path.startsWith('/oauth/authorize')).map(preflight),
 ];
 
 /** The person's step of the authorize flow (server-rendered pages). */

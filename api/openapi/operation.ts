@@ -108,6 +108,14 @@ export function pageOperation(method: HttpMethod, path: string, operationId: str
   });
 }
 
+/** A page and its form on one path: `get<Name>Page` shows it, `post<Name>Page` takes the form. */
+export function pageAndForm(path: string, name: string, pageSummary: string, formSummary: string): Operation[] {
+  return [
+    pageOperation('get', path, `get${name}Page`, pageSummary),
+    pageOperation('post', path, `post${name}Page`, formSummary),
+  ];
+}
+
 /** A documented loose object: the service's shape is not pinned by a zod schema yet; extra fields are allowed. */
 export const Obj = (description: string) => z.looseObject({}).describe(description);
 export const List = (description: string) => z.array(z.looseObject({})).describe(description);

@@ -2,7 +2,7 @@
  * `/approve/{keyId}`: where an owner or admin approves spend for an approval-mode key (the `approval_url` of the
  * gateway's 402). Signing in is one click away and returns here; the form is CSRF-protected like every page form.
  */
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { ApproveSpendBody } from '../../core/keys/keys.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { ValidationError } from '../../core/errors.js';
@@ -10,7 +10,8 @@ import type { AppContext, AppState } from '../context.js';
 import { usd as dollars } from './dollars.js';
 import { escapeHtml } from './layout.js';
 import { csrfToken, errorLine, hidden, pageHandler, paramOf, render, signedIn, signedInPost } from './forms.js';
-import { pageOperation } from '../openapi/operation.js';
+import { pageAndForm } from '../openapi/operation.js';
+import { pageRouter } from './page-router.js';
 
 type KeyView = Awaited<ReturnType<Services['keyAdmin']['get']>>;
 
@@ -73,15 +74,12 @@ function approvePost(router: Router<AppState>, services: Services): void {
   );
 }
 
-export function approvalPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-  approvePage(router, services);
-  approvePost(router, services);
-  return router;
-}
+export const approvalPages = (services: Services) => pageRouter(services, approvePage, approvePost);
 
 /** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
-export const APPROVE_PAGE_OPERATIONS = [
-  pageOperation('get', '/approve/{keyId}', 'getApprovePage', 'Approve spend for a key'),
-  pageOperation('post', '/approve/{keyId}', 'postApprovePage', 'Approve spend for a key'),
-];
+export const APPROVE_PAGE_OPERATIONS = pageAndForm(
+  '/approve/{keyId}',
+  'Approve',
+  'Approve spend for a key',
+  'Approve spend for a key',
+);

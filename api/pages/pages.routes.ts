@@ -3,7 +3,7 @@
  * `/verify-email` (the link in the verification mail; a button, so mail scanners that follow links do not use up
  * the token). Forms carry a CSRF token that must match the `svc_csrf` cookie (double submit).
  */
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { LoginRequestBody, LoginVerifyBody, VerifyEmailBody } from '../../core/accounts/accounts.schemas.js';
 import { SESSION_COOKIE } from '../../core/auth/authenticator.js';
 import { type AppError, ValidationError } from '../../core/errors.js';
@@ -24,7 +24,8 @@ import {
 } from './forms.js';
 import { escapeHtml } from './layout.js';
 import { verifyEmailConfirmation } from './verify-email.page.js';
-import { pageOperation } from '../openapi/operation.js';
+import { pageAndForm, pageOperation } from '../openapi/operation.js';
+import { pageRouter } from './page-router.js';
 
 function emailForm(csrf: string, message?: string, email = '', next?: string): string {
   return emailStep({
@@ -166,20 +167,12 @@ function verifyEmailPages(router: Router<AppState>, services: Services): void {
   );
 }
 
-export function pagesRoutes(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-  loginPages(router, services);
-  logoutPage(router, services);
-  verifyEmailPages(router, services);
-  return router;
-}
+export const pagesRoutes = (services: Services) => pageRouter(services, loginPages, logoutPage, verifyEmailPages);
 
 /** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
 export const SIGN_IN_PAGE_OPERATIONS = [
-  pageOperation('get', '/login', 'getLoginPage', 'Sign-in page'),
-  pageOperation('post', '/login', 'postLoginPage', 'Sign-in: mail a code'),
+  ...pageAndForm('/login', 'Login', 'Sign-in page', 'Sign-in: mail a code'),
   pageOperation('post', '/login/verify', 'postLoginVerifyPage', 'Sign-in: check the code, set the session cookie'),
   pageOperation('post', '/logout', 'postLogoutPage', 'Sign out'),
-  pageOperation('get', '/verify-email', 'getVerifyEmailPage', 'Email verification page'),
-  pageOperation('post', '/verify-email', 'postVerifyEmailPage', 'Email verification'),
+  ...pageAndForm('/verify-email', 'VerifyEmail', 'Email verification page', 'Email verification'),
 ];

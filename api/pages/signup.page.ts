@@ -4,7 +4,7 @@
  * the form carries the widget's `challenge_token`); no account exists until the code proves the address, and an
  * address that already has one is simply signed in (the page says the same either way).
  */
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { LoginVerifyBody, SignupBody } from '../../core/accounts/accounts.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
@@ -22,7 +22,8 @@ import {
   safeNext,
   signInBrowser,
 } from './forms.js';
-import { pageOperation } from '../openapi/operation.js';
+import { pageAndForm, pageOperation } from '../openapi/operation.js';
+import { pageRouter } from './page-router.js';
 
 interface SignupState {
   email: string;
@@ -138,17 +139,11 @@ function signupVerify(router: Router<AppState>, services: Services): void {
   );
 }
 
-export function signupPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-  signupForms(router, services);
-  signupVerify(router, services);
-  return router;
-}
+export const signupPages = (services: Services) => pageRouter(services, signupForms, signupVerify);
 
 /** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
 export const SIGNUP_PAGE_OPERATIONS = [
-  pageOperation('get', '/signup', 'getSignupPage', 'Sign-up page'),
-  pageOperation('post', '/signup', 'postSignupPage', 'Sign-up: mail a code'),
+  ...pageAndForm('/signup', 'Signup', 'Sign-up page', 'Sign-up: mail a code'),
   pageOperation(
     'post',
     '/signup/verify',

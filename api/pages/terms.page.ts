@@ -3,13 +3,14 @@
  * `approval_url` the gateway returns with 428). Signing in is one click away and returns here. Also the two pages
  * Stripe sends a provider back to after Connect onboarding.
  */
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
 import { csrfToken, errorLine, hidden, pageHandler, paramOf, render, signedIn, signedInPost } from './forms.js';
-import { pageOperation } from '../openapi/operation.js';
+import { pageAndForm, pageOperation } from '../openapi/operation.js';
+import { pageRouter } from './page-router.js';
 
 type Terms = Awaited<ReturnType<Services['listings']['terms']>>;
 type SignedIn = Awaited<ReturnType<typeof signedIn>>;
@@ -126,18 +127,11 @@ function stripeReturnPages(router: Router<AppState>): void {
   });
 }
 
-export function termsPages(services: Services): Router<AppState> {
-  const router = new Router<AppState>();
-  termsPage(router, services);
-  acceptTerms(router, services);
-  stripeReturnPages(router);
-  return router;
-}
+export const termsPages = (services: Services) => pageRouter(services, termsPage, acceptTerms, stripeReturnPages);
 
 /** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
 export const TERMS_PAGE_OPERATIONS = [
-  pageOperation('get', '/terms/{slug}', 'getTermsPage', "A listing's terms"),
-  pageOperation('post', '/terms/{slug}', 'postTermsPage', "Accept a listing's terms"),
+  ...pageAndForm('/terms/{slug}', 'Terms', "A listing's terms", "Accept a listing's terms"),
   pageOperation('get', '/billing/return', 'getBillingReturnPage', 'Back from checkout'),
   pageOperation('get', '/connect/return', 'getConnectReturnPage', 'Back from Connect onboarding'),
   pageOperation('get', '/connect/refresh', 'getConnectRefreshPage', 'Connect onboarding link expired'),

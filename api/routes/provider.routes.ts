@@ -3,21 +3,29 @@ import { z } from 'zod';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
 import { ConnectOnboardView } from '../../core/billing/billing.schemas.js';
 import { Pagination, PaginationMeta } from '../../core/pagination.js';
+import { EndpointView, PricingView } from '../../core/pricing/pricing.schemas.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
 import {
   AcceptTermsBody,
+  AnalyticsView,
   CreateApiBody,
   CreateDocumentBody,
   CredentialsBody,
+  CredentialView,
+  LifecycleDoneView,
+  LifecycleRunningView,
   ListDocumentsQuery,
   PricingBody,
+  ProviderApiSummary,
+  ProviderApiView,
   PublishBody,
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
+import { AcceptanceView, DocumentView } from '../../core/terms/terms.schemas.js';
 import { lifecycleView, type LifecycleOutcome } from '../../core/providers/lifecycle.service.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext } from '../context.js';
-import { env, List, Obj } from '../openapi/operation.js';
+import { env } from '../openapi/operation.js';
 import { mountRoutes, route, withMeta } from '../openapi/route.js';
 
 /** Every route here needs `provider:write`. */
@@ -25,8 +33,8 @@ const need = { tag: 'Provider', auth: 'bearer', scope: 'provider:write' } as con
 
 /** A lifecycle run that finished answers 200; one still running after the bounded wait answers 202. */
 const lifecycleSuccess = {
-  200: env(Obj('The lifecycle run finished: its outcome and the API state.'), 'The run finished.'),
-  202: env(Obj('The lifecycle run is still running after the bounded wait.'), 'The run is still going.'),
+  200: env(LifecycleDoneView, 'The run finished.'),
+  202: env(LifecycleRunningView, 'The run is still going.'),
 };
 function lifecycle(ctx: AppContext, apiId: string, outcome: LifecycleOutcome) {
   if (!outcome.done) ctx.status = 202;
@@ -42,7 +50,7 @@ const API_ROUTES = [
       summary: 'Own APIs',
       ...need,
       query: Pagination.strict(),
-      success: { 200: env(List('API summaries.'), 'A page of APIs.', PaginationMeta) },
+      success: { 200: env(z.array(ProviderApiSummary), 'A page of APIs.', PaginationMeta) },
     },
     async (_ctx, { services, principal, query }) => {
       const page = await services.providers.list(principal, query);
@@ -57,7 +65,7 @@ const API_ROUTES = [
       summary: 'Create a draft API (or import one)',
       ...need,
       body: CreateApiBody,
-      success: { 201: env(Obj('The draft API.'), 'Created.') },
+      success: { 201: env(ProviderApiView, 'Created.') },
       errors: [409, 422, 502],
     },
     (_ctx, { services, principal, body }) => services.providers.create(principal, body),
@@ -69,7 +77,7 @@ const API_ROUTES = [
       operationId: 'getProviderApi',
       summary: 'One own API',
       ...need,
-      success: { 200: env(Obj('The API.'), 'The API.') },
+      success: { 200: env(ProviderApiView, 'The API.') },
     },
     (_ctx, { services, principal, params }) => services.providers.get(principal, params.api_id),
   ),
@@ -81,7 +89,7 @@ const API_ROUTES = [
       summary: 'Update an own API',
       ...need,
       body: UpdateApiBody,
-      success: { 200: env(Obj('The API.'), 'Updated.') },
+      success: { 200: env(ProviderApiView, 'Updated.') },
       errors: [409, 422],
     },
     (_ctx, { services, principal, body, params }) => services.providers.update(principal, params.api_id, body),
@@ -94,7 +102,7 @@ const API_ROUTES = [
       summary: 'Set the upstream credentials (stored encrypted, never shown again)',
       ...need,
       body: CredentialsBody,
-      success: { 200: env(Obj('What is stored (no secret).'), 'Stored.') },
+      success: { 200: env(CredentialView, 'Stored.') },
       errors: [409],
     },
     (_ctx, { services, principal, body, params }) =>
@@ -150,7 +158,7 @@ const API_ROUTES = [
       summary: 'Prices and discounts per endpoint',
       ...need,
       body: PricingBody,
-      success: { 200: env(Obj('The pricing.'), 'Updated.') },
+      success: { 200: env(PricingView, 'Updated.') },
       errors: [409, 422],
     },
     (_ctx, { services, principal, body, params }) =>
@@ -163,7 +171,7 @@ const API_ROUTES = [
       operationId: 'cancelPendingPrice',
       summary: 'Cancel a scheduled price change',
       ...need,
-      success: { 200: env(Obj('The endpoint pricing.'), 'Cancelled.') },
+      success: { 200: env(EndpointView, 'Cancelled.') },
       errors: [409],
     },
     (_ctx, { services, principal, params }) =>
@@ -178,7 +186,7 @@ const API_ROUTES = [
       ...need,
       auth: 'session',
       body: AcceptTermsBody,
-      success: { 200: env(Obj('The acceptance.'), 'Accepted.') },
+      success: { 200: env(AcceptanceView, 'Accepted.') },
       errors: [409, 422],
     },
     (_ctx, { services, principal, body, params }) => services.documents.acceptForOwnApi(principal, params.api_id, body),
@@ -194,7 +202,7 @@ const ACCOUNT_ROUTES = [
       summary: 'Own legal documents',
       ...need,
       query: ListDocumentsQuery,
-      success: { 200: env(z.unknown().describe('Documents.'), 'The documents.') },
+      success: { 200: env(z.array(DocumentView), 'The documents.') },
       errors: [404],
     },
     (_ctx, { services, principal, query }) => services.documents.list(principal, query),
@@ -207,7 +215,7 @@ const ACCOUNT_ROUTES = [
       summary: 'Create a draft document',
       ...need,
       body: CreateDocumentBody,
-      success: { 201: env(Obj('The draft document.'), 'Created.') },
+      success: { 201: env(DocumentView, 'Created.') },
       errors: [404, 409, 422],
     },
     (_ctx, { services, principal, body }) => services.documents.create(principal, body),
@@ -220,7 +228,7 @@ const ACCOUNT_ROUTES = [
       summary: 'Activate a document',
       ...need,
       body: EmptyBody,
-      success: { 200: env(Obj('The active document.'), 'Activated.') },
+      success: { 200: env(DocumentView, 'Activated.') },
       errors: [409, 422],
     },
     (_ctx, { services, principal, params }) => services.documents.activate(principal, params.document_id),
@@ -233,7 +241,7 @@ const ACCOUNT_ROUTES = [
       summary: 'GMV and payout stats',
       ...need,
       query: AnalyticsQuery,
-      success: { 200: env(Obj('Analytics.'), 'The analytics.') },
+      success: { 200: env(AnalyticsView, 'The analytics.') },
     },
     (_ctx, { services, principal, query }) => services.analytics.provider(principal, query),
   ),

@@ -8,7 +8,13 @@ import { apiIdOf } from '../api-ref.js';
 import { UsageError } from '../client.js';
 import { cliOf, showing, type Cli } from '../context.js';
 import { fields, money, pretty, table, when } from '../format.js';
-import type { Analytics, ApiView, DocumentView, Lifecycle } from '../interim-views.js';
+import type { EndpointView } from '../../core/pricing/pricing.schemas.js';
+import type {
+  AnalyticsView as Analytics,
+  LifecycleView as Lifecycle,
+  ProviderApiView as ApiView,
+} from '../../core/providers/providers.schemas.js';
+import type { DocumentView } from '../../core/terms/terms.schemas.js';
 import { OPERATIONS as OPS } from '../operations.js';
 
 interface ListingFlags {
@@ -65,6 +71,20 @@ function withListingFlags(cmd: Command): Command {
     .option('--endpoint <spec>', 'an endpoint "METHOD /path[=price]" (repeatable)', collect);
 }
 
+/** The endpoint a cancelled price increase leaves (DELETE …/pending-price answers with the endpoint, not the API). */
+function endpointText(e: EndpointView): string {
+  return fields([
+    ['endpoint', e.endpoint_id],
+    ['route', `${e.method} ${e.path}`],
+    ['price', money(e.price_cents)],
+    ['now', money(e.price_cents_effective)],
+    [
+      'pending',
+      e.price_increase ? `${money(e.price_increase.price_cents)} from ${when(e.price_increase.effective_at)}` : 'none',
+    ],
+  ]);
+}
+
 function apiText(a: ApiView): string {
   const head = fields([
     ['api', `${a.api_id} (${a.slug})`],
@@ -104,12 +124,12 @@ async function lifecycle(cli: Cli, ref: string, step: keyof typeof STEPS, body?:
   const apiId = await apiIdOf(cli, ref);
   const res = await cli.send<Lifecycle>(STEPS[step], { params: { api_id: apiId }, body });
   cli.print(res, (d) =>
-    d.done === false
-      ? `${step}: still running (workflow ${String(d.workflow_id)}); check with: svc provider apis ${apiId}\n`
+    'done' in d
+      ? `${step}: still running (workflow ${d.workflow_id}); check with: svc provider apis ${apiId}\n`
       : fields([
           ['api', apiId],
-          ['action', d.action as string],
-          ['status', d.status as string],
+          ['action', d.action],
+          ['status', d.status],
         ]) + (d.verification ? `verification:\n${pretty(d.verification)}` : ''),
   );
 }
@@ -207,7 +227,7 @@ export function providerCommands(program: Command): void {
         const res = await cli.send(OPS.cancelPendingPrice, {
           params: { api_id: apiId, endpoint_id: opts.cancelPending },
         });
-        cli.print(res, apiText);
+        cli.print(res, endpointText);
         return;
       }
       const body = jsonObject(opts.data);

@@ -1,20 +1,9 @@
 /** An endpoint as its provider sees it: method, path, schemas, the list price and what a call costs today. */
-import type { Discount, IEndpoint } from '../../db/entities/index.js';
-import { effectivePrice, type EffectivePrice } from './effective-price.js';
+import type { IEndpoint } from '../../db/entities/index.js';
+import { effectivePrice } from './effective-price.js';
+import type { EndpointView } from './pricing.schemas.js';
 
-export interface EndpointView {
-  endpoint_id: string;
-  method: string;
-  path: string;
-  summary: string | null;
-  operation_id: string | null;
-  price_cents: number;
-  price_cents_effective: number;
-  price_increase: EffectivePrice['price_increase'];
-  discount: EffectivePrice['discount'] | Discount | null;
-  input_schema: Record<string, unknown> | null;
-  output_schema: Record<string, unknown> | null;
-}
+export type { EndpointView } from './pricing.schemas.js';
 
 export function endpointView(e: IEndpoint, now: Date): EndpointView {
   const price = effectivePrice(e, now);

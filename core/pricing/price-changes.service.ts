@@ -12,7 +12,8 @@ import { endpointsOf, ownApi } from '../db/owned-api.js';
 import { NotFoundError } from '../errors.js';
 import { isId } from '../ids.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
-import { endpointView, type EndpointView } from './endpoint-view.js';
+import { endpointView } from './endpoint-view.js';
+import type { EndpointView, PricingView } from './pricing.schemas.js';
 
 /**
  * The changes as the provider routes and tools parse them (`PricingBody`, `DiscountInput` in
@@ -42,7 +43,7 @@ export interface PriceChangesDeps {
 export class PriceChangesService {
   constructor(private readonly deps: PriceChangesDeps) {}
 
-  async updatePricing(principal: Principal, apiId: string, body: PricingBody): Promise<{ endpoints: EndpointView[] }> {
+  async updatePricing(principal: Principal, apiId: string, body: PricingBody): Promise<PricingView> {
     const { temporal, clock, config } = this.deps;
     const { slug, view } = await this.deps.orm.em.fork().transactional(async (tem) => {
       const api = await ownApi(tem, principal, apiId);

@@ -9,26 +9,13 @@ import type { z } from 'zod';
 import type { Principal } from '../auth/scopes.js';
 import type { DemandService } from '../demand/demand.service.js';
 import { UsageQuery, type UsageService } from '../usage/usage.service.js';
+import type { AnalyticsView } from './providers.schemas.js';
 
 /** `from` and `to` (ISO date or instant; default: the last 30 days), as for usage. */
 export const AnalyticsQuery = UsageQuery.pick({ from: true, to: true }).strict();
 export type AnalyticsQuery = z.infer<typeof AnalyticsQuery>;
 
-export interface AnalyticsView {
-  range: { from: string; to: string };
-  totals: {
-    calls: number;
-    successful_calls: number;
-    gmv_cents: number;
-    provider_earnings_cents: number;
-    platform_fee_cents: number;
-    net_earnings_cents: number;
-    payouts_cents: number;
-  };
-  by_api: { api_id: string; slug: string; calls: number; successful_calls: number; gmv_cents: number }[];
-  /** What consumers ask for and the catalog lacks: the most requested open API requests (no requester shown). */
-  open_api_requests: { query: string; votes: number; last_requested_at: string }[];
-}
+export type { AnalyticsView } from './providers.schemas.js';
 
 export class AnalyticsService {
   constructor(private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService }) {}

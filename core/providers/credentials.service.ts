@@ -10,8 +10,8 @@ import { ownApi } from '../db/owned-api.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import type { UpstreamCredential } from '../upstream/credentials.js';
-import { iso, type CredentialView } from './listing-views.js';
-import type { CredentialsBody } from './providers.schemas.js';
+import { iso } from './listing-views.js';
+import type { CredentialsBody, CredentialView } from './providers.schemas.js';
 
 export class ProviderCredentialsService {
   constructor(private readonly deps: { orm: MikroORM; clock: Clock; secrets: SecretBox; events: GatewayEvents }) {}

@@ -18,21 +18,19 @@ import type { TemporalService } from '../temporal/temporal.service.js';
 import { applyCredential, redactUrl } from '../upstream/credentials.js';
 import { UpstreamRequestError, type UpstreamGuard } from '../upstream/upstream-guard.js';
 import type { ProviderCredentialsService } from './credentials.service.js';
-import type { PublishBody } from './providers.schemas.js';
+import type { LifecycleView, PublishBody } from './providers.schemas.js';
 
 export const SMOKE_LIMITS = { maxBytes: 1024 * 1024, timeoutMs: 10_000, maxRedirects: 3, maxChecks: 10 } as const;
 
 export type LifecycleOutcome =
   { done: true; result: PublishResult } | { done: false; workflow_id: string; run_id: string; status: 'running' };
 
+export type { LifecycleView } from './providers.schemas.js';
+
 /**
  * What a lifecycle step (verify, publish, unpublish) answers, over REST and as a tool: the finished run's result, or,
  * when the run outlasts the bounded wait, the running workflow (REST says 202; the listing's status shows the end).
  */
-export type LifecycleView = { api_id: string } & (
-  PublishResult | { done: false; workflow_id: string; run_id: string; status: 'running' }
-);
-
 export function lifecycleView(apiId: string, outcome: LifecycleOutcome): LifecycleView {
   return outcome.done ? { api_id: apiId, ...outcome.result } : { api_id: apiId, ...outcome };
 }

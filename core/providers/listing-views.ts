@@ -1,43 +1,10 @@
 /** What a provider sees of its own listings: the summary in a list, the whole listing, the upstream credential's state. */
 import type { IApi, IEndpoint } from '../../db/entities/index.js';
 import type { Config } from '../config.js';
-import { endpointView, type EndpointView } from '../pricing/endpoint-view.js';
+import { endpointView } from '../pricing/endpoint-view.js';
+import type { ProviderApiSummary, ProviderApiView } from './providers.schemas.js';
 
-export interface ProviderApiSummary {
-  api_id: string;
-  name: string;
-  slug: string;
-  summary: string;
-  status: 'draft' | 'live';
-  endpoint_count: number;
-  verification_status: string;
-  published_at: string | null;
-  updated_at: string;
-}
-
-export interface CredentialView {
-  set: boolean;
-  injection: string | null;
-  injection_name: string | null;
-  updated_at: string | null;
-}
-
-export interface ProviderApiView extends Omit<ProviderApiSummary, 'endpoint_count'> {
-  description: string | null;
-  tags: string[];
-  category: string | null;
-  examples: string[];
-  source: IApi['source'];
-  base_url: string;
-  docs_url: string | null;
-  import_source: IApi['importSource'];
-  credential: CredentialView;
-  verification: { status: string; result: IApi['verification'] };
-  listing_url: string;
-  gateway_url: string;
-  created_at: string;
-  endpoints: EndpointView[];
-}
+export type { CredentialView, ProviderApiSummary, ProviderApiView } from './providers.schemas.js';
 
 export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;

@@ -1,7 +1,18 @@
-/** Inputs of the provider routes and tools (zod, strict: unknown fields are refused). */
+/**
+ * Inputs of the provider routes and tools (zod, strict: unknown fields are refused), and their responses' `data`.
+ */
 import { z } from 'zod';
-import { DOCUMENT_KINDS, ENDPOINT_METHODS, INJECTIONS } from '../../db/entities/index.js';
+import {
+  API_SOURCES,
+  API_STATUSES,
+  DOCUMENT_KINDS,
+  ENDPOINT_METHODS,
+  INJECTIONS,
+  VERIFICATION_STATUSES,
+} from '../../db/entities/index.js';
+import { ApiRequestView } from '../demand/demand.schemas.js';
 import { Cents } from '../money/cents.js';
+import { EndpointView } from '../pricing/pricing.schemas.js';
 
 export const API_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 export const Slug = z.string().trim().regex(API_SLUG, 'must be 1-64 lower-case letters, digits or inner hyphens');
@@ -210,3 +221,118 @@ export const AcceptTermsBody = z
   })
   .strict();
 export type AcceptTermsBody = z.infer<typeof AcceptTermsBody>;
+
+// ---- Response `data` of the provider routes and tools (the OpenAPI document shares them) -------------------------
+
+const NullableString = z.string().nullable();
+
+/** The smoke test's evidence, as stored on the listing (db VerificationEvidence). */
+export const VerificationEvidenceView = z.object({
+  checked_at: z.string(),
+  passed: z.boolean(),
+  checks: z.array(
+    z.object({
+      endpoint_id: z.string(),
+      method: z.string(),
+      path: z.string(),
+      status: z.number().int().nullable(),
+      latency_ms: z.number().int().nullable(),
+      ok: z.boolean(),
+      error: NullableString,
+    }),
+  ),
+});
+
+/** One of the provider's listings in GET /v1/provider/apis (listing-views.ts summaryView). */
+export const ProviderApiSummary = z.object({
+  api_id: z.string(),
+  name: z.string(),
+  slug: z.string(),
+  summary: z.string(),
+  status: z.enum(API_STATUSES),
+  endpoint_count: z.number().int(),
+  verification_status: z.enum(VERIFICATION_STATUSES),
+  published_at: NullableString,
+  updated_at: z.string(),
+});
+export type ProviderApiSummary = z.infer<typeof ProviderApiSummary>;
+
+/** The upstream credential's state (never the secret): PUT …/credentials answers it, the listing carries it. */
+export const CredentialView = z.object({
+  set: z.boolean(),
+  injection: z.enum(INJECTIONS).nullable(),
+  injection_name: NullableString,
+  updated_at: NullableString,
+});
+export type CredentialView = z.infer<typeof CredentialView>;
+
+/** One of the provider's listings in full (listing-views.ts listingView). */
+export const ProviderApiView = ProviderApiSummary.omit({ endpoint_count: true }).extend({
+  description: NullableString,
+  tags: z.array(z.string()),
+  category: NullableString,
+  examples: z.array(z.string()),
+  source: z.enum(API_SOURCES),
+  base_url: z.string(),
+  docs_url: NullableString,
+  import_source: z
+    .object({
+      type: z.enum(['openapi_url', 'external_url']),
+      url: z.string(),
+      imported_at: z.string(),
+      openapi_version: z.string().optional(),
+      operations: z.number().int().optional(),
+    })
+    .nullable(),
+  credential: CredentialView,
+  verification: z.object({
+    status: z.enum(VERIFICATION_STATUSES),
+    result: VerificationEvidenceView.nullable(),
+  }),
+  listing_url: z.string(),
+  gateway_url: z.string(),
+  created_at: z.string(),
+  endpoints: z.array(EndpointView),
+});
+export type ProviderApiView = z.infer<typeof ProviderApiView>;
+
+/** A lifecycle step (verify, publish, unpublish) that finished: 200 over REST. */
+export const LifecycleDoneView = z.object({
+  api_id: z.string(),
+  action: z.enum(['verify', 'publish', 'unpublish']),
+  status: z.enum(API_STATUSES),
+  verification: VerificationEvidenceView.nullable(),
+});
+/** A lifecycle step still running after the bounded wait: 202 over REST (the listing's status shows the end). */
+export const LifecycleRunningView = z.object({
+  api_id: z.string(),
+  done: z.literal(false),
+  workflow_id: z.string(),
+  run_id: z.string(),
+  status: z.literal('running'),
+});
+export const LifecycleView = z.union([LifecycleDoneView, LifecycleRunningView]);
+export type LifecycleView = z.infer<typeof LifecycleView>;
+
+const Counts = {
+  calls: z.number().int(),
+  successful_calls: z.number().int(),
+  gmv_cents: z.number().int(),
+};
+
+/** GET /v1/provider/analytics (analytics.service.ts). */
+export const AnalyticsView = z.object({
+  range: z.object({ from: z.string(), to: z.string() }),
+  totals: z.object({
+    ...Counts,
+    provider_earnings_cents: z.number().int(),
+    platform_fee_cents: z.number().int(),
+    net_earnings_cents: z.number().int(),
+    payouts_cents: z.number().int(),
+  }),
+  by_api: z.array(z.object({ api_id: z.string(), slug: z.string(), ...Counts })),
+  open_api_requests: z
+    .array(ApiRequestView.pick({ query: true, votes: true, last_requested_at: true }))
+    .describe('What consumers ask for and the catalog lacks: the most requested open API requests (no requester).'),
+});
+export type AnalyticsView = z.infer<typeof AnalyticsView>;

@@ -5,21 +5,17 @@
 import { z } from 'zod';
 import { Pagination } from '../../core/pagination.js';
 import { AnalyticsQuery } from '../../core/providers/analytics.service.js';
-import { PricingBody } from '../../core/providers/providers.schemas.js';
-import { moneyMeta } from '../tool-listing.js';
+import { ConnectOnboardView } from '../../core/billing/billing.schemas.js';
+import { EndpointView, PricingView } from '../../core/pricing/pricing.schemas.js';
 import {
-  ApiId,
-  CredentialOut,
-  CreateFields,
-  credentials,
-  EndpointOut,
-  LifecycleOut,
-  Loose,
-  NullableString,
-  ProviderApiOut,
-  SummaryOut,
-  update,
-} from './provider-tool-shapes.js';
+  AnalyticsView,
+  CredentialView,
+  PricingBody,
+  ProviderApiSummary,
+  ProviderApiView,
+} from '../../core/providers/providers.schemas.js';
+import { moneyMeta } from '../tool-listing.js';
+import { ApiId, CreateFields, credentials, LifecycleOut, update } from './provider-tool-shapes.js';
 import { dataOrError, PageInfoShape } from './tool-schemas.js';
 
 /** The tools' definitions, built once per process (each session registers them with its own handlers). */
@@ -35,7 +31,7 @@ export const DEFS = {
       })
       .strict(),
     outputSchema: dataOrError({
-      items: z.array(z.looseObject({ ...SummaryOut, endpoint_count: z.number().int() })),
+      items: z.array(ProviderApiSummary),
       pagination: PageInfoShape,
     }),
     annotations: {
@@ -52,7 +48,7 @@ export const DEFS = {
       'One of your APIs in full: status, credential set or not, verification, endpoints with `endpoint_id`, price, ' +
       'scheduled increase, discount. Needs provider:write.',
     inputSchema: z.object({ api_id: ApiId }).strict(),
-    outputSchema: dataOrError(ProviderApiOut),
+    outputSchema: dataOrError(ProviderApiView),
     annotations: {
       title: 'Get one of my APIs',
       readOnlyHint: true,
@@ -86,7 +82,7 @@ export const DEFS = {
         body: CreateFields.optional(),
       })
       .strict(),
-    outputSchema: dataOrError(ProviderApiOut),
+    outputSchema: dataOrError(ProviderApiView),
     annotations: {
       title: 'Create or import an API',
       readOnlyHint: false,
@@ -113,7 +109,7 @@ export const DEFS = {
         docs_url: update.docs_url,
       })
       .strict(),
-    outputSchema: dataOrError(ProviderApiOut),
+    outputSchema: dataOrError(ProviderApiView),
     annotations: {
       title: 'Update an API’s metadata',
       readOnlyHint: false,
@@ -135,7 +131,7 @@ export const DEFS = {
         injection_name: credentials.injection_name.describe('Required for header and query.'),
       })
       .strict(),
-    outputSchema: dataOrError(CredentialOut),
+    outputSchema: dataOrError(CredentialView),
     annotations: {
       title: 'Set the upstream credential',
       readOnlyHint: false,
@@ -157,7 +153,7 @@ export const DEFS = {
         ),
       })
       .strict(),
-    outputSchema: dataOrError({ endpoints: z.array(EndpointOut) }),
+    outputSchema: dataOrError(PricingView),
     annotations: {
       title: 'Set prices and discounts',
       readOnlyHint: false,
@@ -226,7 +222,7 @@ export const DEFS = {
         endpoint_id: z.string().trim().min(1).max(100),
       })
       .strict(),
-    outputSchema: dataOrError(EndpointOut.shape),
+    outputSchema: dataOrError(EndpointView),
     annotations: {
       title: 'Cancel a scheduled price increase',
       readOnlyHint: false,
@@ -246,20 +242,7 @@ export const DEFS = {
         to: AnalyticsQuery.shape.to.describe('Inclusive date, or instant.'),
       })
       .strict(),
-    outputSchema: dataOrError({
-      range: z.looseObject({ from: z.string(), to: z.string() }),
-      totals: z.looseObject({
-        calls: z.number().int(),
-        successful_calls: z.number().int(),
-        gmv_cents: z.number().int(),
-        provider_earnings_cents: z.number().int(),
-        platform_fee_cents: z.number().int(),
-        net_earnings_cents: z.number().int(),
-        payouts_cents: z.number().int(),
-      }),
-      by_api: z.array(Loose),
-      open_api_requests: z.array(Loose),
-    }),
+    outputSchema: dataOrError(AnalyticsView),
     annotations: {
       title: 'Provider analytics',
       readOnlyHint: true,
@@ -274,13 +257,7 @@ export const DEFS = {
       'A Stripe Connect onboarding link (`url`, free). MOVES MONEY: once a person opens it and verifies their ' +
       'identity, your earnings are paid out to that account; give them the URL. Needs provider:write.',
     inputSchema: z.object({}).strict(),
-    outputSchema: dataOrError({
-      url: z.string(),
-      account_id: z.string(),
-      status: z.string(),
-      expires_at: NullableString,
-      workflow_id: z.string(),
-    }),
+    outputSchema: dataOrError(ConnectOnboardView),
     _meta: moneyMeta('free; your earnings are then paid out (provider_analytics shows them)'),
     annotations: {
       title: 'Start payout onboarding',

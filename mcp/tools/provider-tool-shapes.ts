@@ -1,74 +1,33 @@
 /**
  * The provider tools' argument and output shapes (provider.tools.ts registers the tools, provider-tool-defs.ts defines
- * them): the `api_id` argument, a listing as the provider routes answer it, a lifecycle step's answer, and create's
- * and update's fields taken from the REST bodies.
+ * them): the `api_id` argument, a lifecycle step's answer, and create's and update's fields taken from the REST
+ * bodies. The other outputs are the REST routes' schemas (core/providers/providers.schemas.ts).
  */
 import { z } from 'zod';
-import { CreateApiBody, CredentialsBody, UpdateApiBody } from '../../core/providers/providers.schemas.js';
+import {
+  CreateApiBody,
+  CredentialsBody,
+  LifecycleDoneView,
+  LifecycleRunningView,
+  UpdateApiBody,
+} from '../../core/providers/providers.schemas.js';
 
 export const ApiId = z.string().trim().min(1).max(100);
 
-export const NullableString = z.string().nullable();
-export const Loose = z.looseObject({});
-
-export const EndpointOut = z.looseObject({
-  endpoint_id: z.string(),
-  method: z.string(),
-  path: z.string(),
-  summary: NullableString,
-  price_cents: z.number().int(),
-  price_cents_effective: z.number().int(),
-  price_increase: z.looseObject({ price_cents: z.number().int(), effective_at: z.string() }).nullable(),
-  discount: Loose.nullable(),
-  input_schema: Loose.nullable(),
-  output_schema: Loose.nullable(),
-});
-
-export const SummaryOut = {
-  api_id: z.string(),
-  name: z.string(),
-  slug: z.string(),
-  summary: z.string(),
-  status: z.enum(['draft', 'live']),
-  verification_status: z.string(),
-  published_at: NullableString,
-  updated_at: z.string(),
-};
-
-export const CredentialOut = {
-  set: z.boolean(),
-  injection: NullableString,
-  injection_name: NullableString,
-  updated_at: NullableString,
-};
-
-export const ProviderApiOut = {
-  ...SummaryOut,
-  description: NullableString,
-  tags: z.array(z.string()),
-  category: NullableString,
-  examples: z.array(z.string()),
-  source: z.string(),
-  base_url: z.string(),
-  docs_url: NullableString,
-  import_source: Loose.nullable(),
-  credential: z.looseObject(CredentialOut),
-  verification: z.looseObject({ status: z.string(), result: Loose.nullable() }),
-  listing_url: z.string(),
-  gateway_url: z.string(),
-  created_at: z.string(),
-  endpoints: z.array(EndpointOut),
-};
-
-/** A lifecycle step's answer: the finished run, or (still running after the bounded wait) the workflow to wait for. */
+/**
+ * A lifecycle step's answer: the finished run, or (still running after the bounded wait) the workflow to wait for.
+ * The REST schemas' union, as one object's fields (an output schema is an object).
+ */
+const done = LifecycleDoneView.shape;
+const running = LifecycleRunningView.shape;
 export const LifecycleOut = {
-  api_id: z.string(),
-  action: z.enum(['verify', 'publish', 'unpublish']).optional(),
-  status: z.enum(['draft', 'live', 'running']),
-  verification: Loose.nullable().optional(),
-  done: z.literal(false).optional(),
-  workflow_id: z.string().optional(),
-  run_id: z.string().optional(),
+  api_id: done.api_id,
+  action: done.action.optional(),
+  status: z.enum([...done.status.options, running.status.value]),
+  verification: done.verification.optional(),
+  done: running.done.optional(),
+  workflow_id: running.workflow_id.optional(),
+  run_id: running.run_id.optional(),
 };
 
 // ---- create's arguments: the REST body, field by field, described for a model --------------------------------------

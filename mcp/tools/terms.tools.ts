@@ -7,6 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
 import { AcceptTermsBody, CreateDocumentBody, ListDocumentsQuery } from '../../core/providers/providers.schemas.js';
+import { AcceptanceView, DocumentView } from '../../core/terms/terms.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
@@ -14,20 +15,7 @@ import { dataOrError, parseArgs, withNote } from './tool-schemas.js';
 
 const NullableString = z.string().nullable();
 
-const DocumentOut = {
-  document_id: z.string(),
-  kind: z.string(),
-  source: z.string(),
-  version: z.string(),
-  title: NullableString,
-  content_hash: z.string(),
-  acceptance_mode: z.string(),
-  status: z.string(),
-  api_id: NullableString,
-  snapshot_url: z.string(),
-  activated_at: NullableString,
-  created_at: z.string(),
-};
+const DocumentOut = DocumentView.shape;
 
 const Slug = z.string().trim().min(1).max(100);
 
@@ -100,12 +88,7 @@ const DEFS = {
         content_hash: AcceptTermsBody.shape.content_hash.optional(),
       })
       .strict(),
-    outputSchema: dataOrError({
-      accepted: z.literal(true),
-      document_id: z.string(),
-      content_hash: z.string(),
-      accepted_at: z.string(),
-    }),
+    outputSchema: dataOrError(AcceptanceView),
     annotations: {
       title: 'Accept an API’s terms',
       readOnlyHint: false,

@@ -5,7 +5,6 @@
  * `/v1/billing/*` routes do; the page's CSP lets its forms continue to Stripe's hosted pages and nowhere else.
  */
 import type Router from '@koa/router';
-import { requireScope } from '../../../core/auth/scopes.js';
 import type { AccountView } from '../../../core/billing/billing.service.js';
 import { AutoReloadBody, CheckoutBody, PACKS } from '../../../core/billing/billing.schemas.js';
 import { InternalError, ServiceUnavailableError, ValidationError } from '../../../core/errors.js';
@@ -15,11 +14,11 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
-import { csrfToken, hidden, readForm } from '../forms.js';
+import { csrfToken, hidden } from '../forms.js';
 import { centsFromDollars, dollarsValue } from '../dollars.js';
 import { accountBanners } from './consumer-common.js';
 import { flash, parseForm, seeOther, when } from './forms.js';
-import { consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
+import { consoleForm, consolePage, emptyState, money, renderConsole, type ConsoleView } from './shell.js';
 
 const HISTORY_PAGE = 25;
 /** Where Stripe's hosted pages live: the billing page's forms may continue there (CSP `form-action`). */
@@ -148,9 +147,7 @@ function stripeStep(
   services: Services,
   step: (form: Record<string, string>, person: SessionPrincipal) => Promise<string | null>,
 ) {
-  return consolePage(services, 'billing', async (ctx, person) => {
-    const form = await readForm(ctx);
-    requireScope(person, 'billing:write');
+  return consoleForm(services, 'billing', 'billing:write', async (ctx, person, form) => {
     let url: string | null;
     try {
       url = await step(form, person);
@@ -203,9 +200,7 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
 
   router.post(
     '/console/billing/auto-reload',
-    consolePage(services, 'billing', async (ctx, person) => {
-      const form = await readForm(ctx);
-      requireScope(person, 'billing:write');
+    consoleForm(services, 'billing', 'billing:write', async (ctx, person, form) => {
       const threshold = centsFromDollars(form.threshold, 'Threshold');
       const amount = centsFromDollars(form.amount, 'Amount');
       const body = parseForm(AutoReloadBody, {

@@ -271,23 +271,20 @@ async function requestApi(services: Services, ctx: AppContext, person: SessionPr
   }
 }
 
+/** The catalog's pages: search, a category, a leaderboard, one listing. */
+const PAGES: [string, (services: Services, ctx: AppContext) => Promise<ConsoleView>][] = [
+  ['/console/catalog', catalogView],
+  ['/console/catalog/categories/:category', categoryView],
+  ['/console/catalog/leaderboards/:board', leaderboardView],
+  ['/console/catalog/apis/:slug', listingView],
+];
+
 export function catalogConsole(services: Services, router: Router<AppState>): void {
-  router.get(
-    '/console/catalog',
-    consolePage(services, 'catalog', (ctx) => catalogView(services, ctx)),
-  );
-  router.get(
-    '/console/catalog/categories/:category',
-    consolePage(services, 'catalog', (ctx) => categoryView(services, ctx)),
-  );
-  router.get(
-    '/console/catalog/leaderboards/:board',
-    consolePage(services, 'catalog', (ctx) => leaderboardView(services, ctx)),
-  );
-  router.get(
-    '/console/catalog/apis/:slug',
-    consolePage(services, 'catalog', (ctx) => listingView(services, ctx)),
-  );
+  for (const [path, view] of PAGES)
+    router.get(
+      path,
+      consolePage(services, 'catalog', (ctx) => view(services, ctx)),
+    );
   router.post(
     '/console/catalog/requests',
     consolePage(services, 'catalog', (ctx, person) => requestApi(services, ctx, person)),

@@ -14,12 +14,12 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { capBar } from '../charts.js';
-import { csrfToken, hidden, paramOf, readForm, readFormParams } from '../forms.js';
+import { csrfToken, hidden, paramOf, readFormParams } from '../forms.js';
 import { capsFieldset, capsFromForm } from '../caps-fieldset.js';
 import { centsFromDollars } from '../dollars.js';
 import { accountBanners } from './consumer-common.js';
 import { flash, parseForm, seeOther, when } from './forms.js';
-import { banner, consolePage, emptyState, money, type ConsoleView } from './shell.js';
+import { banner, consoleForm, consolePage, emptyState, money, type ConsoleView } from './shell.js';
 
 const DONE = {
   caps: 'Caps saved.',
@@ -195,9 +195,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
 
   router.post(
     '/console/keys/:id/caps',
-    consolePage(services, 'keys', async (ctx, person) => {
-      const form = await readForm(ctx);
-      requireScope(person, 'keys:write');
+    consoleForm(services, 'keys', 'keys:write', async (ctx, person, form) => {
       await services.keyAdmin.patch(person, paramOf(ctx, 'id'), parseForm(PatchKeyBody, capsFromForm(form)));
       seeOther(ctx, '/console/keys?done=caps');
     }),
@@ -205,9 +203,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
 
   router.post(
     '/console/keys/:id/approve',
-    consolePage(services, 'keys', async (ctx, person) => {
-      const form = await readForm(ctx);
-      requireScope(person, 'keys:write');
+    consoleForm(services, 'keys', 'keys:write', async (ctx, person, form) => {
       const cents = centsFromDollars(form.amount, 'Amount');
       const body = ApproveSpendBody.safeParse({ amount_cents: cents });
       if (!body.success) throw new ValidationError('Amount: enter between $0.01 and $100,000.00.');
@@ -218,9 +214,7 @@ export function keysConsole(services: Services, router: Router<AppState>): void 
 
   router.post(
     '/console/keys/:id/revoke',
-    consolePage(services, 'keys', async (ctx, person) => {
-      await readForm(ctx);
-      requireScope(person, 'keys:write');
+    consoleForm(services, 'keys', 'keys:write', async (ctx, person) => {
       await services.keyAdmin.revoke(person, paramOf(ctx, 'id'));
       seeOther(ctx, '/console/keys?done=revoked');
     }),

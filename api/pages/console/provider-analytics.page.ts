@@ -2,24 +2,15 @@
 import { escapeHtml } from '../../../core/html.js';
 import { AnalyticsQuery } from '../../../core/providers/analytics.service.js';
 import { providerDaily } from '../../../core/providers/console-reads.js';
-import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
-import type { Services } from '../../../platform/services.js';
-import type { AppContext } from '../../context.js';
 import { barChart, lineChart } from '../charts.js';
-import { emptyState, money, type ConsoleView } from './shell.js';
+import { emptyState, money } from './shell.js';
 import { formQuery } from './provider-forms.js';
 import { parseForm, when } from './forms.js';
-import { subNav, gate } from './provider-common.js';
+import { subNav, type ProviderView } from './provider-common.js';
 
 // ---- analytics ------------------------------------------------------------------------------------------------
 
-export async function analyticsView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const analyticsView: ProviderView = async (services, ctx, person) => {
   const query = formQuery(ctx);
   const { done: _done, ...range } = query;
   const view = await services.analytics.provider(person, parseForm(AnalyticsQuery, range));
@@ -68,17 +59,11 @@ ${barChart(
 <div class="charts">${charts}</div>
 <section aria-labelledby="by-api-h"><h2 id="by-api-h">By API</h2>${byApi}</section>`,
   };
-}
+};
 
 // ---- requests for missing APIs --------------------------------------------------------------------------------
 
-export async function requestsView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const requestsView: ProviderView = async (services) => {
   const requests = await services.demand.list({ limit: 100, status: 'open' });
   const body = requests.length
     ? `<table><caption class="visually-hidden">Open requests</caption><thead><tr><th scope="col">Requested API</th><th scope="col" class="num">Votes</th><th scope="col">First asked</th><th scope="col">Last asked</th></tr></thead><tbody>${requests
@@ -96,4 +81,4 @@ export async function requestsView(
     title: 'Requests for missing APIs',
     body: `${subNav('/console/provider/requests')}${body}`,
   };
-}
+};

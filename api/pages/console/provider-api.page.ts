@@ -12,11 +12,11 @@ import type { Services } from '../../../platform/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, errorLine, hidden, paramOf, readForm } from '../forms.js';
-import { consolePage, emptyState, money, type ConsoleView } from './shell.js';
+import { consolePage, emptyState, money } from './shell.js';
 import { dollarsToCents, options } from './provider-forms.js';
 import { dollarsValue } from '../dollars.js';
-import { flash, parseForm, seeOther, when } from './forms.js';
-import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+import { parseForm, seeOther, when } from './forms.js';
+import { providerPage, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- one API --------------------------------------------------------------------------------------------------
 
@@ -145,14 +145,7 @@ function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormS
 <p><button type="submit">Save credential</button></p></form>`;
 }
 
-export async function apiView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-  state?: ApiFormState,
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const apiView: ProviderView<ApiFormState> = async (services, ctx, person, state) => {
   const api = await services.providers.get(person, paramOf(ctx, 'id'));
   const docs = await services.documents.list(person, { api_id: api.api_id });
   const docList = docs.length
@@ -161,13 +154,12 @@ export async function apiView(
   const source = api.import_source
     ? `<p class="muted">Imported from ${escapeHtml(api.import_source.url)} on ${escapeHtml(when(api.import_source.imported_at))}.</p>`
     : '';
-  return {
-    section: 'provider',
-    title: api.name,
-    status: state ? (state.status ?? 400) : 200,
-    banners: flash(ctx, FLASH),
-    body: `${subNav('')}
-<p><a href="/console/provider">← My APIs</a> · <a href="/console/provider/apis/${encodeURIComponent(api.api_id)}">Refresh status</a></p>
+  return providerPage(
+    ctx,
+    api.name,
+    '',
+    state ? (state.status ?? 400) : 200,
+    `<p><a href="/console/provider">← My APIs</a> · <a href="/console/provider/apis/${encodeURIComponent(api.api_id)}">Refresh status</a></p>
 <div class="cards">
 <div class="card"><div class="muted">Status</div><div class="figure">${statusBadge(api.status)}</div><div class="muted">${api.published_at ? `since ${escapeHtml(when(api.published_at))}` : 'not published'}</div></div>
 <div class="card"><div class="muted">Verification</div><div class="figure">${statusBadge(api.verification.status)}</div></div>
@@ -182,8 +174,8 @@ ${source}
 <section aria-labelledby="details-h"><h2 id="details-h">Details</h2>${await detailsForm(services, ctx, api, state)}</section>
 <section aria-labelledby="credential-h"><h2 id="credential-h">Upstream credential</h2>${credentialsForm(ctx, api, state)}</section>
 <section aria-labelledby="docs-h"><h2 id="docs-h">Documents</h2>${docList}<p><a href="/console/provider/documents">Add or activate documents</a></p></section>`,
-  };
-}
+  );
+};
 
 /** Run a POST on one API; a 4xx re-renders the API's page with the message next to the form (400 keeps input). */
 export function apiAction(

@@ -9,9 +9,9 @@ import type { AppContext } from '../../context.js';
 import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
 import { emptyState, renderConsole, type ConsoleView } from './shell.js';
 import { options } from './provider-forms.js';
-import { flash, parseForm, seeOther, when } from './forms.js';
+import { parseForm, seeOther, when } from './forms.js';
 import { parseEndpointLines } from './provider-endpoints.js';
-import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+import { providerPage, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- my APIs and the create form -------------------------------------------------------------------------------
 
@@ -61,14 +61,12 @@ async function connectCard(services: Services, ctx: AppContext, person: SessionP
   return `<div class="card"><div class="muted">Stripe Connect</div><div>${statusBadge(state.status)}</div><p>${escapeHtml(explain[state.status] ?? state.status)}</p>${action}</div>`;
 }
 
-export async function apisView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-  error?: { message: string; values: CreateValues },
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const apisView: ProviderView<{ message: string; values: CreateValues }> = async (
+  services,
+  ctx,
+  person,
+  error,
+) => {
   const page = await services.providers.list(person, { limit: 200, offset: 0 });
   const rows = page.items
     .map(
@@ -84,17 +82,16 @@ export async function apisView(
         '<p><strong>You have no APIs yet.</strong></p><p>Create one below: give it an upstream URL and endpoints, or import them from an OpenAPI document.</p>',
       );
   const connect = await connectCard(services, ctx, person);
-  return {
-    section: 'provider',
-    title: 'Provider',
-    status: error ? 400 : 200,
-    banners: flash(ctx, FLASH),
-    body: `${subNav('/console/provider')}
-<div class="cards">${connect}<div class="card"><div class="muted">APIs</div><div class="figure">${page.pagination.total ?? page.items.length}</div><div class="muted">${page.items.filter((a) => a.status === 'live').length} live</div></div></div>
+  return providerPage(
+    ctx,
+    'Provider',
+    '/console/provider',
+    error ? 400 : 200,
+    `<div class="cards">${connect}<div class="card"><div class="muted">APIs</div><div class="figure">${page.pagination.total ?? page.items.length}</div><div class="muted">${page.items.filter((a) => a.status === 'live').length} live</div></div></div>
 <section aria-labelledby="apis-h"><h2 id="apis-h">My APIs</h2>${list}</section>
 ${await createForm(services, ctx, error?.values ?? {}, error?.message)}`,
-  };
-}
+  );
+};
 
 export async function createApi(services: Services, ctx: AppContext, person: SessionPrincipal) {
   requireProvider(person);

@@ -2,6 +2,9 @@
 import { ForbiddenError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
+import type { Services } from '../../../platform/services.js';
+import type { AppContext } from '../../context.js';
+import { flash } from './forms.js';
 import { emptyState, type ConsoleView } from './shell.js';
 
 export type Flash = Record<string, ['good' | 'warn' | 'bad', string]>;
@@ -35,6 +38,25 @@ export function subNav(current: string): string {
     .map((s) => `<li><a href="${s.path}"${s.path === current ? ' aria-current="page"' : ''}>${s.label}</a></li>`)
     .join('')}</ul></nav>`;
 }
+
+/** A provider page: the sub-navigation (`current` marked) above `body`, with the flash banners of ?done=. */
+export function providerPage(
+  ctx: AppContext,
+  title: string,
+  current: string,
+  status: number,
+  body: string,
+): ConsoleView {
+  return { section: 'provider', title, status, banners: flash(ctx, FLASH), body: `${subNav(current)}\n${body}` };
+}
+
+/** A provider page's view; `state` re-renders it after a failed form (the message, what was typed). */
+export type ProviderView<S = never> = (
+  services: Services,
+  ctx: AppContext,
+  person: SessionPrincipal,
+  state?: S,
+) => Promise<ConsoleView>;
 
 /** A person without provider:write (email not verified) gets a clear page, not an error. */
 export function gate(person: SessionPrincipal): ConsoleView | undefined {

@@ -7,10 +7,10 @@ import type { Services } from '../../../platform/services.js';
 import { DOCUMENT_KINDS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
-import { emptyState, type ConsoleView } from './shell.js';
+import { emptyState } from './shell.js';
 import { options } from './provider-forms.js';
-import { flash, parseForm, seeOther } from './forms.js';
-import { FLASH, subNav, gate, requireProvider, statusBadge } from './provider-common.js';
+import { parseForm, seeOther } from './forms.js';
+import { providerPage, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- documents ------------------------------------------------------------------------------------------------
 
@@ -23,14 +23,12 @@ interface DocumentValues {
   body?: string;
 }
 
-export async function documentsView(
-  services: Services,
-  ctx: AppContext,
-  person: SessionPrincipal,
-  error?: { message: string; values: DocumentValues },
-): Promise<ConsoleView> {
-  const gated = gate(person);
-  if (gated) return gated;
+export const documentsView: ProviderView<{ message: string; values: DocumentValues }> = async (
+  services,
+  ctx,
+  person,
+  error,
+) => {
   const [docs, apis] = await Promise.all([
     services.documents.list(person, {}),
     services.providers.list(person, { limit: 200, offset: 0 }),
@@ -53,13 +51,12 @@ export async function documentsView(
         '<p><strong>No documents yet.</strong></p><p>Add your terms of use below; consumers see them on your listings and accept required ones before calling.</p>',
       );
   const v = error?.values ?? {};
-  return {
-    section: 'provider',
-    title: 'Documents',
-    status: error ? 400 : 200,
-    banners: flash(ctx, FLASH),
-    body: `${subNav('/console/provider/documents')}
-<section aria-labelledby="docs-h"><h2 id="docs-h">My documents</h2>${list}</section>
+  return providerPage(
+    ctx,
+    'Documents',
+    '/console/provider/documents',
+    error ? 400 : 200,
+    `<section aria-labelledby="docs-h"><h2 id="docs-h">My documents</h2>${list}</section>
 <section aria-labelledby="add-doc-h"><h2 id="add-doc-h">Add a document</h2>${errorLine(error?.message)}
 <form method="post" action="/console/provider/documents">${csrf}
 <label for="kind">Kind</label><select id="kind" name="kind">${options(
@@ -81,8 +78,8 @@ export async function documentsView(
     )}</select>
 <label for="doc-body">Text (Markdown)</label><textarea id="doc-body" name="body" required rows="10" cols="70">${escapeHtml(v.body ?? '')}</textarea>
 <p><button type="submit">Save document</button></p></form></section>`,
-  };
-}
+  );
+};
 
 export async function createDocument(services: Services, ctx: AppContext, person: SessionPrincipal) {
   requireProvider(person);

@@ -20,35 +20,46 @@ import { apisView, createApi, startConnect } from './provider-apis.page.js';
 import { apiView, apiAction, detailsInput, savePrices, outcomeCode } from './provider-api.page.js';
 import { documentsView, createDocument } from './provider-documents.page.js';
 import { analyticsView, requestsView } from './provider-analytics.page.js';
-import { requireProvider } from './provider-common.js';
+import { gate, requireProvider } from './provider-common.js';
 
 type Page = (
   fn: (ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>,
 ) => ReturnType<typeof consolePage>;
 
-/** My APIs: the list, the create/import form, and Connect onboarding. */
-function apisRoutes(services: Services, router: Router<AppState>, page: Page): void {
-  router.get(
-    '/console/provider',
-    page((ctx, person) => apisView(services, ctx, person)),
-  );
-  router.post(
-    '/console/provider/apis',
-    page((ctx, person) => createApi(services, ctx, person)),
-  );
-  router.post(
-    '/console/provider/connect',
-    page((ctx, person) => startConnect(services, ctx, person)),
-  );
+type View = (services: Services, ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>;
+
+/** The pages: my APIs, one API, documents, analytics, the open requests for missing APIs. */
+const SHOWN: [string, View][] = [
+  ['/console/provider', apisView],
+  ['/console/provider/apis/:id', apiView],
+  ['/console/provider/documents', documentsView],
+  ['/console/provider/analytics', analyticsView],
+  ['/console/provider/requests', requestsView],
+];
+/** Forms whose handler checks provider:write, then redirects or renders: create an API, Connect, a document. */
+const POSTED: [string, View][] = [
+  ['/console/provider/apis', createApi],
+  ['/console/provider/connect', startConnect],
+  ['/console/provider/documents', createDocument],
+];
+
+/** A page is shown behind the provider gate: a person without provider:write gets its explanation instead. */
+function viewRoutes(services: Services, router: Router<AppState>, page: Page): void {
+  for (const [path, view] of SHOWN)
+    router.get(
+      path,
+      page(async (ctx, person) => gate(person) ?? view(services, ctx, person)),
+    );
+  for (const [path, view] of POSTED)
+    router.post(
+      path,
+      page((ctx, person) => view(services, ctx, person)),
+    );
 }
 
 /** One API's page and its edits: details, credential, prices, cancelling a scheduled price. */
-function apiEditRoutes(services: Services, router: Router<AppState>, page: Page): void {
+function apiEditRoutes(services: Services, router: Router<AppState>): void {
   const { providers } = services;
-  router.get(
-    '/console/provider/apis/:id',
-    page((ctx, person) => apiView(services, ctx, person)),
-  );
   router.post(
     '/console/provider/apis/:id',
     apiAction(services, 'details', async (_ctx, person, apiId, body) => {
@@ -115,16 +126,8 @@ function apiLifecycleRoutes(services: Services, router: Router<AppState>): void 
   );
 }
 
-/** Documents (create, activate), analytics and the open requests for missing APIs. */
-function documentsAndInsightsRoutes(services: Services, router: Router<AppState>, page: Page): void {
-  router.get(
-    '/console/provider/documents',
-    page((ctx, person) => documentsView(services, ctx, person)),
-  );
-  router.post(
-    '/console/provider/documents',
-    page((ctx, person) => createDocument(services, ctx, person)),
-  );
+/** Activating a document. */
+function documentRoutes(services: Services, router: Router<AppState>, page: Page): void {
   router.post(
     '/console/provider/documents/:document_id/activate',
     page(async (ctx, person) => {
@@ -134,22 +137,14 @@ function documentsAndInsightsRoutes(services: Services, router: Router<AppState>
       seeOther(ctx, '/console/provider/documents', 'activated');
     }),
   );
-  router.get(
-    '/console/provider/analytics',
-    page((ctx, person) => analyticsView(services, ctx, person)),
-  );
-  router.get(
-    '/console/provider/requests',
-    page((ctx, person) => requestsView(services, ctx, person)),
-  );
 }
 
 // ---- routes ---------------------------------------------------------------------------------------------------
 
 export function providerConsole(services: Services, router: Router<AppState>): void {
   const page: Page = (fn) => consolePage(services, 'provider', fn);
-  apisRoutes(services, router, page);
-  apiEditRoutes(services, router, page);
+  viewRoutes(services, router, page);
+  apiEditRoutes(services, router);
   apiLifecycleRoutes(services, router);
-  documentsAndInsightsRoutes(services, router, page);
+  documentRoutes(services, router, page);
 }

@@ -5,11 +5,12 @@
  */
 import type Router from '@koa/router';
 import { escapeHtml } from '../../../core/html.js';
+import { requireScope, type Scope } from '../../../core/auth/scopes.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
-import { csrfToken, hidden, pageError, requireSignedIn } from '../forms.js';
+import { csrfToken, hidden, pageError, readForm, requireSignedIn } from '../forms.js';
 
 export const CONSOLE_SECTIONS = [
   { id: 'overview', path: '/console', label: 'Overview' },
@@ -168,6 +169,20 @@ export function consolePage(
       });
     }
   };
+}
+
+/** A console form: read (its CSRF token checked), then the scope it needs, then `fn` with the fields. */
+export function consoleForm(
+  services: Services,
+  section: ConsoleSection,
+  scope: Scope,
+  fn: (ctx: AppContext, person: SessionPrincipal, form: Record<string, string>) => Promise<ConsoleView | void>,
+) {
+  return consolePage(services, section, async (ctx, person) => {
+    const form = await readForm(ctx);
+    requireScope(person, scope);
+    return fn(ctx, person, form);
+  });
 }
 
 export type ConsoleRoutes = (services: Services, router: Router<AppState>) => void;
