@@ -16,28 +16,8 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import { isId, newId } from '../ids.js';
 import type { AcceptTermsBody, CreateDocumentBody } from '../providers/providers.schemas.js';
-
-export interface DocumentView {
-  document_id: string;
-  kind: string;
-  source: string;
-  version: string;
-  title: string | null;
-  content_hash: string;
-  acceptance_mode: string;
-  status: string;
-  api_id: string | null;
-  snapshot_url: string;
-  activated_at: string | null;
-  created_at: string;
-}
-
-export interface AcceptanceView {
-  accepted: true;
-  document_id: string;
-  content_hash: string;
-  accepted_at: string;
-}
+import type { AcceptanceView, DocumentView } from './terms.schemas.js';
+export type { AcceptanceView, DocumentView } from './terms.schemas.js';
 
 export interface TermsRequirement {
   document_id: string;

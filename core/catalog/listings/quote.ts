@@ -23,12 +23,14 @@ import type { Config } from '../../config.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../../errors.js';
 import { checkPath } from '../../input.js';
 import type { KeyAuth } from '../../keys/keys.service.js';
-import { effectivePrice, type EffectivePrice } from '../../pricing/effective-price.js';
+import { effectivePrice } from '../../pricing/effective-price.js';
 import { MemorySpendStore } from '../../spend/memory-spend-store.js';
 import type { AdmitInput } from '../../spend/spend-store.js';
 import type { DocumentsService } from '../../terms/documents.service.js';
 import { assertSafePath } from '../../upstream/proxy-path.js';
 import { compileTemplate, matchTemplate } from './endpoint-match.js';
+import type { AdmissionView, QuoteView } from './listings.schemas.js';
+export type { AdmissionView, QuoteView } from './listings.schemas.js';
 
 export const QuoteQuery = z
   .object({
@@ -48,26 +50,6 @@ export type QuoteCaller =
   /** A valid session: the control plane knows the person, but the gateway takes API keys only. */
   | { type: 'session' }
   | { type: 'api_key'; principal: Principal; key: KeyAuth };
-
-export interface AdmissionView {
-  allowed: boolean;
-  error_code?: string;
-  status?: number;
-  message?: string;
-  details?: Record<string, unknown>;
-}
-
-export interface QuoteView {
-  api: string;
-  endpoint: { endpoint_id: string; method: string; path: string; summary: string | null };
-  gateway_url: string;
-  price_cents: number;
-  price_cents_effective: number;
-  price_increase: EffectivePrice['price_increase'];
-  discount: EffectivePrice['discount'];
-  /** Present when the caller sent a bearer credential. */
-  admission?: AdmissionView;
-}
 
 export interface QuoteDeps {
   orm: MikroORM;
