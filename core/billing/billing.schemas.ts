@@ -54,6 +54,7 @@ export const PackView = z.object({
   credit_cents: z.number().int(),
   currency: z.literal('usd'),
 });
+export type PackView = z.infer<typeof PackView>;
 
 /** POST /v1/provider/connect/onboard (connect.service.ts ConnectOnboardView). */
 export const ConnectOnboardView = z.object({

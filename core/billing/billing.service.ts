@@ -17,6 +17,7 @@ import type {
   AutoReloadView,
   BalanceView,
   CheckoutView,
+  PackView,
   PortalView,
   SetupIntentView,
 } from './billing.schemas.js';
@@ -66,7 +67,7 @@ export class BillingService {
     };
   }
 
-  packs() {
+  packs(): PackView[] {
     return PACKS.map((p) => ({ ...p, currency: 'usd' }));
   }
 
