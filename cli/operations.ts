@@ -28,7 +28,13 @@ import type {
   ProviderApiView as ApiView,
 } from '../core/providers/providers.schemas.js';
 import type { DocumentView } from '../core/terms/terms.schemas.js';
-import type { BoardItem, Checkout, Listing, ListingSchema, Terms } from './interim-views.js';
+import type { CheckoutView as Checkout } from '../core/billing/billing.schemas.js';
+import type {
+  ListingDetail as Listing,
+  ListingSchemaView as ListingSchema,
+} from '../core/catalog/listings/listings.schemas.js';
+import type { BoardItem } from '../core/catalog/rollups/rollups.schemas.js';
+import type { AcceptanceView, TermsView as Terms } from '../core/terms/terms.schemas.js';
 
 const control = <T = unknown>(method: Method, path: string, raw?: true): Operation<T> => ({
   method,
@@ -53,7 +59,7 @@ export const OPERATIONS = {
   getListingOpenApi: control('GET', '/v1/apis/{slug}/openapi', true),
   getQuote: control<QuoteView>('GET', '/v1/apis/{slug}/quote'),
   getListingTerms: control<Terms>('GET', '/v1/apis/{slug}/terms'),
-  acceptListingTerms: control('POST', '/v1/apis/{slug}/terms/accept'),
+  acceptListingTerms: control<AcceptanceView>('POST', '/v1/apis/{slug}/terms/accept'),
   getLeaderboard: control<BoardItem[]>('GET', '/v1/leaderboards/{board}'),
 
   listKeys: control<KeySummaryView[]>('GET', '/v1/keys'),

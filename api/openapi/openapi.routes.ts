@@ -11,7 +11,8 @@ import type Router from '@koa/router';
 import { NotFoundError } from '../../core/errors.js';
 import type { AppState } from '../context.js';
 import { openApiDocument, type DocumentServers } from './document.js';
-import { html, media, Obj, rawJson } from './operation.js';
+import { html, media, rawJson } from './operation.js';
+import { openApiDocumentSchema } from '../../core/openapi-document.js';
 import { mountRoutes, route } from './route.js';
 
 /** The reference page's policy: "Try it out" may reach this control plane and this deployment's gateway. */
@@ -85,6 +86,12 @@ interface ReferenceDeps {
 
 const reference = { method: 'get', tag: 'Reference', auth: 'none' } as const;
 
+/**
+ * This document's own shape (its top level; paths and components are OpenAPI's own structures). The version is
+ * document.ts `OPENAPI_VERSION`, written out: document.ts gathers these routes, so it is not initialised here yet.
+ */
+const OpenApiDocument = openApiDocumentSchema('3.1.0', 'This OpenAPI 3.1.0 document, served raw (no envelope).');
+
 export const REFERENCE_ROUTES = [
   route<'none', undefined, undefined, ReferenceDeps>(
     {
@@ -92,7 +99,7 @@ export const REFERENCE_ROUTES = [
       path: '/v1/openapi.json',
       operationId: 'getOpenApiDocument',
       summary: 'This document (raw OpenAPI 3.1.0, no envelope)',
-      success: { 200: rawJson(Obj('An OpenAPI 3.1.0 document.'), 'The document.') },
+      success: { 200: rawJson(OpenApiDocument, 'The document.') },
     },
     (ctx, { services }) => {
       ctx.type = 'application/json; charset=utf-8';

@@ -4,7 +4,7 @@
  * which registers the handler from the same declaration; pages, OAuth and the gateway declare theirs with
  * `documented()`. api/openapi/operations.ts gathers them all; api/openapi/document.ts turns them into OpenAPI 3.1.
  */
-import { z } from 'zod';
+import { type z } from 'zod';
 import type { Scope } from '../../core/auth/scopes.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
@@ -115,7 +115,3 @@ export function pageAndForm(path: string, name: string, pageSummary: string, for
     pageOperation('post', path, `post${name}Page`, formSummary),
   ];
 }
-
-/** A documented loose object: the service's shape is not pinned by a zod schema yet; extra fields are allowed. */
-export const Obj = (description: string) => z.looseObject({}).describe(description);
-export const List = (description: string) => z.array(z.looseObject({})).describe(description);

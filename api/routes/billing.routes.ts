@@ -5,16 +5,28 @@
  */
 import { z } from 'zod';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
-import { AutoReloadBody, BalanceView, CheckoutBody, PackView } from '../../core/billing/billing.schemas.js';
+import {
+  AutoReloadBody,
+  AutoReloadView,
+  BalanceView,
+  CheckoutBody,
+  CheckoutView,
+  PackView,
+  PortalView,
+  SetupIntentView,
+  WebhookResult,
+} from '../../core/billing/billing.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { readRawBody } from '../middleware/body.js';
-import { env, Obj } from '../openapi/operation.js';
+import { env } from '../openapi/operation.js';
 import { mountRoutes, route } from '../openapi/route.js';
 
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
-/** The routes that need `billing:write`. */
-const write = { tag: 'Billing', auth: 'bearer', scope: 'billing:write' } as const;
+/** The routes that need `billing:write` (each a POST). */
+const write = { method: 'post', tag: 'Billing', auth: 'bearer', scope: 'billing:write' } as const;
+/** A write that reaches the payment processor: it may also answer 409 or 502 (the processor failed). */
+const viaProcessor = { ...write, errors: [409, 502] } as const;
 
 export const BILLING_ROUTES = [
   route(
@@ -44,52 +56,45 @@ export const BILLING_ROUTES = [
   ),
   route(
     {
-      method: 'post',
       path: '/v1/billing/checkout',
       operationId: 'checkout',
       summary: "A hosted checkout URL (the payment processor's)",
-      ...write,
+      ...viaProcessor,
       body: CheckoutBody,
-      success: { 200: env(Obj('The checkout session and its URL.'), 'Checkout is open.') },
-      errors: [409, 502],
+      success: { 200: env(CheckoutView, 'Checkout is open.') },
     },
     (_ctx, { services, principal, body }) => services.billing.checkout(principal, body),
   ),
   route(
     {
-      method: 'post',
       path: '/v1/billing/setup-intent',
       operationId: 'setupIntent',
       summary: 'A card-setup intent (a person confirms the card)',
-      ...write,
+      ...viaProcessor,
       body: EmptyBody,
-      success: { 200: env(Obj('The setup intent.'), 'Created.') },
-      errors: [409, 502],
+      success: { 200: env(SetupIntentView, 'Created.') },
     },
     (_ctx, { services, principal }) => services.billing.setupIntent(principal),
   ),
   route(
     {
-      method: 'post',
       path: '/v1/billing/portal',
       operationId: 'billingPortal',
       summary: 'The billing portal URL (cards, invoices, receipts)',
-      ...write,
+      ...viaProcessor,
       body: EmptyBody,
-      success: { 200: env(Obj('The portal URL.'), 'Created.') },
-      errors: [409, 502],
+      success: { 200: env(PortalView, 'Created.') },
     },
     (_ctx, { services, principal }) => services.billing.portal(principal),
   ),
   route(
     {
-      method: 'post',
       path: '/v1/billing/auto-reload',
       operationId: 'configureAutoReload',
       summary: 'Enable or disable auto-reload (threshold and amount)',
       ...write,
       body: AutoReloadBody,
-      success: { 200: env(Obj('The auto-reload settings.'), 'Configured.') },
+      success: { 200: env(AutoReloadView, 'Configured.') },
       errors: [409],
     },
     (_ctx, { services, principal, body }) => services.billing.configureAutoReload(principal, body),
@@ -104,7 +109,7 @@ export const BILLING_ROUTES = [
       tag: 'Billing',
       auth: 'none',
       body: { raw: ['application/json'], description: 'The event, exactly as signed.' },
-      success: { 200: env(Obj('What was done with the event.'), 'Handled (or ignored).') },
+      success: { 200: env(WebhookResult, 'Handled (or ignored).') },
       errors: [409],
     },
     async (ctx, { services }) => {

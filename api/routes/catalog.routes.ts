@@ -1,23 +1,27 @@
 /** Public catalog routes of this stage: search, listing detail, terms (and accepting them), providers, document snapshots. */
 import { z } from 'zod';
 import { SearchItem, SearchMeta, SearchQuery } from '../../core/catalog/search/search.schemas.js';
+import { ListingDetail } from '../../core/catalog/listings/listings.schemas.js';
 import { PaginationMeta } from '../../core/pagination.js';
+import { ProviderDetail, ProviderListItem } from '../../core/profiles/profiles.schemas.js';
 import { ProvidersQuery } from '../../core/providers/provider-directory.service.js';
 import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
+import { AcceptanceView, TermsView } from '../../core/terms/terms.schemas.js';
 import type { Services } from '../../platform/services.js';
-import { env, List, media, Obj } from '../openapi/operation.js';
+import { env, media, type OperationDecl } from '../openapi/operation.js';
 import { mountRoutes, route, withMeta } from '../openapi/route.js';
+
+/** A public GET of the catalog: most routes here and every route of listings.routes.ts. */
+export const CATALOG_GET = { method: 'get', tag: 'Catalog', auth: 'none' } as const satisfies Partial<OperationDecl>;
 
 export const CATALOG_ROUTES = [
   // Public: hybrid search over live listings (core/catalog/search/search.service.ts); meta carries total, limit, offset.
   route(
     {
-      method: 'get',
+      ...CATALOG_GET,
       path: '/v1/search',
       operationId: 'search',
       summary: 'Search live listings (hybrid vector and keyword ranking)',
-      tag: 'Catalog',
-      auth: 'none',
       query: SearchQuery,
       success: {
         200: env(z.array(SearchItem), 'Ranked listings; meta carries total, limit, offset and sort.', SearchMeta),
@@ -30,25 +34,22 @@ export const CATALOG_ROUTES = [
   ),
   route(
     {
-      method: 'get',
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}',
       operationId: 'getListing',
       summary: 'Listing detail (summary, tags, merit scores, pricing)',
-      tag: 'Catalog',
-      auth: 'none',
-      success: { 200: env(Obj('The listing.'), 'The listing.') },
+      success: { 200: env(ListingDetail, 'The listing.') },
     },
     (_ctx, { services, params }) => services.listings.detail(params.slug),
   ),
   route(
     {
-      method: 'get',
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/terms',
       operationId: 'getListingTerms',
       summary: 'The effective provider terms (and, with a bearer, whether the caller accepted them)',
-      tag: 'Catalog',
       auth: 'optional',
-      success: { 200: env(Obj('The terms in force.'), 'The terms.') },
+      success: { 200: env(TermsView, 'The terms.') },
     },
     (_ctx, { services, principal, params }) => services.listings.terms(params.slug, principal),
   ),
@@ -62,21 +63,19 @@ export const CATALOG_ROUTES = [
       tag: 'Catalog',
       auth: 'session',
       body: AcceptTermsBody,
-      success: { 200: env(Obj('The acceptance.'), 'Accepted.') },
+      success: { 200: env(AcceptanceView, 'Accepted.') },
       errors: [409, 422],
     },
     (_ctx, { services, principal, body, params }) => services.documents.acceptForListing(principal, params.slug, body),
   ),
   route(
     {
-      method: 'get',
+      ...CATALOG_GET,
       path: '/v1/providers',
       operationId: 'listProviders',
       summary: 'Provider directory',
-      tag: 'Catalog',
-      auth: 'none',
       query: ProvidersQuery,
-      success: { 200: env(List('Providers.'), 'A page of providers.', PaginationMeta) },
+      success: { 200: env(z.array(ProviderListItem), 'A page of providers.', PaginationMeta) },
     },
     async (_ctx, { services, query }) => {
       const page = await services.providerDirectory.list(query);
@@ -85,25 +84,21 @@ export const CATALOG_ROUTES = [
   ),
   route(
     {
-      method: 'get',
+      ...CATALOG_GET,
       path: '/v1/providers/{slug}',
       operationId: 'getProvider',
       summary: 'A provider: profile, trust badges, stats, live APIs',
-      tag: 'Catalog',
-      auth: 'none',
-      success: { 200: env(Obj('The provider.'), 'The provider.') },
+      success: { 200: env(ProviderDetail, 'The provider.') },
     },
     (_ctx, { services, params }) => services.providerDirectory.get(params.slug),
   ),
   // The exact text behind a content hash (what `snapshot_url` points to): raw markdown, not the envelope.
   route(
     {
-      method: 'get',
+      ...CATALOG_GET,
       path: '/v1/documents/{document_id}/snapshot',
       operationId: 'getDocumentSnapshot',
       summary: 'The exact text behind a content hash (raw Markdown, no envelope)',
-      tag: 'Catalog',
-      auth: 'none',
       success: { 200: media('text/markdown', 'The document text.') },
     },
     async (ctx, { services, params }) => {

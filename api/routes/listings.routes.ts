@@ -3,20 +3,25 @@
  * score history, ranks, the quote, and GET /v1/categories. All public; the quote says more to a caller with a key.
  */
 import { z } from 'zod';
-import { CategoryView, HistoryPointView, QuoteView, RankView } from '../../core/catalog/listings/listings.schemas.js';
+import {
+  CategoryView,
+  EndpointPriceRow,
+  ListingOpenApiDocument,
+  ListingSchemaView,
+  QuoteView,
+} from '../../core/catalog/listings/listings.schemas.js';
+import { HistoryPointView, ListingStats, RankView } from '../../core/catalog/rollups/rollups.schemas.js';
 import { HistoryQuery, StatsQuery } from '../../core/catalog/listings/listings.service.js';
 import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import type { Services } from '../../platform/services.js';
-import { env, List, Obj, rawJson, type OperationDecl } from '../openapi/operation.js';
+import { env, rawJson } from '../openapi/operation.js';
 import { mountRoutes, route } from '../openapi/route.js';
-
-/** Every route here: a public GET of the catalog. */
-const pub = { method: 'get', tag: 'Catalog', auth: 'none' } as const satisfies Partial<OperationDecl>;
+import { CATALOG_GET } from './catalog.routes.js';
 
 export const LISTINGS_ROUTES = [
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/categories',
       operationId: 'listCategories',
       summary: 'Categories with their live API counts',
@@ -26,32 +31,32 @@ export const LISTINGS_ROUTES = [
   ),
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/endpoints',
       operationId: 'listListingEndpoints',
       summary: 'Endpoint rows',
-      success: { 200: env(List('Endpoints.'), 'The endpoints.') },
+      success: { 200: env(z.array(EndpointPriceRow), 'The endpoints.') },
     },
     (_ctx, { services, params }) => services.listings.endpoints(params.slug),
   ),
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/schema',
       operationId: 'getListingSchema',
       summary: 'Endpoint input and output schemas (resolve proxy paths and methods)',
-      success: { 200: env(Obj('The schema.'), 'The schema.') },
+      success: { 200: env(ListingSchemaView, 'The schema.') },
     },
     (_ctx, { services, params }) => services.listings.schema(params.slug),
   ),
   // The spec's one exception to the envelope: the raw document, so client generators can read it as is.
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/openapi',
       operationId: 'getListingOpenApi',
       summary: "The listing's raw OpenAPI 3.0 document (no envelope)",
-      success: { 200: rawJson(Obj('An OpenAPI 3.0 document.'), 'The document.') },
+      success: { 200: rawJson(ListingOpenApiDocument, 'The document.') },
     },
     async (ctx, { services, params }) => {
       const doc = await services.listings.openapi(params.slug);
@@ -61,18 +66,18 @@ export const LISTINGS_ROUTES = [
   ),
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/stats',
       operationId: 'getListingStats',
       summary: 'Stats rollup over a window',
       query: StatsQuery,
-      success: { 200: env(Obj('Stats.'), 'The stats.') },
+      success: { 200: env(ListingStats, 'The stats.') },
     },
     (_ctx, { services, query, params }) => services.listings.stats(params.slug, query),
   ),
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/history',
       operationId: 'getListingHistory',
       summary: 'Score history',
@@ -83,7 +88,7 @@ export const LISTINGS_ROUTES = [
   ),
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/ranks',
       operationId: 'getListingRanks',
       summary: 'Ranks per board',
@@ -94,7 +99,7 @@ export const LISTINGS_ROUTES = [
   // Documented as optional auth, but the quote reads the credential itself (an unknown one is judged, not refused).
   route(
     {
-      ...pub,
+      ...CATALOG_GET,
       path: '/v1/apis/{slug}/quote',
       operationId: 'getQuote',
       summary: 'What a call would cost (more detail for a caller with a key)',

@@ -8,8 +8,14 @@ import { z } from 'zod';
 import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
 import { ApiRequestBody, ApiRequestsQuery } from '../../core/demand/demand.service.js';
 import { ActivityQuery, LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
+import {
+  ActivityItem,
+  BoardItem,
+  LeaderboardMeta,
+  MarketOverview,
+} from '../../core/catalog/rollups/rollups.schemas.js';
 import type { Services } from '../../platform/services.js';
-import { env, List, Obj } from '../openapi/operation.js';
+import { env } from '../openapi/operation.js';
 import { mountRoutes, route, withMeta } from '../openapi/route.js';
 
 export const MARKET_ROUTES = [
@@ -23,11 +29,7 @@ export const MARKET_ROUTES = [
       auth: 'none',
       query: LeaderboardQuery,
       success: {
-        200: env(
-          List('Ranked listings.'),
-          'The board; meta names it and its metric.',
-          z.looseObject({ request_id: z.string(), board: z.string(), metric: z.string() }),
-        ),
+        200: env(z.array(BoardItem), 'The board; meta names it and its metric.', LeaderboardMeta),
       },
     },
     async (_ctx, { services, query, params }) => {
@@ -43,7 +45,7 @@ export const MARKET_ROUTES = [
       summary: 'Market totals',
       tag: 'Market',
       auth: 'none',
-      success: { 200: env(Obj('Totals.'), 'The overview.') },
+      success: { 200: env(MarketOverview, 'The overview.') },
     },
     (_ctx, { services }) => services.market.overview(),
   ),
@@ -56,7 +58,7 @@ export const MARKET_ROUTES = [
       tag: 'Market',
       auth: 'bearer',
       query: ActivityQuery,
-      success: { 200: env(z.unknown().describe('Activity.'), 'The feed.') },
+      success: { 200: env(z.array(ActivityItem), 'The feed.') },
     },
     (_ctx, { services, query }) => services.market.activity(query),
   ),

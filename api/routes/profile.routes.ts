@@ -1,10 +1,11 @@
 /** The caller's own profile and avatar, and the public avatar images. */
 import { NotFoundError } from '../../core/errors.js';
 import { AVATAR_MAX_BYTES } from '../../core/profiles/image.js';
+import { AvatarView, OwnProfileView } from '../../core/profiles/profiles.schemas.js';
 import { ProfilePatch } from '../../core/profiles/profiles.service.js';
 import type { Services } from '../../platform/services.js';
 import { readRawBody } from '../middleware/body.js';
-import { empty, env, media, Obj } from '../openapi/operation.js';
+import { empty, env, media } from '../openapi/operation.js';
 import { mountRoutes, route } from '../openapi/route.js';
 
 export const PROFILE_ROUTES = [
@@ -16,7 +17,7 @@ export const PROFILE_ROUTES = [
       summary: 'Own profile, including private fields',
       tag: 'Profile',
       auth: 'bearer',
-      success: { 200: env(Obj('The profile.'), 'The profile.') },
+      success: { 200: env(OwnProfileView, 'The profile.') },
     },
     (_ctx, { services, principal }) => services.profiles.getOwn(principal),
   ),
@@ -30,7 +31,7 @@ export const PROFILE_ROUTES = [
       auth: 'bearer',
       scope: 'provider:write',
       body: ProfilePatch,
-      success: { 200: env(Obj('The updated profile.'), 'Updated.') },
+      success: { 200: env(OwnProfileView, 'Updated.') },
       errors: [409],
     },
     (_ctx, { services, principal, body }) => services.profiles.update(principal, body),
@@ -49,7 +50,7 @@ export const PROFILE_ROUTES = [
         raw: ['image/png', 'image/jpeg', 'image/webp'],
         description: 'The image bytes; the type is judged by them.',
       },
-      success: { 200: env(Obj('`avatar_url` and the profile.'), 'Stored.') },
+      success: { 200: env(AvatarView, 'Stored.') },
     },
     async (ctx, { services, principal }) =>
       services.profiles.setAvatar(principal, await readRawBody(ctx, AVATAR_MAX_BYTES)),

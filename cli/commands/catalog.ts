@@ -5,7 +5,9 @@ import type { Method } from '../client.js';
 import { cliOf, showing } from '../context.js';
 import { fields, money, pretty, priceRange, table, when } from '../format.js';
 import type { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
-import type { BoardItem, Listing, Terms } from '../interim-views.js';
+import type { ListingDetail as Listing } from '../../core/catalog/listings/listings.schemas.js';
+import type { BoardItem } from '../../core/catalog/rollups/rollups.schemas.js';
+import type { TermsView as Terms } from '../../core/terms/terms.schemas.js';
 import { OPERATIONS as OPS } from '../operations.js';
 
 interface SearchOptions {

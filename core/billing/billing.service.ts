@@ -12,14 +12,16 @@ import { newId } from '../ids.js';
 import { PACKS, type AutoReloadBody, type CheckoutBody } from './billing.schemas.js';
 import type { EmbeddedPayments } from './embedded-payments.js';
 import { requireStripe } from './stripe.js';
-import type { BalanceView } from './billing.schemas.js';
-export type { BalanceView } from './billing.schemas.js';
-
-export interface AccountView extends BalanceView {
-  auto_reload_threshold_cents: number | null;
-  auto_reload_amount_cents: number | null;
-  suspended_reason: string | null;
-}
+import type {
+  AccountView,
+  AutoReloadView,
+  BalanceView,
+  CheckoutView,
+  PackView,
+  PortalView,
+  SetupIntentView,
+} from './billing.schemas.js';
+export type { AccountView, BalanceView } from './billing.schemas.js';
 
 /**
  * A card-on-file org's balance may go below zero: that is usage beyond its credits, owed and charged to the card
@@ -65,7 +67,7 @@ export class BillingService {
     };
   }
 
-  packs() {
+  packs(): PackView[] {
     return PACKS.map((p) => ({ ...p, currency: 'usd' }));
   }
 
@@ -84,7 +86,7 @@ export class BillingService {
     return customer.id;
   }
 
-  async checkout(principal: Principal, body: CheckoutBody) {
+  async checkout(principal: Principal, body: CheckoutBody): Promise<CheckoutView> {
     const stripe = requireStripe(this.deps.stripe);
     const pack = body.pack ? PACKS.find((p) => p.name === body.pack)! : undefined;
     const amount = pack ? pack.price_cents : body.amount_cents!;
@@ -165,7 +167,7 @@ export class BillingService {
    * page created for it (the only one: `setup_intent.succeeded` for it saves the card). The intent comes expanded with
    * the session, so this is one Stripe call.
    */
-  async setupIntent(principal: Principal) {
+  async setupIntent(principal: Principal): Promise<SetupIntentView> {
     const stripe = requireStripe(this.deps.stripe);
     const customer = await this.ensureCustomer(principal.orgId);
     const base = this.deps.config.urls.publicBase;
@@ -192,7 +194,7 @@ export class BillingService {
     };
   }
 
-  async portal(principal: Principal) {
+  async portal(principal: Principal): Promise<PortalView> {
     const stripe = requireStripe(this.deps.stripe);
     const customer = await this.ensureCustomer(principal.orgId);
     const session = await stripe.billingPortal.sessions.create({
@@ -202,7 +204,7 @@ export class BillingService {
     return { url: session.url };
   }
 
-  async configureAutoReload(principal: Principal, body: AutoReloadBody) {
+  async configureAutoReload(principal: Principal, body: AutoReloadBody): Promise<AutoReloadView> {
     const em = this.deps.orm.em.fork();
     const org = await em.findOneOrFail(Org, principal.orgId);
     if (body.enabled && !org.hasPaymentMethod) {

@@ -26,6 +26,7 @@ import type { Logger } from '../logger.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
 import { liftPaymentSuspension } from './charges.service.js';
 import type { ConnectService } from './connect.service.js';
+import type { WebhookResult } from './billing.schemas.js';
 
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
@@ -74,13 +75,6 @@ const CREDIT_MEMOS = {
   auto_reload: 'Auto-reload',
   usage_charge: 'Card charge for usage',
 } as const;
-
-export interface WebhookResult {
-  received: true;
-  duplicate: boolean;
-  event_id: string;
-  outcome: string;
-}
 
 export class WebhooksService {
   constructor(

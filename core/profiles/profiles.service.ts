@@ -18,6 +18,7 @@ import {
 } from '../errors.js';
 import { newId } from '../ids.js';
 import { AVATAR_EXTENSIONS, AVATAR_MAX_BYTES, sniffImageType } from './image.js';
+import type { AvatarView, OwnProfileView } from './profiles.schemas.js';
 import { isReservedSlug, RESERVED_SLUG_RULE } from './reserved-slugs.js';
 
 export const ProfilePatch = z
@@ -50,21 +51,6 @@ export const ProfilePatch = z
   .strict()
   .refine((b) => Object.keys(b).length > 0, 'send at least one profile field');
 export type ProfilePatch = z.infer<typeof ProfilePatch>;
-
-export interface PublicProfileView {
-  org_id: string;
-  display_name: string | null;
-  slug: string | null;
-  bio: string | null;
-  website: string | null;
-  avatar_url: string | null;
-}
-
-export interface OwnProfileView extends PublicProfileView {
-  contact_email: string | null;
-  contact_phone: string | null;
-  updated_at: string | null;
-}
 
 export class ProfilesService {
   constructor(
@@ -118,7 +104,7 @@ export class ProfilesService {
     }
   }
 
-  async setAvatar(principal: Principal, bytes: Buffer): Promise<{ avatar_url: string; profile: OwnProfileView }> {
+  async setAvatar(principal: Principal, bytes: Buffer): Promise<AvatarView> {
     if (bytes.length === 0) throw new ValidationError('Send the image as the request body.');
     if (bytes.length > AVATAR_MAX_BYTES) throw new PayloadTooLargeError(AVATAR_MAX_BYTES, 'Avatar image');
     const contentType = sniffImageType(bytes);

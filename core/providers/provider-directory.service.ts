@@ -9,23 +9,12 @@ import { Api } from '../../db/entities/index.js';
 import type { Clock } from '../clock.js';
 import { NotFoundError } from '../errors.js';
 import { Pagination, pageInfo, type Page } from '../pagination.js';
-import type { ProfilesService, PublicProfileView } from '../profiles/profiles.service.js';
+import type { ProfilesService } from '../profiles/profiles.service.js';
+import { BADGES, type ProviderDetail, type ProviderListItem } from '../profiles/profiles.schemas.js';
 
 /** GET /v1/providers and `list_providers`: `q` matches the slug, display name or bio; offset pagination. */
 export const ProvidersQuery = Pagination.extend({ q: z.string().trim().max(100).optional() }).strict();
 export type ProvidersQuery = z.infer<typeof ProvidersQuery>;
-
-export const BADGES = ['verified_email', 'connect_enabled', 'verified_upstream'] as const;
-
-export interface ProviderListItem extends PublicProfileView {
-  badges: string[];
-  live_api_count: number;
-}
-
-export interface ProviderDetail extends ProviderListItem {
-  stats: { live_apis: number; calls_30d: number; success_rate_30d: number | null };
-  apis: { slug: string; name: string; summary: string; category: string | null; published_at: string | null }[];
-}
 
 interface Row {
   org_id: string;

@@ -17,7 +17,6 @@ import type { GatewayEvents } from '../spend/gateway-events.js';
 import { isId, newId } from '../ids.js';
 import type { AcceptTermsBody, CreateDocumentBody } from '../providers/providers.schemas.js';
 import type { AcceptanceView, DocumentView } from './terms.schemas.js';
-
 export type { AcceptanceView, DocumentView } from './terms.schemas.js';
 
 export interface TermsRequirement {

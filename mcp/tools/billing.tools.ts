@@ -8,7 +8,15 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope, type Principal } from '../../core/auth/scopes.js';
-import { CHECKOUT_MAX_CENTS, CHECKOUT_MIN_CENTS, CheckoutBody, PACKS } from '../../core/billing/billing.schemas.js';
+import {
+  CHECKOUT_MAX_CENTS,
+  CHECKOUT_MIN_CENTS,
+  CheckoutBody,
+  CheckoutView,
+  PACKS,
+  PortalView,
+  SetupIntentView,
+} from '../../core/billing/billing.schemas.js';
 import { AppError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
@@ -80,15 +88,7 @@ const DEFS = {
           .describe('Cents; credits = cents.'),
       })
       .strict(),
-    outputSchema: dataOrError(
-      z.looseObject({
-        checkout_url: z.string(),
-        checkout_session_id: z.string(),
-        amount_cents: z.number().int(),
-        credit_cents: z.number().int(),
-        expires_at: z.string().nullable(),
-      }),
-    ),
+    outputSchema: dataOrError(CheckoutView),
     annotations: PERSON_STEP,
     _meta: moneyMeta(
       `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a ` +
@@ -101,15 +101,7 @@ const DEFS = {
       `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid ` +
       `calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
     inputSchema: z.object({}).strict(),
-    outputSchema: dataOrError(
-      z.looseObject({
-        url: z.string().describe('The card-setup page a person opens.'),
-        setup_intent_id: z.string(),
-        client_secret: z.string().nullable(),
-        checkout_session_id: z.string(),
-        expires_at: z.string().nullable(),
-      }),
-    ),
+    outputSchema: dataOrError(SetupIntentView),
     annotations: PERSON_STEP,
     _meta: moneyMeta('free; later paid calls are billed to the card at their quoted price (quote_call)'),
   },
@@ -119,7 +111,7 @@ const DEFS = {
       `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: ` +
       `the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
     inputSchema: z.object({}).strict(),
-    outputSchema: dataOrError(z.looseObject({ url: z.string() })),
+    outputSchema: dataOrError(PortalView),
     annotations: PERSON_STEP,
     _meta: moneyMeta('free; a person manages the card that pays card-billed calls'),
   },

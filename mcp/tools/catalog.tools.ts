@@ -11,9 +11,11 @@ import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../..
 import { BOARDS } from '../../core/catalog/rollups/rollups.scoring.js';
 import { ApiRequestBody } from '../../core/demand/demand.service.js';
 import { LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
+import { Leaderboard, MarketOverview } from '../../core/catalog/rollups/rollups.schemas.js';
+import { CategoryView, ListingDetail, ListingSchemaView } from '../../core/catalog/listings/listings.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
-import { CompactListingOut, ListingDetailOut, SchemaOut, SearchItemOut } from './consumer-schemas.js';
+import { CompactListingOut, SearchItemOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 
@@ -81,30 +83,14 @@ const DEFS = {
     title: 'List categories',
     description: 'Categories with their number of live APIs. Free.',
     inputSchema: z.object({}).strict(),
-    outputSchema: dataOrError(
-      z.object({
-        items: z.array(z.looseObject({ slug: z.string(), name: z.string(), api_count: z.number().int() })),
-      }),
-    ),
+    outputSchema: dataOrError(z.object({ items: z.array(CategoryView) })),
     annotations: CATALOG_READ,
   },
   get_market_overview: {
     title: 'Market overview',
     description: 'Marketplace totals: live APIs, providers, calls and GMV (24 h, 7 days), median price. Free.',
     inputSchema: z.object({}).strict(),
-    outputSchema: dataOrError(
-      z.looseObject({
-        live_apis: z.number().int(),
-        providers: z.number().int(),
-        categories: z.number().int(),
-        calls_24h: z.number().int(),
-        calls_7d: z.number().int(),
-        gmv_cents_24h: z.number().int(),
-        gmv_cents_7d: z.number().int(),
-        median_price_cents: z.number().nullable(),
-        updated_at: z.string().nullable(),
-      }),
-    ),
+    outputSchema: dataOrError(MarketOverview),
     annotations: CATALOG_READ,
   },
   get_leaderboard: {
@@ -117,20 +103,7 @@ const DEFS = {
         limit: z.number().int().min(1).max(500).optional(),
       })
       .strict(),
-    outputSchema: dataOrError(
-      z.looseObject({
-        board: z.string(),
-        metric: z.string(),
-        items: z.array(
-          z.looseObject({
-            rank: z.number().int(),
-            slug: z.string(),
-            name: z.string(),
-            metric: z.looseObject({ name: z.string(), value: z.number() }),
-          }),
-        ),
-      }),
-    ),
+    outputSchema: dataOrError(Leaderboard),
     annotations: CATALOG_READ,
   },
   request_api: {
@@ -161,7 +134,7 @@ const DEFS = {
     description:
       'One API: provider, scores, price per endpoint in cents, discounts, scheduled increases, required terms. Free.',
     inputSchema: z.object({ slug: SlugArg }).strict(),
-    outputSchema: dataOrError(ListingDetailOut),
+    outputSchema: dataOrError(ListingDetail),
     annotations: CATALOG_READ,
   },
   get_schema: {
@@ -170,7 +143,7 @@ const DEFS = {
       "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path " +
       'with its {params} filled in. Free.',
     inputSchema: z.object({ slug: SlugArg }).strict(),
-    outputSchema: dataOrError(SchemaOut),
+    outputSchema: dataOrError(ListingSchemaView),
     annotations: CATALOG_READ,
   },
 };

@@ -1,7 +1,7 @@
 /**
- * Output schemas of the consumer tools: the REST routes' `data` shapes (core/*), exact at the top level and loose
- * below it (z.looseObject), so a field a core view gains later does not turn a good result into an output-validation
- * error. A REST `data` that is an array is `{ items: [...] }` here (structured content must be an object), beside
+ * Output schemas of the consumer tools that are not a core view as is (the others import theirs from core/*): the
+ * REST routes' `data` shapes, exact at the top level and loose below it (z.looseObject), so a field a core view gains
+ * later does not turn a good result into an output-validation error. A REST `data` that is an array is `{ items: [...] }` here (structured content must be an object), beside
  * the route's `meta` fields that carry information (totals, the board's metric).
  */
 import { z } from 'zod';
@@ -9,7 +9,6 @@ import { SearchItem } from '../../core/catalog/search/search.schemas.js';
 
 const Cents = z.number().int();
 const NullableCents = Cents.nullable();
-const Named = z.looseObject({ slug: z.string().nullable(), name: z.string().nullable() });
 const Stamp = z.string().nullable();
 
 export const PriceView = z.looseObject({
@@ -32,49 +31,6 @@ export const CompactListingOut = z.object({
   max_price_cents: NullableCents,
   svc_score: z.number(),
   callable: z.boolean(),
-});
-
-export const ListingDetailOut = z.looseObject({
-  slug: z.string(),
-  name: z.string(),
-  summary: z.string(),
-  description: z.string().nullable(),
-  status: z.string(),
-  source: z.string(),
-  category: Named.nullable(),
-  tags: z.array(z.string()),
-  provider: Named,
-  callable: z.boolean(),
-  gateway_url: z.string().nullable(),
-  svc_score: z.number(),
-  merit: z.looseObject({}),
-  pricing: z.looseObject({
-    endpoints: z.number().int(),
-    free_endpoints: z.number().int(),
-    min_price_cents: Cents,
-    max_price_cents: Cents,
-    free: z.boolean(),
-  }),
-  endpoints: z.array(
-    PriceView.extend({ endpoint_id: z.string(), method: z.string(), path: z.string(), free: z.boolean() }),
-  ),
-  terms: z.looseObject({ required: z.boolean(), documents: z.array(z.looseObject({})) }),
-});
-
-export const SchemaOut = z.looseObject({
-  api: z.string(),
-  gateway_url: z.string(),
-  endpoints: z.array(
-    z.looseObject({
-      endpoint_id: z.string(),
-      method: z.string(),
-      path: z.string(),
-      summary: z.string().nullable(),
-      gateway_url: z.string(),
-      input_schema: z.record(z.string(), z.unknown()).nullable(),
-      output_schema: z.record(z.string(), z.unknown()).nullable(),
-    }),
-  ),
 });
 
 export const BalanceOut = z.looseObject({

@@ -5,32 +5,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
+import { OwnProfileView, ProviderDetail, ProviderListItem } from '../../core/profiles/profiles.schemas.js';
 import { ProfilePatch } from '../../core/profiles/profiles.service.js';
 import { ProvidersQuery } from '../../core/providers/provider-directory.service.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
 import { dataOrError, PageInfoShape, parseArgs } from './tool-schemas.js';
-
-const NullableString = z.string().nullable();
-
-const PublicProfileOut = {
-  org_id: z.string(),
-  display_name: NullableString,
-  slug: NullableString,
-  bio: NullableString,
-  website: NullableString,
-  avatar_url: NullableString,
-};
-
-const ProviderItemOut = { ...PublicProfileOut, badges: z.array(z.string()), live_api_count: z.number().int() };
-
-const OwnProfileOut = {
-  ...PublicProfileOut,
-  contact_email: NullableString,
-  contact_phone: NullableString,
-  updated_at: NullableString,
-};
 
 const patch = ProfilePatch.shape;
 
@@ -46,7 +27,7 @@ const DEFS = {
         offset: ProvidersQuery.shape.offset,
       })
       .strict(),
-    outputSchema: dataOrError({ items: z.array(z.looseObject(ProviderItemOut)), pagination: PageInfoShape }),
+    outputSchema: dataOrError({ items: z.array(ProviderListItem), pagination: PageInfoShape }),
     annotations: {
       title: 'List providers',
       readOnlyHint: true,
@@ -63,15 +44,7 @@ const DEFS = {
         slug: z.string().trim().min(1).max(100),
       })
       .strict(),
-    outputSchema: dataOrError({
-      ...ProviderItemOut,
-      stats: z.looseObject({
-        live_apis: z.number().int(),
-        calls_30d: z.number().int(),
-        success_rate_30d: z.number().nullable(),
-      }),
-      apis: z.array(z.looseObject({ slug: z.string(), name: z.string(), summary: z.string() })),
-    }),
+    outputSchema: dataOrError(ProviderDetail),
     annotations: {
       title: 'Get a provider’s profile',
       readOnlyHint: true,
@@ -84,7 +57,7 @@ const DEFS = {
     title: 'Get my profile',
     description: "Your org's profile, with the private contact fields. Needs provider:write.",
     inputSchema: z.object({}).strict(),
-    outputSchema: dataOrError(OwnProfileOut),
+    outputSchema: dataOrError(OwnProfileView),
     annotations: {
       title: 'Get my profile',
       readOnlyHint: true,
@@ -108,7 +81,7 @@ const DEFS = {
         contact_phone: patch.contact_phone.describe('Private.'),
       })
       .strict(),
-    outputSchema: dataOrError(OwnProfileOut),
+    outputSchema: dataOrError(OwnProfileView),
     annotations: {
       title: 'Update my profile',
       readOnlyHint: false,

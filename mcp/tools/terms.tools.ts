@@ -7,15 +7,11 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
 import { AcceptTermsBody, CreateDocumentBody, ListDocumentsQuery } from '../../core/providers/providers.schemas.js';
-import { AcceptanceView, DocumentView } from '../../core/terms/terms.schemas.js';
+import { AcceptanceView, DocumentView, TermsStatusView, TermsView } from '../../core/terms/terms.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { runTool } from './tool-result.js';
 import { dataOrError, parseArgs, withNote } from './tool-schemas.js';
-
-const NullableString = z.string().nullable();
-
-const DocumentOut = DocumentView.shape;
 
 const Slug = z.string().trim().min(1).max(100);
 
@@ -31,12 +27,7 @@ const DEFS = {
       "An API's legal documents in force: version, `content_hash`, `acceptance_mode`, `snapshot_url`, whether your " +
       'org accepted each, and `approval_url`. Free.',
     inputSchema: z.object({ slug: Slug }).strict(),
-    outputSchema: dataOrError({
-      api: z.string(),
-      documents: z.array(z.looseObject({ ...DocumentOut, accepted: z.boolean().nullable() })),
-      all_required_accepted: z.boolean().nullable(),
-      approval_url: z.string(),
-    }),
+    outputSchema: dataOrError(TermsView),
     annotations: {
       title: 'Get an API’s terms',
       readOnlyHint: true,
@@ -51,23 +42,7 @@ const DEFS = {
       'May your org call this API under its terms? `may_call`, `missing` documents, and `approval_url`, the page a ' +
       'person opens to accept. Free.',
     inputSchema: z.object({ slug: Slug }).strict(),
-    outputSchema: dataOrError({
-      api: z.string(),
-      may_call: z.boolean(),
-      missing: z.array(
-        z.looseObject({
-          document_id: z.string(),
-          kind: z.string(),
-          title: NullableString,
-          version: z.string(),
-          content_hash: z.string(),
-          snapshot_url: z.string(),
-        }),
-      ),
-      optional_unaccepted: z.array(z.string()),
-      approval_url: z.string(),
-      next_step: NullableString,
-    }),
+    outputSchema: dataOrError(TermsStatusView),
     annotations: {
       title: 'May I call this API (terms)?',
       readOnlyHint: true,
@@ -106,7 +81,7 @@ const DEFS = {
         kind: ListDocumentsQuery.shape.kind,
       })
       .strict(),
-    outputSchema: dataOrError({ items: z.array(z.looseObject(DocumentOut)) }),
+    outputSchema: dataOrError({ items: z.array(DocumentView) }),
     annotations: {
       title: 'List my legal documents',
       readOnlyHint: true,
@@ -131,7 +106,7 @@ const DEFS = {
         acceptance_mode: doc.acceptance_mode.describe('required: consumers must accept before calling.'),
       })
       .strict(),
-    outputSchema: dataOrError(DocumentOut),
+    outputSchema: dataOrError(DocumentView),
     annotations: {
       title: 'Create a legal document',
       readOnlyHint: false,
@@ -146,7 +121,7 @@ const DEFS = {
       'Put a draft document in force, superseding the active one; a `required` one must then be accepted before ' +
       "consumers' next calls. Needs provider:write.",
     inputSchema: z.object({ document_id: DocumentId }).strict(),
-    outputSchema: dataOrError(DocumentOut),
+    outputSchema: dataOrError(DocumentView),
     annotations: {
       title: 'Activate a legal document',
       readOnlyHint: false,

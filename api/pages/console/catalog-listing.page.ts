@@ -3,7 +3,7 @@
  * prices with scheduled changes and discounts, calls and score charts, stats per period, ranks, and the terms.
  */
 import type { Board } from '../../../core/catalog/rollups/rollups.scoring.js';
-import type { ListingDetail } from '../../../core/catalog/listings/listings.service.js';
+import type { ListingDetail } from '../../../core/catalog/listings/listings.schemas.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext } from '../../context.js';

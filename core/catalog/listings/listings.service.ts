@@ -17,15 +17,23 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { NotFoundError } from '../../errors.js';
 import type { KeysService } from '../../keys/keys.service.js';
-import { effectivePrice, type EffectivePrice } from '../../pricing/effective-price.js';
-import type { DocumentsService, DocumentView } from '../../terms/documents.service.js';
-import { meritFor, type Merit } from '../rollups/merit.js';
+import { effectivePrice } from '../../pricing/effective-price.js';
+import type { DocumentsService } from '../../terms/documents.service.js';
+import type { TermsStatusView, TermsView } from '../../terms/terms.schemas.js';
+import { meritFor } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
-import type { QuoteView } from './listings.schemas.js';
 import { quote, type QuoteCaller, type QuoteQuery } from './quote.js';
-import { HISTORY_LIMIT, historyFor, ranksFor, type HistoryPoint, type RankRow } from '../rollups/rollup-reads.js';
-import { STATS_WINDOWS, statsFor, type ListingStats, type StatsWindow } from '../rollups/stats.js';
-import type { CategoryView } from './listings.schemas.js';
+import { HISTORY_LIMIT, historyFor, ranksFor } from '../rollups/rollup-reads.js';
+import { STATS_WINDOWS, statsFor, type StatsWindow } from '../rollups/stats.js';
+import type {
+  CategoryView,
+  EndpointPriceRow,
+  ListingDetail,
+  ListingOpenApiDocument,
+  ListingSchemaView,
+  QuoteView,
+} from './listings.schemas.js';
+import type { HistoryPointView, ListingStats, RankView } from '../rollups/rollups.schemas.js';
 export type { CategoryView } from './listings.schemas.js';
 
 export const StatsQuery = z
@@ -43,32 +51,6 @@ export const HistoryQuery = z
   })
   .strict();
 
-export interface EndpointPriceRow {
-  endpoint_id: string;
-  method: string;
-  path: string;
-  summary: string | null;
-  /** Before discount (the scheduled price once its time has come). */
-  price_cents: number;
-  price_cents_effective: number;
-  free: boolean;
-  /** A scheduled increase: the new price and when it applies. */
-  price_increase: EffectivePrice['price_increase'];
-  /** The discount active now, with the cents it takes off. */
-  discount: EffectivePrice['discount'];
-}
-
-export interface EndpointSchemaRow {
-  endpoint_id: string;
-  method: string;
-  path: string;
-  summary: string | null;
-  /** Where to call it: `{gateway_url}/v1/proxy/{slug}{path}` with the same method. */
-  gateway_url: string;
-  input_schema: Record<string, unknown> | null;
-  output_schema: Record<string, unknown> | null;
-}
-
 /** What a directory entry tells a person (issue 22): it is listed for discovery, not callable through the gateway. */
 export const DIRECTORY_ENTRY = {
   note:
@@ -78,74 +60,6 @@ export const DIRECTORY_ENTRY = {
     'Its provider makes it callable by listing it: sign up, then create the API with its base URL and endpoints ' +
     '(console: Provider, or POST /v1/provider/apis), set prices and publish.',
 } as const;
-
-export interface ListingDetail {
-  slug: string;
-  name: string;
-  summary: string;
-  description: string | null;
-  status: 'live';
-  source: IApi['source'];
-  category: { slug: string; name: string } | null;
-  tags: string[];
-  examples: string[];
-  provider: { slug: string | null; name: string | null };
-  docs_url: string | null;
-  /** Callable through the gateway: a provider's listing. A directory entry is not (no gateway URL) until listed. */
-  callable: boolean;
-  /** Where to call it; null for a directory entry. */
-  gateway_url: string | null;
-  /** A directory entry only: what it is and how its provider makes it callable. */
-  directory_entry?: { note: string; how_to_list: string };
-  published_at: string | null;
-  verification: { status: string; checked_at: string | null };
-  svc_score: number;
-  merit: Omit<Merit, 'svc_score'>;
-  pricing: {
-    endpoints: number;
-    free_endpoints: number;
-    min_price_cents: number;
-    max_price_cents: number;
-    /** Every endpoint free (false without endpoints). */
-    free: boolean;
-  };
-  /** Pricing per endpoint (schemas: GET /v1/apis/{slug}/schema). */
-  endpoints: EndpointPriceRow[];
-  terms: { required: boolean; documents: DocumentView[] };
-}
-
-export interface TermsView {
-  api: string;
-  documents: (DocumentView & { accepted: boolean | null })[];
-  /** null when the caller is anonymous. */
-  all_required_accepted: boolean | null;
-  approval_url: string;
-}
-
-/** A document in force the caller's org still has to accept before calling (the gateway answers 428 until then). */
-export interface MissingDocument {
-  document_id: string;
-  kind: string;
-  title: string | null;
-  version: string;
-  content_hash: string;
-  snapshot_url: string;
-}
-
-/** The terms of a live listing as a decision: may the caller's org call it, and if not, what a person must do. */
-export interface TermsStatusView {
-  api: string;
-  /** As far as terms go: every required document in force is accepted (or none is required). */
-  may_call: boolean;
-  /** Required documents in force not yet accepted by the caller's org. */
-  missing: MissingDocument[];
-  /** Documents in force whose acceptance is optional and not yet given (calls work without them). */
-  optional_unaccepted: string[];
-  /** Where a person (an owner or admin of the org, with a verified email) reads and accepts the terms. */
-  approval_url: string;
-  /** What to do next, in one sentence; null when nothing is needed. */
-  next_step: string | null;
-}
 
 export class ListingsService {
   constructor(
@@ -245,7 +159,7 @@ export class ListingsService {
     return (await this.endpointsOf(em, api)).map((e) => this.priceRow(e, now));
   }
 
-  async schema(slug: string): Promise<{ api: string; gateway_url: string; endpoints: EndpointSchemaRow[] }> {
+  async schema(slug: string): Promise<ListingSchemaView> {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
     const base = this.gatewayBase(api);
@@ -265,7 +179,7 @@ export class ListingsService {
   }
 
   /** The raw OpenAPI 3.0.3 document (no envelope). */
-  async openapi(slug: string): Promise<Record<string, unknown>> {
+  async openapi(slug: string): Promise<ListingOpenApiDocument> {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
     const endpoints = await this.endpointsOf(em, api);
@@ -284,13 +198,13 @@ export class ListingsService {
     return statsFor(em, api.id, query.window, this.deps.clock.now());
   }
 
-  async history(slug: string, query: z.output<typeof HistoryQuery>): Promise<HistoryPoint[]> {
+  async history(slug: string, query: z.output<typeof HistoryQuery>): Promise<HistoryPointView[]> {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
     return historyFor(em, api.id, query.limit);
   }
 
-  async ranks(slug: string): Promise<RankRow[]> {
+  async ranks(slug: string): Promise<RankView[]> {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
     return ranksFor(em, api.id, api.category ?? null);

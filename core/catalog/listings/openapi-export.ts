@@ -11,6 +11,7 @@
  * reference, which could not resolve). The result always validates as OpenAPI 3.0 (tested with swagger-parser).
  */
 import type { IApi, IEndpoint } from '../../../db/entities/index.js';
+import type { ListingOpenApiDocument } from './listings.schemas.js';
 
 type Json = Record<string, unknown>;
 
@@ -223,10 +224,10 @@ export interface OpenApiInput {
   prices: Map<string, number>;
 }
 
-export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInput): Json {
+export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInput): ListingOpenApiDocument {
   const components: Json = {};
   const taken = new Set(['Meta', 'ErrorEnvelope']);
-  const paths: Json = {};
+  const paths: Record<string, Json> = {};
   const usedIds = new Set<string>();
 
   endpoints.forEach((e, index) => {
@@ -237,7 +238,7 @@ export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInp
   });
 
   const description = [api.summary, api.description ?? ''].filter((t) => t.trim() !== '').join('\n\n');
-  const doc: Json = {
+  const doc: ListingOpenApiDocument = {
     openapi: '3.0.3',
     info: {
       title: api.name,
@@ -260,7 +261,7 @@ export function exportOpenApi({ api, endpoints, gatewayUrl, prices }: OpenApiInp
   };
   if (api.docsUrl) doc.externalDocs = { url: api.docsUrl, description: "The provider's documentation." };
   if (api.source === 'directory') {
-    (doc.info as Json)['x-not-callable'] = 'A directory listing: not callable through the gateway until claimed.';
+    doc.info['x-not-callable'] = 'A directory listing: not callable through the gateway until claimed.';
   }
   return doc;
 }

@@ -30,6 +30,7 @@ import type { DocumentsService } from '../../terms/documents.service.js';
 import { assertSafePath } from '../../upstream/proxy-path.js';
 import { compileTemplate, matchTemplate } from './endpoint-match.js';
 import type { AdmissionView, QuoteView } from './listings.schemas.js';
+export type { AdmissionView, QuoteView } from './listings.schemas.js';
 
 export const QuoteQuery = z
   .object({
@@ -104,7 +105,7 @@ export async function quote(
     price_cents: price.price_cents,
     price_cents_effective: price.price_cents_effective,
     price_increase: price.price_increase,
-    discount: price.discount && { ...price.discount },
+    discount: price.discount,
   };
   if (caller.type !== 'anonymous') {
     view.admission = await admission(deps, em, api, price.price_cents_effective, caller, now);

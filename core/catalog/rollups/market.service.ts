@@ -9,6 +9,7 @@ import { ValidationError } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import { BOARD_METRICS, BOARDS, type Board } from './rollups.scoring.js';
 import { toDate } from '../../db/sql.js';
+import type { ActivityItem, Leaderboard, ListingSummary, MarketOverview } from './rollups.schemas.js';
 
 export const LeaderboardQuery = z
   .object({
@@ -20,40 +21,6 @@ export type LeaderboardQuery = z.infer<typeof LeaderboardQuery>;
 
 export const ActivityQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }).strict();
 export type ActivityQuery = z.infer<typeof ActivityQuery>;
-
-export interface ListingSummary {
-  slug: string;
-  name: string;
-  summary: string;
-  category: { slug: string; name: string } | null;
-  provider: { slug: string | null; name: string | null };
-}
-
-export interface BoardItem extends ListingSummary {
-  rank: number;
-  metric: { name: string; value: number };
-}
-
-export interface MarketOverview {
-  live_apis: number;
-  providers: number;
-  categories: number;
-  calls_24h: number;
-  calls_7d: number;
-  gmv_cents_24h: number;
-  gmv_cents_7d: number;
-  active_consumers_24h: number;
-  active_consumers_7d: number;
-  median_price_cents: number | null;
-  updated_at: string | null;
-}
-
-export type ActivityItem = {
-  kind: 'publish' | 'new_provider' | 'price_change' | 'mover';
-  at: string;
-  api: { slug: string; name: string } | null;
-  provider: { slug: string | null; name: string | null };
-} & Record<string, unknown>;
 
 const HOUR = 3_600_000;
 
@@ -88,13 +55,26 @@ function summaryOf(r: SummaryRow): ListingSummary {
   };
 }
 
+/** A market event the rollups recorded (rollups.service.ts writes its `data`). */
+type EventRow = SummaryRow & { at: Date | string } & (
+    | { kind: 'price_change'; data: { method: string; path: string; from_price_cents: number; to_price_cents: number } }
+    | { kind: 'mover'; data: { board: string; from_rank: number; to_rank: number } }
+  );
+
+function eventItem(r: EventRow): ActivityItem {
+  const base = {
+    at: toDate(r.at).toISOString(),
+    api: { slug: r.slug, name: r.name },
+    provider: { slug: r.provider_slug, name: r.provider_name },
+  };
+  // One branch per kind: TypeScript pairs each kind with its data only once it is narrowed.
+  return r.kind === 'mover' ? { kind: r.kind, ...base, ...r.data } : { kind: r.kind, ...base, ...r.data };
+}
+
 export class MarketService {
   constructor(private readonly deps: { orm: MikroORM; clock: Clock }) {}
 
-  async leaderboard(
-    boardName: string,
-    query: LeaderboardQuery,
-  ): Promise<{ board: Board; metric: string; items: BoardItem[] }> {
+  async leaderboard(boardName: string, query: LeaderboardQuery): Promise<Leaderboard> {
     const board = parseBoard(boardName);
     const em = this.deps.orm.em.fork();
     let scope = 'overall';
@@ -197,9 +177,7 @@ export class MarketService {
         order by f.at desc limit ?`,
       [limit],
     );
-    const events = await em.execute<
-      (SummaryRow & { at: Date | string; kind: 'price_change' | 'mover'; data: Record<string, unknown> })[]
-    >(
+    const events = await em.execute<EventRow[]>(
       `select m.created_at as at, m.kind, m.data, ${SUMMARY_COLUMNS}
          from market_events m join apis a on a.id = m.api_id and a.status = 'live' ${SUMMARY_JOINS}
         order by m.created_at desc, m.id limit ?`,
@@ -219,13 +197,7 @@ export class MarketService {
         api: { slug: r.slug, name: r.name },
         provider: { slug: r.provider_slug, name: r.provider_name },
       })),
-      ...events.map((r) => ({
-        kind: r.kind,
-        at: toDate(r.at).toISOString(),
-        api: { slug: r.slug, name: r.name },
-        provider: { slug: r.provider_slug, name: r.provider_name },
-        ...r.data,
-      })),
+      ...events.map(eventItem),
     ];
     return items.sort((a, b) => b.at.localeCompare(a.at) || a.kind.localeCompare(b.kind)).slice(0, limit);
   }

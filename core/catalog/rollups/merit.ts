@@ -16,21 +16,8 @@
  * Values read are clamped to their ranges, so a rollup bug cannot leak a score outside 0..100 or a part outside 0..1.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-
-export interface MeritParts {
-  reliability: number;
-  latency: number;
-  usage: number;
-  value: number;
-  freshness: number;
-}
-
-export interface Merit extends MeritParts {
-  svc_score: number;
-  /** False when no rollup row exists yet (the values are the neutral defaults). */
-  rated: boolean;
-  updated_at: string | null;
-}
+import type { Merit } from './rollups.schemas.js';
+export type { Merit, MeritParts } from './rollups.schemas.js';
 
 export const NEUTRAL_SVC_SCORE = 50;
 export const NEUTRAL_PART = 0.5;

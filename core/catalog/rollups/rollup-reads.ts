@@ -11,31 +11,14 @@
  * No rows: empty lists (a new listing has no history and no rank yet), never an error.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { part, type MeritParts } from './merit.js';
+import type { HistoryPointView, RankView } from './rollups.schemas.js';
+import { part } from './merit.js';
 import { BOARDS } from './rollups.scoring.js';
 
 export const HISTORY_LIMIT = { default: 30, max: 365 } as const;
 
-export interface HistoryPoint extends MeritParts {
-  day: string;
-  svc_score: number;
-}
-
-export interface RankRow {
-  board: string;
-  scope: 'overall' | 'category';
-  /** The category's slug for a category rank, else null. */
-  category: string | null;
-  /** Null while the listing is not on this board (no traffic yet, or below the board's cut). */
-  rank: number | null;
-  /** How many listings this board ranks in this scope. */
-  board_size: number;
-  metric: number | null;
-  updated_at: string | null;
-}
-
 /** The latest `limit` daily points, oldest first. */
-export async function historyFor(em: EntityManager, apiId: string, limit: number): Promise<HistoryPoint[]> {
+export async function historyFor(em: EntityManager, apiId: string, limit: number): Promise<HistoryPointView[]> {
   const rows = await em.execute<
     {
       day: string;
@@ -69,7 +52,7 @@ export async function historyFor(em: EntityManager, apiId: string, limit: number
  * listings the board ranks in that scope, so "not ranked" and "12th of 40" read the same way. The size comes from
  * the (board, scope, rank) index.
  */
-export async function ranksFor(em: EntityManager, apiId: string, category: string | null): Promise<RankRow[]> {
+export async function ranksFor(em: EntityManager, apiId: string, category: string | null): Promise<RankView[]> {
   const scopes = category ? ['overall', `category:${category}`] : ['overall'];
   const wanted = BOARDS.flatMap((board) => scopes.map((scope) => ({ board, scope })));
   const rows = await em.execute<

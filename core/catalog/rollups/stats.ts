@@ -14,6 +14,7 @@
  * latency the consumer waited); GMV is the cost of successful calls (failed calls are never billed).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ListingStats } from './rollups.schemas.js';
 
 export const STATS_WINDOWS = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
 export type StatsWindow = keyof typeof STATS_WINDOWS;
@@ -27,22 +28,6 @@ export const ERROR_CLASS_SQL = `case
   when status between 500 and 599 then 'upstream_5xx'
   when status between 400 and 499 then 'upstream_4xx'
   else 'no_response' end`;
-
-export interface ListingStats {
-  window: StatsWindow;
-  from: string;
-  to: string;
-  calls: number;
-  successes: number;
-  /** successes / calls, 4 decimals; null without calls. */
-  success_rate: number | null;
-  latency_ms: { p50: number | null; p95: number | null };
-  gmv_cents: number;
-  unique_consumers: number;
-  errors: Record<string, number>;
-  source: 'rollup' | 'live';
-  updated_at: string;
-}
 
 interface RollupRow {
   calls: string | number;

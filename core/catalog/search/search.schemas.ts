@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { API_SOURCES } from '../../../db/entities/index.js';
 import { Slug } from '../../providers/providers.schemas.js';
+import { CategoryRef, MeritParts, ProviderRef } from '../rollups/rollups.schemas.js';
 
 export const SEARCH_SORTS = [
   'svc_score',
@@ -40,7 +41,7 @@ export const SearchItem = z
     slug: z.string(),
     name: z.string(),
     summary: z.string(),
-    category: z.object({ slug: z.string(), name: z.string() }).nullable(),
+    category: CategoryRef.nullable(),
     tags: z.array(z.string()),
     source: z.enum(['provider', 'directory']),
     callable: z.boolean().describe('Callable through the gateway (a provider’s listing); a directory entry is not.'),
@@ -53,15 +54,9 @@ export const SearchItem = z
       })
       .describe('Base prices over the endpoints; nulls and `free: false` without endpoints.'),
     svc_score: z.number(),
-    merit: z.object({
-      reliability: z.number(),
-      latency: z.number(),
-      usage: z.number(),
-      value: z.number(),
-      freshness: z.number(),
-    }),
+    merit: MeritParts,
     relevance: z.number().optional().describe('0-1, only with `q`.'),
-    provider: z.object({ slug: z.string().nullable(), name: z.string().nullable() }),
+    provider: ProviderRef,
   })
   .describe('A ranked listing.');
 export type SearchItem = z.infer<typeof SearchItem>;
