@@ -18,6 +18,7 @@ import type { Config } from '../../config.js';
 import { NotFoundError } from '../../errors.js';
 import type { KeysService } from '../../keys/keys.service.js';
 import { effectivePrice, type EffectivePrice } from '../../pricing/effective-price.js';
+import { endpointHead } from '../../pricing/endpoint-view.js';
 import type { DocumentsService, DocumentView } from '../../terms/documents.service.js';
 import { meritFor, type Merit } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
@@ -172,10 +173,7 @@ export class ListingsService {
   private priceRow(e: IEndpoint, now: Date): EndpointPriceRow {
     const price = effectivePrice(e, now);
     return {
-      endpoint_id: e.id,
-      method: e.method,
-      path: e.path,
-      summary: e.summary ?? null,
+      ...endpointHead(e),
       price_cents: price.price_cents,
       price_cents_effective: price.price_cents_effective,
       free: price.price_cents_effective === 0,
