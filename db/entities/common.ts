@@ -46,6 +46,12 @@ export const singleUse = () => ({
   consumedAt: p.datetime().nullable(),
 });
 
+/** A row a secret token names: its prefixed id and the token's SHA-256 (the token itself is never stored). */
+export const hashedTokenRow = () => ({
+  id: prefixedId(),
+  tokenHash: sha256Hex().unique(),
+});
+
 /** The key of an idempotent call: org, API key and the caller's Idempotency-Key. */
 export const idempotencyPk = () => ({
   orgId: idRef().primary(),

@@ -5,7 +5,7 @@
  *   verifying creates the org's owner with that email and elevates the key in place.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { emailAddress, issuedExpiring, prefixedId, sha256Hex } from './common.js';
+import { emailAddress, hashedTokenRow, issuedExpiring } from './common.js';
 import { ApiKey } from './api-key.entity.js';
 import { Org } from './org.entity.js';
 import { User } from './user.entity.js';
@@ -14,8 +14,7 @@ export const EmailVerification = defineEntity({
   name: 'EmailVerification',
   tableName: 'email_verifications',
   properties: {
-    id: prefixedId(),
-    tokenHash: sha256Hex().unique(),
+    ...hashedTokenRow(),
     user: p.manyToOne(User).nullable().index(),
     /** Attach requests: the address to attach (lower-cased), the org and the key that asked. */
     email: emailAddress().nullable(),

@@ -3,7 +3,7 @@
  * ends at `expiresAt` (absolute), after the idle limit since `lastSeenAt`, or when revoked (logout).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { dbNow, prefixedId, sha256Hex } from './common.js';
+import { dbNow, hashedTokenRow } from './common.js';
 import { Org } from './org.entity.js';
 import { User } from './user.entity.js';
 
@@ -11,8 +11,7 @@ export const Session = defineEntity({
   name: 'Session',
   tableName: 'sessions',
   properties: {
-    id: prefixedId(),
-    tokenHash: sha256Hex().unique(),
+    ...hashedTokenRow(),
     user: p.manyToOne(User).index(),
     org: p.manyToOne(Org),
     createdAt: dbNow(),
