@@ -3,8 +3,9 @@
  * default) for the gateway benchmark and the soak: created with a random suffix, dropped by `drop()`.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
+import { withPgClient } from '../test/helpers/db.js';
 
 export const BENCH_ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -16,15 +17,7 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: BENCH_ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const admin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withPgClient(BENCH_ADMIN_URL, fn);
 
 export async function createBenchDatabase(label: string): Promise<BenchDatabase> {
   const suffix = randomBytes(4).toString('hex');
@@ -43,5 +36,29 @@ export async function createBenchDatabase(label: string): Promise<BenchDatabase>
     url: url.toString(),
     suffix,
     drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
+}
+
+/**
+ * The environment the benchmark's and the soak's services run with: the database and Redis key prefix of the run,
+ * no Temporal (an address nothing answers), loopback upstreams allowed, warn-level logs.
+ */
+export function benchEnv(
+  databaseUrl: string,
+  redis: { url: string; prefix: string },
+  secretsKey: string,
+  rateLimitPerMin: number,
+): Record<string, string> {
+  return {
+    NODE_ENV: 'development',
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_MAX: '10',
+    REDIS_URL: redis.url,
+    REDIS_KEY_PREFIX: redis.prefix,
+    TEMPORAL_ADDRESS: '127.0.0.1:9',
+    SECRETS_KEY: secretsKey,
+    UPSTREAM_ALLOW_PRIVATE: 'true',
+    LOG_LEVEL: 'warn',
+    GATEWAY_RATE_LIMIT_PER_MIN: String(rateLimitPerMin),
   };
 }

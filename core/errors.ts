@@ -62,26 +62,24 @@ export class AppError extends Error {
   }
 }
 
-export class ValidationError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('validation_failed', message, options);
-  }
+type KindErrorClass = new (message: string, options?: AppErrorOptions) => AppError;
+type DefaultedKindErrorClass = new (message?: string, options?: AppErrorOptions) => AppError;
+
+/** The AppError class of one kind, taking the caller's message (or `fallback` when it gives none). */
+function kindError(kind: ErrorKind): KindErrorClass;
+function kindError(kind: ErrorKind, fallback: string): DefaultedKindErrorClass;
+function kindError(kind: ErrorKind, fallback?: string): KindErrorClass {
+  return class extends AppError {
+    constructor(message = fallback ?? '', options?: AppErrorOptions) {
+      super(kind, message, options);
+    }
+  };
 }
-export class UnauthenticatedError extends AppError {
-  constructor(message = 'A valid bearer token is required.', options?: AppErrorOptions) {
-    super('unauthenticated', message, options);
-  }
-}
-export class ForbiddenError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('forbidden', message, options);
-  }
-}
-export class NotFoundError extends AppError {
-  constructor(message = 'Not found.', options?: AppErrorOptions) {
-    super('not_found', message, options);
-  }
-}
+
+export class ValidationError extends kindError('validation_failed') {}
+export class UnauthenticatedError extends kindError('unauthenticated', 'A valid bearer token is required.') {}
+export class ForbiddenError extends kindError('forbidden') {}
+export class NotFoundError extends kindError('not_found', 'Not found.') {}
 export class MethodNotAllowedError extends AppError {
   constructor(allowed: string[]) {
     super('method_not_allowed', `Method not allowed. Allowed: ${allowed.join(', ')}.`, {
@@ -90,11 +88,7 @@ export class MethodNotAllowedError extends AppError {
     });
   }
 }
-export class ConflictError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('conflict', message, options);
-  }
-}
+export class ConflictError extends kindError('conflict') {}
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number, what = 'Request body') {
     super('payload_too_large', `${what} is larger than the ${limitBytes}-byte limit.`, {
@@ -102,11 +96,7 @@ export class PayloadTooLargeError extends AppError {
     });
   }
 }
-export class UnsupportedMediaTypeError extends AppError {
-  constructor(message: string) {
-    super('unsupported_media_type', message);
-  }
-}
+export class UnsupportedMediaTypeError extends kindError('unsupported_media_type') {}
 export class RateLimitedError extends AppError {
   constructor(retryAfterSeconds: number, message = 'Too many requests; slow down.') {
     const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
@@ -116,27 +106,11 @@ export class RateLimitedError extends AppError {
     });
   }
 }
-export class PaymentRequiredError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('payment_required', message, options);
-  }
-}
-export class ServiceUnavailableError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('unavailable', message, options);
-  }
-}
+export class PaymentRequiredError extends kindError('payment_required') {}
+export class ServiceUnavailableError extends kindError('unavailable') {}
 /** The payment provider (Stripe) refused a request for a reason that is not the caller's (docs/decisions.md). */
-export class PaymentProviderError extends AppError {
-  constructor(message: string, options?: AppErrorOptions) {
-    super('payment_provider_error', message, options);
-  }
-}
-export class InternalError extends AppError {
-  constructor(message = 'Internal error.', options?: AppErrorOptions) {
-    super('internal', message, options);
-  }
-}
+export class PaymentProviderError extends kindError('payment_provider_error') {}
+export class InternalError extends kindError('internal', 'Internal error.') {}
 
 /**
  * Postgres refusing text it cannot store: 22021 character_not_in_repertoire (NUL in a text parameter), 22P05

@@ -10,13 +10,15 @@
 // orchestrator's, and the orchestrator stays idle while it runs.
 import { fileURLToPath } from 'node:url';
 import { nodeTsArgs, startChild } from './proc.js';
-import type { AutocannonResult, BenchTarget, TrafficCount } from './types.js';
+import {
+  workerRequest,
+  type AutocannonResult,
+  type BenchTarget,
+  type TrafficCount,
+  type WorkerRequest,
+} from './types.js';
 
-export interface AutocannonWorkerConfig {
-  url: string;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body: string | null;
+export interface AutocannonWorkerConfig extends WorkerRequest {
   rate: number;
   connections: number;
   durationS: number;
@@ -37,10 +39,7 @@ export async function runAutocannon(
   options: AutocannonOptions,
 ): Promise<{ result: AutocannonResult; traffic: TrafficCount }> {
   const config: AutocannonWorkerConfig = {
-    url: target.url,
-    method: target.method ?? 'GET',
-    headers: target.headers ?? {},
-    body: target.body ?? null,
+    ...workerRequest(target),
     rate: options.rate,
     connections: options.connections,
     durationS: options.durationS,

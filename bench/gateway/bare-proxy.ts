@@ -2,14 +2,13 @@
 // server, one undici Pool with keep-alive to the upstream) and nothing else: no auth, no metering, no logging.
 // Run as a child: BARE_UPSTREAM=http://127.0.0.1:<port> node --import tsx bench/gateway/bare-proxy.ts
 // It listens on an ephemeral loopback port and prints "listening <port>" once ready.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Pool } from 'undici';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { proxyServer, serveUntilSignalled, upstreamPool } from './proxy-process.js';
 
 const upstream = process.env.BARE_UPSTREAM;
 if (!upstream) throw new Error('BARE_UPSTREAM is required');
 
-// More connections than wrk's 32 so the pool never queues; keep-alive well past a round's length.
-const pool = new Pool(upstream, { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 });
+const pool = upstreamPool(upstream);
 
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
@@ -37,23 +36,4 @@ async function forward(req: IncomingMessage, res: ServerResponse): Promise<void>
   res.end(payload);
 }
 
-const server = createServer((req, res) => {
-  forward(req, res).catch((err: unknown) => {
-    if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: 'bad_gateway', message: String(err) }));
-  });
-});
-server.keepAliveTimeout = 75_000;
-
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (typeof address === 'object' && address) console.log(`listening ${address.port}`);
-});
-
-const shutdown = (): void => {
-  server.close();
-  server.closeAllConnections();
-  void pool.close().finally(() => process.exit(0));
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+serveUntilSignalled(proxyServer(forward), () => pool.close());

@@ -12,10 +12,10 @@
 // the gateway is the price of those. Run as a child: BARE_UPSTREAM=… FLOOR_REDIS_URL=… FLOOR_DATABASE_URL=…
 // node --import tsx bench/gateway/floor-proxy.ts; prints "listening <port>" once ready. FLOOR_KEY is the one valid key.
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { Pool } from 'undici';
+import { proxyServer, serveUntilSignalled, upstreamPool } from './proxy-process.js';
 
 const upstream = process.env.BARE_UPSTREAM;
 const redisUrl = process.env.FLOOR_REDIS_URL;
@@ -23,7 +23,7 @@ const databaseUrl = process.env.FLOOR_DATABASE_URL;
 const validKey = process.env.FLOOR_KEY ?? 'sk_floor_0123456789abcdef';
 if (!upstream || !redisUrl || !databaseUrl) throw new Error('BARE_UPSTREAM, FLOOR_REDIS_URL, FLOOR_DATABASE_URL');
 
-const pool = new Pool(upstream, { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 });
+const pool = upstreamPool(upstream);
 const redis = new Redis(redisUrl, { enableAutoPipelining: true, keyPrefix: `floor:${process.pid}:` });
 redis.defineCommand('appendBatch', {
   numberOfKeys: 1,
@@ -116,27 +116,8 @@ async function forward(req: IncomingMessage, res: ServerResponse): Promise<void>
   res.end(body);
 }
 
-const server = createServer((req, res) => {
-  forward(req, res).catch((err: unknown) => {
-    if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: 'bad_gateway', message: String(err) }));
-  });
-});
-server.keepAliveTimeout = 75_000;
-
 await db.query(
   `create table if not exists floor_usage (id text primary key, org_id text not null, key_id text not null,
      cost_cents integer not null, record text not null, created_at timestamptz not null default now())`,
 );
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  if (typeof address === 'object' && address) console.log(`listening ${address.port}`);
-});
-
-const shutdown = (): void => {
-  server.close();
-  server.closeAllConnections();
-  void Promise.allSettled([pool.close(), db.end(), redis.quit()]).finally(() => process.exit(0));
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+serveUntilSignalled(proxyServer(forward), () => Promise.allSettled([pool.close(), db.end(), redis.quit()]));

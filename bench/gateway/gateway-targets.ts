@@ -17,7 +17,7 @@ import { loadConfig } from '../../core/config.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { rateWindowKey } from '../../core/spend/redis-spend-store.js';
 import { createServices, type Services } from '../../platform/services.js';
-import { createBenchDatabase } from '../bench-db.js';
+import { benchEnv, createBenchDatabase } from '../bench-db.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
 import { newId } from '../../core/ids.js';
 import { Redis } from 'ioredis';
@@ -87,18 +87,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
   const databaseUrl = db.url;
   const prefix = `bench:${db.suffix}:`;
 
-  const env = {
-    NODE_ENV: 'development',
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_MAX: '10',
-    REDIS_URL,
-    REDIS_KEY_PREFIX: prefix,
-    TEMPORAL_ADDRESS: '127.0.0.1:9',
-    SECRETS_KEY,
-    UPSTREAM_ALLOW_PRIVATE: 'true',
-    LOG_LEVEL: 'warn',
-    GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
-  };
+  const env = benchEnv(databaseUrl, { url: REDIS_URL, prefix }, SECRETS_KEY, 1_000_000);
   const services: Services = await createServices(loadConfig(env));
   const seed = await seedAccounts(services, ctx.upstreamUrl);
 

@@ -16,13 +16,9 @@
 import { fileURLToPath } from 'node:url';
 import { chargedUs, cpuWindow, snapshot, type CpuGroups, type ProcSnapshot } from './cpu.js';
 import { nodeTsArgs, startChild } from './proc.js';
-import type { BenchTarget, LatencyResult, TrafficCount } from './types.js';
+import { workerRequest, type BenchTarget, type LatencyResult, type TrafficCount, type WorkerRequest } from './types.js';
 
-export interface LatencyWorkerConfig {
-  url: string;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body: string | null;
+export interface LatencyWorkerConfig extends WorkerRequest {
   rate: number;
   warmupS: number;
   durationS: number;
@@ -72,10 +68,7 @@ export async function runLatency(
   groups: CpuGroups,
 ): Promise<{ result: LatencyResult; traffic: TrafficCount[] }> {
   const config: LatencyWorkerConfig = {
-    url: target.url,
-    method: target.method ?? 'GET',
-    headers: target.headers ?? {},
-    body: target.body ?? null,
+    ...workerRequest(target),
     rate: options.rate,
     warmupS: options.warmupS,
     durationS: options.durationS,

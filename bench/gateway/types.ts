@@ -54,6 +54,21 @@ export interface BenchTarget {
   services?(): { redis: number[]; postgres: number[] };
 }
 
+/** The request a worker process sends again and again: a target with its defaults filled in. */
+export interface WorkerRequest {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export const workerRequest = (target: BenchTarget): WorkerRequest => ({
+  url: target.url,
+  method: target.method ?? 'GET',
+  headers: target.headers ?? {},
+  body: target.body ?? null,
+});
+
 /** CPU time spent during one measurement window, in microseconds. */
 export interface CpuWindow {
   /** The processes of the target (BenchTarget.pids and their descendants). */

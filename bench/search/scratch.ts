@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import { withPgClient } from '../../test/helpers/db.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { DirectoryImporter, type ImportReport } from '../../core/catalog/public-apis/public-apis-import.js';
 import { createEmbedder, type Embedder } from '../../core/catalog/search/embedder.js';
@@ -42,15 +42,10 @@ export async function scratchCatalog(opts: { file?: string; poolMax?: number } =
     const name = `mp_search_scratch_${randomBytes(4).toString('hex')}`;
     const admin = new URL(server);
     admin.pathname = '/postgres';
-    const run = async (sql: string) => {
-      const c = new pg.Client({ connectionString: admin.toString() });
-      await c.connect();
-      try {
+    const run = (sql: string) =>
+      withPgClient(admin.toString(), async (c) => {
         await c.query(sql);
-      } finally {
-        await c.end();
-      }
-    };
+      });
     await run(`create database "${name}"`);
     const target = new URL(server);
     target.pathname = `/${name}`;

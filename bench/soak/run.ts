@@ -24,7 +24,7 @@ import { RedisCounterStore } from '../../core/counters/index.js';
 import { newId } from '../../core/ids.js';
 import { createServices, type Services } from '../../platform/services.js';
 import { Api, Endpoint, Org, User } from '../../db/entities/index.js';
-import { createBenchDatabase, BENCH_ADMIN_URL } from '../bench-db.js';
+import { benchEnv, createBenchDatabase, BENCH_ADMIN_URL } from '../bench-db.js';
 import { checkBooks, type CallAnswer } from '../../test/helpers/books.js';
 import { startUpstream } from '../gateway/nginx.js';
 import { freePort, nodeTsArgs, startChild, stopAllChildren, waitForHttp, type ManagedChild } from '../gateway/proc.js';
@@ -153,18 +153,7 @@ async function main(): Promise<void> {
   await admin.connect();
 
   const upstream = await startUpstream();
-  const env = {
-    NODE_ENV: 'development',
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_MAX: '10',
-    REDIS_URL,
-    REDIS_KEY_PREFIX: prefix,
-    TEMPORAL_ADDRESS: '127.0.0.1:9',
-    SECRETS_KEY,
-    UPSTREAM_ALLOW_PRIVATE: 'true',
-    LOG_LEVEL: 'warn',
-    GATEWAY_RATE_LIMIT_PER_MIN: '100000',
-  };
+  const env = benchEnv(databaseUrl, { url: REDIS_URL, prefix }, SECRETS_KEY, 100_000);
   const services = await createServices(loadConfig(env));
   const s = await seed(services, upstream.url);
   const ports = { api: await freePort(), gateway: await freePort() };

@@ -34,35 +34,31 @@ export function verificationEmail(
   };
 }
 
-export function loginCodeEmail(to: string, code: string): MailMessage {
+/** A one-time code: the code, then what it is for and what to do if it was not asked for. */
+function codeEmail(to: string, subject: string, code: string, lines: string[]): MailMessage {
   return {
     to,
-    subject: `Your sign-in code: ${code}`,
-    text: [
-      `Your code: ${code}`,
-      '',
-      'It works once, for 10 minutes. If you did not ask for it, ignore this message.',
+    subject: `${subject}: ${code}`,
+    text: [`Your code: ${code}`, '', ...lines].join('\n'),
+    html: [
+      `<p>Your code: <strong>${escapeHtml(code)}</strong></p>`,
+      ...lines.map((l) => `<p>${escapeHtml(l)}</p>`),
     ].join('\n'),
-    html: `<p>Your code: <strong>${escapeHtml(code)}</strong></p>
-<p>It works once, for 10 minutes. If you did not ask for it, ignore this message.</p>`,
   };
+}
+
+export function loginCodeEmail(to: string, code: string): MailMessage {
+  return codeEmail(to, 'Your sign-in code', code, [
+    'It works once, for 10 minutes. If you did not ask for it, ignore this message.',
+  ]);
 }
 
 /** The code of a sign-up in the browser (/signup): proving the address creates the account. */
 export function signupCodeEmail(to: string, code: string): MailMessage {
-  return {
-    to,
-    subject: `Your sign-up code: ${code}`,
-    text: [
-      `Your code: ${code}`,
-      '',
-      'Enter it on the sign-up page to create your API marketplace account. It works once, for 10 minutes.',
-      'If you did not ask for it, ignore this message: no account is made without it.',
-    ].join('\n'),
-    html: `<p>Your code: <strong>${escapeHtml(code)}</strong></p>
-<p>Enter it on the sign-up page to create your API marketplace account. It works once, for 10 minutes.</p>
-<p>If you did not ask for it, ignore this message: no account is made without it.</p>`,
-  };
+  return codeEmail(to, 'Your sign-up code', code, [
+    'Enter it on the sign-up page to create your API marketplace account. It works once, for 10 minutes.',
+    'If you did not ask for it, ignore this message: no account is made without it.',
+  ]);
 }
 
 /**

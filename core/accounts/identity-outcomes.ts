@@ -43,6 +43,26 @@ export interface VerifyOutcome {
   revokedNotice?: { email: string; revoked: RevokedCredentials };
 }
 
+/**
+ * A verification that made a new org for the proven address: no keys elevated; the keys of a stale signup of the
+ * address (`stale`, abandoned in the same transaction) are dropped from the gateways' caches after commit.
+ */
+export function newOrgOutcome(
+  userId: string,
+  orgId: string,
+  stale: RevokedCredentials | undefined,
+  newlyVerified: boolean,
+): VerifyOutcome {
+  return {
+    userId,
+    orgId,
+    newlyVerified,
+    scopesAdded: [],
+    keyHashes: stale?.keys.map((k) => k.hash) ?? [],
+    keysOrgId: stale?.orgId,
+  };
+}
+
 /** Add billing:write and provider:write to the active keys matching `where`; returns their hashes. */
 export async function elevateKeys(tem: EntityManager, now: Date, where: string, param: string): Promise<string[]> {
   const rows = await tem.execute<{ key_hash: string }[]>(

@@ -16,6 +16,7 @@ import { verifyChallenge } from './challenge.js';
 import {
   emailTaken,
   invalidCode,
+  newOrgOutcome,
   newOwnedOrg,
   sessionView,
   userView,
@@ -154,15 +155,7 @@ export class SignupService {
             amountCents: STARTER_CREDIT_CENTS,
             holdFor: SIGNUP_CREDIT_HOLD,
           });
-          const verified: VerifyOutcome = {
-            userId: user.id,
-            orgId: org.id,
-            newlyVerified: true,
-            scopesAdded: [],
-            keyHashes: stale?.keys.map((k) => k.hash) ?? [],
-            keysOrgId: stale?.orgId,
-            creditsReleased: true,
-          };
+          const verified: VerifyOutcome = { ...newOrgOutcome(user.id, org.id, stale, true), creditsReleased: true };
           return { outcome: verified, view: sessionView(session, org.id, user) };
         },
         'signup',

@@ -35,6 +35,18 @@ const CREDIT_PURCHASE_CALLS_SQL = `select u.id, u.cost_cents, u.batch_id from us
           order by u.created_at desc, u.id desc limit 10000`;
 
 /**
+ * Each provider's gross earning and fee booked in the ledger under `count` references `${prefix}{id}` (placeholders):
+ * rows (id, provider org, gross, fee), as the queued accruals give them.
+ */
+const bookedSharesSql = (prefix: string, count: number) =>
+  `select substr(l.reference, ${prefix.length + 1}), l.org_id,
+                sum(case when l.kind = 'provider_earning' then l.amount_cents else 0 end),
+                -sum(case when l.kind = 'platform_fee' then l.amount_cents else 0 end)
+           from ledger_entries l
+          where l.kind in ('provider_earning', 'platform_fee') and l.reference in (${Array(count).fill('?').join(',')})
+          group by l.reference, l.org_id`;
+
+/**
  * The calls the disputed money paid for, latest first: a usage charge's card-billed calls, or the calls made with the
  * part of a credit purchase that was already spent.
  */
@@ -81,12 +93,7 @@ export async function addUnbatchedShares(
   const rows = await tem.execute<(ShareRow & { usage_id: string })[]>(
     `select usage_id, provider_org_id, gross_cents as gross, fee_cents as fee from earning_accruals
           where batch_id is null and usage_id in (${alone.map(() => '?').join(',')})
-         union all
-         select substr(l.reference, 7), l.org_id, sum(case when l.kind = 'provider_earning' then l.amount_cents else 0 end),
-                -sum(case when l.kind = 'platform_fee' then l.amount_cents else 0 end)
-           from ledger_entries l
-          where l.kind in ('provider_earning', 'platform_fee') and l.reference in (${alone.map(() => '?').join(',')})
-          group by l.reference, l.org_id`,
+         union all ${bookedSharesSql('usage:', alone.length)}`,
     [...alone.map((p) => p.id), ...alone.map((p) => `usage:${p.id}`)],
   );
   const byCall = new Map(rows.map((r) => [r.usage_id, r]));
@@ -114,12 +121,7 @@ export async function addBatchedShares(
   const rows = await tem.execute<(ShareRow & { batch_id: string })[]>(
     `select batch_id, provider_org_id, sum(gross_cents) as gross, sum(fee_cents) as fee from earning_accruals
           where batch_id in (${ids.map(() => '?').join(',')}) group by batch_id, provider_org_id
-         union all
-         select substr(l.reference, 13), l.org_id, sum(case when l.kind = 'provider_earning' then l.amount_cents else 0 end),
-                -sum(case when l.kind = 'platform_fee' then l.amount_cents else 0 end)
-           from ledger_entries l
-          where l.kind in ('provider_earning', 'platform_fee') and l.reference in (${ids.map(() => '?').join(',')})
-          group by l.reference, l.org_id`,
+         union all ${bookedSharesSql('usage_batch:', ids.length)}`,
     [...ids, ...ids.map((id) => `usage_batch:${id}`)],
   );
   const gross = new Map<string, number>();

@@ -27,6 +27,18 @@ import {
 
 const FOLD_BATCH = 1_000;
 
+/**
+ * Net earnings of the provider (`?`) booked against rows of `source` (referenced as `${prefix}{id}`) that billed the
+ * card and have no succeeded usage charge at or after `at`.
+ */
+const uncollectedSql = (source: 'usage_batches' | 'usage_events', prefix: string, at: 'last_at' | 'created_at') =>
+  `select coalesce(sum(l.amount_cents), 0) as cents
+     from ledger_entries l join ${source} s on s.id = substr(l.reference, ${prefix.length + 1})
+    where l.org_id = ? and l.kind in ('provider_earning', 'platform_fee') and l.reference like '${prefix}%'
+      and s.billable_cents > 0
+      and not exists (select 1 from payments p where p.org_id = s.org_id and p.kind = 'usage_charge'
+                       and p.status = 'succeeded' and p.created_at >= s.${at})`;
+
 interface AccrualRow {
   id: string;
   batch_id: string | null;
@@ -120,24 +132,12 @@ export class EarningsService {
    * call. Earnings booked per call (before batches) are matched to their call as before.
    */
   async uncollectedNet(em: EntityManager, providerOrgId: string): Promise<number> {
-    const [row] = await em.execute<{ cents: string }[]>(
-      `select coalesce(sum(l.amount_cents), 0) as cents
-         from ledger_entries l join usage_batches b on b.id = substr(l.reference, 13)
-        where l.org_id = ? and l.kind in ('provider_earning', 'platform_fee') and l.reference like 'usage_batch:%'
-          and b.billable_cents > 0
-          and not exists (select 1 from payments p where p.org_id = b.org_id and p.kind = 'usage_charge'
-                           and p.status = 'succeeded' and p.created_at >= b.last_at)`,
-      [providerOrgId],
-    );
-    const [legacy] = await em.execute<{ cents: string }[]>(
-      `select coalesce(sum(l.amount_cents), 0) as cents
-         from ledger_entries l join usage_events u on u.id = substr(l.reference, 7)
-        where l.org_id = ? and l.kind in ('provider_earning', 'platform_fee') and l.reference like 'usage:%'
-          and u.billable_cents > 0
-          and not exists (select 1 from payments p where p.org_id = u.org_id and p.kind = 'usage_charge'
-                           and p.status = 'succeeded' and p.created_at >= u.created_at)`,
-      [providerOrgId],
-    );
+    const [row] = await em.execute<{ cents: string }[]>(uncollectedSql('usage_batches', 'usage_batch:', 'last_at'), [
+      providerOrgId,
+    ]);
+    const [legacy] = await em.execute<{ cents: string }[]>(uncollectedSql('usage_events', 'usage:', 'created_at'), [
+      providerOrgId,
+    ]);
     return Number(row?.cents ?? 0) + Number(legacy?.cents ?? 0);
   }
 

@@ -2,34 +2,30 @@
 import { escapeHtml } from '../html.js';
 import type { MailMessage } from '../mail/mailer.js';
 
+/** A failed charge paused the account: what failed, then how calls resume (each line a paragraph in HTML). */
+function pausedEmail(to: string, subject: string, failed: string): MailMessage {
+  const lines = [
+    failed,
+    'Paid API calls are paused until a payment goes through.',
+    'Update your card in the billing portal or buy credits, and calls resume at once.',
+  ];
+  return { to, subject, text: lines.join('\n'), html: lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('\n') };
+}
+
 export function reloadFailedEmail(to: string, amountCents: number, reason: string): MailMessage {
   const amount = `$${(amountCents / 100).toFixed(2)}`;
-  return {
+  return pausedEmail(
     to,
-    subject: 'Auto-reload failed: your marketplace account is paused',
-    text: [
-      `We could not charge ${amount} to your saved card for auto-reload (${reason}).`,
-      'Paid API calls are paused until a payment goes through.',
-      'Update your card in the billing portal or buy credits, and calls resume at once.',
-    ].join('\n'),
-    html: `<p>We could not charge ${escapeHtml(amount)} to your saved card for auto-reload (${escapeHtml(reason)}).</p>
-<p>Paid API calls are paused until a payment goes through.</p>
-<p>Update your card in the billing portal or buy credits, and calls resume at once.</p>`,
-  };
+    'Auto-reload failed: your marketplace account is paused',
+    `We could not charge ${amount} to your saved card for auto-reload (${reason}).`,
+  );
 }
 
 export function usageChargeFailedEmail(to: string, amountCents: number, reason: string): MailMessage {
   const amount = `$${(amountCents / 100).toFixed(2)}`;
-  return {
+  return pausedEmail(
     to,
-    subject: 'Payment failed: your marketplace account is paused',
-    text: [
-      `We could not charge ${amount} of API usage to your saved card (${reason}).`,
-      'Paid API calls are paused until a payment goes through.',
-      'Update your card in the billing portal or buy credits, and calls resume at once.',
-    ].join('\n'),
-    html: `<p>We could not charge ${escapeHtml(amount)} of API usage to your saved card (${escapeHtml(reason)}).</p>
-<p>Paid API calls are paused until a payment goes through.</p>
-<p>Update your card in the billing portal or buy credits, and calls resume at once.</p>`,
-  };
+    'Payment failed: your marketplace account is paused',
+    `We could not charge ${amount} of API usage to your saved card (${reason}).`,
+  );
 }

@@ -9,6 +9,13 @@ export const toDate = (v: Date | string): Date => (v instanceof Date ? v : new D
 export const pgArray = (values: readonly string[]): string =>
   `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 
+/** Adds `condition` and its one parameter to a query's filters when `value` is set (an optional list filter). */
+export function addFilter(filters: string[], params: unknown[], condition: string, value: unknown): void {
+  if (!value) return;
+  filters.push(condition);
+  params.push(value);
+}
+
 /**
  * Serialise key changes per org (the active-key cap and the key tree hold under concurrency). `FOR NO KEY UPDATE`:
  * it excludes other key changes and balance updates of the org, but not the key-share locks that inserting rows

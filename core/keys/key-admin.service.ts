@@ -65,10 +65,7 @@ export class KeyAdminService {
       scopes: [...key.scopes],
       source: key.source,
       parent_key_id: key.parentKey?.id ?? null,
-      budget_cents: key.budgetCents ?? null,
-      per_call_max_cents: key.perCallMaxCents ?? null,
-      daily_cap_cents: key.dailyCapCents ?? null,
-      approval_mode: key.approvalMode,
+      ...keyGovernance(key),
       approved_cents: key.approvedCents,
       remaining_approval_cents: key.approvalMode ? Math.max(0, key.approvedCents - key.spentCents) : null,
       spent_cents: key.spentCents,
@@ -302,15 +299,18 @@ async function revokedKeyDescendsFrom(em: EntityManager, key: IApiKey, ancestorI
   return false;
 }
 
-function govKey(k: IApiKey): GovKey {
+/** A key row's caps and approval mode. */
+function keyGovernance(k: IApiKey): Governance {
   return {
-    id: k.id,
-    parentKeyId: k.parentKey?.id ?? null,
     budget_cents: k.budgetCents ?? null,
     per_call_max_cents: k.perCallMaxCents ?? null,
     daily_cap_cents: k.dailyCapCents ?? null,
     approval_mode: k.approvalMode,
   };
+}
+
+function govKey(k: IApiKey): GovKey {
+  return { id: k.id, parentKeyId: k.parentKey?.id ?? null, ...keyGovernance(k) };
 }
 
 function governanceOf(g: Governance): Governance {

@@ -19,71 +19,57 @@ export interface ReservationsView {
 export class Metrics {
   readonly registry: Registry = new client.Registry();
   private readonly registers = [this.registry];
-  readonly httpRequests: Counter<'surface' | 'route' | 'method' | 'status'> = new client.Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by surface (api, gateway, mcp), route template, method and status.',
-    labelNames: ['surface', 'route', 'method', 'status'],
-    registers: this.registers,
-  });
-  readonly httpDuration: Histogram<'surface' | 'route' | 'method' | 'status'> = new client.Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from the request to the end of its answer, by surface, route template, method and status.',
-    labelNames: ['surface', 'route', 'method', 'status'],
-    buckets: LATENCY_BUCKETS,
-    registers: this.registers,
-  });
-  readonly admissions: Counter<'outcome'> = new client.Counter({
-    name: 'gateway_admissions_total',
-    help: 'Gateway admission decisions for paid calls (admitted, replay, rate_limited, budget, funds, ...).',
-    labelNames: ['outcome'],
-    registers: this.registers,
-  });
-  readonly idempotencyLookups: Counter<'reason'> = new client.Counter({
-    name: 'gateway_idempotency_lookups_total',
-    help:
-      'Idempotency-Keys the gateway looked up in Postgres before the upstream call, by why Redis could not answer ' +
+  readonly httpRequests: Counter<'surface' | 'route' | 'method' | 'status'> = this.counter(
+    'http_requests_total',
+    'HTTP requests answered, by surface (api, gateway, mcp), route template, method and status.',
+    ['surface', 'route', 'method', 'status'],
+  );
+  readonly httpDuration: Histogram<'surface' | 'route' | 'method' | 'status'> = this.histogram(
+    'http_request_duration_seconds',
+    'Time from the request to the end of its answer, by surface, route template, method and status.',
+    ['surface', 'route', 'method', 'status'],
+  );
+  readonly admissions: Counter<'outcome'> = this.counter(
+    'gateway_admissions_total',
+    'Gateway admission decisions for paid calls (admitted, replay, rate_limited, budget, funds, ...).',
+    ['outcome'],
+  );
+  readonly idempotencyLookups: Counter<'reason'> = this.counter(
+    'gateway_idempotency_lookups_total',
+    'Idempotency-Keys the gateway looked up in Postgres before the upstream call, by why Redis could not answer ' +
       '(seen: in the seen set; unstamped: the set is being rebuilt; unsynced: direct bookings not yet in Redis; ' +
       'unchecked: no check made).',
-    labelNames: ['reason'],
-    registers: this.registers,
-  });
-  readonly upstreamDuration: Histogram<'api' | 'outcome'> = new client.Histogram({
-    name: 'gateway_upstream_duration_seconds',
-    help: 'Upstream call time by API (listing slug) and outcome (ok, error).',
-    labelNames: ['api', 'outcome'],
-    buckets: LATENCY_BUCKETS,
-    registers: this.registers,
-  });
-  readonly upstreamErrors: Counter<'api' | 'reason'> = new client.Counter({
-    name: 'gateway_upstream_errors_total',
-    help: 'Upstream failures by API and reason (timeout, connect, status, size, reset, rate_limited).',
-    labelNames: ['api', 'reason'],
-    registers: this.registers,
-  });
-  readonly drainLag: Histogram = new client.Histogram({
-    name: 'usage_drain_lag_seconds',
-    help: 'Time from a call being settled in Redis to its usage row and ledger debit committed in Postgres.',
-    buckets: LATENCY_BUCKETS,
-    registers: this.registers,
-  });
-  readonly drainBooked: Counter<'outcome'> = new client.Counter({
-    name: 'usage_drain_booked_total',
-    help: 'Calls the usage drain booked in Postgres, by outcome (success, failed).',
-    labelNames: ['outcome'],
-    registers: this.registers,
-  });
-  readonly activities: Counter<'activity' | 'outcome'> = new client.Counter({
-    name: 'temporal_activity_outcomes_total',
-    help: 'Temporal activity executions in this worker, by activity type and outcome (completed, failed).',
-    labelNames: ['activity', 'outcome'],
-    registers: this.registers,
-  });
-  readonly healthUp: Gauge<'component' | 'backend'> = new client.Gauge({
-    name: 'health_component_up',
-    help: 'Last health check of a component this process depends on (db, counters, temporal): 1 up, 0 down.',
-    labelNames: ['component', 'backend'],
-    registers: this.registers,
-  });
+    ['reason'],
+  );
+  readonly upstreamDuration: Histogram<'api' | 'outcome'> = this.histogram(
+    'gateway_upstream_duration_seconds',
+    'Upstream call time by API (listing slug) and outcome (ok, error).',
+    ['api', 'outcome'],
+  );
+  readonly upstreamErrors: Counter<'api' | 'reason'> = this.counter(
+    'gateway_upstream_errors_total',
+    'Upstream failures by API and reason (timeout, connect, status, size, reset, rate_limited).',
+    ['api', 'reason'],
+  );
+  readonly drainLag: Histogram = this.histogram(
+    'usage_drain_lag_seconds',
+    'Time from a call being settled in Redis to its usage row and ledger debit committed in Postgres.',
+  );
+  readonly drainBooked: Counter<'outcome'> = this.counter(
+    'usage_drain_booked_total',
+    'Calls the usage drain booked in Postgres, by outcome (success, failed).',
+    ['outcome'],
+  );
+  readonly activities: Counter<'activity' | 'outcome'> = this.counter(
+    'temporal_activity_outcomes_total',
+    'Temporal activity executions in this worker, by activity type and outcome (completed, failed).',
+    ['activity', 'outcome'],
+  );
+  readonly healthUp: Gauge<'component' | 'backend'> = this.gauge(
+    'health_component_up',
+    'Last health check of a component this process depends on (db, counters, temporal): 1 up, 0 down.',
+    ['component', 'backend'],
+  );
   private defaultsOn = false;
 
   /** Process metrics (memory, event-loop delay, GC, handles): once, by the process that serves the metrics. */
@@ -95,50 +81,40 @@ export class Metrics {
 
   /** Open reservations of this gateway process and the oldest one's age, read at scrape time. */
   watchReservations(view: () => ReservationsView): void {
-    new client.Gauge({
-      name: 'gateway_reservations_open',
-      help: 'Reservations this gateway holds for calls in flight (admitted, not yet settled or voided).',
-      registers: [this.registry],
-      collect() {
-        this.set(view().open);
-      },
-    });
-    new client.Gauge({
-      name: 'gateway_reservation_oldest_age_seconds',
-      help: 'Age of the oldest reservation this gateway holds (a stuck call shows here before the sweeper acts).',
-      registers: [this.registry],
-      collect() {
-        this.set(view().oldestAgeSeconds);
-      },
-    });
+    this.watched(
+      'gateway_reservations_open',
+      'Reservations this gateway holds for calls in flight (admitted, not yet settled or voided).',
+      () => view().open,
+    );
+    this.watched(
+      'gateway_reservation_oldest_age_seconds',
+      'Age of the oldest reservation this gateway holds (a stuck call shows here before the sweeper acts).',
+      () => view().oldestAgeSeconds,
+    );
   }
 
   /** Calls settled by this process and not yet acknowledged as booked in Postgres. */
   watchDrainBacklog(pending: () => number): void {
-    new client.Gauge({
-      name: 'usage_drain_pending',
-      help: 'Settled calls this process has handed to the usage drain that Postgres has not booked yet.',
-      registers: [this.registry],
-      collect() {
-        this.set(pending());
-      },
-    });
+    this.watched(
+      'usage_drain_pending',
+      'Settled calls this process has handed to the usage drain that Postgres has not booked yet.',
+      pending,
+    );
   }
 
   /** Orgs whose cached balance differs from their ledger sum (the books check), refreshed at most every `ttlMs`. */
   watchLedgerDrift(drifted: () => Promise<number>, ttlMs = 60_000): void {
     let cached: { at: number; value: number } | undefined;
-    new client.Gauge({
-      name: 'ledger_drift_orgs',
-      help: 'Orgs whose cached balance does not equal the sum of their ledger rows (must be 0).',
-      registers: [this.registry],
-      async collect() {
+    this.watched(
+      'ledger_drift_orgs',
+      'Orgs whose cached balance does not equal the sum of their ledger rows (must be 0).',
+      async () => {
         if (!cached || Date.now() - cached.at > ttlMs) {
           cached = { at: Date.now(), value: await drifted() };
         }
-        this.set(cached.value);
+        return cached.value;
       },
-    });
+    );
   }
 
   async exposition(): Promise<string> {
@@ -147,5 +123,30 @@ export class Metrics {
 
   get contentType(): string {
     return this.registry.contentType;
+  }
+
+  private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
+    return new client.Counter({ name, help, labelNames, registers: this.registers });
+  }
+
+  /** Seconds, in LATENCY_BUCKETS. */
+  private histogram<L extends string>(name: string, help: string, labelNames: L[] = []): Histogram<L> {
+    return new client.Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: this.registers });
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
+    return new client.Gauge({ name, help, labelNames, registers: this.registers });
+  }
+
+  /** A gauge whose value lives elsewhere: `read` at scrape time. */
+  private watched(name: string, help: string, read: () => number | Promise<number>): void {
+    new client.Gauge({
+      name,
+      help,
+      registers: this.registers,
+      async collect() {
+        this.set(await read());
+      },
+    });
   }
 }

@@ -7,7 +7,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../../db/entities/index.js';
 import type { LoginVerifyBody } from '../accounts/accounts.schemas.js';
 import type { EmailVerificationService } from '../accounts/email-verification.service.js';
-import { emailTaken, newOwnedOrg, type VerifyOutcome } from '../accounts/identity-outcomes.js';
+import { emailTaken, newOrgOutcome, newOwnedOrg } from '../accounts/identity-outcomes.js';
 import type { ClientInfo } from '../accounts/identity-rules.js';
 import type { LoginCodesService } from '../accounts/login-codes.service.js';
 import { releaseStaleSignup } from '../accounts/unproven-org.js';
@@ -37,14 +37,7 @@ export class OAuthEmailProof {
         }
         const { org, user: created } = newOwnedOrg(tem, input.email, { verifiedAt: now });
         await tem.flush();
-        const outcome: VerifyOutcome = {
-          userId: created.id,
-          orgId: org.id,
-          newlyVerified: false,
-          scopesAdded: [],
-          keyHashes: stale?.keys.map((k) => k.hash) ?? [],
-          keysOrgId: stale?.orgId,
-        };
+        const outcome = newOrgOutcome(created.id, org.id, stale, false);
         return { outcome, view: { orgId: org.id, userId: created.id, email: input.email, created: true } };
       })
       .catch((err: unknown) => {

@@ -5,13 +5,15 @@ import type { EndpointView } from './pricing.schemas.js';
 
 export type { EndpointView } from './pricing.schemas.js';
 
+/** What every view of an endpoint starts with: its id, method, path and summary. */
+export function endpointHead(e: IEndpoint): Pick<EndpointView, 'endpoint_id' | 'method' | 'path' | 'summary'> {
+  return { endpoint_id: e.id, method: e.method, path: e.path, summary: e.summary ?? null };
+}
+
 export function endpointView(e: IEndpoint, now: Date): EndpointView {
   const price = effectivePrice(e, now);
   return {
-    endpoint_id: e.id,
-    method: e.method,
-    path: e.path,
-    summary: e.summary ?? null,
+    ...endpointHead(e),
     operation_id: e.operationId ?? null,
     price_cents: price.price_cents,
     price_cents_effective: price.price_cents_effective,

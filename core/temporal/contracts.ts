@@ -186,9 +186,12 @@ export type UsageChargeResult =
 /** What one run of usagePartitionsWorkflow did (core/usage/usage-partitions.ts). */
 export interface UsagePartitionsResult {
   created: string[];
+  /** Rows moved out of the default partition into a partition created for their month. */
   moved_from_default: number;
   retired: string[];
+  /** Partitions past retention that still hold calls the rollups have not folded in for good: kept for now. */
   kept_unprocessed: string[];
+  /** now - USAGE_RETENTION_DAYS: a partition ending at or before it is past retention. */
   retention_cutoff: string;
   rollups_watermark: string | null;
 }

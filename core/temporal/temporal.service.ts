@@ -46,6 +46,10 @@ function apiSearchAttributes(attrs: ApiRunAttributes): TypedSearchAttributes {
   ]);
 }
 
+function orgSearchAttributes(orgId: string): TypedSearchAttributes {
+  return new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }]);
+}
+
 export interface TemporalTarget {
   address: string;
   namespace: string;
@@ -77,21 +81,8 @@ export class TemporalService {
 
   /** Start the hold on a signup's trial credit. Idempotent: an already running hold is left as it is. */
   async startSignupCredits(input: SignupCreditsInput): Promise<{ workflowId: string; started: boolean }> {
-    const workflowId = workflowIds.signupCredits(input.orgId);
-    try {
-      await this.client.workflow.start(WORKFLOW_TYPES.signupCredits, {
-        workflowId,
-        taskQueue: this.target.taskQueue,
-        args: [input],
-        // One hold per org, ever: a finished hold is not restarted (the ledger key is the second guard).
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: input.orgId }]),
-      });
-      return { workflowId, started: true };
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, started: false };
-      throw err;
-    }
+    // One hold per org, ever: a finished hold is not restarted (the ledger key is the second guard).
+    return this.startOrgWorkflow(WORKFLOW_TYPES.signupCredits, workflowIds.signupCredits, input, 'REJECT_DUPLICATE');
   }
 
   /**
@@ -107,7 +98,7 @@ export class TemporalService {
         args: [input],
         signal: SIGNALS.emailVerified,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: input.orgId }]),
+        typedSearchAttributes: orgSearchAttributes(input.orgId),
       });
       return true;
     } catch (err) {
@@ -229,20 +220,7 @@ export class TemporalService {
 
   /** Start waiting for a provider's Connect onboarding to complete (idempotent while one is running). */
   async startConnectOnboarding(input: ConnectOnboardingInput): Promise<{ workflowId: string; started: boolean }> {
-    const workflowId = workflowIds.connect(input.orgId);
-    try {
-      await this.client.workflow.start(WORKFLOW_TYPES.connectOnboarding, {
-        workflowId,
-        taskQueue: this.target.taskQueue,
-        args: [input],
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: input.orgId }]),
-      });
-      return { workflowId, started: true };
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, started: false };
-      throw err;
-    }
+    return this.startOrgWorkflow(WORKFLOW_TYPES.connectOnboarding, workflowIds.connect, input, 'ALLOW_DUPLICATE');
   }
 
   /** Forward Stripe's account.updated to the org's onboarding; false when none is running. */
@@ -264,7 +242,7 @@ export class TemporalService {
       args: [{ orgId }],
       signal: SIGNALS.reloadRequested,
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: new TypedSearchAttributes([{ key: SEARCH_ATTRIBUTES.orgId, value: orgId }]),
+      typedSearchAttributes: orgSearchAttributes(orgId),
     });
   }
 
@@ -343,6 +321,29 @@ export class TemporalService {
     const probe = this.probeConnection;
     await probe.withDeadline(Date.now() + timeoutMs, () => probe.workflowService.getSystemInfo({}));
     return performance.now() - t;
+  }
+
+  /** Start a per-org workflow unless one with its id is running (or, rejecting duplicates, ever ran). */
+  private async startOrgWorkflow(
+    type: string,
+    idOf: (orgId: string) => string,
+    input: { orgId: string },
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE',
+  ): Promise<{ workflowId: string; started: boolean }> {
+    const workflowId = idOf(input.orgId);
+    try {
+      await this.client.workflow.start(type, {
+        workflowId,
+        taskQueue: this.target.taskQueue,
+        args: [input],
+        workflowIdReusePolicy,
+        typedSearchAttributes: orgSearchAttributes(input.orgId),
+      });
+      return { workflowId, started: true };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, started: false };
+      throw err;
+    }
   }
 
   async close(): Promise<void> {

@@ -22,6 +22,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { toDate } from '../db/sql.js';
+import type { UsagePartitionsResult } from '../temporal/contracts.js';
 
 /**
  * The rollups' hourly full refresh (core/catalog/rollups/rollups.service.ts): calls committed up to two hours late still land
@@ -42,18 +43,6 @@ export interface UsagePartition {
   /** Inclusive start and exclusive end (UTC month). */
   from: Date;
   to: Date;
-}
-
-export interface UsagePartitionsReport {
-  created: string[];
-  /** Rows moved out of the default partition into a partition created for their month. */
-  moved_from_default: number;
-  retired: string[];
-  /** Partitions past retention that still hold calls the rollups have not folded in for good: kept for now. */
-  kept_unprocessed: string[];
-  /** now - USAGE_RETENTION_DAYS: a partition ending at or before it is past retention. */
-  retention_cutoff: string;
-  rollups_watermark: string | null;
 }
 
 const monthStart = (year: number, month0: number) => new Date(Date.UTC(year, month0, 1));
@@ -154,7 +143,7 @@ export class UsagePartitionsService {
   }
 
   /** Detach and drop the partitions past retention whose calls the rollups have folded in for good (step 2). */
-  async retire(): Promise<Pick<UsagePartitionsReport, 'retired' | 'kept_unprocessed' | 'retention_cutoff'>> {
+  async retire(): Promise<Pick<UsagePartitionsResult, 'retired' | 'kept_unprocessed' | 'retention_cutoff'>> {
     const cutoff = new Date(this.deps.clock.now().getTime() - this.deps.retentionDays * DAY_MS);
     const watermark = await this.deps.rollupsWatermark();
     const processedBefore = watermark ? new Date(watermark.getTime() - HOURLY_LATE_ALLOWANCE_MS) : null;
@@ -186,7 +175,7 @@ export class UsagePartitionsService {
   }
 
   /** One scheduled run: ensure, then retire. */
-  async maintain(): Promise<UsagePartitionsReport> {
+  async maintain(): Promise<UsagePartitionsResult> {
     const { created, moved } = await this.ensure();
     const retire = await this.retire();
     const watermark = await this.deps.rollupsWatermark();

@@ -6,6 +6,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
+import { addFilter } from '../db/sql.js';
 import { ValidationError } from '../errors.js';
 import { Pagination, pageInfo, type Page } from '../pagination.js';
 
@@ -200,17 +201,8 @@ function toRecord(r: Row): UsageRecord {
 function filterSql(principal: Principal, f: UsageFilter): { where: string; params: unknown[] } {
   const filters = ['org_id = ?', 'created_at >= ?', 'created_at < ?'];
   const params: unknown[] = [principal.orgId, f.from, f.to];
-  if (f.keyId) {
-    filters.push('key_id = ?');
-    params.push(f.keyId);
-  }
-  if (f.apiSlug) {
-    filters.push('api_slug = ?');
-    params.push(f.apiSlug);
-  }
-  if (f.outcome) {
-    filters.push('outcome = ?');
-    params.push(f.outcome);
-  }
+  addFilter(filters, params, 'key_id = ?', f.keyId);
+  addFilter(filters, params, 'api_slug = ?', f.apiSlug);
+  addFilter(filters, params, 'outcome = ?', f.outcome);
   return { where: filters.join(' and '), params };
 }

@@ -4,8 +4,8 @@
  * A key minted by a key is its child (`parentKey`): never looser than its parent (core/keys/key-governance.ts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { timestamps } from './common.js';
-import { Org } from './org.entity.js';
+import { orgOwnedRow } from './org-owned.js';
+import { cents, sha256Hex, timestamps } from './common.js';
 
 export const KEY_SOURCES = ['register', 'signup', 'api', 'oauth'] as const;
 export type KeySource = (typeof KEY_SOURCES)[number];
@@ -14,24 +14,23 @@ export const ApiKey = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
-    id: p.string().length(40).primary(),
-    org: p.manyToOne(Org).index(),
+    ...orgOwnedRow(),
     /** The key that minted this one (null: a root key, minted by registration, signup or a person's session). */
     parentKey: () => p.manyToOne(ApiKey).nullable().index(),
     name: p.text(),
     /** Hex SHA-256 of the plaintext key. */
-    keyHash: p.string().length(64).unique(),
+    keyHash: sha256Hex().unique(),
     /** `svc_live_` plus the first characters of the random part, for display and rate limiting. */
     keyPrefix: p.string().length(32).index(),
     scopes: p.array(),
     source: p.enum([...KEY_SOURCES]).default('api'),
-    budgetCents: p.bigint('number').nullable(),
-    perCallMaxCents: p.bigint('number').nullable(),
-    dailyCapCents: p.bigint('number').nullable(),
+    budgetCents: cents().nullable(),
+    perCallMaxCents: cents().nullable(),
+    dailyCapCents: cents().nullable(),
     approvalMode: p.boolean().default(false),
-    spentCents: p.bigint('number').default(0),
+    spentCents: cents().default(0),
     /** Approval mode: the spend people have approved so far (cumulative); paid calls stop where spentCents meets it. */
-    approvedCents: p.bigint('number').default(0),
+    approvedCents: cents().default(0),
     ...timestamps(),
     lastUsedAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),

@@ -4,7 +4,7 @@
  * matching listing is published.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { timestamps } from './common.js';
+import { idRef, prefixedId, timestamps } from './common.js';
 
 export const API_REQUEST_STATUSES = ['open', 'fulfilled'] as const;
 export type ApiRequestStatus = (typeof API_REQUEST_STATUSES)[number];
@@ -13,14 +13,14 @@ export const ApiRequest = defineEntity({
   name: 'ApiRequest',
   tableName: 'api_requests',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     query: p.string().length(500),
     /** The query normalised (core/demand/similarity.ts): what near-duplicates are matched on. */
     normalized: p.string().length(500),
     tokens: p.array().default([]),
     votes: p.integer().default(1),
     status: p.enum([...API_REQUEST_STATUSES]).default('open'),
-    fulfilledApiId: p.string().length(40).nullable(),
+    fulfilledApiId: idRef().nullable(),
     ...timestamps(),
   },
   indexes: [{ name: 'api_requests_status_votes_idx', properties: ['status', 'votes'] }],
@@ -32,10 +32,10 @@ export const ApiRequestVote = defineEntity({
   name: 'ApiRequestVote',
   tableName: 'api_request_votes',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     request: p.manyToOne(ApiRequest).index(),
     /** The requesting org: one vote per org and request. */
-    orgId: p.string().length(40),
+    orgId: idRef(),
     email: p.string().length(254).nullable(),
     notes: p.string().length(2000).nullable(),
     notifiedAt: p.datetime().nullable(),

@@ -6,6 +6,7 @@
  * document format (`<id>#<format>`, core/catalog/search/search-index.ts indexMarker).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { dbNow } from './common.js';
 import { FullTextType } from '@mikro-orm/postgresql';
 import { Api } from './api.entity.js';
 
@@ -17,7 +18,7 @@ export const ApiSearch = defineEntity({
     document: p.type(FullTextType),
     embedding: p.blob(),
     embedder: p.string().length(100),
-    updatedAt: p.datetime().defaultRaw('now()').index('api_search_updated_at_idx'),
+    updatedAt: dbNow().index('api_search_updated_at_idx'),
   },
   indexes: [
     {

@@ -3,8 +3,8 @@
  * verification result, and its lifecycle (draft → live → draft). Endpoints hang off it.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { orgOwnedRow } from './org-owned.js';
 import { timestamps } from './common.js';
-import { Org } from './org.entity.js';
 
 export const API_STATUSES = ['draft', 'live'] as const;
 export type ApiStatus = (typeof API_STATUSES)[number];
@@ -41,8 +41,7 @@ export const Api = defineEntity({
   name: 'Api',
   tableName: 'apis',
   properties: {
-    id: p.string().length(40).primary(),
-    org: p.manyToOne(Org).index(),
+    ...orgOwnedRow(),
     name: p.string().length(100),
     /** Lower-case, URL-safe, unique: the gateway path and the catalog address. */
     slug: p.string().length(64).unique(),

@@ -5,6 +5,7 @@
  * Column names are a contract with the search and detail code: change them only with them.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { cents, dbNow, idRef } from './common.js';
 
 export const STATS_WINDOWS = ['24h', '7d', '30d'] as const;
 export type StatsWindow = (typeof STATS_WINDOWS)[number];
@@ -16,19 +17,37 @@ export interface ErrorCounts {
   timeout: number;
 }
 
+/** A counter of calls, summed by the rollups. */
+const count = () => p.bigint('number').default(0);
+
+/** The key of a listing's hourly bucket. */
+const listingHour = () => ({
+  apiId: idRef().primary(),
+  hour: p.datetime().primary(),
+});
+
+/** A listing's merit: the 0–100 score and the components it is made of. */
+const scores = () => ({
+  svcScore: p.integer(),
+  reliability: p.float(),
+  latency: p.float(),
+  usage: p.float(),
+  value: p.float(),
+  freshness: p.float(),
+});
+
 /** One listing's calls in one UTC hour: additive, so any window is a sum of buckets. */
 export const ApiUsageHourly = defineEntity({
   name: 'ApiUsageHourly',
   tableName: 'api_usage_hourly',
   properties: {
-    apiId: p.string().length(40).primary(),
-    hour: p.datetime().primary(),
-    calls: p.bigint('number').default(0),
-    successes: p.bigint('number').default(0),
-    gmvCents: p.bigint('number').default(0),
-    errors4xx: p.bigint('number').fieldName('errors_4xx').default(0),
-    errors5xx: p.bigint('number').fieldName('errors_5xx').default(0),
-    errorsTimeout: p.bigint('number').default(0),
+    ...listingHour(),
+    calls: count(),
+    successes: count(),
+    gmvCents: cents().default(0),
+    errors4xx: count().fieldName('errors_4xx'),
+    errors5xx: count().fieldName('errors_5xx'),
+    errorsTimeout: count(),
     /** Call counts per latency bucket (bounds in core/catalog/rollups/rollups.scoring.ts), so percentiles merge across hours. */
     latencyHist: p.json<number[]>(),
   },
@@ -41,9 +60,8 @@ export const ApiConsumerHour = defineEntity({
   name: 'ApiConsumerHour',
   tableName: 'api_consumer_hours',
   properties: {
-    apiId: p.string().length(40).primary(),
-    hour: p.datetime().primary(),
-    orgId: p.string().length(40).primary(),
+    ...listingHour(),
+    orgId: idRef().primary(),
   },
   indexes: [{ name: 'api_consumer_hours_hour_idx', properties: ['hour'] }],
 });
@@ -53,16 +71,16 @@ export const ApiStats = defineEntity({
   name: 'ApiStats',
   tableName: 'api_stats',
   properties: {
-    apiId: p.string().length(40).primary(),
+    apiId: idRef().primary(),
     window: p.string().length(8).primary(),
-    calls: p.bigint('number').default(0),
-    successes: p.bigint('number').default(0),
+    calls: count(),
+    successes: count(),
     p50Ms: p.integer().fieldName('p50_ms').nullable(),
     p95Ms: p.integer().fieldName('p95_ms').nullable(),
-    gmvCents: p.bigint('number').default(0),
+    gmvCents: cents().default(0),
     uniqueConsumers: p.integer().default(0),
     errors: p.json<ErrorCounts>(),
-    updatedAt: p.datetime().defaultRaw('now()'),
+    updatedAt: dbNow(),
   },
   checks: [
     { name: 'api_stats_window_check', expression: '"window" = \'24h\' OR "window" = \'7d\' OR "window" = \'30d\'' },
@@ -74,14 +92,9 @@ export const ApiScore = defineEntity({
   name: 'ApiScore',
   tableName: 'api_scores',
   properties: {
-    apiId: p.string().length(40).primary(),
-    svcScore: p.integer(),
-    reliability: p.float(),
-    latency: p.float(),
-    usage: p.float(),
-    value: p.float(),
-    freshness: p.float(),
-    updatedAt: p.datetime().defaultRaw('now()'),
+    apiId: idRef().primary(),
+    ...scores(),
+    updatedAt: dbNow(),
   },
   indexes: [{ name: 'api_scores_svc_score_idx', properties: ['svcScore'] }],
   checks: [{ name: 'api_scores_svc_score_range', expression: 'svc_score >= 0 AND svc_score <= 100' }],
@@ -93,14 +106,9 @@ export const ApiScoreHistory = defineEntity({
   name: 'ApiScoreHistory',
   tableName: 'api_score_history',
   properties: {
-    apiId: p.string().length(40).primary(),
+    apiId: idRef().primary(),
     day: p.date().primary(),
-    svcScore: p.integer(),
-    reliability: p.float(),
-    latency: p.float(),
-    usage: p.float(),
-    value: p.float(),
-    freshness: p.float(),
+    ...scores(),
   },
 });
 export type IApiScoreHistory = InferEntity<typeof ApiScoreHistory>;
@@ -109,13 +117,13 @@ export const ApiRank = defineEntity({
   name: 'ApiRank',
   tableName: 'api_ranks',
   properties: {
-    apiId: p.string().length(40).primary(),
+    apiId: idRef().primary(),
     board: p.string().length(32).primary(),
     /** `overall` or `category:<slug>`. */
     scope: p.string().length(80).primary(),
     rank: p.integer(),
     metric: p.double(),
-    updatedAt: p.datetime().defaultRaw('now()'),
+    updatedAt: dbNow(),
   },
   indexes: [{ name: 'api_ranks_board_scope_rank_idx', properties: ['board', 'scope', 'rank'] }],
 });
@@ -129,7 +137,7 @@ export const RollupState = defineEntity({
     name: p.string().length(40).primary(),
     watermark: p.datetime(),
     fullHour: p.datetime().nullable(),
-    updatedAt: p.datetime().defaultRaw('now()'),
+    updatedAt: dbNow(),
   },
 });
 export type IRollupState = InferEntity<typeof RollupState>;
@@ -139,10 +147,10 @@ export const EndpointPriceSeen = defineEntity({
   name: 'EndpointPriceSeen',
   tableName: 'endpoint_prices_seen',
   properties: {
-    endpointId: p.string().length(40).primary(),
-    apiId: p.string().length(40),
-    priceCents: p.bigint('number'),
-    updatedAt: p.datetime().defaultRaw('now()'),
+    endpointId: idRef().primary(),
+    apiId: idRef(),
+    priceCents: cents(),
+    updatedAt: dbNow(),
   },
 });
 export type IEndpointPriceSeen = InferEntity<typeof EndpointPriceSeen>;
@@ -157,9 +165,9 @@ export const MarketEvent = defineEntity({
   properties: {
     id: p.string().length(120).primary(),
     kind: p.enum([...MARKET_EVENT_KINDS]),
-    apiId: p.string().length(40),
+    apiId: idRef(),
     data: p.json<Record<string, unknown>>(),
-    createdAt: p.datetime().defaultRaw('now()'),
+    createdAt: dbNow(),
   },
   indexes: [{ name: 'market_events_created_idx', properties: ['createdAt'] }],
 });

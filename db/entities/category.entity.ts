@@ -3,6 +3,7 @@
  * (db/migrations/Migration20261123110000_catalog_base.ts); `api_count` is computed from live listings when read.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { dbNow } from './common.js';
 
 export const Category = defineEntity({
   name: 'Category',
@@ -10,7 +11,7 @@ export const Category = defineEntity({
   properties: {
     slug: p.string().length(64).primary(),
     name: p.string().length(100),
-    createdAt: p.datetime().defaultRaw('now()'),
+    createdAt: dbNow(),
   },
 });
 

@@ -4,8 +4,9 @@
  * SHA-256 of the body, which acceptances pin.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { orgOwnedRow } from './org-owned.js';
+import { createdNow, sha256Hex } from './common.js';
 import { Api } from './api.entity.js';
-import { Org } from './org.entity.js';
 
 export const DOCUMENT_KINDS = ['terms', 'privacy', 'acceptable_use', 'sla', 'dpa', 'other'] as const;
 export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
@@ -19,23 +20,19 @@ export const Document = defineEntity({
   name: 'Document',
   tableName: 'documents',
   properties: {
-    id: p.string().length(40).primary(),
-    org: p.manyToOne(Org).index(),
+    ...orgOwnedRow(),
     api: p.manyToOne(Api).nullable().index(),
     kind: p.enum([...DOCUMENT_KINDS]),
     source: p.enum([...DOCUMENT_SOURCES]).default('hosted'),
     version: p.string().length(50),
     title: p.string().length(200).nullable(),
     body: p.text().lazy(true, false),
-    contentHash: p.string().length(64),
+    contentHash: sha256Hex(),
     acceptanceMode: p.enum([...ACCEPTANCE_MODES]).default('optional'),
     status: p.enum([...DOCUMENT_STATUSES]).default('draft'),
     activatedAt: p.datetime().nullable(),
     supersededAt: p.datetime().nullable(),
-    createdAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
+    createdAt: createdNow(),
   },
   indexes: [{ name: 'documents_scope_idx', properties: ['org', 'api', 'kind', 'status'] }],
 });

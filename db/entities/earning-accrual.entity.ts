@@ -7,20 +7,21 @@
  * `usage_batch:{batch}` or `usage:{usage}`) and deletes them in the same transaction. Until then the reconciliation
  * counts a queued accrual as the batch's earning.
  */
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { cents, dbNow, idRef, prefixedId } from './common.js';
 
 export const EarningAccrual = defineEntity({
   name: 'EarningAccrual',
   tableName: 'earning_accruals',
   properties: {
-    id: p.string().length(40).primary(),
-    batchId: p.string().length(40).nullable(),
-    usageId: p.string().length(40).nullable(),
-    providerOrgId: p.string().length(40),
-    consumerOrgId: p.string().length(40),
-    grossCents: p.bigint('number'),
-    feeCents: p.bigint('number'),
-    createdAt: p.datetime().defaultRaw('now()'),
+    id: prefixedId(),
+    batchId: idRef().nullable(),
+    usageId: idRef().nullable(),
+    providerOrgId: idRef(),
+    consumerOrgId: idRef(),
+    grossCents: cents(),
+    feeCents: cents(),
+    createdAt: dbNow(),
   },
   indexes: [{ name: 'earning_accruals_created_idx', properties: ['createdAt', 'id'] }],
   checks: [

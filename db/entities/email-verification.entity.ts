@@ -5,6 +5,7 @@
  *   verifying creates the org's owner with that email and elevates the key in place.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { emailAddress, hashedTokenRow, issuedExpiring } from './common.js';
 import { ApiKey } from './api-key.entity.js';
 import { Org } from './org.entity.js';
 import { User } from './user.entity.js';
@@ -13,15 +14,13 @@ export const EmailVerification = defineEntity({
   name: 'EmailVerification',
   tableName: 'email_verifications',
   properties: {
-    id: p.string().length(40).primary(),
-    tokenHash: p.string().length(64).unique(),
+    ...hashedTokenRow(),
     user: p.manyToOne(User).nullable().index(),
     /** Attach requests: the address to attach (lower-cased), the org and the key that asked. */
-    email: p.string().length(320).nullable(),
+    email: emailAddress().nullable(),
     org: p.manyToOne(Org).nullable().index(),
     key: p.manyToOne(ApiKey).nullable().index(),
-    createdAt: p.datetime().defaultRaw('now()'),
-    expiresAt: p.datetime(),
+    ...issuedExpiring(),
     usedAt: p.datetime().nullable(),
   },
   checks: [

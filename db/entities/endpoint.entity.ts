@@ -4,7 +4,7 @@
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Api } from './api.entity.js';
-import { timestamps } from './common.js';
+import { cents, prefixedId, timestamps } from './common.js';
 
 export const ENDPOINT_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export type EndpointMethod = (typeof ENDPOINT_METHODS)[number];
@@ -21,7 +21,7 @@ export const Endpoint = defineEntity({
   name: 'Endpoint',
   tableName: 'endpoints',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     api: p.manyToOne(Api).deleteRule('cascade'),
     method: p.enum([...ENDPOINT_METHODS]),
     path: p.string().length(500),
@@ -29,8 +29,8 @@ export const Endpoint = defineEntity({
     operationId: p.string().length(200).nullable(),
     inputSchema: p.json<Record<string, unknown>>().nullable(),
     outputSchema: p.json<Record<string, unknown>>().nullable(),
-    priceCents: p.bigint('number').default(0),
-    pendingPriceCents: p.bigint('number').nullable(),
+    priceCents: cents().default(0),
+    pendingPriceCents: cents().nullable(),
     pendingPriceEffectiveAt: p.datetime().nullable(),
     discount: p.json<Discount>().nullable(),
     position: p.integer().default(0),

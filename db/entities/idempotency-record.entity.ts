@@ -6,20 +6,19 @@
  * time-partitioned later (a partitioned table cannot hold a global unique index).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { dbNow, idRef, idempotencyPk, sha256Hex } from './common.js';
 
 export const IdempotencyRecord = defineEntity({
   name: 'IdempotencyRecord',
   tableName: 'idempotency_records',
   properties: {
-    orgId: p.string().length(40).primary(),
-    keyId: p.string().length(40).primary(),
-    idempotencyKey: p.string().length(200).primary(),
-    usageId: p.string().length(40),
+    ...idempotencyPk(),
+    usageId: idRef(),
     /** Hash of method, path, query and body: the same key with another request is refused (422). */
-    requestHash: p.string().length(64),
+    requestHash: sha256Hex(),
     /** Billing meta that is not on the usage row (a scheduled increase, an active discount). */
     extra: p.json().nullable(),
-    createdAt: p.datetime().defaultRaw('now()'),
+    createdAt: dbNow(),
   },
 });
 

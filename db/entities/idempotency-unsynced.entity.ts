@@ -5,16 +5,15 @@
  * process adds the rows to Redis's seen sets and deletes them within about half a second. While any row is here, no
  * gateway answers a first-seen key from Redis alone. Small by design: normally empty.
  */
-import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import { dbNow, idempotencyPk } from './common.js';
 
 export const IdempotencyUnsynced = defineEntity({
   name: 'IdempotencyUnsynced',
   tableName: 'idempotency_unsynced',
   properties: {
-    orgId: p.string().length(40).primary(),
-    keyId: p.string().length(40).primary(),
-    idempotencyKey: p.string().length(200).primary(),
-    createdAt: p.datetime().defaultRaw('now()'),
+    ...idempotencyPk(),
+    createdAt: dbNow(),
   },
 });
 

@@ -3,6 +3,7 @@
  * must be rebuilt (Redis lost it). Only grows.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { cents } from './common.js';
 import { ApiKey } from './api-key.entity.js';
 
 export const KeyDaySpend = defineEntity({
@@ -11,7 +12,7 @@ export const KeyDaySpend = defineEntity({
   properties: {
     key: p.manyToOne(ApiKey).primary(),
     day: p.string().length(10).primary(),
-    spentCents: p.bigint('number').default(0),
+    spentCents: cents().default(0),
   },
   checks: [{ name: 'key_day_spend_nonnegative', expression: 'spent_cents >= 0' }],
 });

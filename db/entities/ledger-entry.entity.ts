@@ -4,6 +4,7 @@
  * `(org, idempotencyKey)` is unique, so a retried grant or charge is applied at most once.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { cents, createdNow, idemKey, prefixedId } from './common.js';
 import { Org } from './org.entity.js';
 
 export const LEDGER_KINDS = [
@@ -24,19 +25,16 @@ export const LedgerEntry = defineEntity({
   name: 'LedgerEntry',
   tableName: 'ledger_entries',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     org: p.manyToOne(Org),
     kind: p.enum([...LEDGER_KINDS]),
-    amountCents: p.bigint('number'),
-    balanceAfterCents: p.bigint('number'),
-    idempotencyKey: p.string().length(200).nullable(),
+    amountCents: cents(),
+    balanceAfterCents: cents(),
+    idempotencyKey: idemKey().nullable(),
     /** What caused the movement, e.g. `workflow:signup-credits:org_…` or `usage:use_…`. */
     reference: p.string().length(200).nullable(),
     memo: p.text().nullable(),
-    createdAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
+    createdAt: createdNow(),
   },
   indexes: [{ name: 'ledger_entries_org_created_idx', properties: ['org', 'createdAt'] }],
   uniques: [{ name: 'ledger_entries_org_idempotency_key_uniq', properties: ['org', 'idempotencyKey'] }],

@@ -3,18 +3,17 @@
  * Rows exist for unknown addresses too (nothing is mailed then), so known and unknown addresses cost the same.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { emailAddress, prefixedId, sha256Hex, singleUse } from './common.js';
 
 export const LoginCode = defineEntity({
   name: 'LoginCode',
   tableName: 'login_codes',
   properties: {
-    id: p.string().length(40).primary(),
-    email: p.string().length(320),
-    codeHash: p.string().length(64),
+    id: prefixedId(),
+    email: emailAddress(),
+    codeHash: sha256Hex(),
     attempts: p.integer().default(0),
-    createdAt: p.datetime().defaultRaw('now()'),
-    expiresAt: p.datetime(),
-    consumedAt: p.datetime().nullable(),
+    ...singleUse(),
   },
   indexes: [{ name: 'login_codes_email_created_idx', properties: ['email', 'createdAt'] }],
   checks: [{ name: 'login_codes_attempts_nonnegative', expression: 'attempts >= 0' }],

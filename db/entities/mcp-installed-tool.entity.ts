@@ -7,6 +7,7 @@
  * endpoint deletes the row.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { cents, dbNow, sha256Hex } from './common.js';
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Endpoint } from './endpoint.entity.js';
@@ -21,10 +22,10 @@ export const McpInstalledTool = defineEntity({
     api: p.manyToOne(Api).index().deleteRule('cascade'),
     endpoint: p.manyToOne(Endpoint).deleteRule('cascade'),
     /** The effective price per call when installed. */
-    priceCents: p.bigint('number'),
+    priceCents: cents(),
     /** Hex SHA-256 of the tool's input schema when installed. */
-    schemaHash: p.string().length(64),
-    createdAt: p.datetime().defaultRaw('now()'),
+    schemaHash: sha256Hex(),
+    createdAt: dbNow(),
   },
   uniques: [{ name: 'mcp_installed_tools_key_endpoint_uniq', properties: ['key', 'endpoint'] }],
 });

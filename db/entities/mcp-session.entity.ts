@@ -7,6 +7,7 @@
  * hold those); the key's foreign key ties the row to the org already.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { dbNow, idRef, sha256Hex } from './common.js';
 import { ApiKey } from './api-key.entity.js';
 
 export const MCP_SESSION_END_REASONS = ['terminated', 'evicted', 'key_revoked', 'not_restorable'] as const;
@@ -17,13 +18,13 @@ export const McpSessionRecord = defineEntity({
   tableName: 'mcp_sessions',
   properties: {
     /** Hex SHA-256 of the session id. */
-    idHash: p.string().length(64).primary(),
-    orgId: p.string().length(40),
+    idHash: sha256Hex().primary(),
+    orgId: idRef(),
     key: p.manyToOne(ApiKey).index(),
     protocolVersion: p.string().length(20),
     clientInfo: p.json(),
     clientCapabilities: p.json(),
-    createdAt: p.datetime().defaultRaw('now()'),
+    createdAt: dbNow(),
     /** Written at most once per MCP_SESSION_TOUCH_MS; expiry is MCP_SESSION_IDLE_MS after it. */
     lastSeenAt: p.datetime(),
     /** Set when the session ended (DELETE /mcp, evicted by the org's cap, key revoked, or it could not be rebuilt); the row

@@ -5,22 +5,23 @@
  * is kept without it (core/oauth/oauth-adapter.ts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { dbNow, sha256Hex } from './common.js';
 
 export const OAuthPayload = defineEntity({
   name: 'OAuthPayload',
   tableName: 'oauth_payloads',
   properties: {
     /** Hex SHA-256 of `${model}:${id}`. */
-    id: p.string().length(64).primary(),
+    id: sha256Hex().primary(),
     model: p.string().length(40),
     payload: p.json(),
     /** The grant a code or token belongs to (revoking the grant deletes them all). */
     grantId: p.string().length(100).nullable().index(),
     /** Hex SHA-256 of a session's uid (findByUid). */
-    uidHash: p.string().length(64).nullable().index(),
+    uidHash: sha256Hex().nullable().index(),
     expiresAt: p.datetime().nullable().index(),
     consumedAt: p.datetime().nullable(),
-    createdAt: p.datetime().defaultRaw('now()'),
+    createdAt: dbNow(),
   },
 });
 

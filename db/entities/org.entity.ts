@@ -3,7 +3,7 @@
  * changed only in the same transaction as the ledger row that explains it (core/billing/ledger.service.ts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { timestamps } from './common.js';
+import { cents, prefixedId, timestamps } from './common.js';
 
 export const ORG_KINDS = ['ephemeral', 'standard'] as const;
 export type OrgKind = (typeof ORG_KINDS)[number];
@@ -16,15 +16,15 @@ export const Org = defineEntity({
   name: 'Org',
   tableName: 'orgs',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     kind: p.enum([...ORG_KINDS]).default('ephemeral'),
     name: p.text().nullable(),
     billingMode: p.enum([...BILLING_MODES]).default('prepaid'),
-    creditCents: p.bigint('number').default(0),
+    creditCents: cents().default(0),
     /** Bumped with every change of creditCents: the gateway's fast state keeps only the newest balance it has seen. */
     balanceVersion: p.bigint('number').default(0),
     /** Trial credit granted at human signup but held until the email is verified (not spendable, not in the ledger). */
-    withheldCreditCents: p.bigint('number').default(0),
+    withheldCreditCents: cents().default(0),
     suspended: p.boolean().default(false),
     suspendedReason: p.text().nullable(),
     /** Stripe Connect (payouts to providers): the connected account and where onboarding stands. */
@@ -35,17 +35,17 @@ export const Org = defineEntity({
     hasPaymentMethod: p.boolean().default(false),
     defaultPaymentMethodId: p.string().length(64).nullable(),
     autoReloadEnabled: p.boolean().default(false),
-    autoReloadThresholdCents: p.bigint('number').nullable(),
-    autoReloadAmountCents: p.bigint('number').nullable(),
+    autoReloadThresholdCents: cents().nullable(),
+    autoReloadAmountCents: cents().nullable(),
     /** Set in the ledger transaction that takes the balance under the auto-reload threshold; cleared by the trigger. */
     reloadRequestedAt: p.datetime().nullable(),
     /** A card-billed org's spending bound between usage charges; null = CARD_CREDIT_LIMIT_CENTS. Set by operators. */
-    creditLimitCents: p.bigint('number').nullable(),
+    creditLimitCents: cents().nullable(),
     /**
      * How far below zero a chargeback on earnings already paid out has taken a prepaid org's balance (the only way a
      * prepaid balance goes negative); back to 0 once earnings repay it.
      */
-    chargebackCarryCents: p.bigint('number').default(0),
+    chargebackCarryCents: cents().default(0),
     /**
      * The public directory's own org (core/catalog/public-apis/public-apis-import.ts): set by the import, never by a user, and held
      * by at most one org. The import finds its org by this flag, never by a profile slug someone else could take.

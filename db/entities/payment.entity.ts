@@ -3,8 +3,8 @@
  * card-on-file usage. `stripeRef` (checkout session or payment intent id) is unique, so a completion is applied once.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { timestamps } from './common.js';
-import { Org } from './org.entity.js';
+import { orgOwnedRow } from './org-owned.js';
+import { cents, idemKey, stripeId, timestamps } from './common.js';
 
 export const PAYMENT_KINDS = ['checkout', 'auto_reload', 'usage_charge'] as const;
 export type PaymentKind = (typeof PAYMENT_KINDS)[number];
@@ -15,19 +15,18 @@ export const Payment = defineEntity({
   name: 'Payment',
   tableName: 'payments',
   properties: {
-    id: p.string().length(40).primary(),
-    org: p.manyToOne(Org).index(),
+    ...orgOwnedRow(),
     kind: p.enum([...PAYMENT_KINDS]),
-    stripeRef: p.string().length(255).nullable().unique(),
+    stripeRef: stripeId().nullable().unique(),
     /** The payment intent behind a checkout session (disputes name the intent, not the session). */
-    paymentIntentId: p.string().length(255).nullable().index(),
+    paymentIntentId: stripeId().nullable().index(),
     /** What the card is charged, in cents. */
-    amountCents: p.bigint('number'),
+    amountCents: cents(),
     /** Credits the payment grants (checkout, auto-reload) or usage it settles (usage charge), in cents. */
-    creditCents: p.bigint('number'),
+    creditCents: cents(),
     status: p.enum([...PAYMENT_STATUSES]).default('pending'),
     /** Our idempotency key for Stripe (`${workflowId}:${step}` for workflow charges). */
-    idempotencyKey: p.string().length(200).unique(),
+    idempotencyKey: idemKey().unique(),
     failureReason: p.string().length(500).nullable(),
     ...timestamps(),
   },

@@ -4,8 +4,8 @@
  * retried transfer (same idempotency key) can never move a different sum.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { timestamps } from './common.js';
-import { Org } from './org.entity.js';
+import { orgOwnedRow } from './org-owned.js';
+import { cents, idemKey, stripeId, timestamps } from './common.js';
 
 export const PAYOUT_STATUSES = ['pending', 'paid', 'failed'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
@@ -14,16 +14,15 @@ export const Payout = defineEntity({
   name: 'Payout',
   tableName: 'payouts',
   properties: {
-    id: p.string().length(40).primary(),
-    org: p.manyToOne(Org).index(),
+    ...orgOwnedRow(),
     /** The billing period paid out, `YYYY-MM` (UTC). */
     period: p.string().length(7),
-    amountCents: p.bigint('number'),
+    amountCents: cents(),
     destination: p.string().length(64),
     status: p.enum([...PAYOUT_STATUSES]).default('pending'),
-    stripeTransferId: p.string().length(255).nullable(),
+    stripeTransferId: stripeId().nullable(),
     /** `payout:{orgId}:{period}`, sent to Stripe and used as the ledger key. */
-    idempotencyKey: p.string().length(200).unique(),
+    idempotencyKey: idemKey().unique(),
     failureReason: p.string().length(500).nullable(),
     ...timestamps(),
   },

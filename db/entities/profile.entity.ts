@@ -4,7 +4,7 @@
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Avatar } from './avatar.entity.js';
-import { timestamps } from './common.js';
+import { emailAddress, timestamps } from './common.js';
 import { Org } from './org.entity.js';
 
 export const Profile = defineEntity({
@@ -18,7 +18,7 @@ export const Profile = defineEntity({
     bio: p.text().nullable(),
     website: p.string().length(200).nullable(),
     avatar: p.manyToOne(Avatar).nullable(),
-    contactEmail: p.string().length(320).nullable(),
+    contactEmail: emailAddress().nullable(),
     contactPhone: p.string().length(32).nullable(),
     ...timestamps(),
   },

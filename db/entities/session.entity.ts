@@ -3,6 +3,7 @@
  * ends at `expiresAt` (absolute), after the idle limit since `lastSeenAt`, or when revoked (logout).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { dbNow, hashedTokenRow } from './common.js';
 import { Org } from './org.entity.js';
 import { User } from './user.entity.js';
 
@@ -10,12 +11,11 @@ export const Session = defineEntity({
   name: 'Session',
   tableName: 'sessions',
   properties: {
-    id: p.string().length(40).primary(),
-    tokenHash: p.string().length(64).unique(),
+    ...hashedTokenRow(),
     user: p.manyToOne(User).index(),
     org: p.manyToOne(Org),
-    createdAt: p.datetime().defaultRaw('now()'),
-    lastSeenAt: p.datetime().defaultRaw('now()'),
+    createdAt: dbNow(),
+    lastSeenAt: dbNow(),
     expiresAt: p.datetime(),
     revokedAt: p.datetime().nullable(),
     ip: p.string().length(64).nullable(),

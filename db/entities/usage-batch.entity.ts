@@ -10,30 +10,28 @@
  * earnings by these totals after the calls' rows are gone.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { cents, createdNow, idRef, prefixedId } from './common.js';
 import { Org } from './org.entity.js';
 
 export const UsageBatch = defineEntity({
   name: 'UsageBatch',
   tableName: 'usage_batches',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     org: p.manyToOne(Org),
     /** How many calls point at the batch. */
     calls: p.integer(),
     /** What the batch took from the org's balance: minus its ledger row's amount (the sum of each call's charge). */
-    chargedCents: p.bigint('number'),
+    chargedCents: cents(),
     /** The sums of the calls' `credit_applied_cents` and `billable_cents`. */
-    creditAppliedCents: p.bigint('number'),
-    billableCents: p.bigint('number'),
+    creditAppliedCents: cents(),
+    billableCents: cents(),
     /** The first and last call of the batch (commit order) and the earliest and latest call instants. */
-    firstUsageId: p.string().length(40),
-    lastUsageId: p.string().length(40),
+    firstUsageId: idRef(),
+    lastUsageId: idRef(),
     firstAt: p.datetime(),
     lastAt: p.datetime(),
-    createdAt: p
-      .datetime()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
+    createdAt: createdNow(),
   },
   indexes: [{ name: 'usage_batches_org_last_idx', properties: ['org', 'lastAt'] }],
   checks: [

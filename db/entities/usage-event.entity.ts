@@ -8,6 +8,7 @@
  * so its schema diff stays empty (docs/decisions.md, Usage partitions).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { cents, createdNow, idRef, idemKey, prefixedId } from './common.js';
 import { ApiKey } from './api-key.entity.js';
 import { Org } from './org.entity.js';
 
@@ -18,22 +19,22 @@ export const UsageEvent = defineEntity({
   name: 'UsageEvent',
   tableName: 'usage_events',
   properties: {
-    id: p.string().length(40).primary(),
+    id: prefixedId(),
     org: p.manyToOne(Org),
     key: p.manyToOne(ApiKey),
     apiSlug: p.string().length(64),
-    apiId: p.string().length(40).nullable(),
-    endpointId: p.string().length(40).nullable(),
+    apiId: idRef().nullable(),
+    endpointId: idRef().nullable(),
     method: p.string().length(10),
     path: p.string().length(2000),
     status: p.smallint(),
     outcome: p.enum([...USAGE_OUTCOMES]),
-    costCents: p.bigint('number').default(0),
-    priceCentsEffective: p.bigint('number').default(0),
-    creditAppliedCents: p.bigint('number').default(0),
-    billableCents: p.bigint('number').default(0),
+    costCents: cents().default(0),
+    priceCentsEffective: cents().default(0),
+    creditAppliedCents: cents().default(0),
+    billableCents: cents().default(0),
     latencyMs: p.integer(),
-    idempotencyKey: p.string().length(200).nullable(),
+    idempotencyKey: idemKey().nullable(),
     /** The gateway's own request id (meta.request_id). */
     requestId: p.string().length(128),
     /** The caller's X-Request-Id, when it sent a well-formed one (for its tracing; never used as our id). */
@@ -43,17 +44,13 @@ export const UsageEvent = defineEntity({
      * failed calls, calls charged nothing, and calls booked before batches (their ledger rows carry `usage:{id}`).
      * No foreign key and no index: a batch's calls are found by (org_id, created_at between its first_at and last_at).
      */
-    batchId: p.string().length(40).nullable(),
+    batchId: idRef().nullable(),
     /**
      * The partition key (range, one partition per UTC month; Migration20261125120000_usage_partitions), hence part
      * of the primary key: a partitioned table's unique keys must hold it. Gateway rows carry the instant their id
      * encodes, so (id, created_at) stays as unique as the id.
      */
-    createdAt: p
-      .datetime()
-      .primary()
-      .defaultRaw('now()')
-      .onCreate(() => new Date()),
+    createdAt: createdNow().primary(),
   },
   indexes: [
     { name: 'usage_events_org_created_idx', properties: ['org', 'createdAt'] },

@@ -1,7 +1,7 @@
 /** A person who signs in (email, passwordless). Anonymous registration creates an org and a key but no user. */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { timestamps } from './common.js';
-import { Org } from './org.entity.js';
+import { orgOwnedRow } from './org-owned.js';
+import { emailAddress, timestamps } from './common.js';
 
 export const USER_ROLES = ['owner', 'admin', 'member'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
@@ -10,10 +10,9 @@ export const User = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
-    id: p.string().length(40).primary(),
-    org: p.manyToOne(Org).index(),
+    ...orgOwnedRow(),
     /** Stored lower-cased; unique across the platform. */
-    email: p.string().length(320).unique(),
+    email: emailAddress().unique(),
     name: p.text().nullable(),
     role: p.enum([...USER_ROLES]).default('owner'),
     emailVerifiedAt: p.datetime().nullable(),

@@ -12,7 +12,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { requireScope } from '../../core/auth/scopes.js';
 import { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
 import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
@@ -22,7 +21,7 @@ import { dispatchInProcess } from '../../gateway/in-process.js';
 import type { ToolContext, ToolRuntime } from '../tool-context.js';
 import { SlugArg } from './catalog.tools.js';
 import { BillingMetaOut } from './consumer-schemas.js';
-import { gatewayCaller, keyPrincipal } from './keys.tools.js';
+import { gatewayCaller, keyPrincipal, scopedKey } from './keys.tools.js';
 import { nextStep } from './next-steps.js';
 import { checkArgs, parseArgs, runTool, toolError, toolFailure, toolOk } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
@@ -227,8 +226,7 @@ export function registerCallTools(server: McpServer, services: Services, ctx: To
   server.registerTool('quote_call', DEFS.quote_call, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
-      const principal = keyPrincipal(ctx);
-      requireScope(principal, 'catalog:read');
+      const principal = scopedKey(ctx, 'catalog:read');
       const caller = await gatewayCaller(services, principal);
       const query = parseArgs(QuoteQuery, { method: args.method, path: args.path });
       const quote = await services.listings.quoteAs(args.slug, query, { type: 'api_key', ...caller });

@@ -9,12 +9,11 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { LiveInstalledTool } from '../../core/agent-tools/installed-tools.service.js';
 import { MAX_INSTALLED_PER_KEY } from '../../core/agent-tools/installed-tools.service.js';
-import { requireScope } from '../../core/auth/scopes.js';
 import type { Services } from '../../platform/services.js';
 import { announceToolsChanged, installedTools } from '../installed-tools.js';
 import type { ToolContext } from '../tool-context.js';
 import { SlugArg } from './catalog.tools.js';
-import { keyPrincipal } from './keys.tools.js';
+import { scopedKey } from './keys.tools.js';
 import { checkArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 
@@ -76,8 +75,7 @@ export function registerInstalledTools(server: McpServer, services: Services, ct
   server.registerTool('add_api_tools', DEFS.add_api_tools, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
-      const principal = keyPrincipal(ctx);
-      requireScope(principal, 'proxy:call');
+      const principal = scopedKey(ctx, 'proxy:call');
       const outcome = await installedTools(services).install(principal, args.slug, args.endpoints);
       if (outcome.added.length > 0) await announceToolsChanged(services, principal.keyId);
       return {
@@ -92,8 +90,7 @@ export function registerInstalledTools(server: McpServer, services: Services, ct
   server.registerTool('remove_api_tools', DEFS.remove_api_tools, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
-      const principal = keyPrincipal(ctx);
-      requireScope(principal, 'proxy:call');
+      const principal = scopedKey(ctx, 'proxy:call');
       const removed = await installedTools(services).remove(principal, args.slug, args.endpoints);
       if (removed.length > 0) await announceToolsChanged(services, principal.keyId);
       return { api: args.slug, removed, tools_list_changed: removed.length > 0 };

@@ -6,7 +6,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { SCOPES, type Principal, requireScope } from '../../core/auth/scopes.js';
+import { SCOPES, type Principal, type Scope, requireScope } from '../../core/auth/scopes.js';
 import { AdmissionView, type QuoteView } from '../../core/catalog/listings/listings.schemas.js';
 import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { UnauthenticatedError } from '../../core/errors.js';
@@ -26,6 +26,13 @@ type KeyPrincipal = Extract<Principal, { type: 'api_key' }>;
 export function keyPrincipal(ctx: ToolContext): KeyPrincipal {
   if (ctx.principal.type !== 'api_key') throw new UnauthenticatedError('The agent-tool server accepts API keys.');
   return ctx.principal;
+}
+
+/** The calling key, which must hold `scope` (403 `forbidden` otherwise). */
+export function scopedKey(ctx: ToolContext, scope: Scope): KeyPrincipal {
+  const principal = keyPrincipal(ctx);
+  requireScope(principal, scope);
+  return principal;
 }
 
 /**
@@ -145,8 +152,7 @@ export function registerKeyTools(server: McpServer, services: Services, ctx: Too
   server.registerTool('set_budget', DEFS.set_budget, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
-      const principal = keyPrincipal(ctx);
-      requireScope(principal, 'keys:write');
+      const principal = scopedKey(ctx, 'keys:write');
       const { key_id, ...caps } = args;
       return {
         ...(await services.keyAdmin.patch(principal, key_id ?? principal.keyId, parseArgs(PatchKeyBody, caps))),

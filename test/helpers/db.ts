@@ -8,8 +8,9 @@ import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
 import { PG_ADMIN_URL, pgUrl, TEMPLATE_DB } from './env.js';
 import { ensureRollupTables } from './rollups.js';
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+/** Run `fn` with a client connected to `url`, closed after. */
+export async function withPgClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await fn(client);
@@ -17,6 +18,8 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
     await client.end();
   }
 }
+
+const admin = <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => withPgClient(PG_ADMIN_URL, fn);
 
 async function dropDatabase(client: pg.Client, name: string): Promise<void> {
   await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
@@ -63,11 +66,5 @@ export async function sql<R extends pg.QueryResultRow = pg.QueryResultRow>(
   text: string,
   params: unknown[] = [],
 ): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<R>(text, params)).rows;
-  } finally {
-    await client.end();
-  }
+  return withPgClient(url, async (client) => (await client.query<R>(text, params)).rows);
 }

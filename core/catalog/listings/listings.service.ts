@@ -18,6 +18,7 @@ import type { Config } from '../../config.js';
 import { NotFoundError } from '../../errors.js';
 import type { KeysService } from '../../keys/keys.service.js';
 import { effectivePrice } from '../../pricing/effective-price.js';
+import { endpointHead } from '../../pricing/endpoint-view.js';
 import type { DocumentsService } from '../../terms/documents.service.js';
 import type { TermsStatusView, TermsView } from '../../terms/terms.schemas.js';
 import { meritFor } from '../rollups/merit.js';
@@ -87,10 +88,7 @@ export class ListingsService {
   private priceRow(e: IEndpoint, now: Date): EndpointPriceRow {
     const price = effectivePrice(e, now);
     return {
-      endpoint_id: e.id,
-      method: e.method,
-      path: e.path,
-      summary: e.summary ?? null,
+      ...endpointHead(e),
       price_cents: price.price_cents,
       price_cents_effective: price.price_cents_effective,
       free: price.price_cents_effective === 0,

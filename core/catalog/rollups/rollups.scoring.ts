@@ -2,6 +2,7 @@
  * The merit score and the board metrics, as pure functions (unit-tested; docs/decisions.md, "Rollups, leaderboards,
  * market and demand"). The rollup activity (rollups.service.ts) feeds them with 30-day stats and listing facts.
  */
+import type { MeritParts } from './merit.js';
 
 /** Latency histogram bucket upper bounds in ms; a last, open bucket holds everything slower. */
 export const LATENCY_BOUNDS_MS = [
@@ -84,13 +85,8 @@ export interface ScoreInput {
   marketMaxSuccesses: number;
 }
 
-export interface ScoreParts {
+export interface ScoreParts extends MeritParts {
   svc_score: number;
-  reliability: number;
-  latency: number;
-  usage: number;
-  value: number;
-  freshness: number;
 }
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));

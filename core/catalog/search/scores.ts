@@ -8,14 +8,9 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { meritFor, neutralMerit } from '../rollups/merit.js';
+import type { ScoreParts } from '../rollups/rollups.scoring.js';
 
-export interface Scores {
-  svc_score: number;
-  reliability: number;
-  latency: number;
-  usage: number;
-  value: number;
-  freshness: number;
+export interface Scores extends ScoreParts {
   calls: number;
   gmv_cents: number;
   momentum: number;

@@ -3,6 +3,7 @@
  * the full-text match of a set of lexemes, best first.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { addFilter } from '../../db/sql.js';
 import type { SearchQuery } from './search.schemas.js';
 import { RANKING } from './search-ranking.js';
 
@@ -42,14 +43,8 @@ export async function fullText(
   if (tsquery === null) return [];
   const filters: string[] = [];
   const params: unknown[] = [tsquery];
-  if (f.category) {
-    filters.push(' and a.category = ?');
-    params.push(f.category);
-  }
-  if (f.source) {
-    filters.push(' and a.source = ?');
-    params.push(f.source);
-  }
+  addFilter(filters, params, ' and a.category = ?', f.category);
+  addFilter(filters, params, ' and a.source = ?', f.source);
   const joined = filters.length > 0;
   // How many of the words a document holds (one index-free match per word; none to count for a single word).
   const held = words.length > 1 ? words.map(() => '(s.document @@ ?::tsquery)::int').join(' + ') : null;
