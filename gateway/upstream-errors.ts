@@ -3,7 +3,7 @@
  * (UpstreamRateLimitedError), how an undici or socket error is classified, and a non-2xx answer's gateway error.
  */
 import { AppError, type AppErrorOptions } from '../core/errors.js';
-import { UpstreamRequestError, type UpstreamFailureReason } from '../core/upstream/upstream-guard.js';
+import { findUpstreamError, type UpstreamFailureReason } from '../core/upstream/upstream-guard.js';
 import type { UpstreamResult } from './upstream-call.js';
 
 export type UpstreamCallFailure =
@@ -117,20 +117,11 @@ const CODE_REASONS: ReadonlyMap<string, UpstreamCallFailure> = new Map<string, U
   ['UND_ERR_ABORTED', 'aborted'],
 ]);
 
-/** The guard's own error anywhere in a cause chain (net and undici wrap errors raised in the lookup hook). */
-function findGuardError(err: unknown): UpstreamRequestError | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
-    if (current instanceof UpstreamRequestError) return current;
-    current = current.cause;
-  }
-  return undefined;
-}
-
 /** Only on the failure path, so clarity over speed. `status` is 0 until the response headers arrived. */
 export function classify(err: unknown, status: number): UpstreamCallError {
   const upstreamStatus = status === 0 ? undefined : status;
-  const guardError = findGuardError(err);
+  // The guard's own error anywhere in a cause chain (net and undici wrap errors raised in the lookup hook).
+  const guardError = findUpstreamError(err);
   if (guardError !== undefined) {
     const reason = guardError.reason === 'too_many_redirects' ? 'connect_failed' : guardError.reason;
     return new UpstreamCallError(reason, guardError.message, { cause: err, upstreamStatus });

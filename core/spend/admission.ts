@@ -40,7 +40,7 @@ import { SeenKeys } from './idempotency-seen.js';
 import { ExpiringMemo } from './local-memo.js';
 import { Reservation, type SettlementContext } from './settlement.js';
 import { SettleBatcher } from './settle-batcher.js';
-import { LEASE_WINDOW_MS, LeaseBook } from './leases.js';
+import { LEASE_WINDOW_MS, LeaseBook, type Lease } from './leases.js';
 import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
@@ -212,21 +212,8 @@ export class Admissions implements SettlementContext {
       const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, key.version);
       const lease = book.take(slot, input.priceCents);
       if (lease) {
-        return new Reservation(
-          this,
-          'leased',
-          input.orgId,
-          input.keyId,
-          input.ancestors.map((a) => a.keyId),
-          input.day,
-          input.priceCents,
-          input.reservationId,
-          null,
-          null,
-          req.requestHash,
-          input.nowMs,
-          { lease, book },
-        );
+        // No Idempotency-Key on a leased call: its scoped and client keys are null.
+        return this.reservation('leased', req, input, { lease, book });
       }
       if (book.exact(slot)) return undefined;
       const grant = await book.acquire(slot, input.orgId, leaseInput(input), newId('lease', input.nowMs));
@@ -340,7 +327,21 @@ export class Admissions implements SettlementContext {
     seen?: SeenCheck,
   ): Reservation | Promise<AdmissionDecision> {
     if (kind === 'admitted') this.open.set(input.reservationId, Date.now());
-    const reservation = new Reservation(
+    const reservation = this.reservation(kind, req, input);
+    if (req.clientKey === null || seen === 'new') return reservation;
+    if (seen === 'unstamped') this.seen.rebuild(input.orgId);
+    this.services.metrics?.idempotencyLookups.inc({ reason: seen ?? (input.fastPath ? 'unchecked' : 'unsynced') });
+    return this.storedReplay(reservation);
+  }
+
+  /** The call's reservation (core/spend/settlement.ts); with `leased`, the lease it was admitted against. */
+  private reservation(
+    kind: Reservation['kind'],
+    req: AdmitRequest,
+    input: AdmitInput,
+    leased?: { lease: Lease; book: LeaseBook },
+  ): Reservation {
+    return new Reservation(
       this,
       kind,
       input.orgId,
@@ -353,11 +354,8 @@ export class Admissions implements SettlementContext {
       req.clientKey,
       req.requestHash,
       input.nowMs,
+      leased,
     );
-    if (req.clientKey === null || seen === 'new') return reservation;
-    if (seen === 'unstamped') this.seen.rebuild(input.orgId);
-    this.services.metrics?.idempotencyLookups.inc({ reason: seen ?? (input.fastPath ? 'unchecked' : 'unsynced') });
-    return this.storedReplay(reservation);
   }
 
   /**
