@@ -122,6 +122,16 @@ function scanLiteral(b: Uint8Array, i: number, literal: Uint8Array): number {
   return i + literal.length;
 }
 
+/** An object member's name and its colon at `i`: the index of the member's value, or -1. */
+function scanMemberName(b: Uint8Array, i: number): number {
+  if (b[i] !== QUOTE) return -1;
+  i = scanString(b, i);
+  if (i < 0) return -1;
+  i = skipWhitespace(b, i);
+  if (b[i] !== COLON) return -1;
+  return skipWhitespace(b, i + 1);
+}
+
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 const NULL = Buffer.from('null');
@@ -142,12 +152,8 @@ export function jsonValueEnd(b: Uint8Array): number {
       i = skipWhitespace(b, i + 1);
       if (b[i] === CLOSE_OBJECT) i++;
       else {
-        if (b[i] !== QUOTE) return -1;
-        i = scanString(b, i);
+        i = scanMemberName(b, i);
         if (i < 0) return -1;
-        i = skipWhitespace(b, i);
-        if (b[i] !== COLON) return -1;
-        i = skipWhitespace(b, i + 1);
         stack.push(IN_OBJECT);
         continue;
       }
@@ -174,12 +180,8 @@ export function jsonValueEnd(b: Uint8Array): number {
       if (d === COMMA) {
         i = skipWhitespace(b, i + 1);
         if (top === IN_OBJECT) {
-          if (b[i] !== QUOTE) return -1;
-          i = scanString(b, i);
+          i = scanMemberName(b, i);
           if (i < 0) return -1;
-          i = skipWhitespace(b, i);
-          if (b[i] !== COLON) return -1;
-          i = skipWhitespace(b, i + 1);
         }
         break;
       }

@@ -107,9 +107,7 @@ export class GatewayProxy {
     // The upstream request is built before anything is reserved, so nothing between the reservation and its commit
     // or void can throw.
     const url = upstreamUrl(api.baseOrigin, api.basePath, rest, search);
-    const headers = forwardRequestHeaders(req.headers);
-    if (api.credential) Object.assign(headers, applyCredential(url, api.credential));
-    headers['x-request-id'] = requestId;
+    const headers = upstreamHeaders(req, api, url, requestId);
 
     const decision = await this.admissions.admit({
       orgId: principal.orgId,
@@ -126,16 +124,7 @@ export class GatewayProxy {
     const routed: Routed = { api: api, endpointId: endpoint.id, method, rest, requestId, started };
     let result: UpstreamResult;
     const upstreamStarted = performance.now();
-    // Tracing on: a client span, its traceparent sent upstream (never the URL: a query credential may be in it).
-    const span = tracingOn()
-      ? startClientSpan(`${method} upstream`, headers, {
-          'http.request.method': method,
-          'server.address': url.hostname,
-          'svc.api_slug': api.slug,
-          'svc.endpoint_id': endpoint.id,
-          [REQUEST_ID_ATTRIBUTE]: requestId,
-        })
-      : undefined;
+    const span = tracingOn() ? clientSpan(routed, headers, url) : undefined;
     try {
       result = await this.upstream.request({ url, method, headers, body: body.length > 0 ? body : null });
       if (span) endHttpSpan(span, result.status, 'client');
@@ -148,7 +137,7 @@ export class GatewayProxy {
       throw err;
     }
     this.observeUpstream(api.slug, upstreamStarted);
-    const call = successCall(decision, routed, result.status, price, req, now);
+    const call = callRecord(decision, routed, result.status, now, price, req);
     const settled = await decision.commit(call, price);
     if (settled.kind === 'replay') return replay(res, requestId, settled.record, requestHash);
     sendOkJson(res, requestId, parseBody(result), settled.meta);
@@ -199,43 +188,29 @@ export class GatewayProxy {
     }
     const status =
       err instanceof UpstreamCallError ? (err.upstreamStatus ?? 0) : err instanceof AppError ? err.status : 0;
-    return {
-      usageId: r.reservationId,
-      orgId: r.orgId,
-      keyId: r.keyId,
-      apiId: c.api.id,
-      apiSlug: c.api.slug,
-      endpointId: c.endpointId,
-      providerOrgId: c.api.orgId,
-      method: c.method,
-      path: c.rest,
-      status: err instanceof AppError && err.code === 'upstream_rate_limited' ? 429 : status,
-      outcome: 'failed',
-      priceCents: 0,
-      priceCentsEffective: r.priceCents,
-      latencyMs: performance.now() - c.started,
-      idempotencyKey: r.clientKey,
-      requestId: c.requestId,
-      day: r.day,
-      at: now,
-    };
+    const failed = err instanceof AppError && err.code === 'upstream_rate_limited' ? 429 : status;
+    return callRecord(r, c, failed, now, null, null);
   }
 }
 
-/** A successful call's usage row. */
-function successCall(
+/**
+ * A call's usage row: with the effective price and the request for a successful call (charged, replayable), with
+ * nulls for a failed one (unbilled, no key spend).
+ */
+function callRecord(
   r: Reservation,
   c: Routed,
   status: number,
-  price: EffectivePrice,
-  req: IncomingMessage,
   now: Date,
+  price: EffectivePrice | null,
+  req: IncomingMessage | null,
 ): CallRecord {
+  const success = price !== null;
   return {
     usageId: r.reservationId,
     orgId: r.orgId,
     keyId: r.keyId,
-    ancestorKeyIds: r.ancestorKeyIds,
+    ancestorKeyIds: success ? r.ancestorKeyIds : undefined,
     apiId: c.api.id,
     apiSlug: c.api.slug,
     endpointId: c.endpointId,
@@ -243,18 +218,37 @@ function successCall(
     method: c.method,
     path: c.rest,
     status,
-    outcome: 'success',
-    priceCents: r.priceCents,
+    outcome: success ? 'success' : 'failed',
+    priceCents: success ? r.priceCents : 0,
     priceCentsEffective: r.priceCents,
     latencyMs: performance.now() - c.started,
     idempotencyKey: r.clientKey,
-    requestHash: r.requestHash,
-    replayExtra: replayExtra(price),
+    requestHash: success ? r.requestHash : undefined,
+    replayExtra: success ? replayExtra(price) : undefined,
     requestId: c.requestId,
-    clientRequestId: clientRequestId(req.headers['x-request-id']),
+    clientRequestId: req ? clientRequestId(req.headers['x-request-id']) : undefined,
     day: r.day,
     at: now,
   };
+}
+
+/** The upstream request's headers: the caller's, filtered, with the listing's credential and our request id. */
+function upstreamHeaders(req: IncomingMessage, api: CachedApi, url: URL, requestId: string): Record<string, string> {
+  const headers = forwardRequestHeaders(req.headers);
+  if (api.credential) Object.assign(headers, applyCredential(url, api.credential));
+  headers['x-request-id'] = requestId;
+  return headers;
+}
+
+/** Tracing on: a client span, its traceparent sent upstream (never the URL: a query credential may be in it). */
+function clientSpan(c: Routed, headers: Record<string, string>, url: URL) {
+  return startClientSpan(`${c.method} upstream`, headers, {
+    'http.request.method': c.method,
+    'server.address': url.hostname,
+    'svc.api_slug': c.api.slug,
+    'svc.endpoint_id': c.endpointId,
+    [REQUEST_ID_ATTRIBUTE]: c.requestId,
+  });
 }
 
 function replay(res: ResponseSink, requestId: string, record: string, requestHash: string): void {

@@ -3,9 +3,9 @@
  * the org's cached balance. Posting is idempotent on (org, idempotency key): a retry returns the original row.
  * Rows are serialised per org by a row lock on the org, so the cached balance always equals the ledger sum.
  *
- * Every writer of ledger rows is named in `LEDGER_WRITERS` below: the three that insert rows themselves (this
- * service, and two batch writers that lock the same org rows and keep the same balance rule for throughput) and the
- * callers of `post`. test/unit/ledger-writers.test.ts fails when a file outside the list writes ledger rows, or when
+ * Every writer of ledger rows is named in `LEDGER_WRITERS` below: those that insert rows themselves (this service,
+ * and the batch writers that lock the same org rows and keep the same balance rule for throughput) and the callers of
+ * `post`. test/unit/ledger-writers.test.ts fails when a file outside the list writes ledger rows, or when
  * a listed file no longer does, so a new writer has to be named here (with the kinds it books) before it can land.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
@@ -25,10 +25,15 @@ export const LEDGER_WRITERS = {
     kinds: [],
     what: '`post`: one row of any kind, for the callers below',
   },
-  'core/spend/usage-committer.ts': {
+  'core/spend/usage-commit-statement.ts': {
     via: 'sql',
     kinds: ['usage'],
     what: "the gateway's group commit: one consumer debit per (org, usage batch), with its calls' usage rows",
+  },
+  'core/spend/usage-careful-write.ts': {
+    via: 'sql',
+    kinds: ['usage'],
+    what: "the group commit's careful path (a call that would overdraw a prepaid balance), the same rows",
   },
   'core/billing/earnings.service.ts': {
     via: 'sql',

@@ -25,36 +25,30 @@ import type { Logger } from '../logger.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { idempotencyMismatch, keyGovernance, refusalError } from './admission-refusals.js';
+import {
+  admitInput,
+  leaseInput,
+  outcomeOf,
+  refused,
+  replayOf,
+  type AdmissionDecision,
+  type AdmitRequest,
+} from './admission-input.js';
 import { loadSnapshot } from './admission-snapshot.js';
 import { findIdempotencyRecord } from './idempotency-records.js';
-import { SeenKeys, seenKeyHash } from './idempotency-seen.js';
+import { SeenKeys } from './idempotency-seen.js';
 import { ExpiringMemo } from './local-memo.js';
 import { Reservation, type SettlementContext } from './settlement.js';
 import { SettleBatcher } from './settle-batcher.js';
-import { LEASE_WINDOW_MS, LeaseBook } from './leases.js';
+import { LEASE_WINDOW_MS, LeaseBook, type Lease } from './leases.js';
 import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
 
-/** A reservation outlives the upstream deadline by this much before the sweeper may void it. */
-export const RESERVATION_MARGIN_MS = 10_000;
-const STALE_AFTER_MS = 5_000;
+export { RESERVATION_MARGIN_MS, type AdmissionDecision, type AdmitRequest } from './admission-input.js';
+
 /** How long this process keeps a replay it has seen (the shared record lives 25 h in the fast state). */
 const LOCAL_REPLAY_TTL_MS = 3_600_000;
-
-export interface AdmitRequest {
-  orgId: string;
-  key: KeyAuth;
-  now: Date;
-  priceCents: number;
-  /** The client's Idempotency-Key, or null. */
-  clientKey: string | null;
-  /** Hash of method, path and body ('' without an Idempotency-Key). */
-  requestHash: string;
-  requestId: string;
-}
-
-export type AdmissionDecision = Reservation | { kind: 'replay'; record: string } | { kind: 'refused'; error: AppError };
 
 /** What admission takes from the composition root (platform/services.ts). */
 interface AdmissionServices {
@@ -126,16 +120,7 @@ export class Admissions implements SettlementContext {
   /** Decide one call (see the file header), counted by outcome for the operators' metrics. */
   async admit(req: AdmitRequest): Promise<AdmissionDecision> {
     const decision = await this.decideCall(req);
-    // A call admitted against a lease is admitted like any other (the lease grants are the store's own business).
-    const outcome =
-      decision.kind === 'refused'
-        ? decision.error.code
-        : decision.kind === 'replay'
-          ? 'replay'
-          : decision.kind === 'leased'
-            ? 'admitted'
-            : decision.kind;
-    this.services.metrics?.admissions.inc({ outcome });
+    this.services.metrics?.admissions.inc({ outcome: outcomeOf(decision) });
     return decision;
   }
 
@@ -164,22 +149,7 @@ export class Admissions implements SettlementContext {
     if (req.priceCents !== 0 && this.spend.refusal) {
       throw new ServiceUnavailableError(`The gateway cannot account for paid calls: ${this.spend.refusal.message}`);
     }
-    const input: AdmitInput = {
-      orgId: req.orgId,
-      ...keyGovernance(key),
-      ratePerMin: this.services.config.limits.gatewayRatePerMin,
-      day: req.now.toISOString().slice(0, 10),
-      priceCents: req.priceCents,
-      idempotencyKey: scopedKey,
-      requestHash: req.requestHash,
-      reservationId: newId('usage', nowMs),
-      nowMs,
-      reservationTtlMs: this.services.config.gateway.upstreamTimeoutMs + RESERVATION_MARGIN_MS,
-      staleAfterMs: STALE_AFTER_MS,
-      keyVersion: this.services.keys ? (key.version ?? '?') : undefined,
-      seenHash: req.clientKey === null ? undefined : seenKeyHash(key.keyId, req.clientKey),
-      fastPath: this.seen.fastPath(),
-    };
+    const input = admitInput(req, scopedKey, nowMs, this.services, this.seen.fastPath());
     if (this.leases && req.clientKey === null) {
       // A failing store is handled by the call-by-call path below (503 for a paid call, a degraded free call).
       const leased = await this.leased(req, input).catch((err: unknown) => {
@@ -208,14 +178,7 @@ export class Admissions implements SettlementContext {
           continue;
         }
       } catch (err) {
-        if (err instanceof AppError) throw err;
-        if (input.priceCents !== 0) {
-          throw new ServiceUnavailableError('The gateway cannot account for paid calls right now; retry shortly.', {
-            cause: err,
-          });
-        }
-        this.log.warn({ err, request_id: req.requestId }, 'counter store unavailable; free call served unmetered');
-        return this.reserve('degraded', req, input);
+        return this.storeDown(err, req, input);
       }
       if (admission.outcome === 'admitted' || admission.outcome === 'replay') this.vouch(input.keyId);
       if (admission.outcome === 'admitted') {
@@ -249,44 +212,11 @@ export class Admissions implements SettlementContext {
       const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, key.version);
       const lease = book.take(slot, input.priceCents);
       if (lease) {
-        return new Reservation(
-          this,
-          'leased',
-          input.orgId,
-          input.keyId,
-          input.ancestors.map((a) => a.keyId),
-          input.day,
-          input.priceCents,
-          input.reservationId,
-          null,
-          null,
-          req.requestHash,
-          input.nowMs,
-          { lease, book },
-        );
+        // No Idempotency-Key on a leased call: its scoped and client keys are null.
+        return this.reservation('leased', req, input, { lease, book });
       }
       if (book.exact(slot)) return undefined;
-      const grant = await book.acquire(
-        slot,
-        input.orgId,
-        {
-          orgId: input.orgId,
-          keyId: input.keyId,
-          rateKey: input.rateKey,
-          ratePerMin: input.ratePerMin,
-          day: input.day,
-          priceCents: input.priceCents,
-          perCallMaxCents: input.perCallMaxCents,
-          budgetCents: input.budgetCents,
-          dailyCapCents: input.dailyCapCents,
-          ancestors: input.ancestors,
-          // As a call's reservation: its 10 s margin past the upstream deadline covers the lease's 1 s window.
-          holdTtlMs: input.reservationTtlMs,
-          staleAfterMs: input.staleAfterMs,
-          keyVersion: input.keyVersion,
-        },
-        newId('lease', input.nowMs),
-      );
+      const grant = await book.acquire(slot, input.orgId, leaseInput(input), newId('lease', input.nowMs));
       switch (grant.outcome) {
         case 'lease':
           this.vouch(input.keyId);
@@ -305,6 +235,18 @@ export class Admissions implements SettlementContext {
       }
     }
     return undefined;
+  }
+
+  /** The store could not answer (a failing Redis): 503 for a paid call; a free call is served, unmetered. */
+  private storeDown(err: unknown, req: AdmitRequest, input: AdmitInput): Reservation | Promise<AdmissionDecision> {
+    if (err instanceof AppError) throw err;
+    if (input.priceCents !== 0) {
+      throw new ServiceUnavailableError('The gateway cannot account for paid calls right now; retry shortly.', {
+        cause: err,
+      });
+    }
+    this.log.warn({ err, request_id: req.requestId }, 'counter store unavailable; free call served unmetered');
+    return this.reserve('degraded', req, input);
   }
 
   remember(scopedKey: string, record: string, nowMs: number): void {
@@ -385,7 +327,21 @@ export class Admissions implements SettlementContext {
     seen?: SeenCheck,
   ): Reservation | Promise<AdmissionDecision> {
     if (kind === 'admitted') this.open.set(input.reservationId, Date.now());
-    const reservation = new Reservation(
+    const reservation = this.reservation(kind, req, input);
+    if (req.clientKey === null || seen === 'new') return reservation;
+    if (seen === 'unstamped') this.seen.rebuild(input.orgId);
+    this.services.metrics?.idempotencyLookups.inc({ reason: seen ?? (input.fastPath ? 'unchecked' : 'unsynced') });
+    return this.storedReplay(reservation);
+  }
+
+  /** The call's reservation (core/spend/settlement.ts); with `leased`, the lease it was admitted against. */
+  private reservation(
+    kind: Reservation['kind'],
+    req: AdmitRequest,
+    input: AdmitInput,
+    leased?: { lease: Lease; book: LeaseBook },
+  ): Reservation {
+    return new Reservation(
       this,
       kind,
       input.orgId,
@@ -398,11 +354,8 @@ export class Admissions implements SettlementContext {
       req.clientKey,
       req.requestHash,
       input.nowMs,
+      leased,
     );
-    if (req.clientKey === null || seen === 'new') return reservation;
-    if (seen === 'unstamped') this.seen.rebuild(input.orgId);
-    this.services.metrics?.idempotencyLookups.inc({ reason: seen ?? (input.fastPath ? 'unchecked' : 'unsynced') });
-    return this.storedReplay(reservation);
   }
 
   /**
@@ -432,14 +385,4 @@ export class Admissions implements SettlementContext {
       .then((s) => this.spend.hydrate({ ...s, generation, nowMs: this.clock.now().getTime() }))
       .catch((err: unknown) => this.log.warn({ err, org_id: orgId }, 'balance refresh failed'));
   }
-}
-
-function refused(error: AppError): AdmissionDecision {
-  return { kind: 'refused', error };
-}
-
-/** A stored record answers this request only if it was made for the same request. */
-function replayOf(record: string, requestHash: string): AdmissionDecision {
-  if (!record.startsWith(requestHash, 2)) return refused(idempotencyMismatch());
-  return { kind: 'replay', record };
 }

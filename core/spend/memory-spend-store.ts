@@ -5,6 +5,13 @@
  */
 import { chargeCall } from '../money/money-rules.js';
 import { MemorySeenSets } from './memory-seen-sets.js';
+import {
+  recordAnswer,
+  spendRefusal,
+  type HeldAncestor,
+  type OrgState,
+  type SpendState,
+} from './memory-spend-checks.js';
 import type {
   Admission,
   AdmitInput,
@@ -20,25 +27,6 @@ import type {
   UsageEntryRef,
 } from './spend-store.js';
 
-interface OrgState {
-  bal?: number;
-  ver: number;
-  mode?: 'prepaid' | 'card';
-  susp: boolean;
-  res: number;
-  /** Settled, not yet in Postgres. */
-  pend: number;
-  /** Usage events not yet in Postgres. */
-  pn: number;
-  t: number;
-  lim: number;
-  gen: number;
-}
-interface SpendState {
-  sp?: number;
-  res: number;
-  pend: number;
-}
 /** One entry of the in-process stream (a settle batch's calls), delivered at once (to this process's one drainer). */
 interface StreamEntry {
   calls: StreamedCall[];
@@ -116,13 +104,7 @@ export class MemorySpendStore implements SpendStore {
     }
     if (a.idempotencyKey !== null) {
       const rec = this.idemGet(a.idempotencyKey, a.nowMs);
-      if (rec !== null) {
-        if (rec.slice(2, 2 + a.requestHash.length) !== a.requestHash) return { outcome: 'mismatch' };
-        if (rec.startsWith('p')) {
-          return rec.endsWith(`|${a.reservationId}`) ? { outcome: 'admitted', stale: false } : { outcome: 'in_flight' };
-        }
-        return { outcome: 'replay', record: rec };
-      }
+      if (rec !== null) return recordAnswer(rec, a);
     }
     const seenCheck = a.idempotencyKey === null ? '' : this.seen.check(a.orgId, a.seenHash, a.fastPath === true);
     const windowKey = `${a.rateKey}:${Math.floor(a.nowMs / 60_000)}`;
@@ -132,45 +114,9 @@ export class MemorySpendStore implements SpendStore {
     if (w.count > a.ratePerMin) return { outcome: 'rate_limited', retryAfterMs: Math.max(w.resetAt - a.nowMs, 1) };
     if (o.susp) return { outcome: 'suspended' };
     if (a.priceCents > 0) {
-      if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents) return { outcome: 'per_call' };
-      if (a.budgetCents !== null && k!.sp! + k!.res + k!.pend + a.priceCents > a.budgetCents)
-        return { outcome: 'budget' };
-      for (const x of ancestors) {
-        if (x.budgetCents !== null && x.state!.sp! + x.state!.res + x.state!.pend + a.priceCents > x.budgetCents) {
-          return { outcome: 'budget', ancestorKeyId: x.keyId };
-        }
-      }
-      if (a.dailyCapCents !== null && d!.sp! + d!.res + d!.pend + a.priceCents > a.dailyCapCents)
-        return { outcome: 'daily_cap' };
-      for (const x of ancestors) {
-        const cap = x.dailyCapCents ?? null;
-        if (cap !== null && x.day!.sp! + x.day!.res + x.day!.pend + a.priceCents > cap) {
-          return { outcome: 'daily_cap', ancestorKeyId: x.keyId };
-        }
-      }
-      const headroom = o.bal - o.res - o.pend;
-      if (o.mode === 'card') {
-        if (headroom + o.lim < a.priceCents) return { outcome: 'credit_limit' };
-      } else if (headroom < a.priceCents) {
-        return { outcome: 'funds' };
-      }
-      o.res += a.priceCents;
-      k!.res += a.priceCents;
-      d!.res += a.priceCents;
-      for (const x of ancestors) {
-        x.state!.res += a.priceCents;
-        x.day!.res += a.priceCents;
-      }
-      this.open.set(a.reservationId, {
-        reservationId: a.reservationId,
-        orgId: a.orgId,
-        keyId: a.keyId,
-        ancestorKeyIds: a.ancestors.map((x) => x.keyId),
-        day: a.day,
-        priceCents: a.priceCents,
-        idempotencyKey: a.idempotencyKey,
-        expiresAt: a.nowMs + a.reservationTtlMs,
-      });
+      const refusal = spendRefusal(a, o, k!, d!, ancestors);
+      if (refusal) return refusal;
+      this.hold(a, o, k!, d!, ancestors);
     }
     if (a.idempotencyKey !== null) {
       this.idem.set(a.idempotencyKey, {
@@ -184,6 +130,27 @@ export class MemorySpendStore implements SpendStore {
         : { outcome: 'admitted', stale: false };
     if (seenCheck !== '') admitted.idempotency = seenCheck;
     return admitted;
+  }
+
+  /** The paid call's reservation: its price held on the org, the key, its day and every ancestor's, until settled. */
+  private hold(a: AdmitInput, o: OrgState, k: SpendState, d: SpendState, ancestors: readonly HeldAncestor[]): void {
+    o.res += a.priceCents;
+    k.res += a.priceCents;
+    d.res += a.priceCents;
+    for (const x of ancestors) {
+      x.state!.res += a.priceCents;
+      x.day!.res += a.priceCents;
+    }
+    this.open.set(a.reservationId, {
+      reservationId: a.reservationId,
+      orgId: a.orgId,
+      keyId: a.keyId,
+      ancestorKeyIds: a.ancestors.map((x) => x.keyId),
+      day: a.day,
+      priceCents: a.priceCents,
+      idempotencyKey: a.idempotencyKey,
+      expiresAt: a.nowMs + a.reservationTtlMs,
+    });
   }
 
   /** The spend states a reservation holds: the key, the key's day, each ancestor and each ancestor's day. */

@@ -22,3 +22,20 @@ export const SEEN_EPOCH = lua('seen-epoch.lua');
 export const SEEN_COMPLETE = lua('seen-complete.lua');
 export const LEASE = lua('lease.lua');
 export const LEASE_RETURN = lua('lease-return.lua');
+
+/** RedisSpendStore's commands by name, each defined on its client once (its constructor). */
+export const SPEND_SCRIPTS = {
+  spAdmit: ADMIT,
+  spSettle: SETTLE,
+  spVoid: VOID,
+  spHydrate: HYDRATE,
+  spForget: FORGET,
+  spAck: ACK,
+  spClaim: CLAIM,
+  spExpired: EXPIRED,
+  spKeysChanged: KEYS_CHANGED,
+  spSeenEpoch: SEEN_EPOCH,
+  spSeenComplete: SEEN_COMPLETE,
+  spLease: LEASE,
+  spLeaseReturn: LEASE_RETURN,
+};

@@ -45,42 +45,35 @@ import type { Cluster, Redis } from 'ioredis';
 import { systemClock, type Clock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  ACK,
-  ADMIT,
-  CLAIM,
-  EXPIRED,
-  FORGET,
-  HYDRATE,
-  KEYS_CHANGED,
-  LEASE,
-  LEASE_RETURN,
-  SEEN_COMPLETE,
-  SEEN_EPOCH,
-  SETTLE,
-  VOID,
-} from './redis-spend-lua.js';
+import { SPEND_SCRIPTS } from './redis-spend-lua.js';
 import {
   bucketResvKey,
   CLAIM_WAVE,
-  DAY_TTL_MS,
-  dayKey,
   streamedCalls,
-  idemKey,
   idempotencyRecordKey,
-  keyKey,
-  leaseKey,
   memberOf,
   orgKey,
   parseMember,
   rateWindowKey,
-  resvKey,
   seenKey,
   seenStateKey,
   SPEND_BUCKETS,
   spendBucket,
   usageStreamKey,
 } from './redis-spend-keys.js';
+import {
+  ackArgs,
+  admitArgs,
+  admitKeys,
+  heldKeys,
+  hydrateCall,
+  leaseArgs,
+  leaseKeys,
+  leaseMember,
+  leaseReturnKeys,
+  settleArgs,
+} from './redis-spend-args.js';
+import { admission, leaseGrant, settled } from './redis-spend-replies.js';
 import type {
   Admission,
   AdmitInput,
@@ -97,26 +90,9 @@ import type {
   UsageAck,
   UsageEntryRef,
   ScanPart,
-  SeenCheck,
 } from './spend-store.js';
 
 export { idempotencyRecordKey, rateWindowKey, SPEND_BUCKETS, spendBucket, usageStreamKey } from './redis-spend-keys.js';
-
-const SCRIPTS = {
-  spAdmit: ADMIT,
-  spSettle: SETTLE,
-  spVoid: VOID,
-  spHydrate: HYDRATE,
-  spForget: FORGET,
-  spAck: ACK,
-  spClaim: CLAIM,
-  spExpired: EXPIRED,
-  spKeysChanged: KEYS_CHANGED,
-  spSeenEpoch: SEEN_EPOCH,
-  spSeenComplete: SEEN_COMPLETE,
-  spLease: LEASE,
-  spLeaseReturn: LEASE_RETURN,
-};
 
 /** The set of buckets in use (no hash tag: one slot of its own; read and written by plain commands). */
 const BUCKETS_KEY = 'sp:buckets';
@@ -150,7 +126,7 @@ export class RedisSpendStore implements SpendStore {
     // No fixed key counts: each call says how many keys follow (ancestors vary per key; settles batch). On a cluster
     // the client runs without auto pipelining (core/counters/redis-store.ts), which would route a script by its first
     // argument, here the key count; each command is routed by its declared keys instead.
-    for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });
+    for (const [name, lua] of Object.entries(SPEND_SCRIPTS)) redis.defineCommand(name, { lua });
   }
 
   /**
@@ -163,7 +139,11 @@ export class RedisSpendStore implements SpendStore {
     return this.clock ? this.clock.now().getTime() - Date.now() : 0;
   }
 
-  private run<T>(name: keyof typeof SCRIPTS, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+  private run<T>(
+    name: keyof typeof SPEND_SCRIPTS,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<T> {
     const call = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<T>>)[name]!;
     return call.call(this.redis, keys.length, ...keys, ...args);
   }
@@ -217,79 +197,13 @@ export class RedisSpendStore implements SpendStore {
   async admit(a: AdmitInput): Promise<Admission> {
     const listing = this.inBucket(a.orgId);
     if (listing) await listing;
-    const window = Math.floor(a.nowMs / 60_000);
     const ancestorIds = a.ancestors.map((x) => x.keyId);
-    const keys = [
-      orgKey(a.orgId),
-      keyKey(a.orgId, a.keyId),
-      dayKey(a.orgId, a.keyId, a.day),
-      rateWindowKey(a.orgId, a.rateKey, window),
-      idemKey(a.orgId, a.idempotencyKey),
-      resvKey(a.orgId),
-      seenKey(a.orgId),
-      seenStateKey(a.orgId),
-      ...ancestorIds.map((id) => keyKey(a.orgId, id)),
-      ...ancestorIds.map((id) => dayKey(a.orgId, id, a.day)),
-    ];
-    const reply = await this.run<string[]>('spAdmit', keys, [
-      a.priceCents,
-      a.budgetCents ?? -1,
-      a.dailyCapCents ?? -1,
-      a.ratePerMin,
-      60_000,
-      this.offsetMs(),
-      a.reservationId,
-      a.reservationTtlMs,
-      a.idempotencyKey === null ? '0' : '1',
-      a.requestHash,
-      a.staleAfterMs,
-      memberOf({ ...a, ancestorKeyIds: ancestorIds }),
-      a.perCallMaxCents ?? -1,
-      a.keyVersion ?? '',
-      a.seenHash ?? '',
-      a.fastPath ? '1' : '0',
-      a.noRecall ? '1' : '0',
-      ...a.ancestors.map((x) => x.budgetCents ?? -1),
-      ...a.ancestors.map((x) => x.dailyCapCents ?? -1),
-    ]);
-    switch (reply[0]) {
-      case 'admitted': {
-        const admitted: Admission =
-          reply[1] === '1'
-            ? { outcome: 'admitted', stale: true, generation: Number(reply[2] ?? 0) }
-            : { outcome: 'admitted', stale: false };
-        if (reply[3]) admitted.idempotency = reply[3] as SeenCheck;
-        return admitted;
-      }
-      case 'hydrate':
-        return { outcome: 'hydrate', generation: Number(reply[1] ?? 0) };
-      case 'stale_key':
-        return { outcome: 'stale_key', version: reply[1]! };
-      case 'replay':
-        return { outcome: 'replay', record: reply[1]! };
-      case 'rate_limited':
-        return { outcome: 'rate_limited', retryAfterMs: Math.max(Number(reply[1]), 1) };
-      case 'budget':
-        // With an ancestor's position (1 = the nearest) when it was an ancestor's budget that stopped the call.
-        return reply[1]
-          ? { outcome: 'budget', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
-          : { outcome: 'budget' };
-      case 'daily_cap':
-        // With an ancestor's position, as for the budget.
-        return reply[1]
-          ? { outcome: 'daily_cap', ancestorKeyId: a.ancestors[Number(reply[1]) - 1]!.keyId }
-          : { outcome: 'daily_cap' };
-      case 'leased':
-      case 'in_flight':
-      case 'mismatch':
-      case 'suspended':
-      case 'per_call':
-      case 'funds':
-      case 'credit_limit':
-        return { outcome: reply[0] };
-      default:
-        throw new Error(`unexpected admit reply ${String(reply[0])}`);
-    }
+    const reply = await this.run<string[]>(
+      'spAdmit',
+      admitKeys(a, ancestorIds),
+      admitArgs(a, ancestorIds, this.offsetMs()),
+    );
+    return admission(reply, a.ancestors);
   }
 
   async settle(s: SettleInput): Promise<SettleOutcome> {
@@ -306,49 +220,8 @@ export class RedisSpendStore implements SpendStore {
     if (listing) await listing;
     const bucket = spendBucket(batch[0]!.orgId);
     const keys = [usageStreamKey(bucket), bucketResvKey(bucket)];
-    const index = new Map<string, number>();
-    const at = (key: string) => {
-      let i = index.get(key);
-      if (i === undefined) index.set(key, (i = keys.push(key)));
-      return i;
-    };
-    const args: (string | number)[] = [this.consumer, batch[0]!.idempotencyTtlMs, batch.length];
-    for (const s of batch) {
-      if (spendBucket(s.orgId) !== bucket) throw new Error('a settle batch spans spend buckets');
-      const idem = s.idempotencyKey !== null && s.record !== null;
-      const held = [keyKey(s.orgId, s.keyId), dayKey(s.orgId, s.keyId, s.day)];
-      for (const id of s.ancestorKeyIds) held.push(keyKey(s.orgId, id));
-      for (const id of s.ancestorKeyIds) held.push(dayKey(s.orgId, id, s.day));
-      args.push(
-        s.priceCents,
-        s.leaseId ? '' : memberOf(s),
-        at(orgKey(s.orgId)),
-        idem ? at(idemKey(s.orgId, s.idempotencyKey)) : 0,
-        s.record?.head ?? '',
-        s.record?.middle ?? '',
-        s.record?.tail ?? '',
-        idem && s.seenHash ? at(seenKey(s.orgId)) : 0,
-        s.seenHash ?? '',
-        s.event,
-        s.leaseId && s.priceCents > 0 ? at(leaseKey(s.orgId, s.leaseId)) : 0,
-        held.length,
-        ...held.map(at),
-      );
-    }
-    const reply = await this.run<string[]>('spSettle', keys, args);
-    const entry = reply[0] ? { stream: String(bucket), id: reply[0] } : null;
-    const results = batch.map((_, i): SettleOutcome => {
-      const r = reply[i + 1]!;
-      if (r === 'gone' || entry === null) return { outcome: 'gone' };
-      const split = r.indexOf(':');
-      return {
-        outcome: 'settled',
-        creditAppliedCents: Number(r.slice(0, split)),
-        billableCents: Number(r.slice(split + 1)),
-        entry,
-      };
-    });
-    return { entry, results };
+    const args = settleArgs(batch, this.consumer, bucket, keys);
+    return settled(await this.run<string[]>('spSettle', keys, args), batch.length, bucket);
   }
 
   async void(r: ReservationRef): Promise<boolean> {
@@ -364,7 +237,7 @@ export class RedisSpendStore implements SpendStore {
   private async runVoid(r: ReservationRef, failedEvent: string): Promise<[number, string | number]> {
     const listing = this.inBucket(r.orgId);
     if (listing) await listing;
-    return this.run<[number, string | number]>('spVoid', this.heldKeys(r), [
+    return this.run<[number, string | number]>('spVoid', heldKeys(r), [
       r.priceCents,
       memberOf(r),
       r.idempotencyKey === null ? '0' : '1',
@@ -374,89 +247,16 @@ export class RedisSpendStore implements SpendStore {
     ]);
   }
 
-  /** The keys a reservation holds, in the settle and void scripts' order. */
-  private heldKeys(r: ReservationRef): string[] {
-    return [
-      orgKey(r.orgId),
-      keyKey(r.orgId, r.keyId),
-      dayKey(r.orgId, r.keyId, r.day),
-      resvKey(r.orgId),
-      idemKey(r.orgId, r.idempotencyKey),
-      usageStreamKey(spendBucket(r.orgId)),
-      leaseKey(r.orgId, r.reservationId), // read only when the reservation is a lease
-      ...r.ancestorKeyIds.map((id) => keyKey(r.orgId, id)),
-      ...r.ancestorKeyIds.map((id) => dayKey(r.orgId, id, r.day)),
-    ];
-  }
-
   async lease(l: LeaseInput): Promise<LeaseGrant> {
     const listing = this.inBucket(l.orgId);
     if (listing) await listing;
     const rateWindow = rateWindowKey(l.orgId, l.rateKey, Math.floor(l.nowMs / 60_000));
-    const keys = [
-      orgKey(l.orgId),
-      keyKey(l.orgId, l.keyId),
-      dayKey(l.orgId, l.keyId, l.day),
-      rateWindow,
-      resvKey(l.orgId),
-      leaseKey(l.orgId, l.leaseId),
-      ...l.ancestors.map((x) => keyKey(l.orgId, x.keyId)),
-      ...l.ancestors.map((x) => dayKey(l.orgId, x.keyId, l.day)),
-    ];
-    const reply = await this.run<string[]>('spLease', keys, [
-      l.priceCents,
-      l.budgetCents ?? -1,
-      l.dailyCapCents ?? -1,
-      l.ratePerMin,
-      60_000,
-      this.offsetMs(),
-      l.holdTtlMs,
-      l.staleAfterMs,
-      leaseMember({ ...l, ancestorKeyIds: l.ancestors.map((x) => x.keyId) }),
-      l.perCallMaxCents ?? -1,
-      l.keyVersion ?? '',
-      l.wantCents,
-      l.wantTokens,
-      l.minCalls,
-      ...l.ancestors.map((x) => x.budgetCents ?? -1),
-      ...l.ancestors.map((x) => x.dailyCapCents ?? -1),
-    ]);
-    switch (reply[0]) {
-      case 'lease':
-        return {
-          outcome: 'lease',
-          cents: Number(reply[1]),
-          tokens: Number(reply[2]),
-          stale: reply[3] === '1',
-          generation: Number(reply[4] ?? 0),
-          rateWindow,
-        };
-      case 'hydrate':
-        return { outcome: 'hydrate', generation: Number(reply[1] ?? 0) };
-      case 'stale_key':
-        return { outcome: 'stale_key', version: reply[1]! };
-      case 'exact':
-        return { outcome: 'exact' };
-      default:
-        throw new Error(`unexpected lease reply ${String(reply[0])}`);
-    }
+    const reply = await this.run<string[]>('spLease', leaseKeys(l, rateWindow), leaseArgs(l, this.offsetMs()));
+    return leaseGrant(reply, rateWindow);
   }
 
   async returnLease(ref: LeaseRef, keepCents: number, unusedTokens: number): Promise<void> {
-    await this.run<number>(
-      'spLeaseReturn',
-      [
-        orgKey(ref.orgId),
-        resvKey(ref.orgId),
-        leaseKey(ref.orgId, ref.leaseId),
-        ref.rateWindow,
-        keyKey(ref.orgId, ref.keyId),
-        dayKey(ref.orgId, ref.keyId, ref.day),
-        ...ref.ancestorKeyIds.map((id) => keyKey(ref.orgId, id)),
-        ...ref.ancestorKeyIds.map((id) => dayKey(ref.orgId, id, ref.day)),
-      ],
-      [leaseMember(ref), keepCents, unusedTokens],
-    );
+    await this.run<number>('spLeaseReturn', leaseReturnKeys(ref), [leaseMember(ref), keepCents, unusedTokens]);
   }
 
   /**
@@ -520,30 +320,8 @@ export class RedisSpendStore implements SpendStore {
   }
 
   async hydrate(h: HydrateInput): Promise<void> {
-    const hasKey = h.key !== undefined && h.keyId !== undefined && h.day !== undefined;
-    const ancestors = hasKey ? (h.ancestors ?? []) : [];
-    const keys = [
-      orgKey(h.orgId),
-      keyKey(h.orgId, h.keyId ?? '-'),
-      dayKey(h.orgId, h.keyId ?? '-', h.day ?? '-'),
-      ...ancestors.map((x) => keyKey(h.orgId, x.keyId)),
-      ...ancestors.map((x) => dayKey(h.orgId, x.keyId, h.day!)),
-    ];
-    await this.run<number>('spHydrate', keys, [
-      h.org.creditCents,
-      h.org.balanceVersion,
-      h.org.billingMode,
-      h.org.suspended ? '1' : '0',
-      this.offsetMs(),
-      hasKey ? '1' : '0',
-      h.key?.spentCents ?? 0,
-      h.key?.daySpentCents ?? 0,
-      DAY_TTL_MS,
-      h.org.creditLimitCents,
-      h.generation ?? '',
-      ...ancestors.map((x) => x.spentCents),
-      ...ancestors.map((x) => x.daySpentCents),
-    ]);
+    const { keys, args } = hydrateCall(h, this.offsetMs());
+    await this.run<number>('spHydrate', keys, args);
   }
 
   async keysChanged(orgId: string): Promise<void> {
@@ -602,65 +380,4 @@ export class RedisSpendStore implements SpendStore {
   async idempotencyRecord(key: string): Promise<string | null> {
     return this.redis.get(idempotencyRecordKey(key));
   }
-}
-
-/** The ACK script's keys and arguments for one bucket's entries (each entry's acks: every call of the entry). */
-function ackArgs(bucket: number, entries: Map<string, UsageAck[]>): { keys: string[]; args: (string | number)[] } {
-  const keys = [usageStreamKey(bucket)];
-  const index = new Map<string, number>();
-  const at = (key: string) => {
-    let i = index.get(key);
-    if (i === undefined) index.set(key, (i = keys.push(key)));
-    return i;
-  };
-  const args: (string | number)[] = [entries.size];
-  const balances = new Map<string, { creditCents: number; balanceVersion: number }>();
-  const spent = new Map<string, number>();
-  const keepMax = (key: string, value: number | undefined) => {
-    if (value !== undefined && value > (spent.get(key) ?? -1)) spent.set(key, value);
-  };
-  for (const [id, calls] of entries) {
-    const releases = new Map<string, number>(); // "index field" -> amount
-    const release = (key: string, field: string, amount: number) => {
-      const slot = `${at(key)} ${field}`;
-      releases.set(slot, (releases.get(slot) ?? 0) + amount);
-    };
-    for (const a of calls) {
-      const org = orgKey(a.orgId);
-      release(org, 'pn', 1);
-      if (a.pendingCents > 0) {
-        release(org, 'pend', a.pendingCents);
-        release(keyKey(a.orgId, a.keyId), 'pend', a.pendingCents);
-        release(dayKey(a.orgId, a.keyId, a.day), 'pend', a.pendingCents);
-        for (const anc of a.ancestorKeyIds) {
-          release(keyKey(a.orgId, anc), 'pend', a.pendingCents);
-          release(dayKey(a.orgId, anc, a.day), 'pend', a.pendingCents);
-        }
-      }
-      if (a.org && a.org.balanceVersion > (balances.get(org)?.balanceVersion ?? -1)) balances.set(org, a.org);
-      if (a.key) {
-        keepMax(keyKey(a.orgId, a.keyId), a.key.spentCents);
-        keepMax(dayKey(a.orgId, a.keyId, a.day), a.key.daySpentCents);
-      }
-      a.ancestorKeyIds.forEach((anc, i) => {
-        keepMax(keyKey(a.orgId, anc), a.ancestorSpentCents?.[i]);
-        keepMax(dayKey(a.orgId, anc, a.day), a.ancestorDaySpentCents?.[i]);
-      });
-    }
-    args.push(id, releases.size);
-    for (const [slot, amount] of releases) {
-      const space = slot.indexOf(' ');
-      args.push(Number(slot.slice(0, space)), slot.slice(space + 1), amount);
-    }
-  }
-  args.push(balances.size);
-  for (const [org, b] of balances) args.push(at(org), b.creditCents, b.balanceVersion);
-  args.push(spent.size);
-  for (const [key, value] of spent) args.push(at(key), value);
-  return { keys, args };
-}
-
-/** A lease's member of its bucket's reservation set: the sweeper voids it like a reservation (VOID reads its hash). */
-function leaseMember(l: Pick<LeaseRef, 'leaseId' | 'orgId' | 'keyId' | 'day' | 'ancestorKeyIds'>): string {
-  return memberOf({ ...l, reservationId: l.leaseId, priceCents: 0, idempotencyKey: null });
 }

@@ -92,7 +92,7 @@ function blockedError(host: string): UpstreamRequestError {
 }
 
 /** Our own error anywhere in a cause chain (net and undici wrap errors raised inside the connect lookup). */
-function findUpstreamError(err: unknown): UpstreamRequestError | undefined {
+export function findUpstreamError(err: unknown): UpstreamRequestError | undefined {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
     if (current instanceof UpstreamRequestError) return current;
