@@ -163,6 +163,7 @@ describe('gateway proxy', () => {
     const free = await call(c, 'GET', '/free');
     expect(free.status).toBe(200);
     expect(free.body.meta).toMatchObject({ cost_cents: 0, credit_applied_cents: 0, billable_cents: 0 });
+    await gateway.drain.flush(); // the usage row is written after the answer
     const [row] = await sql(stack.db.url, 'select count(*)::int as n from usage_events where org_id = $1', [c.orgId]);
     expect(row).toEqual({ n: 1 }); // metered
     expectFailure(await call(c, 'GET', '/items/7'), 402, 'payment_required');
