@@ -48,7 +48,13 @@ export async function connectV2(
 }
 
 /** A connected client of `era` on `{url}/mcp` with the bearer `token`, remembered in `clients` (to close). */
-export async function connectEra(url: string, era: Era, token: string, clients: Client[], name: string) {
+export async function connectEra(
+  url: string,
+  era: Era,
+  token: string,
+  clients: { close: () => Promise<void> }[],
+  name: string,
+) {
   const client = await connectV2(url, era, token, { name });
   clients.push(client);
   return client;

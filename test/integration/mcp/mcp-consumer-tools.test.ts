@@ -13,13 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { payloadRowId } from '../../../core/oauth/oauth-adapter.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { ADVERTISED_OUTPUT } from '../../../mcp/tool-listing.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { http, serve, describe as show } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { requireTerms } from '../../helpers/mcp-eras.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import {
+  createCredentialedApi,
+  createTermsApi,
+  expectBooksFolded,
+  serveMcp,
+  type ServedMcp,
+} from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
@@ -64,30 +69,26 @@ type Data = Record<string, any>;
 
 describe('agent-tool server: consumer tools', () => {
   let stack: TestStack;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
+  let served: ServedMcp;
   let api: RunningHttpServer;
   let upstream: Upstream;
   let stripe: StripeMock;
   let provider: Person;
   let market: LiveApi;
   let termsApi: LiveApi;
-  const clients: Client[] = [];
 
   beforeAll(async () => {
     stripe = await startStripeMock();
     upstream = await startUpstream();
     stack = await createTestStack({ env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url } });
-    mcp = createMcpApp(stack.services);
-    server = await serve(mcp.app.callback());
+    served = await serveMcp(stack.services);
     api = await serve(createApiApp(stack.services).callback());
     provider = await createPerson(stack.services);
     await sql(stack.db.url, `insert into categories (slug, name) values ('finance', 'Finance') on conflict do nothing`);
-    market = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    const upstreamOf = { provider, baseUrl: upstream.url, secret: PROVIDER_SECRET };
+    market = await createCredentialedApi(stack.services, {
+      ...upstreamOf,
       slug: `stockquotes-${randomBytes(3).toString('hex')}`,
-      credential: { secret: PROVIDER_SECRET, injection: 'bearer' },
       endpoints: [
         { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
         { method: 'POST', path: '/orders', priceCents: 0 },
@@ -100,26 +101,18 @@ describe('agent-tool server: consumer tools', () => {
       [market.apiId],
     );
     await stack.services.searchIndex.index([market.apiId]);
-    termsApi = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
-      credential: { secret: PROVIDER_SECRET, injection: 'bearer' },
-      endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
-    });
-    await requireTerms(api.url, provider.session, termsApi.apiId);
+    termsApi = await createTermsApi(stack.services, { ...upstreamOf, restUrl: api.url });
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
-    await stack?.services.earnings.foldAll();
+    await served?.close();
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
-    expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await closeAll(server, api, stack, upstream);
+    await expectBooksFolded(stack?.services);
+    await closeAll(api, stack, upstream);
     await stripe?.stop();
   });
 
   async function connect(token: string): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+    const transport = new StreamableHTTPClientTransport(new URL(`${served.server.url}/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
     const client = new Client({ name: 'consumer-tools-test', version: '1.0.0' });
@@ -127,7 +120,7 @@ describe('agent-tool server: consumer tools', () => {
     // As an agent does: list the tools first, so the client checks every result (refusals included) against the
     // tool's output schema.
     await client.listTools();
-    clients.push(client);
+    served.clients.push(client);
     return client;
   }
 

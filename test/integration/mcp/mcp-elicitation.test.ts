@@ -8,16 +8,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
-import { http, serve } from '../../helpers/http.js';
+import { http } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { signStripeEvent, startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { connectV2, creditOf as settledCredit, ERAS, LEGACY, modernPost, type Era } from '../../helpers/mcp-eras.js';
+import { expectBooksFolded, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
+import { closeAll } from '../../helpers/fixtures.js';
 
 type Data = Record<string, any>;
 const WEBHOOK_SECRET = 'whsec_test_elicitation';
@@ -35,12 +35,10 @@ type PersonAct = (request: Elicited) => Promise<'accept' | 'decline' | 'cancel'>
 describe('agent-tool server: the steps a person takes as URL elicitations', () => {
   let mock: StripeMock;
   let s: FullStack;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
+  let served: ServedMcp;
   let upstream: Upstream;
   let provider: Person;
   let paid: LiveApi;
-  const clients: Client[] = [];
   let events = 0;
 
   beforeAll(async () => {
@@ -59,8 +57,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         MCP_PERSON_WAIT_MS: '8000',
       },
     });
-    mcp = createMcpApp(s.services);
-    server = await serve(mcp.app.callback());
+    served = await serveMcp(s.services);
     provider = await createPerson(s.services);
     paid = await createLiveApi(s.services, {
       providerOrgId: provider.orgId,
@@ -69,13 +66,9 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
     });
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
-    await s?.services.earnings.foldAll();
-    expect(await s?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await s?.close();
-    await upstream?.close();
+    await served?.close();
+    await expectBooksFolded(s?.services);
+    await closeAll(s, upstream);
     await mock?.stop();
   });
 
@@ -87,7 +80,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
   ): Promise<{ client: Client; asked: Elicited[]; completed: string[] }> {
     const asked: Elicited[] = [];
     const completed: string[] = [];
-    const client = await connectV2(server.url, era, token, {
+    const client = await connectV2(served.server.url, era, token, {
       name: 'elicitation-test',
       ...(person ? { capabilities: { elicitation: { url: {} } } } : {}),
       setup(c) {
@@ -102,7 +95,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         });
       },
     });
-    clients.push(client);
+    served.clients.push(client);
     return { client, asked, completed };
   }
 
@@ -258,7 +251,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
 
   /** A hand-built 2026-07-28 `tools/call` declaring URL elicitation; the JSON-RPC answer (JSON or one SSE event). */
   async function modernToolCall(token: string, params: Record<string, unknown>): Promise<Data> {
-    const res = await modernPost(server.url, token, 'tools/call', params, {}, { elicitation: { url: {} } });
+    const res = await modernPost(served.server.url, token, 'tools/call', params, {}, { elicitation: { url: {} } });
     const text = await res.text();
     return JSON.parse(
       res.headers.get('content-type')?.includes('text/event-stream') ? /^data: (.+)$/m.exec(text)![1]! : text,
