@@ -9,7 +9,7 @@ import type { RunningHttpServer } from '../../../platform/runtime/http-server.js
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { csrfOf, FormBrowser } from '../../helpers/form-browser.js';
-import { codeFromMail } from '../../helpers/full-stack.js';
+import { signInByMail } from '../../helpers/console-forms.js';
 import { serve } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
@@ -26,19 +26,9 @@ describe('console: consumer sections over HTTP', () => {
 
   /** Sign in through /login with the mailed code, as a person would; the browser keeps the session cookie. */
   async function signIn(email: string): Promise<FormBrowser> {
-    const b = new FormBrowser(server.url, 'http://leaves.invalid/');
-    const csrf = csrfOf((await b.request('GET', '/login')).text);
-    expect((await b.request('POST', '/login', { csrf, email })).status).toBe(200);
-    const mail = await smtp.waitForMail(email, { subject: /sign-in code/ });
-    const res = await b.request('POST', '/login/verify', {
-      csrf,
-      email,
-      code: codeFromMail(mail.text),
-      next: '/console',
-    });
-    expect(res.status).toBe(303);
-    expect(res.location).toBe('/console');
-    return b;
+    const { browser, done } = await signInByMail(server.url, smtp, email, '/console');
+    expect(done.location).toBe('/console');
+    return browser;
   }
 
   /** GET a console page and post one of its forms (the CSRF token from the page). */

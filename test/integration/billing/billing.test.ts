@@ -10,6 +10,7 @@ import { sql } from '../../helpers/db.js';
 import { expectFailure, http, describe as show } from '../../helpers/http.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
 import { recordHistory } from '../../helpers/temporal.js';
+import { checkoutCompleted, paymentFailed, paymentSucceeded } from '../../helpers/stripe-events.js';
 import {
   signStripeEvent,
   waitForCharge,
@@ -195,20 +196,9 @@ describe('billing', () => {
     });
     const sessionId = started.body.data.checkout_session_id as string;
     const before = await balance(person.orgId);
-    const { payload, header } = signed({
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: sessionId,
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          amount_total: 500,
-          metadata: { org_id: person.orgId, credit_cents: '500' },
-        },
-      },
-    });
+    const { payload, header } = signed(
+      checkoutCompleted(eventId(), { id: sessionId, org_id: person.orgId, credit_cents: '500', amount_total: 500 }),
+    );
     const first5 = await Promise.all(Array.from({ length: 5 }, () => deliver(payload, header)));
     const next5 = [];
     for (let i = 0; i < 5; i++) next5.push(await deliver(payload, header));
@@ -228,19 +218,7 @@ describe('billing', () => {
 
   it('refuses tampered, unsigned, 301-second-old and 301-second-future events with 400, changing nothing', async () => {
     const before = await balance(person.orgId);
-    const event = {
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: 'cs_test_forged',
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          metadata: { org_id: person.orgId, credit_cents: '100000' },
-        },
-      },
-    };
+    const event = checkoutCompleted(eventId(), { id: 'cs_test_forged', org_id: person.orgId, credit_cents: '100000' });
     const good = signed(event);
     const tampered = good.payload.replace('"credit_cents":"100000"', '"credit_cents":"999999"');
     expectFailure(await deliver(tampered, good.header), 400, 'validation_failed');
@@ -370,18 +348,7 @@ describe('billing', () => {
     expect(charge.idempotencyKey).toMatch(new RegExp(`^reload:${p.orgId}:[0-9a-f-]+:charge$`));
     // The mock answers "not final yet"; Stripe's webhook settles it (once the activity has saved the intent id).
     const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
-    const { payload, header } = signed({
-      id: eventId(),
-      type: 'payment_intent.succeeded',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 500,
-          metadata: { payment_id: payment.id, org_id: p.orgId },
-        },
-      },
-    });
+    const { payload, header } = signed(paymentSucceeded(eventId(), payment, 500, { org_id: p.orgId }));
     expect((await deliver(payload, header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
     expect(result).toEqual({ outcome: 'credited', paymentId: payment.id });
@@ -394,19 +361,7 @@ describe('billing', () => {
     const p = await cardOrg();
     await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
     const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
-    const failed = signed({
-      id: eventId(),
-      type: 'payment_intent.payment_failed',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 500,
-          metadata: { payment_id: payment.id },
-          last_payment_error: { message: 'Your card was declined.' },
-        },
-      },
-    });
+    const failed = signed(paymentFailed(eventId(), payment, 500, 'Your card was declined.'));
     expect((await deliver(failed.payload, failed.header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
     expect(result).toEqual({ outcome: 'failed', paymentId: payment.id, reason: 'Your card was declined.' });
@@ -428,19 +383,8 @@ describe('billing', () => {
       token: p.session,
       body: { pack: 'starter' },
     });
-    const paid = signed({
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: checkout.body.data.checkout_session_id,
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          metadata: { org_id: p.orgId, credit_cents: '500' },
-        },
-      },
-    });
+    const sessionId = checkout.body.data.checkout_session_id as string;
+    const paid = signed(checkoutCompleted(eventId(), { id: sessionId, org_id: p.orgId, credit_cents: '500' }));
     await deliver(paid.payload, paid.header);
     const [after] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
     expect(after).toEqual({ suspended: false, suspended_reason: null });
@@ -454,19 +398,7 @@ describe('billing', () => {
     await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
     const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
     const handle = s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId));
-    const event = {
-      id: eventId(),
-      type: 'payment_intent.payment_failed',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 500,
-          metadata: { payment_id: payment.id },
-          last_payment_error: { message: 'Do not honor.' },
-        },
-      },
-    };
+    const event = paymentFailed(eventId(), payment, 500, 'Do not honor.');
     // A fault planted after the event's effects: recording its outcome fails, so the whole transaction rolls back.
     await sql(
       s.db.url,
