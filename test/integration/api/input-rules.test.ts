@@ -11,11 +11,11 @@ import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, serve, describe as show, type HttpResult } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { expectNoDrift } from '../../helpers/books.js';
-import { closeAll } from '../../helpers/fixtures.js';
+import { closeAll, createPaidApi } from '../../helpers/fixtures.js';
 
 const RULE = /must not contain NUL characters or unpaired UTF-16 surrogates/;
 
@@ -40,13 +40,11 @@ describe('input rules', () => {
     api = await serve(createApiApp(stack.services).callback());
     gateway = createGatewayHandler(stack.services);
     gatewayServer = await serve(gateway);
-    provider = await createPerson(stack.services);
-    consumer = await createPerson(stack.services);
-    listing = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    ({ provider, ...listing } = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 0 }],
-    });
+    }));
+    consumer = await createPerson(stack.services);
   });
   afterAll(async () => {
     await expectNoDrift(gateway, stack?.services);

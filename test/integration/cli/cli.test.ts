@@ -9,11 +9,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import { createPerson } from '../../helpers/accounts.js';
 import { ROOT } from '../../helpers/env.js';
 import { codeFromMail, startFullStack, tokenFromMail, type FullStack } from '../../helpers/full-stack.js';
 import { http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import { createPaidApi } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/ports.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 
@@ -29,7 +30,6 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   let gateway: GatewayHandler;
   let gw: RunningHttpServer;
   let upstream: Upstream;
-  let provider: Person;
   let api: LiveApi;
   let home: string;
 
@@ -43,9 +43,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ hello: 'world', path: req.url }));
     });
-    provider = await createPerson(s.services);
-    api = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(s.services, {
       baseUrl: upstream.url,
       slug: 'clitest-echo',
       endpoints: [
