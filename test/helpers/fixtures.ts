@@ -36,3 +36,13 @@ export async function createConsumer(
 export async function closeAll(...closables: ({ close: () => Promise<unknown> } | undefined)[]): Promise<void> {
   for (const closable of closables) await closable?.close();
 }
+
+/** The balance a new prepaid org without a card reads (GET /v1/billing/balance, the get_balance tool). */
+export const NEW_ORG_BALANCE = {
+  credit_cents: 0,
+  billing_mode: 'prepaid',
+  auto_reload_enabled: false,
+  has_payment_method: false,
+  suspended: false,
+  billable_cents: 0,
+};

@@ -65,27 +65,12 @@ describe('approval mode', () => {
   });
 
   it('an owner approves through the API; calls draw on it and stop where it ends', async () => {
+    const approve = (token: string, cents: number) =>
+      http(apiServer.url, 'POST', `/v1/keys/${owner.keyId}/approvals`, { token, body: { amount_cents: cents } });
     // A key cannot approve its own spend.
-    expectFailure(
-      await http(apiServer.url, 'POST', `/v1/keys/${owner.keyId}/approvals`, {
-        token: owner.apiKey,
-        body: { amount_cents: 100 },
-      }),
-      403,
-      'forbidden',
-    );
-    expectFailure(
-      await http(apiServer.url, 'POST', `/v1/keys/${owner.keyId}/approvals`, {
-        token: owner.session,
-        body: { amount_cents: 0 },
-      }),
-      400,
-      'validation_failed',
-    );
-    const approved = await http(apiServer.url, 'POST', `/v1/keys/${owner.keyId}/approvals`, {
-      token: owner.session,
-      body: { amount_cents: 12 },
-    });
+    expectFailure(await approve(owner.apiKey, 100), 403, 'forbidden');
+    expectFailure(await approve(owner.session, 0), 400, 'validation_failed');
+    const approved = await approve(owner.session, 12);
     expect(approved.status).toBe(200);
     expect(approved.body.data).toMatchObject({ approved_cents: 12, remaining_approval_cents: 12 });
     const results = await Promise.all(Array.from({ length: 5 }, () => callPaid()));

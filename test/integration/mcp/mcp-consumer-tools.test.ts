@@ -28,7 +28,7 @@ import {
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { createConsumer, closeAll } from '../../helpers/fixtures.js';
+import { createConsumer, closeAll, NEW_ORG_BALANCE } from '../../helpers/fixtures.js';
 
 const CONSUMER_TOOLS: Record<string, string[]> = {
   svc_register: [],
@@ -197,14 +197,7 @@ describe('agent-tool server: consumer tools', () => {
 
   it('reads the catalog, the market and the balance with an anonymous key, as the REST routes answer', async () => {
     const client = await connect(await anonymousKey());
-    expect(await ok(client, 'get_balance')).toEqual({
-      credit_cents: 0,
-      billing_mode: 'prepaid',
-      auto_reload_enabled: false,
-      has_payment_method: false,
-      suspended: false,
-      billable_cents: 0,
-    });
+    expect(await ok(client, 'get_balance')).toEqual(NEW_ORG_BALANCE);
 
     const categories = await ok(client, 'get_categories');
     const rest = await http(api.url, 'GET', '/v1/categories');
@@ -379,15 +372,16 @@ describe('agent-tool server: consumer tools', () => {
     expect(rest.body.data).toEqual(usage.items);
   });
 
-  it('call_api on a paid endpoint without credit: payment_required, no upstream call, nothing charged', async () => {
+  /** call_api by a new anonymous key, refused with `code`: its client, the refusal, the upstream's count before. */
+  async function refusedCall(slug: string, endpoint: string, code: string) {
     const client = await connect(await anonymousKey());
     const before = upstream.seen.length;
-    const refusal = await refused(
-      client,
-      'call_api',
-      { slug: market.slug, endpoint: '/paid/ACME' },
-      'payment_required',
-    );
+    const refusal = await refused(client, 'call_api', { slug, endpoint }, code);
+    return { client, before, refusal };
+  }
+
+  it('call_api on a paid endpoint without credit: payment_required, no upstream call, nothing charged', async () => {
+    const { before, refusal } = await refusedCall(market.slug, '/paid/ACME', 'payment_required');
     expect(refusal.details).toMatchObject({
       reason: 'insufficient_credits',
       price_cents: 5,
@@ -400,14 +394,7 @@ describe('agent-tool server: consumer tools', () => {
   });
 
   it('call_api on an API with unaccepted required terms: 428 code with the approval URL, no upstream call', async () => {
-    const client = await connect(await anonymousKey());
-    const before = upstream.seen.length;
-    const refusal = await refused(
-      client,
-      'call_api',
-      { slug: termsApi.slug, endpoint: '/free' },
-      'terms_acceptance_required',
-    );
+    const { client, before, refusal } = await refusedCall(termsApi.slug, '/free', 'terms_acceptance_required');
     const approvalUrl = `${stack.config.urls.publicBase}/terms/${termsApi.slug}`;
     expect(refusal.details).toMatchObject({
       approval_url: approvalUrl,

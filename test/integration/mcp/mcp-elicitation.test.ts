@@ -12,12 +12,12 @@ import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
 import { http } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { signStripeEvent, startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { connectV2, creditOf as settledCredit, ERAS, LEGACY, modernPost, type Era } from '../../helpers/mcp-eras.js';
 import { expectBooksFolded, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
-import { closeAll } from '../../helpers/fixtures.js';
+import { closeAll, createConsumer, createPaidApi } from '../../helpers/fixtures.js';
 
 type Data = Record<string, any>;
 const WEBHOOK_SECRET = 'whsec_test_elicitation';
@@ -58,12 +58,10 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       },
     });
     served = await serveMcp(s.services);
-    provider = await createPerson(s.services);
-    paid = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    ({ provider, ...paid } = await createPaidApi(s.services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 5 }],
-    });
+    }));
   });
   afterAll(async () => {
     await served?.close();
@@ -161,10 +159,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       });
 
       it('required terms: the person accepts them at the URL; the call completes and spends once', async () => {
-        const termsApi = await termsListing();
-        const consumer = await createPerson(s.services);
-        await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
-        const { client, asked } = await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi));
+        const { termsApi, consumer, client, asked } = await acceptingTerms(era);
         const result = await call(client, 'call_api', { slug: termsApi.slug, endpoint: '/paid' });
         expect(result).toMatchObject({ isError: false, status: 200 });
         expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: expect.stringMatching(/\/terms\//) })]);
@@ -172,10 +167,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       });
 
       it("an installed API tool's required terms: the person accepts; the installed tool's call completes once", async () => {
-        const termsApi = await termsListing();
-        const consumer = await createPerson(s.services);
-        await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
-        const { client, asked } = await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi));
+        const { termsApi, consumer, client, asked } = await acceptingTerms(era);
         const added = await call(client, 'add_api_tools', { slug: termsApi.slug });
         const [name] = added.added as string[];
         const result = await call(client, name!, {});
@@ -326,10 +318,17 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
     return 'accept';
   }
 
+  /** A consumer with 500 cents of credit, connected to act on `era`'s elicitations by accepting a new terms listing. */
+  async function acceptingTerms(era: Era) {
+    const termsApi = await termsListing();
+    const consumer = await createConsumer(s.services, 500);
+    return { termsApi, consumer, ...(await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi))) };
+  }
+
   /** A listing whose required terms a consumer must accept before calling it. */
   async function termsListing(): Promise<LiveApi> {
-    const api = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    const api = await createPaidApi(s.services, {
+      provider,
       baseUrl: upstream.url,
       slug: `termsapi-${randomBytes(3).toString('hex')}`,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 5 }],
