@@ -8,73 +8,44 @@ import { callEntries } from '../../../core/money/split.js';
 import { UsageCommitter } from '../../../core/spend/usage-committer.js';
 import { newId } from '../../../core/ids.js';
 import type { ReconciliationReport } from '../../../core/billing/reconciliation.service.js';
-import { GATEWAY_CHANNELS } from '../../../core/spend/gateway-events.js';
 import { SCHEDULES, workflowIds } from '../../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http } from '../../helpers/http.js';
-import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import type { FullStack } from '../../helpers/full-stack.js';
+import { startBillingStack, type Announced, type BillingStack } from '../../helpers/billing-stack.js';
 import { recordHistory } from '../../helpers/temporal.js';
-import {
-  signStripeEvent,
-  waitForCharge,
-  startStripeMock,
-  startStripeRecorder,
-  type StripeMock,
-  type StripeRecorder,
-} from '../../helpers/stripe-mock.js';
+import { waitForCharge, type StripeRecorder } from '../../helpers/stripe-mock.js';
 import { createConsumer } from '../../helpers/fixtures.js';
 import { checkoutCompleted, disputeCreated, paymentFailed, paymentSucceeded } from '../../helpers/stripe-events.js';
 
 const WEBHOOK_SECRET = 'whsec_test_billing_cycle';
 const THRESHOLD = 5_000;
 
-function signed(event: Record<string, unknown>, timestamp?: number) {
-  return signStripeEvent(event, WEBHOOK_SECRET, timestamp);
-}
-
 describe('billing cycles, payouts and chargebacks', () => {
-  let mock: StripeMock;
-  let stripe: StripeRecorder;
+  let billing: BillingStack;
   let s: FullStack;
+  let stripe: StripeRecorder;
   let n = 0;
-  /** What the gateways were told (core/spend/gateway-events.ts), with the org's committed state when the message landed. */
-  const announced: { orgId: string; suspended: boolean; reason: string | null }[] = [];
+  const announced: Announced[] = [];
 
   beforeAll(async () => {
-    mock = await startStripeMock();
-    stripe = await startStripeRecorder(mock);
-    s = await startFullStack({
-      env: {
-        STRIPE_SECRET_KEY: 'sk_test_123',
-        STRIPE_API_BASE: stripe.url,
-        STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-        USAGE_CHARGE_THRESHOLD_CENTS: String(THRESHOLD),
-        PLATFORM_FEE_PERCENT: '20',
-        PAYOUT_MINIMUM_CENTS: '100',
-      },
+    billing = await startBillingStack(WEBHOOK_SECRET, announced, {
+      USAGE_CHARGE_THRESHOLD_CENTS: String(THRESHOLD),
+      PLATFORM_FEE_PERCENT: '20',
+      PAYOUT_MINIMUM_CENTS: '100',
     });
-    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
-      void sql<{ suspended: boolean; suspended_reason: string | null }>(
-        s.db.url,
-        'select suspended, suspended_reason from orgs where id = $1',
-        [orgId],
-      ).then(([o]) => {
-        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason });
-      });
-    });
+    ({ s, stripe } = billing);
   });
   afterAll(async () => {
     const report = (await s?.services.reconciliation.run()) as ReconciliationReport | undefined;
     expect(report?.ok).toBe(true);
-    await s?.close();
-    await stripe?.close();
-    await mock?.stop();
+    await billing?.close();
   });
 
   const eventId = () => `evt_cycle_${Date.now()}_${++n}`;
   const deliver = async (event: Record<string, unknown>) => {
-    const { payload, header } = signed(event);
+    const { payload, header } = billing.signed(event);
     const res = await http(s.base, 'POST', '/v1/webhooks/stripe', {
       rawBody: payload,
       headers: { 'content-type': 'application/json', 'stripe-signature': header },

@@ -3,59 +3,35 @@
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../core/auth/scopes.js';
-import { GATEWAY_CHANNELS } from '../../../core/spend/gateway-events.js';
 import { workflowIds } from '../../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, describe as show } from '../../helpers/http.js';
-import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import type { FullStack } from '../../helpers/full-stack.js';
+import { startBillingStack, type Announced, type BillingStack } from '../../helpers/billing-stack.js';
 import { recordHistory } from '../../helpers/temporal.js';
 import { checkoutCompleted, paymentFailed, paymentSucceeded } from '../../helpers/stripe-events.js';
-import {
-  signStripeEvent,
-  waitForCharge,
-  startStripeMock,
-  startStripeRecorder,
-  type StripeMock,
-  type StripeRecorder,
-} from '../../helpers/stripe-mock.js';
+import { NEW_ORG_BALANCE } from '../../helpers/fixtures.js';
+import { waitForCharge, type StripeRecorder } from '../../helpers/stripe-mock.js';
 
 const WEBHOOK_SECRET = 'whsec_test_marketplace';
-function signed(event: Record<string, unknown>, timestamp?: number) {
-  return signStripeEvent(event, WEBHOOK_SECRET, timestamp);
-}
-
 describe('billing', () => {
-  let mock: StripeMock;
-  let stripe: StripeRecorder;
+  let billing: BillingStack;
   let s: FullStack;
+  let stripe: StripeRecorder;
   let person: Person;
   let n = 0;
-  /** What the gateways were told (core/spend/gateway-events.ts), with the org's committed state when the message landed. */
-  const announced: { orgId: string; suspended: boolean; reason: string | null; mode: string }[] = [];
+  const announced: Announced[] = [];
+  const signed = (event: Record<string, unknown>, timestamp?: number) => billing.signed(event, timestamp);
 
   beforeAll(async () => {
-    mock = await startStripeMock();
-    stripe = await startStripeRecorder(mock);
-    s = await startFullStack({
-      env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET },
-    });
+    billing = await startBillingStack(WEBHOOK_SECRET, announced);
+    ({ s, stripe } = billing);
     person = await createPerson(s.services);
-    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
-      void sql<{ suspended: boolean; suspended_reason: string | null; billing_mode: string }>(
-        s.db.url,
-        'select suspended, suspended_reason, billing_mode from orgs where id = $1',
-        [orgId],
-      ).then(([o]) => {
-        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason, mode: o.billing_mode });
-      });
-    });
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);
-    await s?.close();
-    await stripe?.close();
-    await mock?.stop();
+    await billing?.close();
   });
 
   const deliver = (payload: string, header?: string) =>
@@ -72,14 +48,7 @@ describe('billing', () => {
 
   it('shows the balance and the packs to any credential of the org', async () => {
     const res = await http(s.base, 'GET', '/v1/billing/balance', { token: person.apiKey });
-    expect(res.body.data).toEqual({
-      credit_cents: 0,
-      billing_mode: 'prepaid',
-      auto_reload_enabled: false,
-      has_payment_method: false,
-      suspended: false,
-      billable_cents: 0,
-    });
+    expect(res.body.data).toEqual(NEW_ORG_BALANCE);
     const packs = await http(s.base, 'GET', '/v1/billing/packs', { token: person.apiKey });
     expect(packs.body.data.map((p: { name: string }) => p.name)).toEqual(['starter', 'builder', 'scale']);
   });
