@@ -37,6 +37,9 @@ describe('console: consumer sections over HTTP', () => {
     expect(csrf).not.toBe('');
     return b.request('POST', action, { csrf, ...fields });
   }
+  /** The owner's new-key form on /console/keys: the key's name and the other fields. */
+  const createKey = (name: string, fields: Record<string, string>) =>
+    submit(ownerPages, '/console/keys', '/console/keys', { name, ...fields });
 
   beforeAll(async () => {
     smtp = await startSmtpCapture();
@@ -135,8 +138,7 @@ describe('console: consumer sections over HTTP', () => {
   });
 
   it('create a key with caps (secret shown once, on the POST answer), edit its caps, revoke it', async () => {
-    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
-      name: 'Crawler <b>',
+    const created = await createKey('Crawler <b>', {
       budget: '12.50',
       daily_cap: '2',
       per_call_max: '0.05',
@@ -198,25 +200,17 @@ describe('console: consumer sections over HTTP', () => {
   });
 
   it('a key with fewer scopes: the ticked boxes; none ticked is a 400 page', async () => {
-    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
-      name: 'proxy only',
-      scopes_listed: '1',
-      scope: 'proxy:call',
-    });
+    const created = await createKey('proxy only', { scopes_listed: '1', scope: 'proxy:call' });
     expect(created.status).toBe(200);
     const [key] = await sql(stack.db.url, "select scopes from api_keys where name = 'proxy only'");
     expect(key).toEqual({ scopes: ['proxy:call'] });
-    const none = await submit(ownerPages, '/console/keys', '/console/keys', { name: 'no scopes', scopes_listed: '1' });
+    const none = await createKey('no scopes', { scopes_listed: '1' });
     expect(none.status).toBe(400);
     expect(none.text).toContain('scopes');
   });
 
   it('a member sees no Approve button, and posting the form anyway is refused (403 page); nor may it loosen caps', async () => {
-    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
-      name: 'needs approval',
-      budget: '1',
-      approval_mode: 'on',
-    });
+    const created = await createKey('needs approval', { budget: '1', approval_mode: 'on' });
     expect(created.status).toBe(200);
     const [key] = await sql<{ id: string }>(stack.db.url, "select id from api_keys where name = 'needs approval'");
     const page = await memberPages.request('GET', '/console/keys');

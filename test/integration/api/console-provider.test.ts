@@ -2,17 +2,15 @@
 // Temporal with the worker, SMTP capture) and a loopback upstream: empty states, the CSRF check, a person without
 // provider:write, bad form input (400, message shown, form kept), and the provider flow from the forms: create,
 // credential, prices (dollars → cents), verify, publish, then the catalog's search, listing, category and board pages.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { csrfOf, FormBrowser, type PageResponse } from '../../helpers/form-browser.js';
-import { ROOT } from '../../helpers/env.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
 import { signInByMail } from '../../helpers/console-forms.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import type { Upstream } from '../../helpers/upstream.js';
+import { startOpenApiUpstream } from '../../helpers/openapi-upstream.js';
 
 describe('console: Catalog and Provider', () => {
   let s: FullStack;
@@ -29,6 +27,9 @@ describe('console: Catalog and Provider', () => {
     const page = await b.request('GET', from);
     return b.request('POST', action, { csrf: csrfOf(page.text), ...form });
   }
+  /** The provider's new-API form on /console/provider. */
+  const createApi = (form: Record<string, string>) =>
+    submit(browser, '/console/provider', '/console/provider/apis', form);
 
   const expectPage = (res: PageResponse, status: number) => {
     expect(res.status, res.text.slice(0, 2000)).toBe(status);
@@ -45,13 +46,7 @@ describe('console: Catalog and Provider', () => {
   };
 
   beforeAll(async () => {
-    const openapi = await readFile(path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json'), 'utf8');
-    upstream = await startUpstream((req, res) => {
-      if (req.url === '/openapi.json') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(openapi);
-        return;
-      }
+    upstream = await startOpenApiUpstream((req, res) => {
       res.writeHead(req.url?.startsWith('/v1/') ? 200 : 404, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     });
@@ -140,7 +135,7 @@ describe('console: Catalog and Provider', () => {
     ];
     for (const [[name, slug, summary, base_url, endpoints], shown] of badApis) {
       const form = { name, slug, summary, base_url, endpoints };
-      expectShown(await submit(browser, '/console/provider', '/console/provider/apis', form), 400, shown);
+      expectShown(await createApi(form), 400, shown);
     }
 
     const emptyRequest = await submit(browser, '/console/catalog', '/console/catalog/requests', { query: '' });
@@ -150,7 +145,7 @@ describe('console: Catalog and Provider', () => {
   });
 
   it('creates, prices, verifies and publishes from the forms; the catalog then shows the API', async () => {
-    const created = await submit(browser, '/console/provider', '/console/provider/apis', {
+    const created = await createApi({
       name: 'Console Weather',
       slug: 'console-weather',
       summary: 'Forecasts made from the console',
@@ -296,7 +291,7 @@ describe('console: Catalog and Provider', () => {
   });
 
   it('imports endpoints from an OpenAPI URL and edits the details (a bad URL is a 400 that keeps the input)', async () => {
-    const created = await submit(browser, '/console/provider', '/console/provider/apis', {
+    const created = await createApi({
       name: 'Imported Weather',
       slug: 'imported-weather',
       summary: 'Imported from OpenAPI',
