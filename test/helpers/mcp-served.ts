@@ -69,10 +69,13 @@ export async function expectBooksFolded(services: Pick<Services, 'earnings' | 'l
 
 type Endpoint = { method: string; path: string; priceCents: number };
 
-/**
- * A live listing of `provider` whose upstream wants the bearer `secret`; its endpoints default to the quotes pair
- * (GET /quotes/{symbol} free, GET /paid/{symbol} 5 cents).
- */
+/** The quotes pair: GET /quotes/{symbol} free, GET /paid/{symbol} 5 cents. */
+export const QUOTE_ENDPOINTS: Endpoint[] = [
+  { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
+  { method: 'GET', path: '/paid/{symbol}', priceCents: 5 },
+];
+
+/** A live listing of `provider` whose upstream wants the bearer `secret`; its endpoints default to the quotes pair. */
 export function createCredentialedApi(
   services: Pick<Services, 'orm' | 'secrets'>,
   input: { provider: Person; baseUrl: string; secret: string; slug?: string; endpoints?: Endpoint[] },
@@ -82,10 +85,7 @@ export function createCredentialedApi(
     baseUrl: input.baseUrl,
     ...(input.slug ? { slug: input.slug } : {}),
     credential: { secret: input.secret, injection: 'bearer' },
-    endpoints: input.endpoints ?? [
-      { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
-      { method: 'GET', path: '/paid/{symbol}', priceCents: 5 },
-    ],
+    endpoints: input.endpoints ?? QUOTE_ENDPOINTS,
   });
 }
 

@@ -13,19 +13,7 @@ import { TOOLS_LIST_TTL_MS } from '../../../mcp/server.js';
 import { createPerson } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import type { LiveApi } from '../../helpers/listings.js';
-import {
-  connectEra,
-  creditedPerson as creditedPersonOf,
-  creditOf as creditOfOrg,
-  type Data,
-  type Era,
-  ERAS,
-  LEGACY,
-  MODERN,
-  modernPost as modernPostTo,
-  ok,
-  refused,
-} from '../../helpers/mcp-eras.js';
+import { erasOf, type Data, ERAS, LEGACY, MODERN, ok, refused } from '../../helpers/mcp-eras.js';
 import { createCredentialedApi, expectBooksFolded, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
@@ -62,15 +50,11 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     await closeAll(stack, upstream);
   });
 
-  const connect = (era: Era, token: string) => connectEra(served.server.url, era, token, served.clients, 'eras-test');
-  const creditedPerson = (cents: number) => creditedPersonOf(stack, cents);
-  const creditOf = (orgId: string) => creditOfOrg(stack, orgId);
-  const modernPost = (
-    token: string,
-    method: string,
-    params: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
-  ) => modernPostTo(served.server.url, token, method, params, headers);
+  const { connect, creditedPerson, creditOf, modernPost } = erasOf(
+    () => stack,
+    () => served,
+    'eras-test',
+  );
 
   const sessionsOf = async (orgId: string) =>
     Number(

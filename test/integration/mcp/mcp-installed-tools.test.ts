@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
-import type { Scope } from '../../../core/auth/scopes.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { announceToolsChanged } from '../../../mcp/installed-tools.js';
 import { MOVES_MONEY, PRICE } from '../../../mcp/tool-listing.js';
@@ -17,24 +16,12 @@ import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { http, serve, describe as show } from '../../helpers/http.js';
 import type { LiveApi } from '../../helpers/listings.js';
-import {
-  connectEra,
-  creditedPerson as creditedPersonOf,
-  creditOf as creditOfOrg,
-  type Data,
-  type Era,
-  ERAS,
-  LEGACY,
-  MODERN,
-  modernPost,
-  ok,
-  refused,
-  textOf,
-} from '../../helpers/mcp-eras.js';
+import { erasOf, type Data, ERAS, LEGACY, MODERN, ok, refused, textOf } from '../../helpers/mcp-eras.js';
 import {
   createCredentialedApi,
   createTermsApi,
   expectBooksFolded,
+  QUOTE_ENDPOINTS,
   serveMcp,
   type ServedMcp,
 } from '../../helpers/mcp-served.js';
@@ -78,11 +65,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
     market = await createCredentialedApi(stack.services, {
       ...upstreamOf,
       slug: `tooled-${randomBytes(3).toString('hex')}`,
-      endpoints: [
-        { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
-        { method: 'GET', path: '/paid/{symbol}', priceCents: 5 },
-        { method: 'POST', path: '/orders', priceCents: 2 },
-      ],
+      endpoints: [...QUOTE_ENDPOINTS, { method: 'POST', path: '/orders', priceCents: 2 }],
     });
     await sql(stack.db.url, `update endpoints set operation_id = 'createOrder', input_schema = $1 where id = $2`, [
       JSON.stringify(ORDER_SCHEMA),
@@ -97,10 +80,11 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
     await closeAll(rest, stack, upstream);
   });
 
-  const connect = (era: Era, token: string, url = served.server.url) =>
-    connectEra(url, era, token, served.clients, 'installed-test');
-  const creditedPerson = (cents: number, scopes?: Scope[]) => creditedPersonOf(stack, cents, scopes);
-  const creditOf = (orgId: string) => creditOfOrg(stack, orgId);
+  const { connect, creditedPerson, creditOf, modernPost } = erasOf(
+    () => stack,
+    () => served,
+    'installed-test',
+  );
 
   const tool = (slug: string, op: string) => `${slug}__${op}`;
   /** A 2026-07-28 client keeps a list for its ttlMs: after add/remove/changes an agent lists again (`refresh`). */
@@ -258,8 +242,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
 
   it('2026-07-28: a list with installed tools is private with ttlMs 0; the default list stays public', async () => {
     const person = await creditedPerson(0);
-    const list = async () =>
-      ((await (await modernPost(served.server.url, person.apiKey, 'tools/list')).json()) as Data).result as Data;
+    const list = async () => ((await (await modernPost(person.apiKey, 'tools/list')).json()) as Data).result as Data;
     expect(await list()).toMatchObject({ cacheScope: 'public' });
     await ok(await connect(MODERN, person.apiKey), 'add_api_tools', { slug: termsApi.slug });
     const privateList = await list();
