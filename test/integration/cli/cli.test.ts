@@ -17,12 +17,7 @@ import type { LiveApi } from '../../helpers/listings.js';
 import { createPaidApi } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/ports.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runSvc, shownRun as shown, type SvcRun } from '../../helpers/svc-cli.js';
 
 // Each spawn is a Node start (about 0.4 s idle, seconds on a loaded machine): the long flows get room.
 describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
@@ -68,29 +63,9 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   /** A fresh profile file path in the temporary HOME (it does not exist until a command writes it). */
   const newProfile = () => path.join(home, `profile-${++profiles}`, 'config.json');
 
-  /** Spawn the CLI the way `npx svc` does, with only the environment given (no SVC_* leaks in from outside). */
-  function svc(args: string[], opts: { profile: string; env?: Record<string, string> }): Promise<Run> {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      SVC_CONFIG: opts.profile,
-      SVC_BASE_URL: s.base,
-      SVC_GATEWAY_URL: gw.url,
-      ...opts.env,
-    };
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['bin/svc.js', ...args],
-        { cwd: ROOT, env, timeout: 30_000 },
-        (err, stdout, stderr) => {
-          const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-    });
-  }
-  const shown = (r: Run) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+  /** Spawn the CLI with this test's HOME, profile and servers (and `env`). */
+  const svc = (args: string[], opts: { profile: string; env?: Record<string, string> }): Promise<SvcRun> =>
+    runSvc(args, { HOME: home, SVC_CONFIG: opts.profile, SVC_BASE_URL: s.base, SVC_GATEWAY_URL: gw.url, ...opts.env });
 
   /** A registered anonymous org with its profile file. */
   async function registered(): Promise<{ profile: string; key: string; orgId: string }> {
@@ -232,7 +207,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   });
 
   it('npx svc runs the package bin from the project root', async () => {
-    const r = await new Promise<Run>((resolve) => {
+    const r = await new Promise<SvcRun>((resolve) => {
       execFile('npx', ['--no-install', 'svc', '--version'], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) =>
         resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
       );
