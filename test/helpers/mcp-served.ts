@@ -4,7 +4,6 @@
  * secrets and extra endpoints.
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { expect } from 'vitest';
 import { createMcpApp, type McpSurface } from '../../mcp/app.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import type { Services } from '../../platform/services.js';
@@ -59,12 +58,6 @@ export async function statusOf(call: Promise<unknown>): Promise<number | 'ok'> {
     if (err instanceof StreamableHTTPError) return err.code ?? -1;
     throw err;
   }
-}
-
-/** The end of a file that moved money: queued earnings folded, every org's cached balance equal to its ledger sum. */
-export async function expectBooksFolded(services: Pick<Services, 'earnings' | 'ledger'> | undefined): Promise<void> {
-  await services?.earnings.foldAll();
-  expect(await services?.ledger.findDrift()).toEqual([]);
 }
 
 type Endpoint = { method: string; path: string; priceCents: number };

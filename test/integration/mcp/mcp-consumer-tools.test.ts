@@ -18,13 +18,7 @@ import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { http, serve, describe as show } from '../../helpers/http.js';
 import type { LiveApi } from '../../helpers/listings.js';
-import {
-  createCredentialedApi,
-  createTermsApi,
-  expectBooksFolded,
-  serveMcp,
-  type ServedMcp,
-} from '../../helpers/mcp-served.js';
+import { createCredentialedApi, createTermsApi, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
@@ -106,7 +100,8 @@ describe('agent-tool server: consumer tools', () => {
   afterAll(async () => {
     await served?.close();
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
-    await expectBooksFolded(stack?.services);
+    await stack?.services.earnings.foldAll();
+    expect(await stack?.services.ledger.findDrift()).toEqual([]);
     await closeAll(api, stack, upstream);
     await stripe?.stop();
   });

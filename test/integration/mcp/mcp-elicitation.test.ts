@@ -16,7 +16,7 @@ import type { LiveApi } from '../../helpers/listings.js';
 import { signStripeEvent, startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { connectV2, creditOf as settledCredit, ERAS, LEGACY, modernPost, type Era } from '../../helpers/mcp-eras.js';
-import { expectBooksFolded, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
+import { serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { closeAll, createConsumer, createPaidApi } from '../../helpers/fixtures.js';
 
 type Data = Record<string, any>;
@@ -65,7 +65,8 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
   });
   afterAll(async () => {
     await served?.close();
-    await expectBooksFolded(s?.services);
+    await s?.services.earnings.foldAll();
+    expect(await s?.services.ledger.findDrift()).toEqual([]);
     await closeAll(s, upstream);
     await mock?.stop();
   });
