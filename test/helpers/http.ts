@@ -61,12 +61,16 @@ export async function http<T = any>(
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
-/** Serve a request handler on a random loopback port. */
-export async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<RunningHttpServer> {
+/** Serve a request handler on a random loopback port (or on `port`, one the stack was configured with). */
+export async function serve(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  port = 0,
+  name = 'test',
+): Promise<RunningHttpServer> {
   return startHttpServer({
-    name: 'test',
+    name,
     host: '127.0.0.1',
-    port: 0,
+    port,
     handler,
     logger: createLogger({ level: 'silent' }),
     graceMs: 2_000,

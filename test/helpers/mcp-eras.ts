@@ -47,11 +47,28 @@ export async function connectV2(
   return client;
 }
 
-/** A connected client of `era` on `{url}/mcp` with the bearer `token`, remembered in `clients` (to close). */
-export async function connectEra(url: string, era: Era, token: string, clients: Client[], name: string) {
-  const client = await connectV2(url, era, token, { name });
-  clients.push(client);
-  return client;
+/** A test file's served agent-tool server: its URL and the clients it closes. */
+interface Served {
+  server: { url: string };
+  clients: { close: () => Promise<void> }[];
+}
+
+/**
+ * The era helpers of a test file, bound to its stack and served server (both made in beforeAll, so read at each call):
+ * a client of `era` named `name` (remembered to close), a credited person, an org's settled credit, a 2026-07-28 POST.
+ */
+export function erasOf(stackOf: () => TestStack, servedOf: () => Served, name: string) {
+  return {
+    connect: async (era: Era, token: string, url = servedOf().server.url) => {
+      const client = await connectV2(url, era, token, { name });
+      servedOf().clients.push(client);
+      return client;
+    },
+    creditedPerson: (cents: number, scopes?: Scope[]) => creditedPerson(stackOf(), cents, scopes),
+    creditOf: (orgId: string) => creditOf(stackOf(), orgId),
+    modernPost: (token: string, method: string, params?: Record<string, unknown>, headers?: Record<string, string>) =>
+      modernPost(servedOf().server.url, token, method, params, headers),
+  };
 }
 
 export const textOf = (result: { content: unknown[] }) =>

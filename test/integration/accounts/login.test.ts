@@ -30,6 +30,15 @@ describe('passwordless sign-in', () => {
     return res.body.data;
   }
 
+  /** The address of a new account (signed up, its verification mail arrived). */
+  const signedUp = async (tag: string) => {
+    const address = email(tag);
+    await signup(address);
+    return address;
+  };
+  /** A six-digit code other than `code`. */
+  const wrongFor = (code: string) => (code === '000000' ? '111111' : '000000');
+
   const from = (ip?: string) => (ip ? { 'x-forwarded-for': ip } : undefined);
   const askCode = (address: string, ip?: string) =>
     http(s.base, 'POST', '/v1/auth/login/request', { body: { email: address }, headers: from(ip) });
@@ -74,26 +83,23 @@ describe('passwordless sign-in', () => {
   });
 
   it('rejects the code after 10 minutes', async () => {
-    const address = email('late');
-    await signup(address);
+    const address = await signedUp('late');
     const code = await requestCode(address);
     clock.advance(10 * MIN + 1);
     expectFailure(await verify(address, code), 401, 'unauthenticated');
   });
 
   it('rejects a code used once already', async () => {
-    const address = email('reuse');
-    await signup(address);
+    const address = await signedUp('reuse');
     const code = await requestCode(address);
     expect((await verify(address, code)).status).toBe(200);
     expectFailure(await verify(address, code), 401, 'unauthenticated');
   });
 
   it('voids the code after 5 wrong tries, even for the right code', async () => {
-    const address = email('brute');
-    await signup(address);
+    const address = await signedUp('brute');
     const code = await requestCode(address);
-    const wrong = code === '000000' ? '111111' : '000000';
+    const wrong = wrongFor(code);
     for (let i = 0; i < 5; i++) expectFailure(await verify(address, wrong), 401, 'unauthenticated');
     // From another address (this one has spent its wrong guesses for this email: 429), the right code is void.
     expectFailure(await verify(address, code), 429, 'rate_limited');
@@ -101,17 +107,15 @@ describe('passwordless sign-in', () => {
   });
 
   it('still accepts the right code after 4 wrong tries', async () => {
-    const address = email('four');
-    await signup(address);
+    const address = await signedUp('four');
     const code = await requestCode(address);
-    const wrong = code === '000000' ? '111111' : '000000';
+    const wrong = wrongFor(code);
     for (let i = 0; i < 4; i++) expect((await verify(address, wrong)).status).toBe(401);
     expect((await verify(address, code)).status).toBe(200);
   });
 
   it('a new request does not void the live code; signing in voids the rest', async () => {
-    const address = email('newer');
-    await signup(address);
+    const address = await signedUp('newer');
     const first = await requestCode(address);
     const second = await requestCode(address);
     const res = await verify(address, first);
@@ -120,8 +124,7 @@ describe('passwordless sign-in', () => {
   });
 
   it('a stranger cannot lock the owner out by requesting codes', async () => {
-    const address = email('victim');
-    await signup(address);
+    const address = await signedUp('victim');
     const owner = '198.51.100.7';
     const stranger = '203.0.113.9';
     const earlier = await requestCode(address, owner);
@@ -139,17 +142,16 @@ describe('passwordless sign-in', () => {
   });
 
   it('a stranger’s wrong guesses are limited per address, so the owner’s next code survives them', async () => {
-    const address = email('guessed');
-    await signup(address);
+    const address = await signedUp('guessed');
     const owner = '198.51.100.8';
     const stranger = '203.0.113.10';
     const burned = await requestCode(address, owner);
-    const wrong = burned === '000000' ? '111111' : '000000';
+    const wrong = wrongFor(burned);
     for (let i = 0; i < 5; i++) expectFailure(await verify(address, wrong, stranger), 401, 'unauthenticated');
     // The stranger's address has spent its guesses at this email; the owner's fresh code is out of its reach.
     expectFailure(await verify(address, wrong, stranger), 429, 'rate_limited');
     const fresh = await requestCode(address, owner);
-    expectFailure(await verify(address, fresh === '000000' ? '111111' : '000000', stranger), 429, 'rate_limited');
+    expectFailure(await verify(address, wrongFor(fresh), stranger), 429, 'rate_limited');
     const res = await verify(address, fresh, owner);
     expect(res.status, show(res)).toBe(200);
   });

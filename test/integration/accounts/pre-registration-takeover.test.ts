@@ -10,8 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../../activities/worker.js';
 import { createApiApp } from '../../../api/app.js';
-import { createLogger } from '../../../core/logger.js';
-import { startHttpServer, type RunningHttpServer } from '../../../platform/runtime/http-server.js';
+import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { createPerson } from '../../helpers/accounts.js';
@@ -61,18 +60,9 @@ describe('pre-registration takeover', () => {
       env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: base, MCP_URL: `http://127.0.0.1:${mcpPort}` },
     });
     worker = await startWorker(stack.services, { workflowBundle });
-    const logger = createLogger({ level: 'silent' });
-    const handler = createApiApp(stack.services).callback();
-    api = await startHttpServer({ name: 'api', host: '127.0.0.1', port: apiPort, handler, logger, graceMs: 2_000 });
+    api = await serve(createApiApp(stack.services).callback(), apiPort, 'api');
     mcp = createMcpApp(stack.services);
-    mcpServer = await startHttpServer({
-      name: 'mcp',
-      host: '127.0.0.1',
-      port: mcpPort,
-      handler: mcp.app.callback(),
-      logger,
-      graceMs: 2_000,
-    });
+    mcpServer = await serve(mcp.app.callback(), mcpPort, 'mcp');
     // The gateway runs on its own services (one process's metrics hold one gateway or one agent-tool server), on the
     // same database and Redis prefix: it hears key invalidations as a separate gateway process would.
     gatewayStack = await createTestStack({

@@ -7,7 +7,7 @@ import { CONSUMER_SCOPES, VERIFIED_EXTRA_SCOPES } from '../../../core/auth/scope
 import { newId } from '../../../core/ids.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { Org } from '../../../db/entities/index.js';
-import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
+import { expectFailure, http, serve, describe as show, type HttpResult } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
@@ -53,6 +53,14 @@ describe('profile', () => {
     await server.close();
     await stack.close();
   });
+
+  /** POST an avatar with the verified key, declared as `type`. */
+  const upload = (rawBody: string | Buffer, type = 'image/png') =>
+    http(base, 'POST', '/v1/me/avatar', { token: key, rawBody, headers: { 'content-type': type } });
+  const expectTooBig = (res: HttpResult) => {
+    expectFailure(res, 413, 'validation_failed');
+    expect(res.body.error.details).toEqual({ limit_bytes: 2 * 1024 * 1024 });
+  };
 
   it('starts empty and returns public and private fields to the owner', async () => {
     const res = await http(base, 'GET', '/v1/me/profile', { token: key });
@@ -131,11 +139,7 @@ describe('profile', () => {
     ['webp', WEBP, 'image/webp'],
   ])('accepts a %s avatar judged by its bytes and serves it back with its type', async (_name, bytes, type) => {
     // The declared Content-Type is deliberately wrong: only the bytes count.
-    const res = await http(base, 'POST', '/v1/me/avatar', {
-      token: key,
-      rawBody: bytes,
-      headers: { 'content-type': 'application/octet-stream' },
-    });
+    const res = await upload(bytes, 'application/octet-stream');
     expect(res.status, show(res)).toBe(200);
     const url: string = res.body.data.avatar_url;
     expect(url).toMatch(/^https:\/\/market\.example\.com\/v1\/avatars\/avt_[0-9a-z]{26}\.(png|jpg|webp)$/);
@@ -150,36 +154,14 @@ describe('profile', () => {
   });
 
   it('refuses other formats with 415 and an empty body with 400', async () => {
-    expectFailure(
-      await http(base, 'POST', '/v1/me/avatar', { token: key, rawBody: GIF, headers: { 'content-type': 'image/gif' } }),
-      415,
-      'unsupported_media_type',
-    );
-    expectFailure(
-      await http(base, 'POST', '/v1/me/avatar', {
-        token: key,
-        rawBody: 'hello',
-        headers: { 'content-type': 'image/png' },
-      }),
-      415,
-      'unsupported_media_type',
-    );
-    expectFailure(
-      await http(base, 'POST', '/v1/me/avatar', { token: key, rawBody: '', headers: { 'content-type': 'image/png' } }),
-      400,
-      'validation_failed',
-    );
+    expectFailure(await upload(GIF, 'image/gif'), 415, 'unsupported_media_type');
+    expectFailure(await upload('hello'), 415, 'unsupported_media_type');
+    expectFailure(await upload(''), 400, 'validation_failed');
   });
 
   it('refuses an image over 2 MB with 413 validation_failed, declared or streamed', async () => {
     const big = Buffer.concat([PNG, Buffer.alloc(2 * 1024 * 1024)]);
-    const res = await http(base, 'POST', '/v1/me/avatar', {
-      token: key,
-      rawBody: big,
-      headers: { 'content-type': 'image/png' },
-    });
-    expectFailure(res, 413, 'validation_failed');
-    expect(res.body.error.details).toEqual({ limit_bytes: 2 * 1024 * 1024 });
+    expectTooBig(await upload(big));
     // Chunked upload (no Content-Length): refused while reading.
     const stream = new ReadableStream({
       start(controller) {
@@ -203,28 +185,14 @@ describe('profile', () => {
     expect(next.status).toBe(200);
     // An exactly-2 MB image is fine.
     const max = Buffer.concat([PNG.subarray(0, 8), Buffer.alloc(2 * 1024 * 1024 - 8)]);
-    expect(
-      (
-        await http(base, 'POST', '/v1/me/avatar', {
-          token: key,
-          rawBody: max,
-          headers: { 'content-type': 'image/png' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await upload(max)).status).toBe(200);
   });
 
   it('a standard fetch uploading 3 MB reads the 413 validation_failed envelope, not a network error', async () => {
     const three = Buffer.concat([PNG, Buffer.alloc(3 * 1024 * 1024)]);
     for (let i = 0; i < 3; i++) {
       // Declared length: refused before the body is read, then the upload is drained so the client reads the answer.
-      const res = await http(base, 'POST', '/v1/me/avatar', {
-        token: key,
-        rawBody: three,
-        headers: { 'content-type': 'image/png' },
-      });
-      expectFailure(res, 413, 'validation_failed');
-      expect(res.body.error.details).toEqual({ limit_bytes: 2 * 1024 * 1024 });
+      expectTooBig(await upload(three));
     }
     const chunked = await fetch(`${base}/v1/me/avatar`, {
       method: 'POST',

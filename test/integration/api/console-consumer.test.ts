@@ -9,7 +9,7 @@ import type { RunningHttpServer } from '../../../platform/runtime/http-server.js
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { csrfOf, FormBrowser } from '../../helpers/form-browser.js';
-import { codeFromMail } from '../../helpers/full-stack.js';
+import { signInByMail } from '../../helpers/console-forms.js';
 import { serve } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
@@ -26,19 +26,9 @@ describe('console: consumer sections over HTTP', () => {
 
   /** Sign in through /login with the mailed code, as a person would; the browser keeps the session cookie. */
   async function signIn(email: string): Promise<FormBrowser> {
-    const b = new FormBrowser(server.url, 'http://leaves.invalid/');
-    const csrf = csrfOf((await b.request('GET', '/login')).text);
-    expect((await b.request('POST', '/login', { csrf, email })).status).toBe(200);
-    const mail = await smtp.waitForMail(email, { subject: /sign-in code/ });
-    const res = await b.request('POST', '/login/verify', {
-      csrf,
-      email,
-      code: codeFromMail(mail.text),
-      next: '/console',
-    });
-    expect(res.status).toBe(303);
-    expect(res.location).toBe('/console');
-    return b;
+    const { browser, done } = await signInByMail(server.url, smtp, email, '/console');
+    expect(done.location).toBe('/console');
+    return browser;
   }
 
   /** GET a console page and post one of its forms (the CSRF token from the page). */
@@ -47,6 +37,9 @@ describe('console: consumer sections over HTTP', () => {
     expect(csrf).not.toBe('');
     return b.request('POST', action, { csrf, ...fields });
   }
+  /** The owner's new-key form on /console/keys: the key's name and the other fields. */
+  const createKey = (name: string, fields: Record<string, string>) =>
+    submit(ownerPages, '/console/keys', '/console/keys', { name, ...fields });
 
   beforeAll(async () => {
     smtp = await startSmtpCapture();
@@ -145,8 +138,7 @@ describe('console: consumer sections over HTTP', () => {
   });
 
   it('create a key with caps (secret shown once, on the POST answer), edit its caps, revoke it', async () => {
-    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
-      name: 'Crawler <b>',
+    const created = await createKey('Crawler <b>', {
       budget: '12.50',
       daily_cap: '2',
       per_call_max: '0.05',
@@ -208,25 +200,17 @@ describe('console: consumer sections over HTTP', () => {
   });
 
   it('a key with fewer scopes: the ticked boxes; none ticked is a 400 page', async () => {
-    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
-      name: 'proxy only',
-      scopes_listed: '1',
-      scope: 'proxy:call',
-    });
+    const created = await createKey('proxy only', { scopes_listed: '1', scope: 'proxy:call' });
     expect(created.status).toBe(200);
     const [key] = await sql(stack.db.url, "select scopes from api_keys where name = 'proxy only'");
     expect(key).toEqual({ scopes: ['proxy:call'] });
-    const none = await submit(ownerPages, '/console/keys', '/console/keys', { name: 'no scopes', scopes_listed: '1' });
+    const none = await createKey('no scopes', { scopes_listed: '1' });
     expect(none.status).toBe(400);
     expect(none.text).toContain('scopes');
   });
 
   it('a member sees no Approve button, and posting the form anyway is refused (403 page); nor may it loosen caps', async () => {
-    const created = await submit(ownerPages, '/console/keys', '/console/keys', {
-      name: 'needs approval',
-      budget: '1',
-      approval_mode: 'on',
-    });
+    const created = await createKey('needs approval', { budget: '1', approval_mode: 'on' });
     expect(created.status).toBe(200);
     const [key] = await sql<{ id: string }>(stack.db.url, "select id from api_keys where name = 'needs approval'");
     const page = await memberPages.request('GET', '/console/keys');

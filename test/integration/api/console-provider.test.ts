@@ -2,16 +2,15 @@
 // Temporal with the worker, SMTP capture) and a loopback upstream: empty states, the CSRF check, a person without
 // provider:write, bad form input (400, message shown, form kept), and the provider flow from the forms: create,
 // credential, prices (dollars → cents), verify, publish, then the catalog's search, listing, category and board pages.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { csrfOf, FormBrowser, type PageResponse } from '../../helpers/form-browser.js';
-import { ROOT } from '../../helpers/env.js';
-import { codeFromMail, startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import { signInByMail } from '../../helpers/console-forms.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import type { Upstream } from '../../helpers/upstream.js';
+import { startOpenApiUpstream } from '../../helpers/openapi-upstream.js';
 
 describe('console: Catalog and Provider', () => {
   let s: FullStack;
@@ -21,42 +20,33 @@ describe('console: Catalog and Provider', () => {
   let browser: FormBrowser;
 
   /** Sign in through /login with the mailed code, as a person would; the jar then holds the session cookie. */
-  async function signIn(email: string): Promise<FormBrowser> {
-    const b = new FormBrowser(s.base, 'http://leaves.invalid');
-    const login = await b.request('GET', '/login');
-    const sent = await b.request('POST', '/login', { csrf: csrfOf(login.text), email });
-    expect(sent.status, sent.text).toBe(200);
-    const mail = await s.smtp.waitForMail(email, { subject: /sign-in code/ });
-    const done = await b.request('POST', '/login/verify', {
-      csrf: csrfOf(sent.text),
-      email,
-      code: codeFromMail(mail.text),
-      next: '/console/provider',
-    });
-    expect(done.status, done.text).toBe(303);
-    return b;
-  }
+  const signIn = async (email: string) => (await signInByMail(s.base, s.smtp, email, '/console/provider')).browser;
 
   /** POST a console form with the page's CSRF token (read from `from`). */
   async function submit(b: FormBrowser, from: string, action: string, form: Record<string, string>) {
     const page = await b.request('GET', from);
     return b.request('POST', action, { csrf: csrfOf(page.text), ...form });
   }
+  /** The provider's new-API form on /console/provider. */
+  const createApi = (form: Record<string, string>) =>
+    submit(browser, '/console/provider', '/console/provider/apis', form);
 
   const expectPage = (res: PageResponse, status: number) => {
     expect(res.status, res.text.slice(0, 2000)).toBe(status);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
   };
+  /** A `status` page holding each of `shown` (a text it contains or a pattern it matches), in order. */
+  const expectShown = (res: PageResponse, status: number, shown: (string | RegExp)[]) => {
+    expectPage(res, status);
+    for (const s of shown) {
+      if (typeof s === 'string') expect(res.text).toContain(s);
+      else expect(res.text).toMatch(s);
+    }
+  };
 
   beforeAll(async () => {
-    const openapi = await readFile(path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json'), 'utf8');
-    upstream = await startUpstream((req, res) => {
-      if (req.url === '/openapi.json') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(openapi);
-        return;
-      }
+    upstream = await startOpenApiUpstream((req, res) => {
       res.writeHead(req.url?.startsWith('/v1/') ? 200 : 404, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     });
@@ -83,36 +73,19 @@ describe('console: Catalog and Provider', () => {
   });
 
   it('shows clear empty states: no APIs, no documents, no requests, no search results, no analytics', async () => {
-    const apis = await browser.request('GET', '/console/provider');
-    expectPage(apis, 200);
-    expect(apis.text).toContain('You have no APIs yet');
-    expect(apis.text).toContain('Create API');
-
-    const docs = await browser.request('GET', '/console/provider/documents');
-    expectPage(docs, 200);
-    expect(docs.text).toContain('No documents yet');
-
-    const requests = await browser.request('GET', '/console/provider/requests');
-    expectPage(requests, 200);
-    expect(requests.text).toContain('No open requests');
-
-    const analytics = await browser.request('GET', '/console/provider/analytics');
-    expectPage(analytics, 200);
-    expect(analytics.text).toContain('No calls in this range');
-    expect(analytics.text).toContain('No APIs yet');
-
-    const search = await browser.request('GET', '/console/catalog?q=quantum+teleportation+broker');
-    expectPage(search, 200);
-    expect(search.text).toContain('No API matches “quantum teleportation broker”');
-    expect(search.text).toContain('Request this API');
-
-    const category = await browser.request('GET', '/console/catalog/categories/weather');
-    expectPage(category, 200);
-    expect(category.text).toContain('No live API in Weather yet');
-
-    const board = await browser.request('GET', '/console/catalog/leaderboards/top_grossing');
-    expectPage(board, 200);
-    expect(board.text).toContain('No API is ranked on this board yet');
+    const emptyStates: [string, string[]][] = [
+      ['/console/provider', ['You have no APIs yet', 'Create API']],
+      ['/console/provider/documents', ['No documents yet']],
+      ['/console/provider/requests', ['No open requests']],
+      ['/console/provider/analytics', ['No calls in this range', 'No APIs yet']],
+      [
+        '/console/catalog?q=quantum+teleportation+broker',
+        ['No API matches “quantum teleportation broker”', 'Request this API'],
+      ],
+      ['/console/catalog/categories/weather', ['No live API in Weather yet']],
+      ['/console/catalog/leaderboards/top_grossing', ['No API is ranked on this board yet']],
+    ];
+    for (const [path, shown] of emptyStates) expectShown(await browser.request('GET', path), 200, shown);
   });
 
   it('refuses a form without the CSRF token (403 page) and unknown pages with 404 pages', async () => {
@@ -147,51 +120,32 @@ describe('console: Catalog and Provider', () => {
   });
 
   it('bad form input answers 400 with the message and keeps what was typed', async () => {
-    const badUrl = await submit(browser, '/console/provider', '/console/provider/apis', {
-      name: 'Keep Me',
-      slug: 'keep-me',
-      summary: 'A summary to keep',
-      base_url: 'not a url',
-      endpoints: 'GET /v1/x 0.05',
-    });
-    expectPage(badUrl, 400);
-    expect(badUrl.text).toMatch(/role="alert">base_url: /);
-    expect(badUrl.text).toContain('value="Keep Me"');
-    expect(badUrl.text).toContain('value="A summary to keep"');
-    expect(badUrl.text).toContain('GET /v1/x 0.05</textarea>');
-
-    const negative = await submit(browser, '/console/provider', '/console/provider/apis', {
-      name: 'Neg',
-      slug: 'neg',
-      summary: 'Negative price',
-      base_url: `${upstream.url}/v1`,
-      endpoints: 'GET /v1/x -1',
-    });
-    expectPage(negative, 400);
-    expect(negative.text).toContain('endpoints line 1 price: a price cannot be negative');
-    expect(negative.text).toContain('value="Neg"');
-
-    const badSlug = await submit(browser, '/console/provider', '/console/provider/apis', {
-      name: 'Bad slug',
-      slug: 'Bad Slug!',
-      summary: 'x',
-      base_url: `${upstream.url}/v1`,
-      endpoints: 'GET /x',
-    });
-    expectPage(badSlug, 400);
-    expect(badSlug.text).toContain('slug: must be 1-64 lower-case letters');
+    // [name, slug, summary, base_url, endpoints] of a new API, and what its 400 page shows.
+    const v1 = `${upstream.url}/v1`;
+    const badApis: [[string, string, string, string, string], (string | RegExp)[]][] = [
+      [
+        ['Keep Me', 'keep-me', 'A summary to keep', 'not a url', 'GET /v1/x 0.05'],
+        [/role="alert">base_url: /, 'value="Keep Me"', 'value="A summary to keep"', 'GET /v1/x 0.05</textarea>'],
+      ],
+      [
+        ['Neg', 'neg', 'Negative price', v1, 'GET /v1/x -1'],
+        ['endpoints line 1 price: a price cannot be negative', 'value="Neg"'],
+      ],
+      [['Bad slug', 'Bad Slug!', 'x', v1, 'GET /x'], ['slug: must be 1-64 lower-case letters']],
+    ];
+    for (const [[name, slug, summary, base_url, endpoints], shown] of badApis) {
+      const form = { name, slug, summary, base_url, endpoints };
+      expectShown(await createApi(form), 400, shown);
+    }
 
     const emptyRequest = await submit(browser, '/console/catalog', '/console/catalog/requests', { query: '' });
-    expectPage(emptyRequest, 400);
-    expect(emptyRequest.text).toMatch(/role="alert">query: /);
-
+    expectShown(emptyRequest, 400, [/role="alert">query: /]);
     const badSearch = await browser.request('GET', '/console/catalog?max_price=-2');
-    expectPage(badSearch, 400);
-    expect(badSearch.text).toContain('max_price: a price cannot be negative');
+    expectShown(badSearch, 400, ['max_price: a price cannot be negative']);
   });
 
   it('creates, prices, verifies and publishes from the forms; the catalog then shows the API', async () => {
-    const created = await submit(browser, '/console/provider', '/console/provider/apis', {
+    const created = await createApi({
       name: 'Console Weather',
       slug: 'console-weather',
       summary: 'Forecasts made from the console',
@@ -337,7 +291,7 @@ describe('console: Catalog and Provider', () => {
   });
 
   it('imports endpoints from an OpenAPI URL and edits the details (a bad URL is a 400 that keeps the input)', async () => {
-    const created = await submit(browser, '/console/provider', '/console/provider/apis', {
+    const created = await createApi({
       name: 'Imported Weather',
       slug: 'imported-weather',
       summary: 'Imported from OpenAPI',

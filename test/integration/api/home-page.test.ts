@@ -3,12 +3,11 @@
 // docs it links to are served from this checkout as plain text. Checked over HTTP and in headless Chromium.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { PAGE_CSP } from '../../../api/pages/layout.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { launchBrowser } from '../../helpers/browser.js';
+import { suiteBrowser } from '../../helpers/suite-browser.js';
 import { ROOT } from '../../helpers/env.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
@@ -76,16 +75,10 @@ describe('control plane root page', () => {
   });
 
   describe('in headless Chromium', () => {
-    let browser: Browser;
-    beforeAll(async () => {
-      browser = await launchBrowser();
-    });
-    afterAll(async () => {
-      await browser?.close();
-    });
+    const browser = suiteBrowser();
 
     it('shows the page without CSP violations, and its links lead to sign-in and the contract', async () => {
-      const page = await browser.newPage();
+      const page = await browser().newPage();
       const problems: string[] = [];
       page.on('console', (m) => {
         if (m.type() === 'error' && !m.text().includes('404')) problems.push(m.text()); // CSP violations land here

@@ -2,20 +2,16 @@
 // the Postgres backstop for text that reaches the database anyway, and a JSON body sent to the raw avatar upload.
 import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiApp, createKoaApp } from '../../../api/app.js';
+import { createKoaApp } from '../../../api/app.js';
 import type { AppState } from '../../../api/context.js';
 import { ok } from '../../../core/envelope.js';
 import { toAppError } from '../../../core/errors.js';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, serve, describe as show, type HttpResult } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { createTestStack, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { expectNoDrift } from '../../helpers/books.js';
-import { closeAll } from '../../helpers/fixtures.js';
+import { createPaidApi, startServedStack, type ServedStack } from '../../helpers/fixtures.js';
 
 const RULE = /must not contain NUL characters or unpaired UTF-16 surrogates/;
 
@@ -25,50 +21,41 @@ function expectBadText(res: HttpResult): void {
 }
 
 describe('input rules', () => {
-  let stack: TestStack;
-  let api: RunningHttpServer;
-  let gatewayServer: RunningHttpServer;
-  let gateway: GatewayHandler;
-  let upstream: Upstream;
-  let provider: Person;
+  let served: ServedStack;
   let consumer: Person;
-  let listing: LiveApi;
+  let listing: LiveApi & { provider: Person };
 
   beforeAll(async () => {
-    stack = await createTestStack();
-    upstream = await startUpstream();
-    api = await serve(createApiApp(stack.services).callback());
-    gateway = createGatewayHandler(stack.services);
-    gatewayServer = await serve(gateway);
-    provider = await createPerson(stack.services);
-    consumer = await createPerson(stack.services);
-    listing = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    served = await startServedStack();
+    listing = await createPaidApi(served.stack.services, {
+      baseUrl: served.upstream.url,
       endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 0 }],
     });
+    consumer = await createPerson(served.stack.services);
   });
   afterAll(async () => {
-    await expectNoDrift(gateway, stack?.services);
-    await closeAll(gatewayServer, gateway, api, upstream, stack);
+    await expectNoDrift(served?.gateway, served?.stack.services);
+    await served?.close();
   });
 
   it('refuses NUL in a public path, query or JSON string with 400 (these reached Postgres and answered 500)', async () => {
-    expectBadText(await http(api.url, 'GET', '/v1/apis/%00'));
-    expectBadText(await http(api.url, 'GET', '/v1/providers?q=%00'));
-    const keysBefore = await sql(stack.db.url, 'select count(*)::int as n from api_keys');
-    expectBadText(await http(api.url, 'POST', '/v1/keys', { token: consumer.session, body: { name: 'a\u0000' } }));
+    expectBadText(await http(served.api.url, 'GET', '/v1/apis/%00'));
+    expectBadText(await http(served.api.url, 'GET', '/v1/providers?q=%00'));
+    const keysBefore = await sql(served.stack.db.url, 'select count(*)::int as n from api_keys');
     expectBadText(
-      await http(api.url, 'POST', '/v1/keys', {
+      await http(served.api.url, 'POST', '/v1/keys', { token: consumer.session, body: { name: 'a\u0000' } }),
+    );
+    expectBadText(
+      await http(served.api.url, 'POST', '/v1/keys', {
         token: consumer.session,
         rawBody: '{"name":"a\\ud800"}', // a lone surrogate would be stored as U+FFFD
         headers: { 'content-type': 'application/json' },
       }),
     );
-    expect(await sql(stack.db.url, 'select count(*)::int as n from api_keys')).toEqual(keysBefore);
+    expect(await sql(served.stack.db.url, 'select count(*)::int as n from api_keys')).toEqual(keysBefore);
     // The same texts, well formed, are fine.
-    expectFailure(await http(api.url, 'GET', '/v1/apis/%F0%9F%98%80'), 404, 'not_found');
-    const created = await http(api.url, 'POST', '/v1/keys', {
+    expectFailure(await http(served.api.url, 'GET', '/v1/apis/%F0%9F%98%80'), 404, 'not_found');
+    const created = await http(served.api.url, 'POST', '/v1/keys', {
       token: consumer.session,
       body: { name: 'a\uD83D\uDE00' },
     });
@@ -78,9 +65,9 @@ describe('input rules', () => {
 
   it('answers a JSON-typed avatar upload promptly with a 4xx (it used to wait forever)', async () => {
     const send = (rawBody: string) =>
-      fetch(`${api.url}/v1/me/avatar`, {
+      fetch(`${served.api.url}/v1/me/avatar`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${provider.session}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${listing.provider.session}`, 'content-type': 'application/json' },
         body: rawBody,
         signal: AbortSignal.timeout(5_000),
       });
@@ -97,12 +84,12 @@ describe('input rules', () => {
   });
 
   it('maps Postgres refusing the text (08P01, 22021, 22P05) to 400 validation_failed, never 500', async () => {
-    const em = () => stack.services.orm.em.fork();
+    const em = () => served.stack.services.orm.em.fork();
     // Three ways text with NUL fails in Postgres: inlined into the statement by MikroORM (08P01), as a bound text
     // parameter (22021), as an escape in jsonb (22P05).
     const queries: Record<string, () => Promise<unknown>> = {
       inlined: () => em().execute('select ?::text as t', ['a\u0000']),
-      bound: () => sql(stack.db.url, 'select $1::text as t', ['a\u0000']),
+      bound: () => sql(served.stack.db.url, 'select $1::text as t', ['a\u0000']),
       jsonb: () => em().execute('select ?::jsonb as j', ['"a\\u0000"']),
     };
     const codes: Record<string, unknown> = {};
@@ -132,7 +119,7 @@ describe('input rules', () => {
     router.get('/v1/test/:query', async (ctx) => {
       ctx.body = ok(await queries[ctx.params.query!]!(), ctx.state.requestId);
     });
-    const server = await serve(createKoaApp(stack.services, [router]).callback());
+    const server = await serve(createKoaApp(served.stack.services, [router]).callback());
     try {
       for (const name of Object.keys(queries)) {
         const res = await http(server.url, 'GET', `/v1/test/${name}`);
@@ -145,7 +132,7 @@ describe('input rules', () => {
   });
 
   describe('gateway', () => {
-    const call = (path: string) => http(gatewayServer.url, 'GET', path, { token: consumer.apiKey });
+    const call = (path: string) => http(served.gw.url, 'GET', path, { token: consumer.apiKey });
 
     it('serves a well-formed call (the baseline)', async () => {
       const res = await call(`/v1/proxy/${listing.slug}/items/%F0%9F%98%80?q=%C3%A9`);
@@ -153,9 +140,9 @@ describe('input rules', () => {
     });
 
     it('refuses NUL in the slug, the path or the query with 400, before any lookup or upstream call', async () => {
-      const seen = upstream.seen.length;
-      await gateway.drain.flush(); // the baseline call is in Postgres before counting
-      const events = await sql(stack.db.url, 'select count(*)::int as n from usage_events');
+      const seen = served.upstream.seen.length;
+      await served.gateway.drain.flush(); // the baseline call is in Postgres before counting
+      const events = await sql(served.stack.db.url, 'select count(*)::int as n from usage_events');
       for (const path of [
         '/v1/proxy/%00/x', // the slug reached Postgres: 500
         '/v1/proxy/a%00b/items/1',
@@ -167,8 +154,8 @@ describe('input rules', () => {
         expectBadText(res);
         expect(res.body.meta.request_id).toMatch(/^req_/);
       }
-      expect(upstream.seen.length).toBe(seen);
-      expect(await sql(stack.db.url, 'select count(*)::int as n from usage_events')).toEqual(events);
+      expect(served.upstream.seen.length).toBe(seen);
+      expect(await sql(served.stack.db.url, 'select count(*)::int as n from usage_events')).toEqual(events);
     });
   });
 });

@@ -3,7 +3,6 @@
 // for the control plane, `GET /v1/openapi.json` serves it raw, and `/docs` renders it
 // with swagger-ui from our own assets under a CSP that allows `script-src 'self'` for that page only.
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRouters, createApiApp } from '../../../api/app.js';
 import { buildOpenApiDocument } from '../../../api/openapi/document.js';
@@ -13,7 +12,8 @@ import { PAGE_CSP } from '../../../api/pages/layout.js';
 import { startHttpServer, type RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createLogger } from '../../../core/logger.js';
 import { freePort } from '../../helpers/ports.js';
-import { CHROMIUM, launchBrowser } from '../../helpers/browser.js';
+import { CHROMIUM } from '../../helpers/browser.js';
+import { suiteBrowser } from '../../helpers/suite-browser.js';
 import { expectFailure, http, describe as show } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 
@@ -110,16 +110,10 @@ describe('OpenAPI document: served, complete, browsable', () => {
 
   // Needs Chromium at CHROMIUM (test/helpers/browser.ts); a machine without it skips this one visibly.
   describe.skipIf(!existsSync(CHROMIUM))('in a browser', () => {
-    let browser: Browser;
-    beforeAll(async () => {
-      browser = await launchBrowser();
-    });
-    afterAll(async () => {
-      await browser?.close();
-    });
+    const browser = suiteBrowser();
 
     it('renders the operations with no CSP violation and no request leaving the deployment', async () => {
-      const page = await browser.newPage();
+      const page = await browser().newPage();
       const problems: string[] = [];
       page.on('console', (msg) => {
         if (msg.type() === 'error') problems.push(msg.text());
@@ -135,7 +129,7 @@ describe('OpenAPI document: served, complete, browsable', () => {
     });
 
     it('"Try it out" calls this deployment and shows the answer', async () => {
-      const page = await browser.newPage();
+      const page = await browser().newPage();
       await page.goto(`${server.url}/docs`);
       const op = page.locator('#operations-Catalog-listCategories');
       await op.locator('.opblock-summary').click();

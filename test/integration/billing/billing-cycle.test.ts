@@ -8,72 +8,44 @@ import { callEntries } from '../../../core/money/split.js';
 import { UsageCommitter } from '../../../core/spend/usage-committer.js';
 import { newId } from '../../../core/ids.js';
 import type { ReconciliationReport } from '../../../core/billing/reconciliation.service.js';
-import { GATEWAY_CHANNELS } from '../../../core/spend/gateway-events.js';
 import { SCHEDULES, workflowIds } from '../../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http } from '../../helpers/http.js';
-import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import type { FullStack } from '../../helpers/full-stack.js';
+import { startBillingStack, type Announced, type BillingStack } from '../../helpers/billing-stack.js';
 import { recordHistory } from '../../helpers/temporal.js';
-import {
-  signStripeEvent,
-  waitForCharge,
-  startStripeMock,
-  startStripeRecorder,
-  type StripeMock,
-  type StripeRecorder,
-} from '../../helpers/stripe-mock.js';
+import { waitForCharge, type StripeRecorder } from '../../helpers/stripe-mock.js';
 import { createConsumer } from '../../helpers/fixtures.js';
+import { checkoutCompleted, disputeCreated, paymentFailed, paymentSucceeded } from '../../helpers/stripe-events.js';
 
 const WEBHOOK_SECRET = 'whsec_test_billing_cycle';
 const THRESHOLD = 5_000;
 
-function signed(event: Record<string, unknown>, timestamp?: number) {
-  return signStripeEvent(event, WEBHOOK_SECRET, timestamp);
-}
-
 describe('billing cycles, payouts and chargebacks', () => {
-  let mock: StripeMock;
-  let stripe: StripeRecorder;
+  let billing: BillingStack;
   let s: FullStack;
+  let stripe: StripeRecorder;
   let n = 0;
-  /** What the gateways were told (core/spend/gateway-events.ts), with the org's committed state when the message landed. */
-  const announced: { orgId: string; suspended: boolean; reason: string | null }[] = [];
+  const announced: Announced[] = [];
 
   beforeAll(async () => {
-    mock = await startStripeMock();
-    stripe = await startStripeRecorder(mock);
-    s = await startFullStack({
-      env: {
-        STRIPE_SECRET_KEY: 'sk_test_123',
-        STRIPE_API_BASE: stripe.url,
-        STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-        USAGE_CHARGE_THRESHOLD_CENTS: String(THRESHOLD),
-        PLATFORM_FEE_PERCENT: '20',
-        PAYOUT_MINIMUM_CENTS: '100',
-      },
+    billing = await startBillingStack(WEBHOOK_SECRET, announced, {
+      USAGE_CHARGE_THRESHOLD_CENTS: String(THRESHOLD),
+      PLATFORM_FEE_PERCENT: '20',
+      PAYOUT_MINIMUM_CENTS: '100',
     });
-    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
-      void sql<{ suspended: boolean; suspended_reason: string | null }>(
-        s.db.url,
-        'select suspended, suspended_reason from orgs where id = $1',
-        [orgId],
-      ).then(([o]) => {
-        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason });
-      });
-    });
+    ({ s, stripe } = billing);
   });
   afterAll(async () => {
     const report = (await s?.services.reconciliation.run()) as ReconciliationReport | undefined;
     expect(report?.ok).toBe(true);
-    await s?.close();
-    await stripe?.close();
-    await mock?.stop();
+    await billing?.close();
   });
 
   const eventId = () => `evt_cycle_${Date.now()}_${++n}`;
   const deliver = async (event: Record<string, unknown>) => {
-    const { payload, header } = signed(event);
+    const { payload, header } = billing.signed(event);
     const res = await http(s.base, 'POST', '/v1/webhooks/stripe', {
       rawBody: payload,
       headers: { 'content-type': 'application/json', 'stripe-signature': header },
@@ -161,18 +133,7 @@ describe('billing cycles, payouts and chargebacks', () => {
     // Overlapping cycles may both reach the running workflow, never a second payment.
     expect(payments).toHaveLength(1);
     const payment = payments[0]!;
-    const event = {
-      id: eventId(),
-      type: 'payment_intent.succeeded',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 6000,
-          metadata: { payment_id: payment.id },
-        },
-      },
-    };
+    const event = paymentSucceeded(eventId(), payment, 6000);
     await deliver(event);
     await deliver(event); // a duplicate delivery changes nothing
     expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: payment.id });
@@ -202,19 +163,7 @@ describe('billing cycles, payouts and chargebacks', () => {
       usageChargesStarted: expect.arrayContaining([debtor.orgId]),
     });
     const payment = await waitForCharge(s.db.url, debtor.orgId, 'usage_charge');
-    await deliver({
-      id: eventId(),
-      type: 'payment_intent.payment_failed',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 5500,
-          metadata: { payment_id: payment.id },
-          last_payment_error: { message: 'Your card has insufficient funds.' },
-        },
-      },
-    });
+    await deliver(paymentFailed(eventId(), payment, 5500, 'Your card has insufficient funds.'));
     const handle = s.temporal.client.workflow.getHandle(workflowIds.usageCharge(debtor.orgId));
     expect(await handle.result()).toEqual({
       outcome: 'failed',
@@ -250,11 +199,7 @@ describe('billing cycles, payouts and chargebacks', () => {
     const close = await s.services.temporal.runBillingCycle({ reason: 'period_end', period: '2026-10' });
     expect(close.usageChargesStarted).toContain(debtor.orgId);
     const retry = await waitForCharge(s.db.url, debtor.orgId, 'usage_charge', 'pending');
-    await deliver({
-      id: eventId(),
-      type: 'payment_intent.succeeded',
-      data: { object: { id: retry.stripe_ref, object: 'payment_intent', amount: 5500, metadata: {} } },
-    });
+    await deliver(paymentSucceeded(eventId(), { stripe_ref: retry.stripe_ref }, 5500));
     expect(await handle.result()).toEqual({ outcome: 'charged', paymentId: retry.id });
     expect(await org(debtor.orgId)).toEqual({ credit_cents: '0', suspended: false, suspended_reason: null });
     // The automatic lift is announced too (by the webhook that booked the payment, after its commit).
@@ -388,18 +333,7 @@ describe('billing cycles, payouts and chargebacks', () => {
     // The card org's usage charge succeeds: its calls' earnings become payable.
     await s.services.temporal.runBillingCycle({ reason: 'threshold' });
     const payment = await waitForCharge(s.db.url, card.orgId, 'usage_charge');
-    await deliver({
-      id: eventId(),
-      type: 'payment_intent.succeeded',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 5_000,
-          metadata: { payment_id: payment.id },
-        },
-      },
-    });
+    await deliver(paymentSucceeded(eventId(), payment, 5_000));
     await expect.poll(() => s.services.payouts.unpaidEarnings(provider.orgId), { timeout: 15_000 }).toBe(4_000);
     expect(await s.services.payouts.payOut({ orgId: provider.orgId, period: '2026-07' })).toMatchObject({
       status: 'paid',
@@ -408,18 +342,11 @@ describe('billing cycles, payouts and chargebacks', () => {
     expect(await org(provider.orgId)).toMatchObject({ credit_cents: '0' });
 
     // The card holder disputes that charge after the payout: the provider's share is reversed and carried negative.
-    const dispute = {
-      id: eventId(),
-      type: 'charge.dispute.created',
-      data: {
-        object: {
-          id: `dp_earn_${card.orgId.slice(-8)}`,
-          object: 'dispute',
-          amount: 5_000,
-          payment_intent: payment.stripe_ref,
-        },
-      },
-    };
+    const dispute = disputeCreated(eventId(), {
+      id: `dp_earn_${card.orgId.slice(-8)}`,
+      amount: 5_000,
+      payment_intent: payment.stripe_ref,
+    });
     await deliver(dispute);
     await deliver({ ...dispute, id: eventId() });
     const reversals = await sql(
@@ -454,35 +381,17 @@ describe('billing cycles, payouts and chargebacks', () => {
     expect(checkout.status).toBe(200);
     const sessionId = checkout.body.data.checkout_session_id as string;
     const intentId = `pi_disputed_${p.orgId.slice(-8)}`;
-    await deliver({
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: sessionId,
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          payment_intent: intentId,
-          metadata: { org_id: p.orgId, credit_cents: '500' },
-        },
-      },
-    });
+    await deliver(
+      checkoutCompleted(eventId(), { id: sessionId, org_id: p.orgId, credit_cents: '500', payment_intent: intentId }),
+    );
     expect(await org(p.orgId)).toMatchObject({ credit_cents: '600' });
     await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -450 }); // 150 left
-    const dispute = {
-      id: eventId(),
-      type: 'charge.dispute.created',
-      data: {
-        object: {
-          id: `dp_${p.orgId.slice(-8)}`,
-          object: 'dispute',
-          amount: 500,
-          payment_intent: intentId,
-          reason: 'fraudulent',
-        },
-      },
-    };
+    const dispute = disputeCreated(eventId(), {
+      id: `dp_${p.orgId.slice(-8)}`,
+      amount: 500,
+      payment_intent: intentId,
+      reason: 'fraudulent',
+    });
     await deliver(dispute);
     await deliver({ ...dispute, id: eventId() }); // Stripe may also resend under a new event id
     // A prepaid balance cannot go negative: what is left is taken back, once.
@@ -500,26 +409,13 @@ describe('billing cycles, payouts and chargebacks', () => {
 
     // Paying again does not lift a chargeback suspension.
     const again = await http(s.base, 'POST', '/v1/billing/checkout', { token: p.session, body: { pack: 'starter' } });
-    await deliver({
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: again.body.data.checkout_session_id,
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          metadata: { org_id: p.orgId, credit_cents: '500' },
-        },
-      },
-    });
+    const sessionAgain = again.body.data.checkout_session_id as string;
+    await deliver(checkoutCompleted(eventId(), { id: sessionAgain, org_id: p.orgId, credit_cents: '500' }));
     expect(await org(p.orgId)).toEqual({ credit_cents: '500', suspended: true, suspended_reason: 'chargeback' });
     // A dispute of somebody else's payment is acknowledged and ignored.
-    const other = await deliver({
-      id: eventId(),
-      type: 'charge.dispute.created',
-      data: { object: { id: 'dp_other', object: 'dispute', amount: 100, payment_intent: 'pi_not_ours' } },
-    });
+    const other = await deliver(
+      disputeCreated(eventId(), { id: 'dp_other', amount: 100, payment_intent: 'pi_not_ours' }),
+    );
     expect(other.body.data.outcome).toBe('not ours; ignored');
   });
 });

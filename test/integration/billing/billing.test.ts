@@ -3,58 +3,35 @@
 // a saved card switches the org to card billing, and auto-reload charges off-session, credits, or suspends.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../../core/auth/scopes.js';
-import { GATEWAY_CHANNELS } from '../../../core/spend/gateway-events.js';
 import { workflowIds } from '../../../core/temporal/contracts.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, describe as show } from '../../helpers/http.js';
-import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
+import type { FullStack } from '../../helpers/full-stack.js';
+import { startBillingStack, type Announced, type BillingStack } from '../../helpers/billing-stack.js';
 import { recordHistory } from '../../helpers/temporal.js';
-import {
-  signStripeEvent,
-  waitForCharge,
-  startStripeMock,
-  startStripeRecorder,
-  type StripeMock,
-  type StripeRecorder,
-} from '../../helpers/stripe-mock.js';
+import { checkoutCompleted, paymentFailed, paymentSucceeded } from '../../helpers/stripe-events.js';
+import { NEW_ORG_BALANCE } from '../../helpers/fixtures.js';
+import { waitForCharge, type StripeRecorder } from '../../helpers/stripe-mock.js';
 
 const WEBHOOK_SECRET = 'whsec_test_marketplace';
-function signed(event: Record<string, unknown>, timestamp?: number) {
-  return signStripeEvent(event, WEBHOOK_SECRET, timestamp);
-}
-
 describe('billing', () => {
-  let mock: StripeMock;
-  let stripe: StripeRecorder;
+  let billing: BillingStack;
   let s: FullStack;
+  let stripe: StripeRecorder;
   let person: Person;
   let n = 0;
-  /** What the gateways were told (core/spend/gateway-events.ts), with the org's committed state when the message landed. */
-  const announced: { orgId: string; suspended: boolean; reason: string | null; mode: string }[] = [];
+  const announced: Announced[] = [];
+  const signed = (event: Record<string, unknown>, timestamp?: number) => billing.signed(event, timestamp);
 
   beforeAll(async () => {
-    mock = await startStripeMock();
-    stripe = await startStripeRecorder(mock);
-    s = await startFullStack({
-      env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET },
-    });
+    billing = await startBillingStack(WEBHOOK_SECRET, announced);
+    ({ s, stripe } = billing);
     person = await createPerson(s.services);
-    await s.services.counters.subscribe(GATEWAY_CHANNELS.org, (orgId) => {
-      void sql<{ suspended: boolean; suspended_reason: string | null; billing_mode: string }>(
-        s.db.url,
-        'select suspended, suspended_reason, billing_mode from orgs where id = $1',
-        [orgId],
-      ).then(([o]) => {
-        if (o) announced.push({ orgId, suspended: o.suspended, reason: o.suspended_reason, mode: o.billing_mode });
-      });
-    });
   });
   afterAll(async () => {
     expect(await s.services.ledger.findDrift()).toEqual([]);
-    await s?.close();
-    await stripe?.close();
-    await mock?.stop();
+    await billing?.close();
   });
 
   const deliver = (payload: string, header?: string) =>
@@ -71,14 +48,7 @@ describe('billing', () => {
 
   it('shows the balance and the packs to any credential of the org', async () => {
     const res = await http(s.base, 'GET', '/v1/billing/balance', { token: person.apiKey });
-    expect(res.body.data).toEqual({
-      credit_cents: 0,
-      billing_mode: 'prepaid',
-      auto_reload_enabled: false,
-      has_payment_method: false,
-      suspended: false,
-      billable_cents: 0,
-    });
+    expect(res.body.data).toEqual(NEW_ORG_BALANCE);
     const packs = await http(s.base, 'GET', '/v1/billing/packs', { token: person.apiKey });
     expect(packs.body.data.map((p: { name: string }) => p.name)).toEqual(['starter', 'builder', 'scale']);
   });
@@ -195,20 +165,9 @@ describe('billing', () => {
     });
     const sessionId = started.body.data.checkout_session_id as string;
     const before = await balance(person.orgId);
-    const { payload, header } = signed({
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: sessionId,
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          amount_total: 500,
-          metadata: { org_id: person.orgId, credit_cents: '500' },
-        },
-      },
-    });
+    const { payload, header } = signed(
+      checkoutCompleted(eventId(), { id: sessionId, org_id: person.orgId, credit_cents: '500', amount_total: 500 }),
+    );
     const first5 = await Promise.all(Array.from({ length: 5 }, () => deliver(payload, header)));
     const next5 = [];
     for (let i = 0; i < 5; i++) next5.push(await deliver(payload, header));
@@ -228,19 +187,7 @@ describe('billing', () => {
 
   it('refuses tampered, unsigned, 301-second-old and 301-second-future events with 400, changing nothing', async () => {
     const before = await balance(person.orgId);
-    const event = {
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: 'cs_test_forged',
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          metadata: { org_id: person.orgId, credit_cents: '100000' },
-        },
-      },
-    };
+    const event = checkoutCompleted(eventId(), { id: 'cs_test_forged', org_id: person.orgId, credit_cents: '100000' });
     const good = signed(event);
     const tampered = good.payload.replace('"credit_cents":"100000"', '"credit_cents":"999999"');
     expectFailure(await deliver(tampered, good.header), 400, 'validation_failed');
@@ -370,18 +317,7 @@ describe('billing', () => {
     expect(charge.idempotencyKey).toMatch(new RegExp(`^reload:${p.orgId}:[0-9a-f-]+:charge$`));
     // The mock answers "not final yet"; Stripe's webhook settles it (once the activity has saved the intent id).
     const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
-    const { payload, header } = signed({
-      id: eventId(),
-      type: 'payment_intent.succeeded',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 500,
-          metadata: { payment_id: payment.id, org_id: p.orgId },
-        },
-      },
-    });
+    const { payload, header } = signed(paymentSucceeded(eventId(), payment, 500, { org_id: p.orgId }));
     expect((await deliver(payload, header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
     expect(result).toEqual({ outcome: 'credited', paymentId: payment.id });
@@ -394,19 +330,7 @@ describe('billing', () => {
     const p = await cardOrg();
     await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
     const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
-    const failed = signed({
-      id: eventId(),
-      type: 'payment_intent.payment_failed',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 500,
-          metadata: { payment_id: payment.id },
-          last_payment_error: { message: 'Your card was declined.' },
-        },
-      },
-    });
+    const failed = signed(paymentFailed(eventId(), payment, 500, 'Your card was declined.'));
     expect((await deliver(failed.payload, failed.header)).status).toBe(200);
     const result = await s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId)).result();
     expect(result).toEqual({ outcome: 'failed', paymentId: payment.id, reason: 'Your card was declined.' });
@@ -428,19 +352,8 @@ describe('billing', () => {
       token: p.session,
       body: { pack: 'starter' },
     });
-    const paid = signed({
-      id: eventId(),
-      type: 'checkout.session.completed',
-      data: {
-        object: {
-          id: checkout.body.data.checkout_session_id,
-          object: 'checkout.session',
-          mode: 'payment',
-          payment_status: 'paid',
-          metadata: { org_id: p.orgId, credit_cents: '500' },
-        },
-      },
-    });
+    const sessionId = checkout.body.data.checkout_session_id as string;
+    const paid = signed(checkoutCompleted(eventId(), { id: sessionId, org_id: p.orgId, credit_cents: '500' }));
     await deliver(paid.payload, paid.header);
     const [after] = await sql(s.db.url, 'select suspended, suspended_reason from orgs where id = $1', [p.orgId]);
     expect(after).toEqual({ suspended: false, suspended_reason: null });
@@ -454,19 +367,7 @@ describe('billing', () => {
     await s.services.ledger.post({ orgId: p.orgId, kind: 'usage', amountCents: -100 });
     const payment = await waitForCharge(s.db.url, p.orgId, 'auto_reload');
     const handle = s.temporal.client.workflow.getHandle(workflowIds.autoReload(p.orgId));
-    const event = {
-      id: eventId(),
-      type: 'payment_intent.payment_failed',
-      data: {
-        object: {
-          id: payment.stripe_ref,
-          object: 'payment_intent',
-          amount: 500,
-          metadata: { payment_id: payment.id },
-          last_payment_error: { message: 'Do not honor.' },
-        },
-      },
-    };
+    const event = paymentFailed(eventId(), payment, 500, 'Do not honor.');
     // A fault planted after the event's effects: recording its outcome fails, so the whole transaction rolls back.
     await sql(
       s.db.url,

@@ -3,8 +3,6 @@
 // scores (neutral until the rollup has a row), endpoints, schema, the OpenAPI 3.0 export of an imported 3.1 document
 // (it parses with swagger-parser and its server is the gateway), stats (computed, then from the rollup), score
 // history and ranks; a directory listing answers empty sub-resources; bad input is 400 and unknown slugs 404.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
@@ -12,13 +10,11 @@ import { newId } from '../../../core/ids.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { ROOT } from '../../helpers/env.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import type { Upstream } from '../../helpers/upstream.js';
+import { startOpenApiUpstream } from '../../helpers/openapi-upstream.js';
 import { closeAll } from '../../helpers/fixtures.js';
-
-const OPENAPI_31 = path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json');
 
 describe('listing detail and sub-resources', () => {
   let stack: TestStack;
@@ -30,10 +26,9 @@ describe('listing detail and sub-resources', () => {
   let apiId: string;
 
   beforeAll(async () => {
-    const doc = await readFile(OPENAPI_31, 'utf8');
-    upstream = await startUpstream((req, res) => {
-      res.writeHead(req.url === '/openapi.json' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(req.url === '/openapi.json' ? doc : '{}');
+    upstream = await startOpenApiUpstream((_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{}');
     });
     stack = await createTestStack();
     server = await serve(createApiApp(stack.services).callback());

@@ -10,10 +10,11 @@ import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { closeAll } from '../../helpers/fixtures.js';
+import { closeAll, createConsumer, createPaidApi } from '../../helpers/fixtures.js';
+import { requireTerms } from '../../helpers/mcp-eras.js';
 
 const RATE_LIMIT = 4;
 
@@ -25,7 +26,7 @@ describe('quote', () => {
   let base: string;
   let upstream: Upstream;
   let provider: Person;
-  let api: LiveApi;
+  let api: LiveApi & { provider: Person };
   let termsApi: LiveApi;
 
   beforeAll(async () => {
@@ -35,9 +36,7 @@ describe('quote', () => {
     gw = await serve(gateway);
     server = await serve(createApiApp(stack.services).callback());
     base = server.url;
-    provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(stack.services, {
       baseUrl: upstream.url,
       slug: 'quoted',
       endpoints: [
@@ -54,21 +53,14 @@ describe('quote', () => {
               discount = '{"amount_cents": 1, "label": "promo"}' where id = $1`,
       [api.endpoints['GET /items/{id}']],
     );
-    termsApi = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    provider = api.provider;
+    termsApi = await createPaidApi(stack.services, {
+      provider,
       baseUrl: upstream.url,
       slug: 'quoted-terms',
       endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
     });
-    const doc = await http(base, 'POST', '/v1/provider/documents', {
-      token: provider.session,
-      body: { kind: 'terms', version: '1.0', body: '# Terms', api_id: termsApi.apiId, acceptance_mode: 'required' },
-    });
-    expect(doc.status, show(doc)).toBe(201);
-    const activated = await http(base, 'POST', `/v1/provider/documents/${doc.body.data.document_id}/activate`, {
-      token: provider.session,
-    });
-    expect(activated.status, show(activated)).toBe(200);
+    await requireTerms(base, provider.session, termsApi.apiId);
   });
   afterAll(async () => {
     await gw?.close();
@@ -90,8 +82,7 @@ describe('quote', () => {
     } = {},
     options: Parameters<typeof createPerson>[1] = {},
   ): Promise<Person> {
-    const person = await createPerson(stack.services, options);
-    if (credits > 0) await stack.services.ledger.post({ orgId: person.orgId, kind: 'grant', amountCents: credits });
+    const person = await createConsumer(stack.services, credits, options);
     for (const [column, value] of Object.entries(caps)) {
       await sql(stack.db.url, `update api_keys set ${column} = $1 where id = $2`, [value, person.keyId]);
     }
@@ -302,8 +293,8 @@ describe('quote', () => {
   });
   describe('stats after gateway calls', () => {
     it('paid, free and failed calls through the gateway show in /stats (computed live before any rollup)', async () => {
-      const listing = await createLiveApi(stack.services, {
-        providerOrgId: provider.orgId,
+      const listing = await createPaidApi(stack.services, {
+        provider,
         baseUrl: upstream.url,
         slug: 'stats-live',
         endpoints: [

@@ -9,19 +9,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import { createPerson } from '../../helpers/accounts.js';
 import { ROOT } from '../../helpers/env.js';
 import { codeFromMail, startFullStack, tokenFromMail, type FullStack } from '../../helpers/full-stack.js';
 import { http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import { createPaidApi } from '../../helpers/fixtures.js';
 import { waitFor } from '../../helpers/ports.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runSvc, shownRun as shown, type SvcRun } from '../../helpers/svc-cli.js';
 
 // Each spawn is a Node start (about 0.4 s idle, seconds on a loaded machine): the long flows get room.
 describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
@@ -29,7 +25,6 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   let gateway: GatewayHandler;
   let gw: RunningHttpServer;
   let upstream: Upstream;
-  let provider: Person;
   let api: LiveApi;
   let home: string;
 
@@ -43,9 +38,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ hello: 'world', path: req.url }));
     });
-    provider = await createPerson(s.services);
-    api = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    api = await createPaidApi(s.services, {
       baseUrl: upstream.url,
       slug: 'clitest-echo',
       endpoints: [
@@ -70,29 +63,9 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   /** A fresh profile file path in the temporary HOME (it does not exist until a command writes it). */
   const newProfile = () => path.join(home, `profile-${++profiles}`, 'config.json');
 
-  /** Spawn the CLI the way `npx svc` does, with only the environment given (no SVC_* leaks in from outside). */
-  function svc(args: string[], opts: { profile: string; env?: Record<string, string> }): Promise<Run> {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      SVC_CONFIG: opts.profile,
-      SVC_BASE_URL: s.base,
-      SVC_GATEWAY_URL: gw.url,
-      ...opts.env,
-    };
-    return new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        ['bin/svc.js', ...args],
-        { cwd: ROOT, env, timeout: 30_000 },
-        (err, stdout, stderr) => {
-          const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-    });
-  }
-  const shown = (r: Run) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+  /** Spawn the CLI with this test's HOME, profile and servers (and `env`). */
+  const svc = (args: string[], opts: { profile: string; env?: Record<string, string> }): Promise<SvcRun> =>
+    runSvc(args, { HOME: home, SVC_CONFIG: opts.profile, SVC_BASE_URL: s.base, SVC_GATEWAY_URL: gw.url, ...opts.env });
 
   /** A registered anonymous org with its profile file. */
   async function registered(): Promise<{ profile: string; key: string; orgId: string }> {
@@ -234,7 +207,7 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
   });
 
   it('npx svc runs the package bin from the project root', async () => {
-    const r = await new Promise<Run>((resolve) => {
+    const r = await new Promise<SvcRun>((resolve) => {
       execFile('npx', ['--no-install', 'svc', '--version'], { cwd: ROOT, timeout: 30_000 }, (err, stdout, stderr) =>
         resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
       );

@@ -12,9 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
-import { createLogger } from '../../../core/logger.js';
 import { OAUTH_PATHS } from '../../../core/oauth/oauth-provider.js';
-import { startHttpServer, type RunningHttpServer } from '../../../platform/runtime/http-server.js';
+import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import {
   conformanceMissing,
@@ -83,15 +82,7 @@ describe.skipIf(missing !== undefined)('MCP conformance runner', () => {
     const apiPort = await freePort();
     issuer = `http://127.0.0.1:${apiPort}`;
     stack = await createTestStack({ env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: issuer, MCP_URL: proxy.url } });
-    const logger = createLogger({ level: 'silent' });
-    api = await startHttpServer({
-      name: 'api',
-      host: '127.0.0.1',
-      port: apiPort,
-      handler: createApiApp(stack.services).callback(),
-      logger,
-      graceMs: 2_000,
-    });
+    api = await serve(createApiApp(stack.services).callback(), apiPort, 'api');
     mcp = createMcpApp(stack.services);
     mcpServer = await serve(mcp.app.callback());
     proxy.target = mcpServer.url;

@@ -13,17 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { payloadRowId } from '../../../core/oauth/oauth-adapter.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { ADVERTISED_OUTPUT } from '../../../mcp/tool-listing.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { http, serve, describe as show } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { requireTerms } from '../../helpers/mcp-eras.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import { createCredentialedApi, createTermsApi, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { createConsumer, closeAll } from '../../helpers/fixtures.js';
+import { createConsumer, closeAll, NEW_ORG_BALANCE } from '../../helpers/fixtures.js';
 
 const CONSUMER_TOOLS: Record<string, string[]> = {
   svc_register: [],
@@ -64,30 +63,26 @@ type Data = Record<string, any>;
 
 describe('agent-tool server: consumer tools', () => {
   let stack: TestStack;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
+  let served: ServedMcp;
   let api: RunningHttpServer;
   let upstream: Upstream;
   let stripe: StripeMock;
   let provider: Person;
   let market: LiveApi;
   let termsApi: LiveApi;
-  const clients: Client[] = [];
 
   beforeAll(async () => {
     stripe = await startStripeMock();
     upstream = await startUpstream();
     stack = await createTestStack({ env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url } });
-    mcp = createMcpApp(stack.services);
-    server = await serve(mcp.app.callback());
+    served = await serveMcp(stack.services);
     api = await serve(createApiApp(stack.services).callback());
     provider = await createPerson(stack.services);
     await sql(stack.db.url, `insert into categories (slug, name) values ('finance', 'Finance') on conflict do nothing`);
-    market = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    const upstreamOf = { provider, baseUrl: upstream.url, secret: PROVIDER_SECRET };
+    market = await createCredentialedApi(stack.services, {
+      ...upstreamOf,
       slug: `stockquotes-${randomBytes(3).toString('hex')}`,
-      credential: { secret: PROVIDER_SECRET, injection: 'bearer' },
       endpoints: [
         { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
         { method: 'POST', path: '/orders', priceCents: 0 },
@@ -100,26 +95,19 @@ describe('agent-tool server: consumer tools', () => {
       [market.apiId],
     );
     await stack.services.searchIndex.index([market.apiId]);
-    termsApi = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
-      credential: { secret: PROVIDER_SECRET, injection: 'bearer' },
-      endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
-    });
-    await requireTerms(api.url, provider.session, termsApi.apiId);
+    termsApi = await createTermsApi(stack.services, { ...upstreamOf, restUrl: api.url });
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
-    await stack?.services.earnings.foldAll();
+    await served?.close();
     // Every money test file ends with the books consistent (each org's cached balance = its ledger sum).
+    await stack?.services.earnings.foldAll();
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await closeAll(server, api, stack, upstream);
+    await closeAll(api, stack, upstream);
     await stripe?.stop();
   });
 
   async function connect(token: string): Promise<Client> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+    const transport = new StreamableHTTPClientTransport(new URL(`${served.server.url}/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
     const client = new Client({ name: 'consumer-tools-test', version: '1.0.0' });
@@ -127,7 +115,7 @@ describe('agent-tool server: consumer tools', () => {
     // As an agent does: list the tools first, so the client checks every result (refusals included) against the
     // tool's output schema.
     await client.listTools();
-    clients.push(client);
+    served.clients.push(client);
     return client;
   }
 
@@ -204,14 +192,7 @@ describe('agent-tool server: consumer tools', () => {
 
   it('reads the catalog, the market and the balance with an anonymous key, as the REST routes answer', async () => {
     const client = await connect(await anonymousKey());
-    expect(await ok(client, 'get_balance')).toEqual({
-      credit_cents: 0,
-      billing_mode: 'prepaid',
-      auto_reload_enabled: false,
-      has_payment_method: false,
-      suspended: false,
-      billable_cents: 0,
-    });
+    expect(await ok(client, 'get_balance')).toEqual(NEW_ORG_BALANCE);
 
     const categories = await ok(client, 'get_categories');
     const rest = await http(api.url, 'GET', '/v1/categories');
@@ -386,15 +367,16 @@ describe('agent-tool server: consumer tools', () => {
     expect(rest.body.data).toEqual(usage.items);
   });
 
-  it('call_api on a paid endpoint without credit: payment_required, no upstream call, nothing charged', async () => {
+  /** call_api by a new anonymous key, refused with `code`: its client, the refusal, the upstream's count before. */
+  async function refusedCall(slug: string, endpoint: string, code: string) {
     const client = await connect(await anonymousKey());
     const before = upstream.seen.length;
-    const refusal = await refused(
-      client,
-      'call_api',
-      { slug: market.slug, endpoint: '/paid/ACME' },
-      'payment_required',
-    );
+    const refusal = await refused(client, 'call_api', { slug, endpoint }, code);
+    return { client, before, refusal };
+  }
+
+  it('call_api on a paid endpoint without credit: payment_required, no upstream call, nothing charged', async () => {
+    const { before, refusal } = await refusedCall(market.slug, '/paid/ACME', 'payment_required');
     expect(refusal.details).toMatchObject({
       reason: 'insufficient_credits',
       price_cents: 5,
@@ -407,14 +389,7 @@ describe('agent-tool server: consumer tools', () => {
   });
 
   it('call_api on an API with unaccepted required terms: 428 code with the approval URL, no upstream call', async () => {
-    const client = await connect(await anonymousKey());
-    const before = upstream.seen.length;
-    const refusal = await refused(
-      client,
-      'call_api',
-      { slug: termsApi.slug, endpoint: '/free' },
-      'terms_acceptance_required',
-    );
+    const { client, before, refusal } = await refusedCall(termsApi.slug, '/free', 'terms_acceptance_required');
     const approvalUrl = `${stack.config.urls.publicBase}/terms/${termsApi.slug}`;
     expect(refusal.details).toMatchObject({
       approval_url: approvalUrl,

@@ -3,13 +3,13 @@
 // another key, DELETE, 30 days idle (injected clock) and the org's cap end or hide it; Origin and Host are checked.
 import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import { ManualClock } from '../../../core/clock.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { sql } from '../../helpers/db.js';
+import { statusOf, surface, type Surface } from '../../helpers/mcp-served.js';
 import { REDIS_URL } from '../../helpers/env.js';
 import { expectFailure, http, serve } from '../../helpers/http.js';
 import { waitFor } from '../../helpers/ports.js';
@@ -18,17 +18,6 @@ import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/serv
 
 const CAP = 2;
 const DAY = 86_400_000;
-
-interface Surface {
-  stack: TestStack;
-  mcp: McpSurface;
-  server: RunningHttpServer;
-}
-
-async function surface(stack: TestStack): Promise<Surface> {
-  const mcp = createMcpApp(stack.services);
-  return { stack, mcp, server: await serve(mcp.app.callback()) };
-}
 
 async function closeSurface(s: Surface | undefined, ownsStack = true): Promise<void> {
   await s?.mcp.close();
@@ -67,17 +56,6 @@ async function connect(baseUrl: string, key: string, options: { sessionId?: stri
   return { client, transport, id: transport.sessionId!, methods };
 }
 type Connected = Awaited<ReturnType<typeof connect>>;
-
-/** The HTTP status a client call failed with, or 'ok'. */
-async function statusOf(call: Promise<unknown>): Promise<number | 'ok'> {
-  try {
-    await call;
-    return 'ok';
-  } catch (err) {
-    if (err instanceof StreamableHTTPError) return err.code ?? -1;
-    throw err;
-  }
-}
 
 const register = async (stack: TestStack) => (await stack.services.accounts.register({ ip: '10.8.0.1' })).api_key;
 const keyIdOf = async (stack: TestStack, key: string) => {

@@ -1,34 +1,26 @@
 // Connect onboarding as a URL elicitation, in both MCP eras: provider_connect_onboard asks the client to show Stripe's
 // onboarding page; the test acts as the person (Stripe's account.updated reaches the onboarding workflow, which records
 // the account enabled) and the original call answers `status: "enabled"`. Needs the worker, so a full stack.
-import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createPerson } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
-import { serve } from '../../helpers/http.js';
 import { connectV2, ERAS, type Data } from '../../helpers/mcp-eras.js';
+import { serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 
 describe('Connect onboarding as a URL elicitation', () => {
   let s: FullStack;
   let stripe: StripeMock;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
-  const clients: Client[] = [];
+  let served: ServedMcp;
 
   beforeAll(async () => {
     stripe = await startStripeMock();
     s = await startFullStack({ env: { STRIPE_SECRET_KEY: 'sk_test_123', STRIPE_API_BASE: stripe.url } });
-    mcp = createMcpApp(s.services);
-    server = await serve(mcp.app.callback());
+    served = await serveMcp(s.services);
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
-    await server?.close();
+    await served?.close();
     await s?.close();
     await stripe?.stop();
   });
@@ -48,7 +40,7 @@ describe('Connect onboarding as a URL elicitation', () => {
     it(`${era}: the person finishes Stripe's pages; the tool answers once the account is enabled`, async () => {
       const provider = await createPerson(s.services);
       const asked: Array<{ mode: string; url: string }> = [];
-      const client = await connectV2(server.url, era, provider.apiKey, {
+      const client = await connectV2(served.server.url, era, provider.apiKey, {
         name: 'connect-elicitation-test',
         capabilities: { elicitation: { url: {} } },
         setup(c) {
@@ -59,7 +51,7 @@ describe('Connect onboarding as a URL elicitation', () => {
           });
         },
       });
-      clients.push(client);
+      served.clients.push(client);
       const result = await client.callTool({ name: 'provider_connect_onboard', arguments: {} });
       expect(result.isError ?? false).toBe(false);
       const data = result.structuredContent as Data;

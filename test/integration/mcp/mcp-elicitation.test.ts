@@ -8,16 +8,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
-import { http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import { http } from '../../helpers/http.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { signStripeEvent, startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { connectV2, creditOf as settledCredit, ERAS, LEGACY, modernPost, type Era } from '../../helpers/mcp-eras.js';
+import { serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
+import { closeAll, createConsumer, createPaidApi } from '../../helpers/fixtures.js';
 
 type Data = Record<string, any>;
 const WEBHOOK_SECRET = 'whsec_test_elicitation';
@@ -35,12 +35,10 @@ type PersonAct = (request: Elicited) => Promise<'accept' | 'decline' | 'cancel'>
 describe('agent-tool server: the steps a person takes as URL elicitations', () => {
   let mock: StripeMock;
   let s: FullStack;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
+  let served: ServedMcp;
   let upstream: Upstream;
   let provider: Person;
   let paid: LiveApi;
-  const clients: Client[] = [];
   let events = 0;
 
   beforeAll(async () => {
@@ -59,23 +57,17 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         MCP_PERSON_WAIT_MS: '8000',
       },
     });
-    mcp = createMcpApp(s.services);
-    server = await serve(mcp.app.callback());
-    provider = await createPerson(s.services);
-    paid = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    served = await serveMcp(s.services);
+    ({ provider, ...paid } = await createPaidApi(s.services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 5 }],
-    });
+    }));
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
+    await served?.close();
     await s?.services.earnings.foldAll();
     expect(await s?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await s?.close();
-    await upstream?.close();
+    await closeAll(s, upstream);
     await mock?.stop();
   });
 
@@ -87,7 +79,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
   ): Promise<{ client: Client; asked: Elicited[]; completed: string[] }> {
     const asked: Elicited[] = [];
     const completed: string[] = [];
-    const client = await connectV2(server.url, era, token, {
+    const client = await connectV2(served.server.url, era, token, {
       name: 'elicitation-test',
       ...(person ? { capabilities: { elicitation: { url: {} } } } : {}),
       setup(c) {
@@ -102,7 +94,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
         });
       },
     });
-    clients.push(client);
+    served.clients.push(client);
     return { client, asked, completed };
   }
 
@@ -168,10 +160,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       });
 
       it('required terms: the person accepts them at the URL; the call completes and spends once', async () => {
-        const termsApi = await termsListing();
-        const consumer = await createPerson(s.services);
-        await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
-        const { client, asked } = await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi));
+        const { termsApi, consumer, client, asked } = await acceptingTerms(era);
         const result = await call(client, 'call_api', { slug: termsApi.slug, endpoint: '/paid' });
         expect(result).toMatchObject({ isError: false, status: 200 });
         expect(asked).toEqual([expect.objectContaining({ mode: 'url', url: expect.stringMatching(/\/terms\//) })]);
@@ -179,10 +168,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
       });
 
       it("an installed API tool's required terms: the person accepts; the installed tool's call completes once", async () => {
-        const termsApi = await termsListing();
-        const consumer = await createPerson(s.services);
-        await s.services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 500 });
-        const { client, asked } = await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi));
+        const { termsApi, consumer, client, asked } = await acceptingTerms(era);
         const added = await call(client, 'add_api_tools', { slug: termsApi.slug });
         const [name] = added.added as string[];
         const result = await call(client, name!, {});
@@ -258,7 +244,7 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
 
   /** A hand-built 2026-07-28 `tools/call` declaring URL elicitation; the JSON-RPC answer (JSON or one SSE event). */
   async function modernToolCall(token: string, params: Record<string, unknown>): Promise<Data> {
-    const res = await modernPost(server.url, token, 'tools/call', params, {}, { elicitation: { url: {} } });
+    const res = await modernPost(served.server.url, token, 'tools/call', params, {}, { elicitation: { url: {} } });
     const text = await res.text();
     return JSON.parse(
       res.headers.get('content-type')?.includes('text/event-stream') ? /^data: (.+)$/m.exec(text)![1]! : text,
@@ -333,10 +319,17 @@ describe('agent-tool server: the steps a person takes as URL elicitations', () =
     return 'accept';
   }
 
+  /** A consumer with 500 cents of credit, connected to act on `era`'s elicitations by accepting a new terms listing. */
+  async function acceptingTerms(era: Era) {
+    const termsApi = await termsListing();
+    const consumer = await createConsumer(s.services, 500);
+    return { termsApi, consumer, ...(await connect(era, consumer.apiKey, () => acceptTerms(consumer, termsApi))) };
+  }
+
   /** A listing whose required terms a consumer must accept before calling it. */
   async function termsListing(): Promise<LiveApi> {
-    const api = await createLiveApi(s.services, {
-      providerOrgId: provider.orgId,
+    const api = await createPaidApi(s.services, {
+      provider,
       baseUrl: upstream.url,
       slug: `termsapi-${randomBytes(3).toString('hex')}`,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 5 }],

@@ -7,40 +7,22 @@
 // with its scopes, a revoked or bad key is a 401 with WWW-Authenticate, Mcp-Method / Mcp-Name headers that disagree
 // with the body are refused before any tool runs, and mcp_requests_total counts both eras by method and tool.
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payloadRowId } from '../../../core/oauth/oauth-adapter.js';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { TOOLS_LIST_TTL_MS } from '../../../mcp/server.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import { createPerson } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import {
-  connectEra,
-  creditedPerson as creditedPersonOf,
-  creditOf as creditOfOrg,
-  type Data,
-  type Era,
-  ERAS,
-  LEGACY,
-  MODERN,
-  modernPost as modernPostTo,
-  ok,
-  refused,
-} from '../../helpers/mcp-eras.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import { erasOf, type Data, ERAS, LEGACY, MODERN, ok, refused } from '../../helpers/mcp-eras.js';
+import { createCredentialedApi, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { closeAll } from '../../helpers/fixtures.js';
 describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
   let stack: TestStack;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
+  let served: ServedMcp;
   let upstream: Upstream;
-  let provider: Person;
   let market: LiveApi;
-  const clients: Client[] = [];
 
   beforeAll(async () => {
     upstream = await startUpstream();
@@ -49,18 +31,12 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
       res.end('{"price":99}');
     });
     stack = await createTestStack();
-    mcp = createMcpApp(stack.services);
-    server = await serve(mcp.app.callback());
-    provider = await createPerson(stack.services);
-    market = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    served = await serveMcp(stack.services);
+    market = await createCredentialedApi(stack.services, {
+      provider: await createPerson(stack.services),
       baseUrl: upstream.url,
       slug: `erasquotes-${randomBytes(3).toString('hex')}`,
-      credential: { secret: 'eras-upstream-secret', injection: 'bearer' },
-      endpoints: [
-        { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
-        { method: 'GET', path: '/paid/{symbol}', priceCents: 5 },
-      ],
+      secret: 'eras-upstream-secret',
     });
     await sql(stack.db.url, `update apis set summary = 'Stock quotes in both protocol eras' where id = $1`, [
       market.apiId,
@@ -68,23 +44,18 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     await stack.services.searchIndex.index([market.apiId]);
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
-    await stack?.services.earnings.foldAll();
+    await served?.close();
     // Money moved in both eras: every org's cached balance still equals its ledger sum.
+    await stack?.services.earnings.foldAll();
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await closeAll(server, stack, upstream);
+    await closeAll(stack, upstream);
   });
 
-  const connect = (era: Era, token: string) => connectEra(server.url, era, token, clients, 'eras-test');
-  const creditedPerson = (cents: number) => creditedPersonOf(stack, cents);
-  const creditOf = (orgId: string) => creditOfOrg(stack, orgId);
-  const modernPost = (
-    token: string,
-    method: string,
-    params: Record<string, unknown> = {},
-    headers: Record<string, string> = {},
-  ) => modernPostTo(server.url, token, method, params, headers);
+  const { connect, creditedPerson, creditOf, modernPost } = erasOf(
+    () => stack,
+    () => served,
+    'eras-test',
+  );
 
   const sessionsOf = async (orgId: string) =>
     Number(
@@ -279,7 +250,7 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     const modern = await modernPost(bad, 'tools/list');
     expect(modern.status).toBe(401);
     expect(modern.headers.get('www-authenticate')).toContain('resource_metadata=');
-    const legacy = await fetch(`${server.url}/mcp`, {
+    const legacy = await fetch(`${served.server.url}/mcp`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${bad}`,

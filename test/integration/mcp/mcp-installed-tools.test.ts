@@ -9,30 +9,22 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
-import type { Scope } from '../../../core/auth/scopes.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { announceToolsChanged } from '../../../mcp/installed-tools.js';
 import { MOVES_MONEY, PRICE } from '../../../mcp/tool-listing.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { http, serve, describe as show } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import { erasOf, type Data, ERAS, LEGACY, MODERN, ok, refused, textOf } from '../../helpers/mcp-eras.js';
 import {
-  connectEra,
-  creditedPerson as creditedPersonOf,
-  creditOf as creditOfOrg,
-  type Data,
-  type Era,
-  ERAS,
-  LEGACY,
-  MODERN,
-  modernPost,
-  ok,
-  refused,
-  requireTerms,
-  textOf,
-} from '../../helpers/mcp-eras.js';
+  createCredentialedApi,
+  createTermsApi,
+  QUOTE_ENDPOINTS,
+  serveMcp,
+  type ServedMcp,
+} from '../../helpers/mcp-served.js';
+import { closeAll } from '../../helpers/fixtures.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 
@@ -52,14 +44,12 @@ const ORDER_SCHEMA = {
 
 describe('installed API tools: add_api_tools, calls, remove_api_tools, in both eras', () => {
   let stack: TestStack;
-  let mcp: McpSurface;
-  let server: RunningHttpServer;
+  let served: ServedMcp;
   let rest: RunningHttpServer;
   let upstream: Upstream;
   let provider: Person;
   let market: LiveApi;
   let termsApi: LiveApi;
-  const clients: Client[] = [];
 
   beforeAll(async () => {
     upstream = await startUpstream((req, res, body) => {
@@ -67,48 +57,34 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       res.end(JSON.stringify({ price: 99, path: req.url, body: body || null }));
     });
     stack = await createTestStack();
-    mcp = createMcpApp(stack.services);
-    server = await serve(mcp.app.callback());
+    served = await serveMcp(stack.services);
     rest = await serve(createApiApp(stack.services).callback());
     provider = await createPerson(stack.services);
-    market = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    const upstreamOf = { provider, baseUrl: upstream.url, secret: 'installed-upstream-secret' };
+    market = await createCredentialedApi(stack.services, {
+      ...upstreamOf,
       slug: `tooled-${randomBytes(3).toString('hex')}`,
-      credential: { secret: 'installed-upstream-secret', injection: 'bearer' },
-      endpoints: [
-        { method: 'GET', path: '/quotes/{symbol}', priceCents: 0 },
-        { method: 'GET', path: '/paid/{symbol}', priceCents: 5 },
-        { method: 'POST', path: '/orders', priceCents: 2 },
-      ],
+      endpoints: [...QUOTE_ENDPOINTS, { method: 'POST', path: '/orders', priceCents: 2 }],
     });
     await sql(stack.db.url, `update endpoints set operation_id = 'createOrder', input_schema = $1 where id = $2`, [
       JSON.stringify(ORDER_SCHEMA),
       market.endpoints['POST /orders'],
     ]);
-    termsApi = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
-      credential: { secret: 'installed-upstream-secret', injection: 'bearer' },
-      endpoints: [{ method: 'GET', path: '/free', priceCents: 0 }],
-    });
-    await requireTerms(rest.url, provider.session, termsApi.apiId);
+    termsApi = await createTermsApi(stack.services, { ...upstreamOf, restUrl: rest.url });
   });
   afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    await mcp?.close();
-    await stack?.services.earnings.foldAll();
+    await served?.close();
     // Money moved through installed tools in both eras: every org's cached balance still equals its ledger sum.
+    await stack?.services.earnings.foldAll();
     expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await server?.close();
-    await rest?.close();
-    await stack?.close();
-    await upstream?.close();
+    await closeAll(rest, stack, upstream);
   });
 
-  const connect = (era: Era, token: string, url = server.url) => connectEra(url, era, token, clients, 'installed-test');
-  const creditedPerson = (cents: number, scopes?: Scope[]) => creditedPersonOf(stack, cents, scopes);
-  const creditOf = (orgId: string) => creditOfOrg(stack, orgId);
+  const { connect, creditedPerson, creditOf, modernPost } = erasOf(
+    () => stack,
+    () => served,
+    'installed-test',
+  );
 
   const tool = (slug: string, op: string) => `${slug}__${op}`;
   /** A 2026-07-28 client keeps a list for its ttlMs: after add/remove/changes an agent lists again (`refresh`). */
@@ -238,10 +214,9 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       db: stack.db,
       env: { REDIS_KEY_PREFIX: stack.config.counters.keyPrefix },
     });
-    const otherInstance = createMcpApp(otherStack.services);
-    const other = await serve(otherInstance.app.callback());
+    const other = await serveMcp(otherStack.services);
     try {
-      const elsewhere = await connect(LEGACY, person.apiKey, other.url);
+      const elsewhere = await connect(LEGACY, person.apiKey, other.server.url);
       expect((await installedOf(elsewhere)).map((t) => t.name)).toEqual(names);
       expect(await ok(elsewhere, names[0]!, { path: { symbol: 'X' } })).toMatchObject({ billing: { cost_cents: 5 } });
       // A change made on this instance reaches the session held on the other one.
@@ -251,7 +226,6 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       await told;
       expect(await installedOf(elsewhere)).toEqual([]);
     } finally {
-      await otherInstance.close();
       await other.close();
       await otherStack.close();
     }
@@ -268,8 +242,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
 
   it('2026-07-28: a list with installed tools is private with ttlMs 0; the default list stays public', async () => {
     const person = await creditedPerson(0);
-    const list = async () =>
-      ((await (await modernPost(server.url, person.apiKey, 'tools/list')).json()) as Data).result as Data;
+    const list = async () => ((await (await modernPost(person.apiKey, 'tools/list')).json()) as Data).result as Data;
     expect(await list()).toMatchObject({ cacheScope: 'public' });
     await ok(await connect(MODERN, person.apiKey), 'add_api_tools', { slug: termsApi.slug });
     const privateList = await list();
@@ -278,10 +251,10 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
   });
 
   it('a repriced endpoint lists and bills its new price; an unpublished listing takes its tools away; both notify', async () => {
-    const listing = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
+    const listing = await createCredentialedApi(stack.services, {
+      provider,
       baseUrl: upstream.url,
-      credential: { secret: 'installed-upstream-secret', injection: 'bearer' },
+      secret: 'installed-upstream-secret',
       endpoints: [{ method: 'GET', path: '/rates', priceCents: 4 }],
     });
     const person = await creditedPerson(10);

@@ -1,8 +1,6 @@
 // The provider, profile and terms tools of the agent-tool server, with the real MCP SDK Client over Streamable HTTP
 // against the MCP app on the same services as a full stack (Postgres, Redis, Temporal with our worker, stripe-mock,
 // SMTP capture, a loopback upstream). Every step taken over tools is checked over REST.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -11,14 +9,12 @@ import type { RunningHttpServer } from '../../../platform/runtime/http-server.js
 import { workflowIds } from '../../../core/temporal/contracts.js';
 import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
-import { ROOT } from '../../helpers/env.js';
 import { startFullStack, tokenFromMail, type FullStack } from '../../helpers/full-stack.js';
 import { expectFailure, http, serve, describe as show } from '../../helpers/http.js';
 import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import type { Upstream } from '../../helpers/upstream.js';
+import { startOpenApiUpstream } from '../../helpers/openapi-upstream.js';
 import { closeAll } from '../../helpers/fixtures.js';
-
-const OPENAPI = path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json');
 const TERMS = '# Terms of Sky\n\n1. Be kind to the upstream.\n';
 
 const PROVIDER_TOOLS = [
@@ -117,13 +113,8 @@ describe('agent-tool server: provider, profile and terms tools', () => {
   const rest = (method: string, p: string, token?: string, body?: unknown) => http(s.base, method, p, { token, body });
 
   beforeAll(async () => {
-    const doc = await readFile(OPENAPI, 'utf8');
-    upstream = await startUpstream((req, res) => {
-      const url = req.url ?? '/';
-      if (url === '/openapi.json') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(doc);
-      } else if (req.method === 'GET') {
+    upstream = await startOpenApiUpstream((req, res) => {
+      if (req.method === 'GET') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"ok":true}');
       } else {

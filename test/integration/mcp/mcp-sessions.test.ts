@@ -2,29 +2,17 @@
 // request (a key revoked by another process answers 401 at once), capped per org (the least recently used idle
 // session makes room; all busy means 429) and closed when idle.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createMcpApp, type McpSurface } from '../../../mcp/app.js';
-import { expectFailure, http, serve } from '../../helpers/http.js';
+import { expectFailure, http } from '../../helpers/http.js';
 import { waitFor } from '../../helpers/ports.js';
 import { sql } from '../../helpers/db.js';
+import { statusOf, surface, type Surface } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 
 const CAP = 3;
 const IDLE_MS = 3_000; // headroom for a loaded machine: a request every IDLE_MS / 3 must never look idle
-
-interface Surface {
-  stack: TestStack;
-  mcp: McpSurface;
-  server: RunningHttpServer;
-}
-
-async function surface(stack: TestStack): Promise<Surface> {
-  const mcp = createMcpApp(stack.services);
-  return { stack, mcp, server: await serve(mcp.app.callback()) };
-}
 
 async function connect(url: string, key: string) {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
@@ -36,17 +24,6 @@ async function connect(url: string, key: string) {
   return { client, transport, id: transport.sessionId! };
 }
 type Connected = Awaited<ReturnType<typeof connect>>;
-
-/** The HTTP status a client call failed with. */
-async function statusOf(call: Promise<unknown>): Promise<number | 'ok'> {
-  try {
-    await call;
-    return 'ok';
-  } catch (err) {
-    if (err instanceof StreamableHTTPError) return err.code ?? -1;
-    throw err;
-  }
-}
 
 describe('MCP sessions', () => {
   let main: Surface; // MCP_SESSIONS_PER_ORG=3

@@ -89,24 +89,9 @@ describe('OAuth 2.1 for agents', () => {
       env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: issuer, MCP_URL: `http://127.0.0.1:${mcpPort}` },
     });
     resource = `${stack.config.urls.mcp}/mcp`;
-    const logger = createLogger({ level: 'silent' });
-    api = await startHttpServer({
-      name: 'api',
-      host: '127.0.0.1',
-      port: apiPort,
-      handler: createApiApp(stack.services).callback(),
-      logger,
-      graceMs: 2_000,
-    });
+    api = await serve(createApiApp(stack.services).callback(), apiPort, 'api');
     mcp = createMcpApp(stack.services);
-    mcpServer = await startHttpServer({
-      name: 'mcp',
-      host: '127.0.0.1',
-      port: mcpPort,
-      handler: mcp.app.callback(),
-      logger,
-      graceMs: 2_000,
-    });
+    mcpServer = await serve(mcp.app.callback(), mcpPort, 'mcp');
     const reg = await http(issuer, 'POST', '/oauth/register', {
       body: {
         client_name: 'Manual Agent',

@@ -1,17 +1,13 @@
 // The provider lifecycle over real Temporal, Postgres and a loopback upstream: import an OpenAPI 3.1 document, set a
 // bearer credential, price endpoints (one free), verify (the upstream sees the credential), publish (the listing is
 // live), unpublish (gone); each step a workflow run under the business id publish:{apiId}.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../helpers/db.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
-import { ROOT } from '../../helpers/env.js';
 import { expectFailure, http, describe as show } from '../../helpers/http.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-
-const OPENAPI = path.join(ROOT, 'test', 'fixtures', 'openapi', 'weather-3.1.json');
+import type { Upstream } from '../../helpers/upstream.js';
+import { startOpenApiUpstream } from '../../helpers/openapi-upstream.js';
 
 describe('provider lifecycle', () => {
   let s: FullStack;
@@ -21,13 +17,9 @@ describe('provider lifecycle', () => {
   let healthy = true;
 
   beforeAll(async () => {
-    const doc = await readFile(OPENAPI, 'utf8');
-    upstream = await startUpstream((req, res) => {
+    upstream = await startOpenApiUpstream((req, res) => {
       const url = req.url ?? '/';
-      if (url === '/openapi.json') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(doc);
-      } else if (req.method === 'GET' && (url.startsWith('/v2/health') || url.startsWith('/v2/alerts'))) {
+      if (req.method === 'GET' && (url.startsWith('/v2/health') || url.startsWith('/v2/alerts'))) {
         res.writeHead(healthy ? 200 : 500, { 'content-type': 'application/json' });
         res.end(healthy ? '{"status":"ok"}' : '{"status":"down"}');
       } else {

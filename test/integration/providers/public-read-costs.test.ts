@@ -132,17 +132,22 @@ describe('public read costs', () => {
     return out;
   }
 
-  it('GET /v1/providers/{slug}: no statement scans usage_events sequentially', async () => {
-    const statements = await statementsOf(async () => {
-      const res = await http(server.url, 'GET', '/v1/providers/plan-co');
-      expect(res.status, show(res)).toBe(200);
-    });
+  /** Exactly one of `statements` reads usage, and none scans usage_events sequentially. */
+  async function expectOneUsageReadWithoutSeqScan(statements: string[]): Promise<void> {
     const planned = await plans(statements);
     expect(
       planned.filter((p) => p.readsUsage),
       JSON.stringify(statements),
     ).toHaveLength(1);
     for (const p of planned) expect(p.seqScans, `${p.sql}\n${JSON.stringify(p.plan)}`).not.toContain('usage_events');
+  }
+
+  it('GET /v1/providers/{slug}: no statement scans usage_events sequentially', async () => {
+    const statements = await statementsOf(async () => {
+      const res = await http(server.url, 'GET', '/v1/providers/plan-co');
+      expect(res.status, show(res)).toBe(200);
+    });
+    await expectOneUsageReadWithoutSeqScan(statements);
   });
 
   it('GET /v1/provider/analytics: no statement scans usage_events sequentially', async () => {
@@ -152,12 +157,7 @@ describe('public read costs', () => {
       expect(res.body.data.by_api).toHaveLength(2);
       expect(res.body.data.totals).toMatchObject({ calls: 60, successful_calls: 44, gmv_cents: 44 });
     });
-    const planned = await plans(statements);
-    expect(
-      planned.filter((p) => p.readsUsage),
-      JSON.stringify(statements),
-    ).toHaveLength(1);
-    for (const p of planned) expect(p.seqScans, `${p.sql}\n${JSON.stringify(p.plan)}`).not.toContain('usage_events');
+    await expectOneUsageReadWithoutSeqScan(statements);
   });
 
   it(`serves a provider's stats from the cache for ${PROVIDER_STATS_TTL_MS / 1000} s, then reads them again`, async () => {
