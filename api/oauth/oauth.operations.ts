@@ -3,7 +3,7 @@
  * authorization server's protocol endpoints with their RFC shapes (not the envelope), their CORS preflights, and the
  * person's sign-in and consent pages. api/openapi/operations.ts gathers them.
  */
-import { z } from 'zod';
+import { ClientRegistration, JsonWebKeySet, OAuthMetadata, TokenResponse } from '../../core/oauth/oauth.schemas.js';
 import {
   documented,
   empty,
@@ -13,10 +13,19 @@ import {
   redirect,
   type HttpMethod,
   type Operation,
+  type SuccessBody,
 } from '../openapi/operation.js';
 
 /** OAuth 2.1 authorization server (RFC 6749, 7591, 7009, 8414): its own JSON shapes, not the envelope. */
-const OAuthJson = z.looseObject({}).describe('An OAuth protocol document (RFC shapes; errors use `error`).');
+const ANSWERS: Record<string, SuccessBody> = {
+  getOpenIdConfiguration: rawJson(OAuthMetadata, 'The metadata.'),
+  getOauthMetadata: rawJson(OAuthMetadata, 'The metadata.'),
+  oauthToken: rawJson(TokenResponse, 'The tokens.'),
+  oauthRegister: rawJson(ClientRegistration, 'The registered client.'),
+  oauthRevoke: empty('Revoked (also when the token was unknown: RFC 7009 §2.2).'),
+  oauthJwks: rawJson(JsonWebKeySet, 'The keys.', 'application/jwk-set+json'),
+};
+const CREATED = new Set(['oauthRegister']);
 const PROTOCOL_BODY = {
   raw: ['application/x-www-form-urlencoded', 'application/json'],
   description: 'Protocol parameters.',
@@ -34,8 +43,8 @@ function oauthOperation(method: HttpMethod, path: string, operationId: string, s
       success: { 200: html('A page.'), 302: redirect(), 303: redirect() },
     });
   }
-  const json = rawJson(OAuthJson, 'The protocol answer.');
-  return documented({ ...base, ...body, success: { 200: json, 201: json } });
+  const answer = ANSWERS[operationId]!;
+  return documented({ ...base, ...body, success: CREATED.has(operationId) ? { 201: answer } : { 200: answer } });
 }
 
 /** The protocol endpoints: operationId, method, path, summary. */

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ERROR_KINDS } from '../../core/errors.js';
+import { OAuthError } from '../../core/oauth/oauth.schemas.js';
 import { isRawBody, type Operation, type SuccessBody, type Tag } from './operation.js';
 import { allOperations } from './operations.js';
 
@@ -204,7 +205,7 @@ function successResponse(body: SuccessBody): Json {
     case 'json':
       return {
         description: body.description,
-        content: { 'application/json': { schema: jsonSchema(body.schema, 'output') } },
+        content: { [body.type ?? 'application/json']: { schema: jsonSchema(body.schema, 'output') } },
       };
     case 'media':
       return { description: body.description, content: { [body.type]: {} } };
@@ -242,7 +243,7 @@ function errorResponse(op: Operation, status: number): Json {
   if (op.tag === 'OAuth') {
     return {
       description: `${STATUS_TEXT[status] ?? `Error ${status}.`} OAuth protocol error (\`error\`, \`error_description\`).`,
-      content: { 'application/json': { schema: { type: 'object' } } },
+      content: { 'application/json': { schema: jsonSchema(OAuthError, 'output') } },
     };
   }
   return { $ref: `#/components/responses/Error${status}` };

@@ -18,7 +18,7 @@ export type AuthNeed = 'none' | 'optional' | 'bearer' | 'session' | 'key';
 /** A success response: the envelope around `data` (with extra `meta`), raw JSON, or another media type. */
 export type SuccessBody =
   | { kind: 'envelope'; data: z.ZodType; meta?: z.ZodObject; description: string }
-  | { kind: 'json'; schema: z.ZodType; description: string }
+  | { kind: 'json'; schema: z.ZodType; description: string; type?: string }
   | { kind: 'media'; type: string; description: string }
   | { kind: 'redirect'; description: string }
   | { kind: 'empty'; description: string };
@@ -84,7 +84,13 @@ export const env = (data: z.ZodType, description: string, meta?: z.ZodObject): S
 });
 export const html = (description: string): SuccessBody => ({ kind: 'media', type: 'text/html', description });
 export const media = (type: string, description: string): SuccessBody => ({ kind: 'media', type, description });
-export const rawJson = (schema: z.ZodType, description: string): SuccessBody => ({ kind: 'json', schema, description });
+/** JSON that is not the envelope; `type` when its media type is a JSON one other than application/json. */
+export const rawJson = (schema: z.ZodType, description: string, type?: string): SuccessBody => ({
+  kind: 'json',
+  schema,
+  description,
+  ...(type ? { type } : {}),
+});
 export const empty = (description: string): SuccessBody => ({ kind: 'empty', description });
 export const redirect = (description = 'Redirect (the Location header says where).'): SuccessBody => ({
   kind: 'redirect',

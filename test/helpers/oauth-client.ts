@@ -4,7 +4,7 @@
  * and the code's exchange at the token endpoint.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { serve } from './http.js';
+import { http, serve } from './http.js';
 import { waitFor } from './ports.js';
 
 export function pkce(): { verifier: string; challenge: string } {
@@ -43,17 +43,15 @@ export async function startRedirectReceiver(): Promise<RedirectReceiver> {
 
 /** Dynamic client registration (RFC 7591): a public native client with one redirect URI. Returns its client_id. */
 export async function registerClient(issuer: string, name: string, redirectUri: string): Promise<string> {
-  const res = await fetch(`${issuer}/oauth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
+  const res = await http<{ client_id?: string }>(issuer, 'POST', '/oauth/register', {
+    body: {
       client_name: name,
       redirect_uris: [redirectUri],
       token_endpoint_auth_method: 'none',
       application_type: 'native',
-    }),
+    },
   });
-  const body = (await res.json()) as { client_id?: string };
+  const body = res.body;
   if (res.status !== 201 || !body.client_id) throw new Error(`registration: ${res.status} ${JSON.stringify(body)}`);
   return body.client_id;
 }
@@ -89,10 +87,9 @@ export async function exchangeCode(
   issuer: string,
   params: { clientId: string; redirectUri: string; resource: string; code: string; verifier: string },
 ): Promise<{ status: number; body: Record<string, string> }> {
-  const res = await fetch(`${issuer}/oauth/token`, {
-    method: 'POST',
+  const res = await http<Record<string, string>>(issuer, 'POST', '/oauth/token', {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
+    rawBody: new URLSearchParams({
       grant_type: 'authorization_code',
       code: params.code,
       redirect_uri: params.redirectUri,
@@ -101,5 +98,5 @@ export async function exchangeCode(
       resource: params.resource,
     }).toString(),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
+  return { status: res.status, body: res.body };
 }

@@ -184,12 +184,11 @@ describe('OAuth 2.1 for agents', () => {
   }
 
   async function tokenRequest(params: Record<string, string>) {
-    const res = await fetch(`${issuer}/oauth/token`, {
-      method: 'POST',
+    const res = await http<Record<string, string>>(issuer, 'POST', '/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(params).toString(),
+      rawBody: new URLSearchParams(params).toString(),
     });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, string> };
+    return { status: res.status, headers: res.headers, body: res.body };
   }
 
   async function sessionFor(email: string): Promise<string> {
@@ -231,6 +230,10 @@ describe('OAuth 2.1 for agents', () => {
         authorization_response_iss_parameter_supported: true,
       });
     }
+    // The signing keys, as the metadata's jwks_uri names them (the document's JsonWebKeySet checks the shape).
+    const jwks = await http(issuer, 'GET', '/oauth/jwks');
+    expect(jwks.status, show(jwks)).toBe(200);
+    expect(jwks.body.keys.length).toBeGreaterThan(0);
     // A browser-based client's preflight to the token endpoint.
     const preflight = await fetch(`${issuer}/oauth/token`, {
       method: 'OPTIONS',
@@ -876,10 +879,9 @@ describe('OAuth 2.1 for agents', () => {
 
     // RFC 7009 revocation.
     expect(await mcpStatus(access_token)).toBe(200);
-    const revoke = await fetch(`${issuer}/oauth/revoke`, {
-      method: 'POST',
+    const revoke = await http(issuer, 'POST', '/oauth/revoke', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: access_token, client_id: clientId }).toString(),
+      rawBody: new URLSearchParams({ token: access_token, client_id: clientId }).toString(),
     });
     expect(revoke.status).toBe(200);
     expect(await mcpStatus(access_token)).toBe(401);
