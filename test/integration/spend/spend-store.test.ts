@@ -56,6 +56,9 @@ const factories: [string, () => Promise<SpendStore>][] = [
 
 let n = 0;
 
+/** What settle, void and ack name a call by. */
+type CallRef = Omit<SettleInput, 'reservationId' | 'event' | 'record' | 'idempotencyTtlMs' | 'nowMs'>;
+
 describe.each(factories)('SpendStore contract: %s', (name, make) => {
   let store: SpendStore;
   beforeAll(async () => {
@@ -112,12 +115,25 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     let r = 0;
     const admit = (over: Partial<AdmitInput> = {}) =>
       store.admit({ ...base, reservationId: `use_${id}_${++r}`, ...over });
-    return { orgId, keyId, base, admit };
+    /** What settle, void and ack name a 5-cent call of this key by (no Idempotency-Key, no ancestors). */
+    const ref: CallRef = { orgId, keyId, day: '2026-11-22', priceCents: 5, idempotencyKey: null, ancestorKeyIds: [] };
+    return { orgId, keyId, base, admit, ref };
   }
 
   /** A usage event as the gateway serializes it (the store only carries it). */
   const eventOf = (ref: { reservationId: string; orgId: string }, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ usageId: ref.reservationId, orgId: ref.orgId, outcome: 'success', ...extra });
+
+  /** Settle `ref`'s reservation `reservationId` (its event streamed, no replay record), as the gateway does. */
+  const settleCall = (ref: CallRef, reservationId: string, extra: Record<string, unknown> = {}) =>
+    store.settle({
+      ...ref,
+      reservationId,
+      event: eventOf({ ...ref, reservationId }, extra),
+      record: null,
+      idempotencyTtlMs: 0,
+      nowMs: NOW,
+    });
 
   /** Settle a reservation, then acknowledge it with Postgres's values after the commit (as the drain does). */
   async function settleAndAck(
@@ -355,14 +371,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('void releases a reservation (once); settle moves it into spend and keeps only newer balances', async () => {
     const a = await account(10);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_v1' })).outcome).toBe('admitted');
     expect((await a.admit({ reservationId: 'use_v2' })).outcome).toBe('admitted');
     expect(await a.admit()).toEqual({ outcome: 'funds' });
@@ -390,23 +399,9 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('a settled call is pending spend until Postgres has it: the ack releases it once, with Postgres values', async () => {
     const a = await account(10);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_m1' })).outcome).toBe('admitted');
-    const settled = await store.settle({
-      ...ref,
-      reservationId: 'use_m1',
-      event: eventOf({ ...ref, reservationId: 'use_m1' }),
-      record: null,
-      idempotencyTtlMs: 0,
-      nowMs: NOW,
-    });
+    const settled = await settleCall(ref, 'use_m1');
     expect(settled).toMatchObject({ outcome: 'settled', creditAppliedCents: 5, billableCents: 0 });
     expect(await store.pendingUsage(a.orgId)).toBe(1);
     // Pending: 5 of 10 still unavailable before Postgres has the call.
@@ -432,14 +427,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('settle and void end a reservation once: a voided one cannot settle, a settled one cannot be voided', async () => {
     const a = await account(10);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_g1' })).outcome).toBe('admitted');
     expect(await store.void({ ...ref, reservationId: 'use_g1' })).toBe(true);
     const late = { ...ref, reservationId: 'use_g1', event: '{}', record: null, idempotencyTtlMs: 0, nowMs: NOW };
@@ -484,23 +472,9 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('usage a drainer took and never acknowledged is claimed by another after it idles', async () => {
     const a = await account(100);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_c1' })).outcome).toBe('admitted');
-    const settled = await store.settle({
-      ...ref,
-      reservationId: 'use_c1',
-      event: eventOf({ ...ref, reservationId: 'use_c1' }, { priceCents: 5 }),
-      record: null,
-      idempotencyTtlMs: 0,
-      nowMs: NOW,
-    });
+    const settled = await settleCall(ref, 'use_c1', { priceCents: 5 });
     expect(settled.outcome).toBe('settled');
     await new Promise((r) => setTimeout(r, 30));
     const mentions = (c: StreamedUsage) => c.calls.some((x) => x.event.includes('use_c1'));

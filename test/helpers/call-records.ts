@@ -1,0 +1,26 @@
+/** Paid calls as the gateway records them for the usage committer (core/spend/usage-committer.ts), for its tests. */
+import { newId } from '../../core/ids.js';
+import type { CallRecord } from '../../core/spend/usage-committer.js';
+
+/** Who called what, at which price: the fields a test names. */
+export type CallParties = Pick<
+  CallRecord,
+  'orgId' | 'keyId' | 'apiId' | 'apiSlug' | 'endpointId' | 'providerOrgId' | 'priceCents' | 'path'
+>;
+
+/** A `GET` answered 200 (success, no Idempotency-Key, 1 ms) `at`, at its full price; `fields` add or override. */
+export function callRecord(fields: CallParties & Partial<CallRecord>, at = new Date()): CallRecord {
+  return {
+    usageId: newId('usage', at.getTime()),
+    method: 'GET',
+    status: 200,
+    outcome: 'success',
+    priceCentsEffective: fields.priceCents,
+    latencyMs: 1,
+    idempotencyKey: null,
+    requestId: newId('request'),
+    day: at.toISOString().slice(0, 10),
+    at,
+    ...fields,
+  };
+}
