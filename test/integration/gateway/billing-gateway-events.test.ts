@@ -37,13 +37,18 @@ describe('billing and listing changes reach every gateway at once', () => {
   const paidCall = (gateway: RunningProcess, consumer: Person, slug = s.api.slug) =>
     http(gateway.urls.gateway, 'GET', `/v1/proxy/${slug}/paid`, { token: consumer.apiKey });
 
+  /** The next paid call to each gateway answers 200 with `meta` (among its fields). */
+  async function expectBoth(consumer: Person, meta: Record<string, unknown>, slug = s.api.slug): Promise<void> {
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer, slug);
+      expect(res.status, show(res)).toBe(200);
+      expect(res.body.meta).toMatchObject(meta);
+    }
+  }
+
   /** Both gateways serve the consumer now (so each holds the org's state and the listing in its caches). */
   async function warm(consumer: Person, cost = 10): Promise<void> {
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta.cost_cents).toBe(cost);
-    }
+    await expectBoth(consumer, { cost_cents: cost });
   }
 
   const admin = async (...args: string[]) => {
@@ -109,11 +114,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     expect(res.endpoints[0]).toMatchObject({ price_cents: 4, price_increase: null });
     const changedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject({ cost_cents: 4, price_cents_effective: 4 });
-    }
+    await expectBoth(consumer, { cost_cents: 4, price_cents_effective: 4 });
     expect(Date.now() - changedAt).toBeLessThan(1_000);
   });
 
@@ -164,11 +165,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     const cancelledAt = Date.now();
     // Past the old effective instant, and well before either gateway's own refresh (5-10 s).
     await new Promise((r) => setTimeout(r, Math.max(SETTLE_MS, effectiveAt.getTime() - Date.now() + 100)));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer, listing.slug);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject({ cost_cents: 10, price_cents_effective: 10 });
-    }
+    await expectBoth(consumer, { cost_cents: 10, price_cents_effective: 10 }, listing.slug);
     expect(Date.now() - cancelledAt).toBeLessThan(5_000);
   });
 
@@ -176,11 +173,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     const consumer = await consumerWith(1_000);
     const effectiveAt = new Date(Date.now() + 3_600_000);
     const { listing, endpointId } = await listingWithIncrease(effectiveAt);
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer, listing.slug);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta.cost_cents).toBe(10);
-    }
+    await expectBoth(consumer, { cost_cents: 10 }, listing.slug);
     // The pricing workflow's activity applies the scheduled price (here directly, as the activity does).
     expect(
       await s.stack.services.priceChanges.applyScheduledPrice({
@@ -191,11 +184,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     ).toBe(true);
     const appliedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer, listing.slug);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject({ cost_cents: 25, price_cents_effective: 25 });
-    }
+    await expectBoth(consumer, { cost_cents: 25, price_cents_effective: 25 }, listing.slug);
     expect(Date.now() - appliedAt).toBeLessThan(1_000);
   });
 

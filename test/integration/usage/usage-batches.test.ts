@@ -58,8 +58,11 @@ describe('books per batch', () => {
       new Date(Date.now() + tick++),
     );
 
-  /** Four 2-cent calls of `c` (5 cents of credit) committed together: 2 and 2 from credit, then 1 + 1, then 0 + 2. */
-  async function commitFourCalls(c: Person, provider: Person): Promise<void> {
+  /**
+   * Four 2-cent calls of `c` (5 cents of credit) committed together: 2 and 2 from credit, then 1 + 1, then 0 + 2.
+   * Returns the org's batches.
+   */
+  async function commitFourCalls(c: Person, provider: Person) {
     const calls = Array.from({ length: 4 }, () => record(c, provider, 2));
     const w = committer();
     const results = await Promise.all(calls.map((call) => w.commit(call)));
@@ -69,7 +72,10 @@ describe('books per batch', () => {
       [1, 1],
       [0, 2],
     ]);
+    return batchesOf(c.orgId);
   }
+  const shapeOf = (batches: { calls: number; charged: number; credit: number; billable: number }[]) =>
+    batches.map(({ calls: n, charged, credit, billable }) => ({ n, charged, credit, billable }));
 
   const ledgerOf = (orgId: string) =>
     sql<{ amount: number; after: number; key: string; memo: string }>(
@@ -248,11 +254,10 @@ describe('books per batch', () => {
 
   it('a prepaid org short of credit inside a batch: the call is charged what is left, the rest is uncollected', async () => {
     const c = await consumer(5);
-    await commitFourCalls(c, providerA);
+    const batches = await commitFourCalls(c, providerA);
     // The calls paid from credit and the call with a billable part are two batches (they are collected differently);
     // the call charged nothing is in none.
-    const batches = await batchesOf(c.orgId);
-    expect(batches.map(({ calls: n, charged, credit, billable }) => ({ n, charged, credit, billable }))).toEqual([
+    expect(shapeOf(batches)).toEqual([
       { n: 2, charged: 4, credit: 4, billable: 0 },
       { n: 1, charged: 1, credit: 1, billable: 1 },
     ]);
@@ -278,9 +283,8 @@ describe('books per batch', () => {
 
   it('a card-billed org crossing zero in one statement: a collected batch and a billed batch, exact balances', async () => {
     const c = await consumer(5, 'card');
-    await commitFourCalls(c, providerB);
-    const batches = await batchesOf(c.orgId);
-    expect(batches.map(({ calls: n, charged, credit, billable }) => ({ n, charged, credit, billable }))).toEqual([
+    const batches = await commitFourCalls(c, providerB);
+    expect(shapeOf(batches)).toEqual([
       { n: 2, charged: 4, credit: 4, billable: 0 },
       { n: 2, charged: 4, credit: 1, billable: 3 },
     ]);
