@@ -1,6 +1,7 @@
 /** Paid calls as the gateway records them for the usage committer (core/spend/usage-committer.ts), for its tests. */
 import { newId } from '../../core/ids.js';
-import type { CallRecord } from '../../core/spend/usage-committer.js';
+import { UsageCommitter, type CallRecord } from '../../core/spend/usage-committer.js';
+import type { Services } from '../../platform/services.js';
 
 /** Who called what, at which price: the fields a test names. */
 export type CallParties = Pick<
@@ -23,4 +24,9 @@ export function callRecord(fields: CallParties & Partial<CallRecord>, at = new D
     at,
     ...fields,
   };
+}
+
+/** The committer a usage drain books with (prepared statements on), on `services`' database. */
+export function createCommitter(services: Pick<Services, 'orm' | 'logger'>, feePercent: number): UsageCommitter {
+  return new UsageCommitter({ orm: services.orm, logger: services.logger, feePercent, prepared: true });
 }

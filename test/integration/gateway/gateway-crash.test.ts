@@ -261,6 +261,13 @@ describe('gateway crash tests (real processes)', () => {
     console.log(label, JSON.stringify({ ...summary, ...report, unannouncedCharges: undefined }));
   }
 
+  /** `settle` after an outage run, its load's answers tallied in the log. */
+  const settleOutage = (
+    s: Parameters<typeof settle>[0],
+    { warm, answers, recovery }: Awaited<ReturnType<typeof acrossOutage>>,
+    label: string,
+  ) => settle(s, [...warm, ...answers, ...recovery], label, { tally: tally(answers) });
+
   it('the books check catches what it is for (a planted unbooked 2xx, an unbatched charge, an undebited batch, a drifted balance)', async () => {
     const db: TestDatabase = await createTestDatabase();
     cleanups.push(() => db.drop());
@@ -336,17 +343,15 @@ describe('gateway crash tests (real processes)', () => {
     const s = await testDatabase();
     const gateway = await startGateway(s.env);
     const run = await acrossOutage(gateway, s.f, s.redis);
-    const { warm, answers, recovery } = run;
     expectOutageAnswers(run, gateway);
-
-    await settle(s, [...warm, ...answers, ...recovery], 'redis kill:', { tally: tally(answers) });
+    await settleOutage(s, run, 'redis kill:');
   }, 150_000);
 
   it('SIGKILL of Postgres mid-load, restarted: only 503 meanwhile, paid calls succeed after, the books balance', async () => {
     const s = await scratchPostgres();
     const gateway = await startGateway(s.env);
     const run = await acrossOutage(gateway, s.f, s.db);
-    const { warm, answers, recovery, killedAt } = run;
+    const { answers, recovery, killedAt } = run;
 
     // Paid calls succeed again from the first 200 after the restart; until then only 503 (see KNOWN_BUGS for 500).
     const recoveredAt = recovery.find((a) => a.status === 200)!.at;
@@ -362,7 +367,7 @@ describe('gateway crash tests (real processes)', () => {
       console.warn(`KNOWN BUG catalog500OnDatabaseOutage: ${tolerated} answers were 500 during the outage`);
     expect(gateway.child.exitCode).toBeNull(); // the gateway survived the outage
 
-    await settle(s, [...warm, ...answers, ...recovery], 'postgres kill:', { tally: tally(answers) });
+    await settleOutage(s, run, 'postgres kill:');
     const [row] = await sql<{ n: number }>(
       s.db.url,
       "select count(*)::int as n from usage_events where outcome = 'success'",

@@ -13,6 +13,7 @@ import { describe as show, http, serve } from '../../helpers/http.js';
 import { sharedRoleEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
 import { seedPaidListing, type SeededListing } from '../../helpers/seed.js';
 import { startTemporal } from '../../helpers/temporal.js';
+import { draftProbeApi } from '../../helpers/probe-api.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { checkBooks, type CallAnswer } from '../../helpers/books.js';
 
@@ -147,19 +148,13 @@ describe('traces across real processes, exported over OTLP', () => {
   });
 
   it('a publish: spans from the control plane and the worker in one trace, down to the probe of the upstream', async () => {
-    const draft = await http(api.urls.api, 'POST', '/v1/provider/apis', {
-      token: seeded.provider.session,
-      body: {
-        name: 'Traced across processes',
-        slug: `traced-${hex(3)}`,
-        summary: 'Published to see a trace cross processes',
-        base_url: upstream.url,
-        endpoints: [{ method: 'GET', path: '/probe', price_cents: 1 }],
-      },
+    const apiId = await draftProbeApi(api.urls.api, seeded.provider.session, {
+      name: 'Traced across processes',
+      summary: 'Published to see a trace cross processes',
+      upstreamUrl: upstream.url,
     });
-    expect(draft.status, show(draft)).toBe(201);
     const caller = { traceId: hex(16), spanId: hex(8) };
-    const published = await http(api.urls.api, 'POST', `/v1/provider/apis/${draft.body.data.api_id}/publish`, {
+    const published = await http(api.urls.api, 'POST', `/v1/provider/apis/${apiId}/publish`, {
       token: seeded.provider.session,
       body: { accept_terms: true },
       headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` },

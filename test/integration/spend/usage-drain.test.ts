@@ -5,11 +5,11 @@
 // plane's read barrier), and the pending spend the fast state holds is released once Postgres has the call.
 import pg from 'pg';
 import { newId } from '../../../core/ids.js';
-import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
+import type { CallRecord } from '../../../core/spend/usage-committer.js';
 import { UsageDrain } from '../../../core/spend/usage-drain.js';
 import { waitFor } from '../../helpers/ports.js';
 import { sql } from '../../helpers/db.js';
-import { callRecord } from '../../helpers/call-records.js';
+import { callRecord, createCommitter } from '../../helpers/call-records.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
@@ -45,13 +45,7 @@ describe('usage drain', () => {
     http(g.server.url, 'GET', `/v1/proxy/${g.api.slug}/items/${i}`, { token: p.apiKey });
 
   /** The usage committer a drain uses, on the test stack. */
-  const newCommitter = () =>
-    new UsageCommitter({
-      orm: g.stack.services.orm,
-      logger: g.stack.services.logger,
-      feePercent: g.stack.config.billing.platformFeePercent,
-      prepared: true,
-    });
+  const newCommitter = () => createCommitter(g.stack.services, g.stack.config.billing.platformFeePercent);
   /** A 2-cent call of `c` to GET /items/1 answered 200 `at`, its split decided (all from credit). */
   const callOf = (c: Person, at: Date, fields: Partial<CallRecord>): CallRecord =>
     callRecord(

@@ -9,7 +9,7 @@ import { newId } from '../../../core/ids.js';
 import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { checkBooks } from '../../helpers/books.js';
-import { callRecord } from '../../helpers/call-records.js';
+import { callRecord, createCommitter } from '../../helpers/call-records.js';
 import { sql } from '../../helpers/db.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 
@@ -32,8 +32,7 @@ describe('books per batch', () => {
     await stack?.close();
   });
 
-  const committer = () =>
-    new UsageCommitter({ orm: stack.services.orm, logger: stack.services.logger, feePercent: FEE, prepared: true });
+  const committer = () => createCommitter(stack.services, FEE);
 
   async function consumer(credit: number, mode: 'prepaid' | 'card' = 'prepaid'): Promise<Person> {
     const p = await createPerson(stack.services);
