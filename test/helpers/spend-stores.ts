@@ -4,6 +4,7 @@ import type { Clock } from '../../core/clock.js';
 import { RedisCounterStore } from '../../core/counters/index.js';
 import { createLogger } from '../../core/logger.js';
 import { RedisSpendStore } from '../../core/spend/redis-spend-store.js';
+import type { SpendStore } from '../../core/spend/spend-store.js';
 import { REDIS_URL } from './env.js';
 import { testRedisPrefix } from './services.js';
 
@@ -22,4 +23,19 @@ export async function connectRedisSpendStore(
     : new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
   expect(await counters.connect(clusterNodes ? 20_000 : undefined)).toBe(true);
   return { counters, store: new RedisSpendStore(counters.client, { clock }) };
+}
+
+/** The `'redis'` row of a store table: each call connects a store and hands its counters to `keep` (to close after). */
+export function redisStoreRow(
+  clock: Clock,
+  keep: (counters: RedisCounterStore) => void,
+): [string, () => Promise<SpendStore>] {
+  return [
+    'redis',
+    async () => {
+      const { counters, store } = await connectRedisSpendStore(clock);
+      keep(counters);
+      return store;
+    },
+  ];
 }

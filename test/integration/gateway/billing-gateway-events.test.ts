@@ -37,12 +37,12 @@ describe('billing and listing changes reach every gateway at once', () => {
   const paidCall = (gateway: RunningProcess, consumer: Person, slug = s.api.slug) =>
     http(gateway.urls.gateway, 'GET', `/v1/proxy/${slug}/paid`, { token: consumer.apiKey });
 
-  /** The next paid call to each gateway answers 200 with `meta` (among its fields). */
-  async function expectBoth(consumer: Person, meta: Record<string, unknown>, slug = s.api.slug): Promise<void> {
+  /** The next paid call to each gateway answers 200 (with `meta` among its fields, when given). */
+  async function expectBoth(consumer: Person, meta?: Record<string, unknown>, slug = s.api.slug): Promise<void> {
     for (const gateway of gateways) {
       const res = await paidCall(gateway, consumer, slug);
       expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject(meta);
+      if (meta) expect(res.body.meta).toMatchObject(meta);
     }
   }
 
@@ -83,10 +83,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     expect(await admin('unsuspend', consumer.orgId)).toMatchObject({ suspended: false });
     const liftedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-    }
+    await expectBoth(consumer);
     expect(Date.now() - liftedAt).toBeLessThan(1_000);
     // The calls reach Postgres within moments of their answers (the usage drain: docs/durability.md).
     const balance = async () => {
@@ -198,10 +195,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     await s.stack.services.gatewayEvents.orgChanged(consumer.orgId);
     const changedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-    }
+    await expectBoth(consumer);
     expect(Date.now() - changedAt).toBeLessThan(1_000);
   });
 

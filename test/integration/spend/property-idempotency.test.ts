@@ -17,7 +17,7 @@ import type { Admission, ReservationRef, SpendStore } from '../../../core/spend/
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { connectRedisSpendStore } from '../../helpers/spend-stores.js';
+import { redisStoreRow } from '../../helpers/spend-stores.js';
 import { http, serve } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { propertyParameters, propertyTimeout } from '../../helpers/property-runs.js';
@@ -70,14 +70,7 @@ let counters: RedisCounterStore | undefined;
 /** The runs' virtual time: the Redis store's deadlines (Redis TIME) are shifted by its lead over the wall clock. */
 const clock = new ManualClock();
 const stores: [string, () => Promise<SpendStore>][] = [
-  [
-    'redis',
-    async () => {
-      let store: SpendStore;
-      ({ counters, store } = await connectRedisSpendStore(clock));
-      return store;
-    },
-  ],
+  redisStoreRow(clock, (c) => (counters = c)),
   ['memory', () => Promise.resolve(new MemorySpendStore())],
 ];
 

@@ -15,7 +15,7 @@ import type {
   StreamedUsage,
   UsageAck,
 } from '../../../core/spend/spend-store.js';
-import { connectRedisSpendStore } from '../../helpers/spend-stores.js';
+import { connectRedisSpendStore, redisStoreRow } from '../../helpers/spend-stores.js';
 import { startRedisCluster, type RedisClusterHarness } from '../../helpers/redis-cluster.js';
 
 let counters: RedisCounterStore | undefined;
@@ -31,14 +31,7 @@ const clock = new ManualClock(NOW);
 const at = (ms: number) => (clock.set(ms), ms);
 
 const factories: [string, () => Promise<SpendStore>][] = [
-  [
-    'redis',
-    async () => {
-      let store: SpendStore;
-      ({ counters, store } = await connectRedisSpendStore(clock));
-      return store;
-    },
-  ],
+  redisStoreRow(clock, (c) => (counters = c)),
   [
     'redis cluster',
     async () => {
