@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
 import { CHROMIUM, launchBrowser, signUpFromHome } from '../helpers/browser.js';
 import { waitFor } from '../helpers/ports.js';
-import { codeMailedTo, startProcess, type RunningProcess } from '../helpers/processes.js';
+import { codeMailedTo, startProcess, stopAndRemove, type RunningProcess } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 
@@ -61,10 +61,7 @@ describe('npm start on a fresh clone', () => {
       readyTimeoutMs: 300_000,
     });
   }, 360_000);
-  afterAll(async () => {
-    await proc?.stop('SIGTERM');
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => stopAndRemove(proc, dir), 60_000);
 
   it('installs the npm dependencies itself, saying so, then starts everything', async () => {
     const out = proc.output();
@@ -135,24 +132,22 @@ describe('npm start on a fresh clone', () => {
       .join('; ');
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
     const action = /<form method="post" action="([^"]+)"/.exec(html)![1]!.replaceAll('&amp;', '&');
-    const paid = await fetch(`${api}${action}`, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf }).toString(),
-      redirect: 'manual',
-    });
+    /** Pays the checkout page (its form, as the browser posts it). */
+    const pay = () =>
+      fetch(`${api}${action}`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf }).toString(),
+        redirect: 'manual',
+      });
+    const paid = await pay();
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toMatch(/\/billing\/return\?status=success&session_id=cs_/);
 
     const after = (await json(await fetch(`${api}/v1/billing/balance`, { headers: auth }))).data;
     expect((after.credit_cents as number) - (before.credit_cents as number)).toBe(500);
     // Paying the same page again is the same event: credited once.
-    const again = await fetch(`${api}${action}`, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ csrf }).toString(),
-      redirect: 'manual',
-    });
+    const again = await pay();
     expect(again.status).toBe(303);
     const final = (await json(await fetch(`${api}/v1/billing/balance`, { headers: auth }))).data;
     expect(final.credit_cents).toBe(after.credit_cents);

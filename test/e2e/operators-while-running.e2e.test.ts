@@ -2,14 +2,14 @@
 // the running marketplace owns it, so `npm run admin` and `npm run catalog:import` hand their command to it over its
 // operator socket and relay the answer. When the owner cannot take it, the error says exactly what to do.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
 import { describe as show, http } from '../helpers/http.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
+import { startProcess, stopAndRemove, type RunningProcess } from '../helpers/processes.js';
 
 const exec = promisify(execFile);
 
@@ -67,10 +67,7 @@ describe('operator commands while npm start runs on the embedded database', () =
       readyTimeoutMs: 180_000,
     });
   }, 240_000);
-  afterAll(async () => {
-    await proc?.stop('SIGTERM');
-    if (root) await rm(root, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => stopAndRemove(proc, root), 60_000);
 
   it('grants credits and imports the catalog through the running process; the books stay balanced', async () => {
     const socket = `${path.join(dataDir, 'pglite')}.ops.sock`;

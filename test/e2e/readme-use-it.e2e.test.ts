@@ -6,13 +6,13 @@
 // `keys create` printed; and this run's ports stand in for the default ones (`SVC_BASE_URL`/`SVC_GATEWAY_URL`, which
 // the README names, and `127.0.0.1:3000` in an upstream URL), since the machine's 3000-3002 may be taken.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/env.js';
 import { waitFor } from '../helpers/ports.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
+import { startProcess, stopAndRemove, type RunningProcess } from '../helpers/processes.js';
 
 interface Run {
   line: string;
@@ -96,10 +96,7 @@ describe('README "Use it": the command-line session runs verbatim on npm start',
       readyTimeoutMs: 240_000,
     });
   }, 300_000);
-  afterAll(async () => {
-    await proc?.stop('SIGTERM');
-    if (root) await rm(root, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => stopAndRemove(proc, root), 60_000);
 
   /** The line with the README's substitutions made (see the file header). */
   async function substituted(line: string): Promise<string> {

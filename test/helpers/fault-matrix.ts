@@ -16,7 +16,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { rmSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { SCOPES } from '../../core/auth/scopes.js';
 import { createPerson, type Person } from './accounts.js';
 import { checkBooks, openReservations, type CallAnswer } from './books.js';
 import { createTestDatabase, sql, type TestDatabase } from './db.js';
@@ -25,7 +24,8 @@ import { http } from './http.js';
 import { createLiveApi } from './listings.js';
 import { call, CALL_TIMEOUT_MS, sleep, startLoad, tally, type PaidFixture, type Recorded } from './paid-load.js';
 import { startProcess, type RunningProcess } from './processes.js';
-import { createTestStack, NO_TEMPORAL, testRedisPrefix } from './services.js';
+import { createBudgetKeys, seedDatabase } from './seed.js';
+import { NO_TEMPORAL, testRedisPrefix } from './services.js';
 import { startStripeMock, type StripeMock } from './stripe-mock.js';
 import { startTemporal } from './temporal.js';
 import { FAULT_KINDS, startToxiproxy, type FaultKind, type Link, type Toxiproxy } from './toxiproxy.js';
@@ -161,9 +161,7 @@ const apiEnv = (e: Env) => ({
 });
 
 async function seed(e: Omit<Env, 'fixture' | 'provider' | 'gateway' | 'worker' | 'api' | 'mcp' | 'answered'>) {
-  const stack = await createTestStack({ db: { name: 'external', url: e.db.url, drop: () => Promise.resolve() } });
-  try {
-    const { services } = stack;
+  return seedDatabase(e.db.url, async (services) => {
     const provider = await createPerson(services);
     const api = await createLiveApi(services, {
       providerOrgId: provider.orgId,
@@ -171,30 +169,13 @@ async function seed(e: Omit<Env, 'fixture' | 'provider' | 'gateway' | 'worker' |
       endpoints: [{ method: 'GET', path: '/paid', priceCents: PRICE }],
     });
     const consumer = await createPerson(services);
-    const em = services.orm.em.fork();
-    const main = services.keys.create(em, {
-      orgId: consumer.orgId,
-      name: 'main',
-      scopes: SCOPES,
-      source: 'api',
-      budgetCents: 10_000_000,
-    });
-    const tight = services.keys.create(em, {
-      orgId: consumer.orgId,
-      name: 'tight',
-      scopes: SCOPES,
-      source: 'api',
-      budgetCents: TIGHT_BUDGET * 1_000,
-    });
-    await em.flush();
+    const keys = await createBudgetKeys(services, consumer.orgId, { main: 10_000_000, tight: TIGHT_BUDGET * 1_000 });
     await services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 10_000_000 });
     return {
       provider,
-      fixture: { slug: api.slug, orgId: consumer.orgId, mainKey: main.plaintext, tightKey: tight.plaintext },
+      fixture: { slug: api.slug, orgId: consumer.orgId, mainKey: keys.main, tightKey: keys.tight },
     };
-  } finally {
-    await stack.close();
-  }
+  });
 }
 
 export async function startMatrix(): Promise<Matrix> {

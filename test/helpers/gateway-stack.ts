@@ -9,11 +9,12 @@ import type { Services } from '../../platform/services.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
 import type { Person } from './accounts.js';
 import { sql } from './db.js';
-import { createConsumer, createPaidApi } from './fixtures.js';
+import { createConsumer } from './fixtures.js';
 import { serve } from './http.js';
 import type { LiveApi } from './listings.js';
-import { createTestStack, type TestStack } from './services.js';
-import { startUpstream, type Upstream } from './upstream.js';
+import type { TestStack } from './services.js';
+import type { Upstream } from './upstream.js';
+import { startListedStack, type ListedStackOptions } from './listed-stack.js';
 
 export interface GatewayStack {
   stack: TestStack;
@@ -31,24 +32,11 @@ export interface GatewayStack {
   close: () => Promise<void>;
 }
 
-export async function startGatewayStack(
-  options: Parameters<typeof createTestStack>[0] &
-    Omit<Parameters<typeof createPaidApi>[1], 'baseUrl' | 'provider'> & {
-      /** Appended to the upstream's address to make the listing's base URL. */
-      basePath?: string;
-    },
-): Promise<GatewayStack> {
-  const { basePath = '', endpoints, credential, slug, ...stackOptions } = options;
-  const upstream = await startUpstream();
-  const stack = await createTestStack(stackOptions);
+export async function startGatewayStack(options: ListedStackOptions): Promise<GatewayStack> {
+  const listed = await startListedStack(options);
+  const { stack, upstream, api } = listed;
   const gateway = createGatewayHandler(stack.services);
   const server = await serve(gateway);
-  const api = await createPaidApi(stack.services, {
-    baseUrl: `${upstream.url}${basePath}`,
-    endpoints,
-    credential,
-    slug,
-  });
   const booked = async <T extends Record<string, unknown>>(query: string, orgId: string): Promise<T> => {
     await gateway.drain.flush();
     const [row] = await sql<T>(stack.db.url, query, [orgId]);
@@ -74,8 +62,7 @@ export async function startGatewayStack(
     close: async () => {
       await server.close();
       await gateway.close();
-      await stack.close();
-      await upstream.close();
+      await listed.close();
     },
   };
 }
@@ -101,15 +88,16 @@ export const ORDERS_API = {
 
 /**
  * Starts a gateway stack before the enclosing suite's tests and closes it after them, running the file's books
- * check (`expectReconciled` of books.ts, say) first. The value returned reads through to the running stack.
+ * check (`expectReconciled` of books.ts, say) first. The value returned reads through to the running stack. Options
+ * given as a function are read when the stack starts (after the suite's earlier `beforeAll` hooks).
  */
 export function useGatewayStack(
-  options: Parameters<typeof startGatewayStack>[0],
+  options: ListedStackOptions | (() => ListedStackOptions),
   checkBooks: (services: Services) => Promise<void>,
 ): GatewayStack {
   let running: GatewayStack | undefined;
   beforeAll(async () => {
-    running = await startGatewayStack(options);
+    running = await startGatewayStack(typeof options === 'function' ? options() : options);
   });
   afterAll(async () => {
     if (!running) return;

@@ -3,8 +3,9 @@
  * their /health endpoints answer. Each runs in its own process group so a stop reaches every child.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { REDIS_URL, ROOT } from './env.js';
-import { testRedisPrefix } from './services.js';
+import { NO_TEMPORAL, testRedisPrefix, type TestStack } from './services.js';
 import { freePort, waitFor } from './ports.js';
 
 export interface StartOptions {
@@ -45,6 +46,28 @@ export function sharedRoleEnv(databaseUrl: string, temporalAddress: string): Rec
     SECRETS_KEY: '3a'.repeat(32),
     UPSTREAM_ALLOW_PRIVATE: 'true',
   };
+}
+
+/**
+ * The settings a role started with `startProcess` needs to serve a test stack's marketplace (createTestStack): its
+ * database, Redis and key prefix, its SECRETS_KEY, no Temporal, loopback upstreams allowed; `extra` adds or overrides.
+ */
+export function stackRoleEnv(stack: TestStack, extra: Record<string, string> = {}): Record<string, string> {
+  const redis = stack.config.counters;
+  return {
+    DATABASE_URL: stack.db.url,
+    REDIS_URL: redis.kind === 'redis' ? redis.url : REDIS_URL,
+    REDIS_KEY_PREFIX: redis.keyPrefix,
+    TEMPORAL_ADDRESS: NO_TEMPORAL,
+    SECRETS_KEY: '7e'.repeat(32),
+    UPSTREAM_ALLOW_PRIVATE: 'true',
+    ...extra,
+  };
+}
+
+/** Two gateway processes (scripts/start.ts's gateway role) on `env`, started side by side. */
+export function startGatewayPair(env: Record<string, string>): Promise<[RunningProcess, RunningProcess]> {
+  return Promise.all([startProcess({ roles: ['gateway'], env }), startProcess({ roles: ['gateway'], env })]);
 }
 
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'GOPATH', 'GOMODCACHE', 'GOPROXY', 'GOSUMDB', 'GOFLAGS'];
@@ -156,6 +179,12 @@ export async function startProcess(options: StartOptions = {}): Promise<RunningP
     throw new Error(`${(err as Error).message}\n--- process output ---\n${out.slice(-6_000)}`, { cause: err });
   }
   return { child, urls, output: () => out, stop };
+}
+
+/** The end of a run in a scratch directory: stops `proc` (SIGTERM, a user's Ctrl-C) and removes `dir`. */
+export async function stopAndRemove(proc: RunningProcess | undefined, dir: string | undefined): Promise<void> {
+  await proc?.stop('SIGTERM');
+  if (dir) await rm(dir, { recursive: true, force: true });
 }
 
 /**

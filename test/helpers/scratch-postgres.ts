@@ -8,31 +8,20 @@
  * Postgres refuses to run as root, so when the tests run as root the cluster's files belong to the `postgres` user and
  * the processes run as it (spawn's uid/gid).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { initOrm, migrateUp } from '../../db/mikro-orm.config.js';
+import { startCrashable, type CrashableServer } from './crashable.js';
 import { freePort, waitFor } from './ports.js';
 import { ensureRollupTables } from './rollups.js';
 
 export const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-export interface ScratchPostgres {
-  port: number;
-  /** The migrated database's URL. */
-  url: string;
-  dir: string;
-  pid(): number | undefined;
-  /** SIGKILL the postmaster and every backend, wait until all are gone. */
-  kill(): Promise<void>;
-  /** Start again on the same directory and port (crash recovery runs) and wait until it accepts connections. */
-  restart(): Promise<void>;
-  /** Stop (if running) and remove the cluster. */
-  stop(): Promise<void>;
-  output(): string;
-}
+/** `url` is the migrated database's; `kill()` takes every backend too and waits until all are gone. */
+export type ScratchPostgres = CrashableServer;
 
 function runAs(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -58,78 +47,50 @@ export async function startScratchPostgres(options: { database?: string } = {}):
   const database = options.database ?? 'crash';
   const url = `postgres://postgres@127.0.0.1:${port}/${database}`;
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  let child: ChildProcess | undefined;
-  let exited: Promise<void> = Promise.resolve();
-  let out = '';
-
-  const launch = async () => {
-    const c = spawn(
-      path.join(PG_BIN, 'postgres'),
-      [
-        '-D',
-        dir,
-        '-p',
-        String(port),
-        '-k',
-        socketDir,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'fsync=on',
-        '-c',
-        'synchronous_commit=on',
-        '-c',
-        'max_connections=200',
-        '-c',
-        'shared_buffers=32MB',
-      ],
-      { detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(user ?? {}) },
-    );
-    c.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    c.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    child = c;
-    exited = new Promise((resolve) => c.once('exit', () => resolve()));
-    const early = exited.then(() => Promise.reject(new Error(`postgres exited early:\n${out.slice(-3_000)}`)));
-    early.catch(() => undefined);
-    await Promise.race([
-      early,
-      waitFor(() => accepts(adminUrl), { timeoutMs: 60_000, intervalMs: 100, what: `postgres on ${port}` }),
-    ]);
-  };
-
-  const groupAlive = (pid: number) => {
-    try {
-      process.kill(-pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-
-  const kill = async () => {
-    const c = child;
-    if (!c) return;
-    if (c.exitCode === null && c.signalCode === null) {
-      try {
-        process.kill(-c.pid!, 'SIGKILL');
-      } catch {
-        c.kill('SIGKILL');
+  const server = await startCrashable({
+    what: 'postgres',
+    command: path.join(PG_BIN, 'postgres'),
+    args: [
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-k',
+      socketDir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=on',
+      '-c',
+      'synchronous_commit=on',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'shared_buffers=32MB',
+    ],
+    user,
+    ready: () => accepts(adminUrl),
+    readyTimeoutMs: 60_000,
+    readyIntervalMs: 100,
+    afterKill: async (c) => {
+      // Backends are in the postmaster's group; the next postmaster refuses to start while any still holds the old
+      // shared memory, so wait for all of them.
+      await waitFor(() => Promise.resolve(!groupAlive(c.pid!)), {
+        timeoutMs: 15_000,
+        what: 'postgres backends to exit',
+      });
+      // The postmaster.pid is stale now; Postgres copes with a dead pid, but a reused one would stop it starting.
+      const pidFile = path.join(dir, 'postmaster.pid');
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+        if (pid === c.pid) rmSync(pidFile, { force: true });
       }
-      await exited;
-    }
-    // Backends are in the postmaster's group; the next postmaster refuses to start while any still holds the old
-    // shared memory, so wait for all of them.
-    await waitFor(() => Promise.resolve(!groupAlive(c.pid!)), { timeoutMs: 15_000, what: 'postgres backends to exit' });
-    child = undefined;
-    // The postmaster.pid is stale now; Postgres copes with a dead pid, but a reused one would stop it starting.
-    const pidFile = path.join(dir, 'postmaster.pid');
-    if (existsSync(pidFile)) {
-      const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-      if (pid === c.pid) rmSync(pidFile, { force: true });
-    }
-  };
-
-  await launch();
+    },
+    port,
+    url,
+    dir,
+    root,
+  });
   try {
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
@@ -146,27 +107,21 @@ export async function startScratchPostgres(options: { database?: string } = {}):
     }
     await ensureRollupTables(url);
   } catch (err) {
-    await kill();
-    rmSync(root, { recursive: true, force: true });
-    throw new Error(`scratch postgres setup failed: ${(err as Error).message}\n${out.slice(-3_000)}`, { cause: err });
+    await server.stop();
+    throw new Error(`scratch postgres setup failed: ${(err as Error).message}\n${server.output().slice(-3_000)}`, {
+      cause: err,
+    });
   }
+  return server;
+}
 
-  return {
-    port,
-    url,
-    dir,
-    pid: () => child?.pid,
-    kill,
-    async restart() {
-      await kill();
-      await launch();
-    },
-    async stop() {
-      await kill();
-      rmSync(root, { recursive: true, force: true });
-    },
-    output: () => out,
-  };
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function accepts(url: string): Promise<boolean> {

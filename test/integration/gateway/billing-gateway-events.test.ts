@@ -12,62 +12,43 @@ import { createPerson, type Person } from '../../helpers/accounts.js';
 import { ROOT, REDIS_URL } from '../../helpers/env.js';
 import { expectFailure, http, describe as show } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { stackRoleEnv, startGatewayPair, type RunningProcess } from '../../helpers/processes.js';
+import { startListedStack, type ListedStack } from '../../helpers/listed-stack.js';
 import { createConsumer } from '../../helpers/fixtures.js';
 
 const run = promisify(execFile);
-const SECRETS_KEY = '7e'.repeat(32);
 /** Time for a published message to reach the subscribers (Redis pub/sub on loopback takes well under 10 ms). */
 const SETTLE_MS = 150;
 
 describe('billing and listing changes reach every gateway at once', () => {
-  let stack: TestStack;
-  let upstream: Upstream;
-  let provider: Person;
-  let api: LiveApi;
+  let s: ListedStack;
   let gateways: RunningProcess[] = [];
 
   beforeAll(async () => {
-    upstream = await startUpstream();
-    stack = await createTestStack();
-    provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
-      endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
-    });
-    const env = {
-      DATABASE_URL: stack.db.url,
-      REDIS_URL,
-      REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
-      TEMPORAL_ADDRESS: NO_TEMPORAL,
-      SECRETS_KEY,
-      UPSTREAM_ALLOW_PRIVATE: 'true',
-    };
-    gateways = await Promise.all([
-      startProcess({ roles: ['gateway'], env }),
-      startProcess({ roles: ['gateway'], env }),
-    ]);
+    s = await startListedStack({ endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }] });
+    gateways = await startGatewayPair(stackRoleEnv(s.stack));
   }, 120_000);
   afterAll(async () => {
     await Promise.all(gateways.map((g) => g.stop()));
-    expect(await stack.services.ledger.findDrift()).toEqual([]);
-    await stack?.close();
-    await upstream?.close();
+    expect(await s.stack.services.ledger.findDrift()).toEqual([]);
+    await s?.close();
   });
 
-  const paidCall = (gateway: RunningProcess, consumer: Person, slug = api.slug) =>
+  const paidCall = (gateway: RunningProcess, consumer: Person, slug = s.api.slug) =>
     http(gateway.urls.gateway, 'GET', `/v1/proxy/${slug}/paid`, { token: consumer.apiKey });
+
+  /** The next paid call to each gateway answers 200 (with `meta` among its fields, when given). */
+  async function expectBoth(consumer: Person, meta?: Record<string, unknown>, slug = s.api.slug): Promise<void> {
+    for (const gateway of gateways) {
+      const res = await paidCall(gateway, consumer, slug);
+      expect(res.status, show(res)).toBe(200);
+      if (meta) expect(res.body.meta).toMatchObject(meta);
+    }
+  }
 
   /** Both gateways serve the consumer now (so each holds the org's state and the listing in its caches). */
   async function warm(consumer: Person, cost = 10): Promise<void> {
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta.cost_cents).toBe(cost);
-    }
+    await expectBoth(consumer, { cost_cents: cost });
   }
 
   const admin = async (...args: string[]) => {
@@ -75,9 +56,9 @@ describe('billing and listing changes reach every gateway at once', () => {
       cwd: ROOT,
       env: {
         ...process.env,
-        DATABASE_URL: stack.db.url,
+        DATABASE_URL: s.stack.db.url,
         REDIS_URL,
-        REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
+        REDIS_KEY_PREFIX: s.stack.config.counters.keyPrefix,
         LOG_LEVEL: 'silent',
       },
     });
@@ -85,7 +66,7 @@ describe('billing and listing changes reach every gateway at once', () => {
   };
 
   async function consumerWith(cents: number): Promise<Person> {
-    const consumer = await createConsumer(stack.services, cents);
+    const consumer = await createConsumer(s.stack.services, cents);
     return consumer;
   }
 
@@ -102,14 +83,11 @@ describe('billing and listing changes reach every gateway at once', () => {
     expect(await admin('unsuspend', consumer.orgId)).toMatchObject({ suspended: false });
     const liftedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-    }
+    await expectBoth(consumer);
     expect(Date.now() - liftedAt).toBeLessThan(1_000);
     // The calls reach Postgres within moments of their answers (the usage drain: docs/durability.md).
     const balance = async () => {
-      const [org] = await stack.services.orm.em
+      const [org] = await s.stack.services.orm.em
         .fork()
         .execute<{ credit_cents: string }[]>('select credit_cents from orgs where id = ?', [consumer.orgId]);
       return Number(org!.credit_cents);
@@ -123,34 +101,30 @@ describe('billing and listing changes reach every gateway at once', () => {
   it('a price decrease is charged by both gateways on the next call', async () => {
     const consumer = await consumerWith(1_000);
     await warm(consumer, 10);
-    const endpointId = api.endpoints['GET /paid']!;
+    const endpointId = s.api.endpoints['GET /paid']!;
     // The provider's own PATCH /pricing, as its service call (the route only parses and calls it).
-    const res = await stack.services.priceChanges.updatePricing(
-      { type: 'api_key', orgId: provider.orgId, keyId: provider.keyId, keyPrefix: 'svc_live_', scopes: SCOPES },
-      api.apiId,
+    const res = await s.stack.services.priceChanges.updatePricing(
+      { type: 'api_key', orgId: s.provider.orgId, keyId: s.provider.keyId, keyPrefix: 'svc_live_', scopes: SCOPES },
+      s.api.apiId,
       { endpoints: [{ endpoint_id: endpointId, price_cents: 4 }] },
     );
     expect(res.endpoints[0]).toMatchObject({ price_cents: 4, price_increase: null });
     const changedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject({ cost_cents: 4, price_cents_effective: 4 });
-    }
+    await expectBoth(consumer, { cost_cents: 4, price_cents_effective: 4 });
     expect(Date.now() - changedAt).toBeLessThan(1_000);
   });
 
   /** A fresh listing whose endpoint carries a scheduled increase to 25 cents at `effectiveAt` (set as the pricing
    * workflow's schedule leaves it), not yet seen by either gateway. */
   async function listingWithIncrease(effectiveAt: Date): Promise<{ listing: LiveApi; endpointId: string }> {
-    const listing = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    const listing = await createLiveApi(s.stack.services, {
+      providerOrgId: s.provider.orgId,
+      baseUrl: s.upstream.url,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
     });
     const endpointId = listing.endpoints['GET /paid']!;
-    await stack.services.orm.em
+    await s.stack.services.orm.em
       .fork()
       .execute('update endpoints set pending_price_cents = 25, pending_price_effective_at = ? where id = ?', [
         effectiveAt,
@@ -169,18 +143,18 @@ describe('billing and listing changes reach every gateway at once', () => {
       expect(res.body.meta.cost_cents).toBe(10);
     }
     // The provider cancels before the increase is due (no Temporal here: the schedule's workflow is not running).
-    const temporal = stack.services.temporal;
+    const temporal = s.stack.services.temporal;
     const cancelRun = temporal.cancelPriceChange.bind(temporal);
     temporal.cancelPriceChange = () => Promise.resolve(false);
     try {
       const principal = {
         type: 'api_key' as const,
-        orgId: provider.orgId,
-        keyId: provider.keyId,
+        orgId: s.provider.orgId,
+        keyId: s.provider.keyId,
         keyPrefix: 'svc_live_',
         scopes: SCOPES,
       };
-      const view = await stack.services.priceChanges.cancelPendingPrice(principal, listing.apiId, endpointId);
+      const view = await s.stack.services.priceChanges.cancelPendingPrice(principal, listing.apiId, endpointId);
       expect(view).toMatchObject({ price_cents: 10, price_increase: null });
     } finally {
       temporal.cancelPriceChange = cancelRun;
@@ -188,11 +162,7 @@ describe('billing and listing changes reach every gateway at once', () => {
     const cancelledAt = Date.now();
     // Past the old effective instant, and well before either gateway's own refresh (5-10 s).
     await new Promise((r) => setTimeout(r, Math.max(SETTLE_MS, effectiveAt.getTime() - Date.now() + 100)));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer, listing.slug);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject({ cost_cents: 10, price_cents_effective: 10 });
-    }
+    await expectBoth(consumer, { cost_cents: 10, price_cents_effective: 10 }, listing.slug);
     expect(Date.now() - cancelledAt).toBeLessThan(5_000);
   });
 
@@ -200,14 +170,10 @@ describe('billing and listing changes reach every gateway at once', () => {
     const consumer = await consumerWith(1_000);
     const effectiveAt = new Date(Date.now() + 3_600_000);
     const { listing, endpointId } = await listingWithIncrease(effectiveAt);
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer, listing.slug);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta.cost_cents).toBe(10);
-    }
+    await expectBoth(consumer, { cost_cents: 10 }, listing.slug);
     // The pricing workflow's activity applies the scheduled price (here directly, as the activity does).
     expect(
-      await stack.services.priceChanges.applyScheduledPrice({
+      await s.stack.services.priceChanges.applyScheduledPrice({
         endpointId,
         priceCents: 25,
         effectiveAt: effectiveAt.toISOString(),
@@ -215,38 +181,33 @@ describe('billing and listing changes reach every gateway at once', () => {
     ).toBe(true);
     const appliedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer, listing.slug);
-      expect(res.status, show(res)).toBe(200);
-      expect(res.body.meta).toMatchObject({ cost_cents: 25, price_cents_effective: 25 });
-    }
+    await expectBoth(consumer, { cost_cents: 25, price_cents_effective: 25 }, listing.slug);
     expect(Date.now() - appliedAt).toBeLessThan(1_000);
   });
 
   it('a billing-mode change (a card saved) lets both gateways serve an org without credit on the next call', async () => {
-    const consumer = await createPerson(stack.services); // prepaid, no credit
+    const consumer = await createPerson(s.stack.services); // prepaid, no credit
     for (const gateway of gateways) expectFailure(await paidCall(gateway, consumer), 402, 'payment_required');
     // What the setup_intent.succeeded webhook commits, then announces (billing.test.ts checks that announcement).
-    await stack.services.orm.em.fork().execute("update orgs set billing_mode = 'card' where id = ?", [consumer.orgId]);
-    await stack.services.gatewayEvents.orgChanged(consumer.orgId);
+    await s.stack.services.orm.em
+      .fork()
+      .execute("update orgs set billing_mode = 'card' where id = ?", [consumer.orgId]);
+    await s.stack.services.gatewayEvents.orgChanged(consumer.orgId);
     const changedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const gateway of gateways) {
-      const res = await paidCall(gateway, consumer);
-      expect(res.status, show(res)).toBe(200);
-    }
+    await expectBoth(consumer);
     expect(Date.now() - changedAt).toBeLessThan(1_000);
   });
 
   it('an unpublished listing is gone from both gateways on the next call', async () => {
     const consumer = await consumerWith(1_000);
-    const other = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    const other = await createLiveApi(s.stack.services, {
+      providerOrgId: s.provider.orgId,
+      baseUrl: s.upstream.url,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 10 }],
     });
     for (const gateway of gateways) expect((await paidCall(gateway, consumer, other.slug)).status).toBe(200);
-    await stack.services.providerLifecycle.setStatus(other.apiId, 'draft'); // the unpublish step of verifyAndPublishWorkflow
+    await s.stack.services.providerLifecycle.setStatus(other.apiId, 'draft'); // the unpublish step of verifyAndPublishWorkflow
     const changedAt = Date.now();
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     for (const gateway of gateways) expectFailure(await paidCall(gateway, consumer, other.slug), 404, 'not_found');

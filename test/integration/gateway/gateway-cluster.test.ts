@@ -2,66 +2,43 @@
 // concurrency spend exactly the credit, the books match, a change announced on pub/sub reaches the gateway, and the
 // sweeper finds and voids a reservation nobody settled, whatever node its org's slot is on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
-import { type RedisCounterStore } from '../../../core/counters/index.js';
-import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
+import type { RedisCounterStore } from '../../../core/counters/index.js';
 import type { Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { expectFailure, http, serve } from '../../helpers/http.js';
-import type { LiveApi } from '../../helpers/listings.js';
+import { expectFailure, http } from '../../helpers/http.js';
 import { waitFor } from '../../helpers/ports.js';
+import { useGatewayStack } from '../../helpers/gateway-stack.js';
 import { startRedisCluster, type RedisClusterHarness } from '../../helpers/redis-cluster.js';
-import { createTestStack, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { createConsumer, createPaidApi, closeAll } from '../../helpers/fixtures.js';
 
 describe('gateway on a Redis Cluster', () => {
   let cluster: RedisClusterHarness;
-  let stack: TestStack;
-  let gateway: GatewayHandler;
-  let server: RunningHttpServer;
-  let upstream: Upstream;
-  let api: LiveApi;
-
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    upstream = await startUpstream();
-    stack = await createTestStack({
-      env: { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.env, GATEWAY_RATE_LIMIT_PER_MIN: '100000' },
-    });
-    gateway = createGatewayHandler(stack.services);
-    server = await serve(gateway);
-    api = await createPaidApi(stack.services, {
-      baseUrl: upstream.url,
-      endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 1 }],
-    });
   }, 90_000);
   afterAll(async () => {
-    const report = await stack?.services.reconciliation.run();
-    expect(report?.ok, JSON.stringify(report)).toBe(true);
-    expect(await stack?.services.ledger.findDrift()).toEqual([]);
-    await closeAll(server, gateway, stack, upstream);
     await cluster?.stop();
   });
+  const g = useGatewayStack(
+    () => ({
+      env: { REDIS_URL: '', REDIS_CLUSTER_NODES: cluster.env, GATEWAY_RATE_LIMIT_PER_MIN: '100000' },
+      endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 1 }],
+    }),
+    async (services) => {
+      const report = await services.reconciliation.run();
+      expect(report.ok, JSON.stringify(report)).toBe(true);
+      expect(await services.ledger.findDrift()).toEqual([]);
+    },
+  );
 
-  async function consumer(credit: number): Promise<Person> {
-    const p = await createConsumer(stack.services, credit);
-    return p;
-  }
+  const consumer = (credit: number): Promise<Person> => g.consumer(credit);
   const call = (p: Person, id: number) =>
-    http(server.url, 'GET', `/v1/proxy/${api.slug}/items/${id}`, { token: p.apiKey });
+    http(g.server.url, 'GET', `/v1/proxy/${g.api.slug}/items/${id}`, { token: p.apiKey });
   // The calls answered so far are in Postgres first (the usage drain: docs/durability.md).
-  const balance = async (orgId: string) => {
-    await gateway.drain.flush();
-    const [row] = await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [
-      orgId,
-    ]);
-    return Number(row!.credit_cents);
-  };
+  const balance = (orgId: string) => g.balance(orgId);
 
   it('runs on a cluster client', () => {
-    expect(stack.config.counters.kind).toBe('redis-cluster');
-    expect((stack.services.counters as RedisCounterStore).client.isCluster).toBe(true);
+    expect(g.stack.config.counters.kind).toBe('redis-cluster');
+    expect((g.stack.services.counters as RedisCounterStore).client.isCluster).toBe(true);
   });
 
   it('100 cents buy exactly 100 of 150 concurrent 1-cent calls, and the books match', async () => {
@@ -72,7 +49,7 @@ describe('gateway on a Redis Cluster', () => {
     for (const r of results.filter((x) => x.status !== 200)) expectFailure(r, 402, 'payment_required');
     expect(await balance(c.orgId)).toBe(0);
     const [usage] = await sql<{ n: number; cost: number }>(
-      stack.db.url,
+      g.stack.db.url,
       `select count(*)::int as n, coalesce(sum(cost_cents), 0)::int as cost
          from usage_events where org_id = $1 and outcome = 'success'`,
       [c.orgId],
@@ -90,8 +67,8 @@ describe('gateway on a Redis Cluster', () => {
   it('a change announced on pub/sub reaches the gateway (a suspension applies at once)', async () => {
     const c = await consumer(50);
     expect((await call(c, 1)).status).toBe(200);
-    await sql(stack.db.url, `update orgs set suspended = true, suspended_reason = 'test' where id = $1`, [c.orgId]);
-    await stack.services.gatewayEvents.orgChanged(c.orgId);
+    await sql(g.stack.db.url, `update orgs set suspended = true, suspended_reason = 'test' where id = $1`, [c.orgId]);
+    await g.stack.services.gatewayEvents.orgChanged(c.orgId);
     // Without the message the fresh fast state would keep admitting for 5 s.
     await waitFor(async () => (await call(c, 2)).status === 402, { timeoutMs: 2_000, what: 'the suspension' });
   });
@@ -102,7 +79,7 @@ describe('gateway on a Redis Cluster', () => {
     const now = Date.now();
     const day = new Date(now).toISOString().slice(0, 10);
     const reservationId = `use_cluster_sweep_${now}`;
-    const admitted = await stack.services.spend.admit({
+    const admitted = await g.stack.services.spend.admit({
       orgId: c.orgId,
       keyId: c.keyId,
       rateKey: `sweep_${now}`,
@@ -123,9 +100,9 @@ describe('gateway on a Redis Cluster', () => {
     expect(admitted.outcome).toBe('admitted');
     // The 9 cents are held: a 1-cent call no longer fits the 9 cents left.
     expectFailure(await call(c, 2), 402, 'payment_required');
-    const swept = await gateway.sweeper.sweepOnce();
+    const swept = await g.gateway.sweeper.sweepOnce();
     expect(swept.voided).toBeGreaterThanOrEqual(1);
-    expect((await stack.services.spend.expired(Date.now(), 10_000)).map((r) => r.reservationId)).not.toContain(
+    expect((await g.stack.services.spend.expired(Date.now(), 10_000)).map((r) => r.reservationId)).not.toContain(
       reservationId,
     );
     expect((await call(c, 3)).status).toBe(200);

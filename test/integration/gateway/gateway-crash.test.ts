@@ -6,7 +6,6 @@
 // Usage rows are always awaited (polled), never assumed present the instant a 2xx arrives.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../../core/auth/scopes.js';
 import { createPerson } from '../../helpers/accounts.js';
 import { checkBooks, openReservations, type OpenReservation } from '../../helpers/books.js';
 import { call, CALL_TIMEOUT_MS, sleep, startLoad, tally, type Recorded } from '../../helpers/paid-load.js';
@@ -14,8 +13,9 @@ import { createTestDatabase, sql, type TestDatabase } from '../../helpers/db.js'
 import { startDurableRedis, type DurableRedis } from '../../helpers/durable-redis.js';
 import { waitFor } from '../../helpers/ports.js';
 import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { startScratchPostgres, type ScratchPostgres } from '../../helpers/scratch-postgres.js';
-import { createTestStack, NO_TEMPORAL, testRedisPrefix } from '../../helpers/services.js';
+import { startScratchPostgres } from '../../helpers/scratch-postgres.js';
+import { createBudgetKeys, seedDatabase } from '../../helpers/seed.js';
+import { NO_TEMPORAL, testRedisPrefix } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { createPaidApi } from '../../helpers/fixtures.js';
 
@@ -47,37 +47,16 @@ interface Fixture {
 
 /** A paid listing behind `upstream`, a consumer with plenty of prepaid credit, a big-budget key and a tight one. */
 async function seed(databaseUrl: string, upstream: Upstream): Promise<Fixture> {
-  const stack = await createTestStack({
-    db: { name: 'external', url: databaseUrl, drop: () => Promise.resolve() },
-  });
-  try {
-    const { services } = stack;
+  return seedDatabase(databaseUrl, async (services) => {
     const api = await createPaidApi(services, {
       baseUrl: upstream.url,
       endpoints: [{ method: 'GET', path: '/paid', priceCents: PRICE }],
     });
     const consumer = await createPerson(services);
-    const em = services.orm.em.fork();
-    const main = services.keys.create(em, {
-      orgId: consumer.orgId,
-      name: 'main',
-      scopes: SCOPES,
-      source: 'api',
-      budgetCents: 1_000_000,
-    });
-    const tight = services.keys.create(em, {
-      orgId: consumer.orgId,
-      name: 'tight',
-      scopes: SCOPES,
-      source: 'api',
-      budgetCents: TIGHT_BUDGET,
-    });
-    await em.flush();
+    const keys = await createBudgetKeys(services, consumer.orgId, { main: 1_000_000, tight: TIGHT_BUDGET });
     await services.ledger.post({ orgId: consumer.orgId, kind: 'grant', amountCents: 1_000_000 });
-    return { slug: api.slug, orgId: consumer.orgId, mainKey: main.plaintext, tightKey: tight.plaintext };
-  } finally {
-    await stack.close();
-  }
+    return { slug: api.slug, orgId: consumer.orgId, mainKey: keys.main, tightKey: keys.tight };
+  });
 }
 
 function gatewayEnv(databaseUrl: string, redisUrl: string, prefix: string): Record<string, string> {
@@ -172,6 +151,39 @@ async function expectNoOpenReservations(redisUrl: string, prefix: string, databa
   }
 }
 
+/** Paid load on `gateway` across an outage: `fault` is killed 2.5 s into it and restarted 2 s later. */
+async function acrossOutage(
+  gateway: RunningProcess,
+  f: Fixture,
+  fault: { kill(): Promise<void>; restart(): Promise<void> },
+) {
+  const warm = await warmUp([gateway.urls.gateway], f);
+  const load = startLoad([gateway.urls.gateway], f, { idempotencyPrefix: 'crash' });
+  await sleep(2_500);
+  const killedAt = Date.now();
+  await fault.kill();
+  await sleep(2_000);
+  const restartedAt = Date.now();
+  await fault.restart();
+  const recovery = await expectRecovery(gateway.urls.gateway, f, 30_000);
+  await sleep(1_500);
+  const answers = await load.stop();
+  return { warm, answers, recovery, killedAt, restartedAt };
+}
+
+/** Only documented answers (`extra` allows more), 503 while the outage lasted, a 200 after the restart. */
+function expectOutageAnswers(
+  { answers, recovery, killedAt, restartedAt }: Awaited<ReturnType<typeof acrossOutage>>,
+  gateway: RunningProcess,
+  extra?: (a: Recorded) => boolean,
+): void {
+  const bad = unexpected([...answers, ...recovery], [gateway], extra);
+  expect(bad.slice(0, 10), JSON.stringify(tally(answers))).toEqual([]);
+  const during = answers.filter((a) => a.at > killedAt + 200 && a.at < restartedAt);
+  expect(during.filter((a) => a.status === 503).length, JSON.stringify(tally(during))).toBeGreaterThan(0);
+  expect(answers.some((a) => a.status === 200 && a.at > restartedAt)).toBe(true);
+}
+
 /**
  * Only documented answers: 200, 402 (the tight key's budget), 429, 503, and 502 when the gateway blames the upstream
  * (it logged "upstream call failed" for that request: the loopback upstream shares this busy process and may miss
@@ -218,6 +230,44 @@ describe('gateway crash tests (real processes)', () => {
     await upstream?.close();
   });
 
+  /** A test's own database (`open`ed, `close`d after the file), durable Redis and Redis prefix, seeded. */
+  async function setUp<D extends { url: string }>(open: () => Promise<D>, close: (db: D) => Promise<unknown>) {
+    const db = await open();
+    cleanups.push(() => close(db));
+    const redis: DurableRedis = await startDurableRedis();
+    cleanups.push(() => redis.stop());
+    const prefix = testRedisPrefix();
+    const f = await seed(db.url, upstream);
+    return { db, redis, prefix, f, env: gatewayEnv(db.url, redis.url, prefix) };
+  }
+  const testDatabase = () => setUp(createTestDatabase, (db) => db.drop());
+  const scratchPostgres = () => setUp(startScratchPostgres, (pg) => pg.stop());
+
+  async function startGateway(env: Record<string, string>): Promise<RunningProcess> {
+    const gateway = await startProcess({ roles: ['gateway'], env });
+    cleanups.push(() => gateway.stop('SIGKILL'));
+    return gateway;
+  }
+
+  /** No reservation left open, then the books check over every answer; logs the report under `label`. */
+  async function settle(
+    { redis, prefix, db }: { redis: DurableRedis; prefix: string; db: { url: string } },
+    answers: Recorded[],
+    label: string,
+    summary: Record<string, unknown>,
+  ): Promise<void> {
+    await expectNoOpenReservations(redis.url, prefix, db.url);
+    const report = await checkBooks(db.url, answers);
+    console.log(label, JSON.stringify({ ...summary, ...report, unannouncedCharges: undefined }));
+  }
+
+  /** `settle` after an outage run, its load's answers tallied in the log. */
+  const settleOutage = (
+    s: Parameters<typeof settle>[0],
+    { warm, answers, recovery }: Awaited<ReturnType<typeof acrossOutage>>,
+    label: string,
+  ) => settle(s, [...warm, ...answers, ...recovery], label, { tally: tally(answers) });
+
   it('the books check catches what it is for (a planted unbooked 2xx, an unbatched charge, an undebited batch, a drifted balance)', async () => {
     const db: TestDatabase = await createTestDatabase();
     cleanups.push(() => db.drop());
@@ -260,19 +310,10 @@ describe('gateway crash tests (real processes)', () => {
   }, 60_000);
 
   it('SIGKILL of one of two gateway processes mid-load: its reservations are swept, the books balance', async () => {
-    const db: TestDatabase = await createTestDatabase();
-    cleanups.push(() => db.drop());
-    const redis: DurableRedis = await startDurableRedis();
-    cleanups.push(() => redis.stop());
-    const prefix = testRedisPrefix();
-    const f = await seed(db.url, upstream);
-    const env = gatewayEnv(db.url, redis.url, prefix);
-    const gateways: RunningProcess[] = await Promise.all([
-      startProcess({ roles: ['gateway'], env }),
-      startProcess({ roles: ['gateway'], env }),
-    ]);
-    for (const g of gateways) cleanups.push(() => g.stop('SIGKILL'));
-    const [victim, survivor] = gateways as [RunningProcess, RunningProcess];
+    const s = await testDatabase();
+    const { f } = s;
+    const gateways = await Promise.all([startGateway(s.env), startGateway(s.env)]);
+    const [victim, survivor] = gateways;
 
     const warm = await warmUp([victim.urls.gateway, survivor.urls.gateway], f);
     const load = startLoad([victim.urls.gateway, survivor.urls.gateway], f, { idempotencyPrefix: 'crash' });
@@ -295,65 +336,22 @@ describe('gateway crash tests (real processes)', () => {
     expect(answers.some((a) => a.replayed)).toBe(true);
 
     const recovery = await expectRecovery(survivor.urls.gateway, f, 10_000);
-    await expectNoOpenReservations(redis.url, prefix, db.url);
-    const report = await checkBooks(db.url, [...warm, ...answers, ...recovery]);
-    console.log('gateway kill:', JSON.stringify({ tally: tally(answers), ...report, unannouncedCharges: undefined }));
+    await settle(s, [...warm, ...answers, ...recovery], 'gateway kill:', { tally: tally(answers) });
   }, 150_000);
 
   it('SIGKILL of Redis mid-load, restarted from its AOF: 503 meanwhile, paid calls succeed after, the books balance', async () => {
-    const db: TestDatabase = await createTestDatabase();
-    cleanups.push(() => db.drop());
-    const redis: DurableRedis = await startDurableRedis();
-    cleanups.push(() => redis.stop());
-    const prefix = testRedisPrefix();
-    const f = await seed(db.url, upstream);
-    const gateway = await startProcess({ roles: ['gateway'], env: gatewayEnv(db.url, redis.url, prefix) });
-    cleanups.push(() => gateway.stop('SIGKILL'));
-
-    const warm = await warmUp([gateway.urls.gateway], f);
-    const load = startLoad([gateway.urls.gateway], f, { idempotencyPrefix: 'crash' });
-    await sleep(2_500);
-    const killedAt = Date.now();
-    await redis.kill();
-    await sleep(2_000);
-    const restartedAt = Date.now();
-    await redis.restart();
-    const recovery = await expectRecovery(gateway.urls.gateway, f, 30_000);
-    await sleep(1_500);
-    const answers = await load.stop();
-
-    const bad = unexpected([...answers, ...recovery], [gateway]);
-    expect(bad.slice(0, 10), JSON.stringify(tally(answers))).toEqual([]);
-    const during = answers.filter((a) => a.at > killedAt + 200 && a.at < restartedAt);
-    expect(during.filter((a) => a.status === 503).length, JSON.stringify(tally(during))).toBeGreaterThan(0);
-    expect(answers.some((a) => a.status === 200 && a.at > restartedAt)).toBe(true);
-
-    await expectNoOpenReservations(redis.url, prefix, db.url);
-    const report = await checkBooks(db.url, [...warm, ...answers, ...recovery]);
-    console.log('redis kill:', JSON.stringify({ tally: tally(answers), ...report, unannouncedCharges: undefined }));
+    const s = await testDatabase();
+    const gateway = await startGateway(s.env);
+    const run = await acrossOutage(gateway, s.f, s.redis);
+    expectOutageAnswers(run, gateway);
+    await settleOutage(s, run, 'redis kill:');
   }, 150_000);
 
   it('SIGKILL of Postgres mid-load, restarted: only 503 meanwhile, paid calls succeed after, the books balance', async () => {
-    const pg: ScratchPostgres = await startScratchPostgres();
-    cleanups.push(() => pg.stop());
-    const redis: DurableRedis = await startDurableRedis();
-    cleanups.push(() => redis.stop());
-    const prefix = testRedisPrefix();
-    const f = await seed(pg.url, upstream);
-    const gateway = await startProcess({ roles: ['gateway'], env: gatewayEnv(pg.url, redis.url, prefix) });
-    cleanups.push(() => gateway.stop('SIGKILL'));
-
-    const warm = await warmUp([gateway.urls.gateway], f);
-    const load = startLoad([gateway.urls.gateway], f, { idempotencyPrefix: 'crash' });
-    await sleep(2_500);
-    const killedAt = Date.now();
-    await pg.kill();
-    await sleep(2_000);
-    const restartedAt = Date.now();
-    await pg.restart();
-    const recovery = await expectRecovery(gateway.urls.gateway, f, 30_000);
-    await sleep(1_500);
-    const answers = await load.stop();
+    const s = await scratchPostgres();
+    const gateway = await startGateway(s.env);
+    const run = await acrossOutage(gateway, s.f, s.db);
+    const { answers, recovery, killedAt } = run;
 
     // Paid calls succeed again from the first 200 after the restart; until then only 503 (see KNOWN_BUGS for 500).
     const recoveredAt = recovery.find((a) => a.status === 200)!.at;
@@ -363,36 +361,25 @@ describe('gateway crash tests (real processes)', () => {
       a.code === 'internal_error' &&
       a.at >= killedAt &&
       a.at <= recoveredAt;
-    const bad = unexpected([...answers, ...recovery], [gateway], known500);
-    expect(bad.slice(0, 10), JSON.stringify(tally(answers))).toEqual([]);
+    expectOutageAnswers(run, gateway, known500);
     const tolerated = [...answers, ...recovery].filter(known500).length;
     if (tolerated > 0)
       console.warn(`KNOWN BUG catalog500OnDatabaseOutage: ${tolerated} answers were 500 during the outage`);
-    const during = answers.filter((a) => a.at > killedAt + 200 && a.at < restartedAt);
-    expect(during.filter((a) => a.status === 503).length, JSON.stringify(tally(during))).toBeGreaterThan(0);
-    expect(answers.some((a) => a.status === 200 && a.at > restartedAt)).toBe(true);
     expect(gateway.child.exitCode).toBeNull(); // the gateway survived the outage
 
-    await expectNoOpenReservations(redis.url, prefix, pg.url);
-    const report = await checkBooks(pg.url, [...warm, ...answers, ...recovery]);
-    console.log('postgres kill:', JSON.stringify({ tally: tally(answers), ...report, unannouncedCharges: undefined }));
+    await settleOutage(s, run, 'postgres kill:');
     const [row] = await sql<{ n: number }>(
-      pg.url,
+      s.db.url,
       "select count(*)::int as n from usage_events where outcome = 'success'",
     );
     expect(row!.n).toBeGreaterThan(0);
   }, 150_000);
 
   it('SIGKILL of a drainer holding answered calls Postgres never got: another gateway claims and books them', async () => {
-    const pg: ScratchPostgres = await startScratchPostgres();
-    cleanups.push(() => pg.stop());
-    const redis: DurableRedis = await startDurableRedis();
-    cleanups.push(() => redis.stop());
-    const prefix = testRedisPrefix();
-    const f = await seed(pg.url, upstream);
-    const env = { ...gatewayEnv(pg.url, redis.url, prefix), GATEWAY_DRAIN_CLAIM_IDLE_MS: '500' };
-    const drainer = await startProcess({ roles: ['gateway'], env });
-    cleanups.push(() => drainer.stop('SIGKILL'));
+    const s = await scratchPostgres();
+    const { f, db: pg } = s;
+    const env = { ...s.env, GATEWAY_DRAIN_CLAIM_IDLE_MS: '500' };
+    const drainer = await startGateway(env);
 
     const warm = await warmUp([drainer.urls.gateway], f);
     // Postgres goes away: the fast state still answers paid calls (durable in the usage stream), the drain retries.
@@ -412,15 +399,9 @@ describe('gateway crash tests (real processes)', () => {
     // The drainer dies with those calls in its pending list; Postgres comes back; another gateway takes them over.
     await drainer.stop('SIGKILL');
     await pg.restart();
-    const heir = await startProcess({ roles: ['gateway'], env });
-    cleanups.push(() => heir.stop('SIGKILL'));
+    const heir = await startGateway(env);
     const recovery = await expectRecovery(heir.urls.gateway, f, 30_000);
-    await expectNoOpenReservations(redis.url, prefix, pg.url);
-    const report = await checkBooks(pg.url, [...warm, ...during, ...recovery]);
-    console.log(
-      'drainer kill:',
-      JSON.stringify({ answered: answered.length, ...report, unannouncedCharges: undefined }),
-    );
+    await settle(s, [...warm, ...during, ...recovery], 'drainer kill:', { answered: answered.length });
     const ids = answered.map((a) => a.requestId!);
     const rows = await sql<{ n: number }>(
       pg.url,

@@ -5,39 +5,30 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import { createPerson } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { REDIS_URL } from '../../helpers/env.js';
 import { expectFailure, http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
+import type { LiveApi } from '../../helpers/listings.js';
 import { freePort } from '../../helpers/ports.js';
-import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { stackRoleEnv, startGatewayPair, startProcess, type RunningProcess } from '../../helpers/processes.js';
+import { startListedStack } from '../../helpers/listed-stack.js';
+import { createTestStack, type TestStack } from '../../helpers/services.js';
+import type { Upstream } from '../../helpers/upstream.js';
 import { createConsumer } from '../../helpers/fixtures.js';
-
-const SECRETS_KEY = '7e'.repeat(32);
 
 describe('gateway faults', () => {
   let stack: TestStack;
   let upstream: Upstream;
-  let provider: Person;
   let api: LiveApi;
 
   beforeAll(async () => {
-    upstream = await startUpstream();
-    stack = await createTestStack({
+    ({ stack, upstream, api } = await startListedStack({
       env: { GATEWAY_UPSTREAM_TIMEOUT_MS: '1000', GATEWAY_SWEEP_INTERVAL_MS: '500' },
-    });
-    provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 3 },
         { method: 'GET', path: '/free', priceCents: 0 },
       ],
-    });
+    }));
   });
   afterAll(async () => {
     // The books balance after every fault: usage debits match earnings, balances match ledgers.
@@ -48,16 +39,8 @@ describe('gateway faults', () => {
     await upstream?.close();
   });
 
-  const gatewayEnv = (extra: Record<string, string> = {}) => ({
-    DATABASE_URL: stack.db.url,
-    REDIS_URL,
-    REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
-    TEMPORAL_ADDRESS: NO_TEMPORAL,
-    SECRETS_KEY,
-    UPSTREAM_ALLOW_PRIVATE: 'true',
-    GATEWAY_UPSTREAM_TIMEOUT_MS: '1000',
-    ...extra,
-  });
+  const gatewayEnv = (extra: Record<string, string> = {}) =>
+    stackRoleEnv(stack, { GATEWAY_UPSTREAM_TIMEOUT_MS: '1000', ...extra });
   const balance = async (orgId: string) =>
     Number(
       (await sql<{ credit_cents: string }>(stack.db.url, 'select credit_cents from orgs where id = $1', [orgId]))[0]!
@@ -107,10 +90,7 @@ describe('gateway faults', () => {
   it('the rate limit holds across two gateway processes sharing Redis', async () => {
     const c = await createPerson(stack.services);
     const env = gatewayEnv({ GATEWAY_RATE_LIMIT_PER_MIN: '10' });
-    const [a, b] = await Promise.all([
-      startProcess({ roles: ['gateway'], env }),
-      startProcess({ roles: ['gateway'], env }),
-    ]);
+    const [a, b] = await startGatewayPair(env);
     try {
       const statuses: number[] = [];
       let retryAfter: string | null = null;

@@ -99,6 +99,13 @@ describe('gateway leases across processes', () => {
     );
   }
 
+  /** `n` calls to `gateway`, one after the other. */
+  async function oneByOne(gateway: RunningProcess, token: string, n: number): Promise<Recorded[]> {
+    const answers: Recorded[] = [];
+    for (let i = 0; i < n; i++) answers.push(tag(await call(gateway.urls.gateway, api.slug, token, undefined), 0));
+    return answers;
+  }
+
   /** A call that waits up to 30 s for its answer, recorded as the load helper records one. */
   async function patientCall(base: string, token: string): Promise<Omit<Recorded, 'target' | 'key' | 'at'>> {
     const res = await fetch(`${base}/v1/proxy/${api.slug}/slow`, {
@@ -156,8 +163,7 @@ describe('gateway leases across processes', () => {
     const [victim, survivor] = gateways as [RunningProcess, RunningProcess];
     const c = await consumer(500);
     // Sequential calls on the victim: it leases (at most half of 500) and admits them in process.
-    const before: Recorded[] = [];
-    for (let i = 0; i < 20; i++) before.push(tag(await call(victim.urls.gateway, api.slug, c.apiKey, undefined), 0));
+    const before = await oneByOne(victim, c.apiKey, 20);
     expect(statuses(before)).toEqual({ 200: 20 });
     const leases = (await openReservations(REDIS_URL, stack.config.counters.keyPrefix)).filter((r) =>
       r.reservationId.startsWith('lease_'),
@@ -190,8 +196,7 @@ describe('gateway leases across processes', () => {
   it('a gateway stopped past its lease hold, then resumed: no uncharged 200, nothing charged twice', async () => {
     const [paused, other] = gateways as [RunningProcess, RunningProcess];
     const c = await consumer(300);
-    const warm: Recorded[] = [];
-    for (let i = 0; i < 5; i++) warm.push(tag(await call(paused.urls.gateway, api.slug, c.apiKey, undefined), 0));
+    const warm = await oneByOne(paused, c.apiKey, 5);
     expect(statuses(warm)).toEqual({ 200: 5 });
     // Calls in flight on the lease (the upstream answers after 600 ms), then the process stops for longer than the
     // lease's hold: the other gateway's sweeper releases it meanwhile.

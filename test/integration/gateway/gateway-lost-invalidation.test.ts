@@ -9,10 +9,11 @@ import type { Person } from '../../helpers/accounts.js';
 import { startDurableRedis, type DurableRedis } from '../../helpers/durable-redis.js';
 import { http } from '../../helpers/http.js';
 import type { LiveApi } from '../../helpers/listings.js';
-import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { createConsumer, createPaidApi } from '../../helpers/fixtures.js';
+import { stackRoleEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
+import { startListedStack } from '../../helpers/listed-stack.js';
+import type { TestStack } from '../../helpers/services.js';
+import type { Upstream } from '../../helpers/upstream.js';
+import { createConsumer } from '../../helpers/fixtures.js';
 
 describe('a lost invalidation message', () => {
   let redis: DurableRedis;
@@ -25,27 +26,14 @@ describe('a lost invalidation message', () => {
   beforeAll(async () => {
     redis = await startDurableRedis(['--appendonly', 'no']);
     admin = new Redis(redis.url);
-    upstream = await startUpstream();
-    stack = await createTestStack({ env: { REDIS_URL: redis.url } });
-    api = await createPaidApi(stack.services, {
-      baseUrl: upstream.url,
+    ({ stack, upstream, api } = await startListedStack({
+      env: { REDIS_URL: redis.url },
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 2 },
         { method: 'GET', path: '/free', priceCents: 0 },
       ],
-    });
-    gw = await startProcess({
-      roles: ['gateway'],
-      env: {
-        DATABASE_URL: stack.db.url,
-        REDIS_URL: redis.url,
-        REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
-        TEMPORAL_ADDRESS: NO_TEMPORAL,
-        SECRETS_KEY: '7e'.repeat(32),
-        UPSTREAM_ALLOW_PRIVATE: 'true',
-        SHUTDOWN_GRACE_MS: '2000',
-      },
-    });
+    }));
+    gw = await startProcess({ roles: ['gateway'], env: stackRoleEnv(stack, { SHUTDOWN_GRACE_MS: '2000' }) });
   }, 120_000);
   afterAll(async () => {
     if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);

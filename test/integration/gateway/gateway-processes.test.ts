@@ -7,16 +7,14 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { REDIS_URL, ROOT } from '../../helpers/env.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { ROOT } from '../../helpers/env.js';
+import type { LiveApi } from '../../helpers/listings.js';
+import { stackRoleEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
+import { startListedStack } from '../../helpers/listed-stack.js';
+import type { TestStack } from '../../helpers/services.js';
+import type { Upstream } from '../../helpers/upstream.js';
 import { createConsumer } from '../../helpers/fixtures.js';
-
-const SECRETS_KEY = '7e'.repeat(32);
 
 /** One request on its own connection (no keep-alive), so the cluster hands each to the next worker in turn. */
 function fresh(base: string, path: string, token?: string): Promise<{ status: number; body: any }> {
@@ -60,34 +58,19 @@ const alive = (pid: number) => {
 describe('gateway processes', () => {
   let stack: TestStack;
   let upstream: Upstream;
-  let provider: Person;
   let api: LiveApi;
   let gw: RunningProcess | undefined;
 
   beforeAll(async () => {
-    upstream = await startUpstream();
-    stack = await createTestStack();
-    provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
+    ({ stack, upstream, api } = await startListedStack({
       endpoints: [
         { method: 'GET', path: '/paid', priceCents: 3 },
         { method: 'GET', path: '/free', priceCents: 0 },
       ],
-    });
+    }));
     gw = await startProcess({
       roles: ['gateway', '--processes', '2'],
-      env: {
-        DATABASE_URL: stack.db.url,
-        REDIS_URL,
-        REDIS_KEY_PREFIX: stack.config.counters.keyPrefix,
-        TEMPORAL_ADDRESS: NO_TEMPORAL,
-        SECRETS_KEY,
-        UPSTREAM_ALLOW_PRIVATE: 'true',
-        GATEWAY_RATE_LIMIT_PER_MIN: '40',
-        SHUTDOWN_GRACE_MS: '2000',
-      },
+      env: stackRoleEnv(stack, { GATEWAY_RATE_LIMIT_PER_MIN: '40', SHUTDOWN_GRACE_MS: '2000' }),
     });
   }, 120_000);
   afterAll(async () => {

@@ -19,18 +19,22 @@ function get(
   });
 }
 
+/** A server on a free loopback port, logging nothing, with `graceMs` to finish requests on close. */
+const startTestServer = (graceMs: number, handler: Parameters<typeof startHttpServer>[0]['handler']) =>
+  startHttpServer({
+    name: 't',
+    host: '127.0.0.1',
+    port: 0,
+    logger: createLogger({ level: 'silent' }),
+    graceMs,
+    handler,
+  });
+
 describe('startHttpServer graceful shutdown', () => {
   it('lets an in-flight request finish and closes its keep-alive socket', async () => {
-    const server = await startHttpServer({
-      name: 't',
-      host: '127.0.0.1',
-      port: 0,
-      logger: createLogger({ level: 'silent' }),
-      graceMs: 5_000,
-      handler: (req, res) => {
-        const delay = req.url === '/slow' ? 400 : 0;
-        setTimeout(() => res.end(`done ${req.url}`), delay);
-      },
+    const server = await startTestServer(5_000, (req, res) => {
+      const delay = req.url === '/slow' ? 400 : 0;
+      setTimeout(() => res.end(`done ${req.url}`), delay);
     });
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     expect((await get(server.port, '/warm', agent)).status).toBe(200); // an idle keep-alive socket now exists
@@ -47,14 +51,7 @@ describe('startHttpServer graceful shutdown', () => {
   });
 
   it('force-closes connections still open after the grace period', async () => {
-    const server = await startHttpServer({
-      name: 't',
-      host: '127.0.0.1',
-      port: 0,
-      logger: createLogger({ level: 'silent' }),
-      graceMs: 200,
-      handler: () => undefined, // never answers
-    });
+    const server = await startTestServer(200, () => undefined); // never answers
     const hung = get(server.port, '/hang', new http.Agent());
     await new Promise((r) => setTimeout(r, 50));
     const started = Date.now();

@@ -3,17 +3,14 @@
 // /metrics shows the series docs/operations.md lists, with the labels an alert would use.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../../../core/auth/scopes.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import type { Person } from '../../helpers/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { http } from '../../helpers/http.js';
-import { createLiveApi } from '../../helpers/listings.js';
 import { freePort } from '../../helpers/ports.js';
 import { sharedRoleEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack } from '../../helpers/services.js';
+import { seedPaidListing } from '../../helpers/seed.js';
 import { startTemporal } from '../../helpers/temporal.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { createConsumer } from '../../helpers/fixtures.js';
 
 const scrape = async (port: number) => {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -44,31 +41,15 @@ describe('metrics on every process', () => {
 
   beforeAll(async () => {
     [db, temporal, upstream] = await Promise.all([createTestDatabase(), startTemporal(), startUpstream()]);
-    const stack = await createTestStack({ db: { name: 'external', url: db.url, drop: () => Promise.resolve() } });
-    try {
-      const { services } = stack;
-      provider = await createPerson(services);
-      const live = await createLiveApi(services, {
-        providerOrgId: provider.orgId,
-        baseUrl: upstream.url,
-        endpoints: [{ method: 'GET', path: '/paid', priceCents: 3 }],
-      });
-      slug = live.slug;
-      const consumer = await createConsumer(services, 1_000);
-      consumerKey = consumer.apiKey;
-      const em = services.orm.em.fork();
-      const poor = services.keys.create(em, {
-        orgId: consumer.orgId,
-        name: 'poor',
-        scopes: SCOPES,
-        source: 'api',
-        budgetCents: 1,
-      });
-      await em.flush();
-      poorKey = poor.plaintext;
-    } finally {
-      await stack.close();
-    }
+    const seeded = await seedPaidListing(db.url, {
+      baseUrl: upstream.url,
+      priceCents: 3,
+      credit: 1_000,
+      keys: { poor: 1 },
+    });
+    ({ provider, slug } = seeded);
+    consumerKey = seeded.consumer.apiKey;
+    poorKey = seeded.keys.poor!;
     const common = sharedRoleEnv(db.url, temporal.address);
     for (const role of ['api', 'gateway', 'worker', 'mcp'] as const) ports[role] = await freePort();
     const withMetrics = (role: 'api' | 'gateway' | 'worker' | 'mcp') =>

@@ -4,28 +4,21 @@
 // an evicting one while running is found at the next reconnect, and paid calls are refused until it is fixed.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPerson, type Person } from '../../helpers/accounts.js';
 import { startDurableRedis, type DurableRedis } from '../../helpers/durable-redis.js';
 import { http } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack, NO_TEMPORAL, testRedisPrefix, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { stackRoleEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
+import { startListedStack, type ListedStack } from '../../helpers/listed-stack.js';
+import { testRedisPrefix, type TestStack } from '../../helpers/services.js';
 import { createConsumer } from '../../helpers/fixtures.js';
 
-const SECRETS_KEY = '5c'.repeat(32);
-
-function gatewayEnv(databaseUrl: string, redisUrl: string, extra: Record<string, string> = {}) {
-  const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl,
+/** A gateway of the test stack's marketplace on `redisUrl`, under a fresh key prefix there. */
+function gatewayEnv(stack: TestStack, redisUrl: string, extra: Record<string, string> = {}) {
+  const env = stackRoleEnv(stack, {
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: testRedisPrefix(),
-    TEMPORAL_ADDRESS: NO_TEMPORAL,
-    SECRETS_KEY,
-    UPSTREAM_ALLOW_PRIVATE: 'true',
     SHUTDOWN_GRACE_MS: '2000',
     ...extra,
-  };
+  });
   if (env.NODE_ENV === 'production') delete env.UPSTREAM_ALLOW_PRIVATE;
   return env;
 }
@@ -51,35 +44,24 @@ async function refusal(env: Record<string, string>): Promise<string> {
 }
 
 describe('Redis requirements of the money path', () => {
-  let stack: TestStack;
-  let upstream: Upstream;
-  let provider: Person;
-  let api: LiveApi;
+  let s: ListedStack;
   const servers: DurableRedis[] = [];
   const processes: RunningProcess[] = [];
 
   beforeAll(async () => {
-    upstream = await startUpstream();
-    stack = await createTestStack();
-    provider = await createPerson(stack.services);
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: upstream.url,
-      endpoints: [{ method: 'GET', path: '/paid', priceCents: 2 }],
-    });
+    s = await startListedStack({ endpoints: [{ method: 'GET', path: '/paid', priceCents: 2 }] });
   }, 60_000);
   afterAll(async () => {
-    if (stack) expect(await stack.services.ledger.findDrift()).toEqual([]);
+    if (s) expect(await s.stack.services.ledger.findDrift()).toEqual([]);
     for (const p of processes) await p.stop('SIGKILL');
     for (const s of servers) await s.stop();
-    await stack?.close();
-    await upstream?.close();
+    await s?.close();
   });
 
   it('refuses to start against maxmemory-policy allkeys-lru, naming the setting and the command', async () => {
     const redis = await startDurableRedis(['--maxmemory-policy', 'allkeys-lru']);
     servers.push(redis);
-    const message = await refusal(gatewayEnv(stack.db.url, redis.url));
+    const message = await refusal(gatewayEnv(s.stack, redis.url));
     expect(message).toContain('maxmemory-policy is allkeys-lru, it must be noeviction');
     expect(message).toContain('CONFIG SET maxmemory-policy noeviction');
     expect(message).toContain('maxmemory-policy noeviction` in redis.conf');
@@ -88,19 +70,17 @@ describe('Redis requirements of the money path', () => {
   it('in production refuses appendfsync everysec (and appendonly no), and starts with appendfsync always', async () => {
     const everysec = await startDurableRedis(); // appendonly yes, appendfsync everysec
     servers.push(everysec);
-    const message = await refusal(gatewayEnv(stack.db.url, everysec.url, PRODUCTION));
+    const message = await refusal(gatewayEnv(s.stack, everysec.url, PRODUCTION));
     expect(message).toContain('appendfsync is everysec, production needs always');
     expect(message).toContain('CONFIG SET appendfsync always');
 
     const off = await startDurableRedis(['--appendonly', 'no']);
     servers.push(off);
-    expect(await refusal(gatewayEnv(stack.db.url, off.url, PRODUCTION))).toContain(
-      'appendonly is no, production needs yes',
-    );
+    expect(await refusal(gatewayEnv(s.stack, off.url, PRODUCTION))).toContain('appendonly is no, production needs yes');
 
     const always = await startDurableRedis(['--appendfsync', 'always']);
     servers.push(always);
-    const gw = await startProcess({ roles: ['gateway'], env: gatewayEnv(stack.db.url, always.url, PRODUCTION) });
+    const gw = await startProcess({ roles: ['gateway'], env: gatewayEnv(s.stack, always.url, PRODUCTION) });
     processes.push(gw);
     expect(gw.output()).not.toContain('appendfsync');
   }, 90_000);
@@ -108,12 +88,12 @@ describe('Redis requirements of the money path', () => {
   it('an evicting policy set while running is found at the next reconnect: paid calls refused until fixed', async () => {
     const redis = await startDurableRedis(['--appendonly', 'no']);
     servers.push(redis);
-    const gw = await startProcess({ roles: ['gateway'], env: gatewayEnv(stack.db.url, redis.url) });
+    const gw = await startProcess({ roles: ['gateway'], env: gatewayEnv(s.stack, redis.url) });
     processes.push(gw);
     // Outside production a Redis without appendfsync always starts, with one warning naming what a crash loses.
     expect(gw.output()).toContain('a crash of Redis can lose answered calls');
-    const c = await createConsumer(stack.services, 100);
-    const call = () => http(gw.urls.gateway, 'GET', `/v1/proxy/${api.slug}/paid`, { token: c.apiKey });
+    const c = await createConsumer(s.stack.services, 100);
+    const call = () => http(gw.urls.gateway, 'GET', `/v1/proxy/${s.api.slug}/paid`, { token: c.apiKey });
     expect((await call()).status).toBe(200);
 
     const admin = new Redis(redis.url);

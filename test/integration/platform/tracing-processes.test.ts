@@ -8,16 +8,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { REQUEST_ID_ATTRIBUTE } from '../../../core/tracing.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.js';
 import { describe as show, http, serve } from '../../helpers/http.js';
-import { createLiveApi } from '../../helpers/listings.js';
 import { sharedRoleEnv, startProcess, type RunningProcess } from '../../helpers/processes.js';
-import { createTestStack } from '../../helpers/services.js';
+import { seedPaidListing, type SeededListing } from '../../helpers/seed.js';
 import { startTemporal } from '../../helpers/temporal.js';
+import { draftProbeApi } from '../../helpers/probe-api.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { checkBooks, type CallAnswer } from '../../helpers/books.js';
-import { createConsumer } from '../../helpers/fixtures.js';
 
 interface ReceivedSpan {
   service: string;
@@ -96,9 +94,7 @@ describe('traces across real processes, exported over OTLP', () => {
   const procs: RunningProcess[] = [];
   let api: RunningProcess;
   let gateway: RunningProcess;
-  let provider: Person;
-  let consumerKey: string;
-  let slug: string;
+  let seeded: SeededListing;
   const answers: CallAnswer[] = [];
 
   beforeAll(async () => {
@@ -108,22 +104,7 @@ describe('traces across real processes, exported over OTLP', () => {
       startUpstream(),
       startCollector(),
     ]);
-    const stack = await createTestStack({ db: { name: 'external', url: db.url, drop: () => Promise.resolve() } });
-    try {
-      const { services } = stack;
-      provider = await createPerson(services);
-      slug = (
-        await createLiveApi(services, {
-          providerOrgId: provider.orgId,
-          baseUrl: upstream.url,
-          endpoints: [{ method: 'GET', path: '/paid', priceCents: 3 }],
-        })
-      ).slug;
-      const consumer = await createConsumer(services, 100);
-      consumerKey = consumer.apiKey;
-    } finally {
-      await stack.close();
-    }
+    seeded = await seedPaidListing(db.url, { baseUrl: upstream.url, priceCents: 3, credit: 100 });
     const env = {
       ...sharedRoleEnv(db.url, temporal.address),
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.server.url,
@@ -150,8 +131,8 @@ describe('traces across real processes, exported over OTLP', () => {
 
   it('a paid call: the gateway process continues the caller’s trace and hands it to the upstream', async () => {
     const caller = { traceId: hex(16), spanId: hex(8) };
-    const res = await http(gateway.urls.gateway, 'GET', `/v1/proxy/${slug}/paid`, {
-      token: consumerKey,
+    const res = await http(gateway.urls.gateway, 'GET', `/v1/proxy/${seeded.slug}/paid`, {
+      token: seeded.consumer.apiKey,
       headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
     });
     expect(res.status, show(res)).toBe(200);
@@ -167,20 +148,14 @@ describe('traces across real processes, exported over OTLP', () => {
   });
 
   it('a publish: spans from the control plane and the worker in one trace, down to the probe of the upstream', async () => {
-    const draft = await http(api.urls.api, 'POST', '/v1/provider/apis', {
-      token: provider.session,
-      body: {
-        name: 'Traced across processes',
-        slug: `traced-${hex(3)}`,
-        summary: 'Published to see a trace cross processes',
-        base_url: upstream.url,
-        endpoints: [{ method: 'GET', path: '/probe', price_cents: 1 }],
-      },
+    const apiId = await draftProbeApi(api.urls.api, seeded.provider.session, {
+      name: 'Traced across processes',
+      summary: 'Published to see a trace cross processes',
+      upstreamUrl: upstream.url,
     });
-    expect(draft.status, show(draft)).toBe(201);
     const caller = { traceId: hex(16), spanId: hex(8) };
-    const published = await http(api.urls.api, 'POST', `/v1/provider/apis/${draft.body.data.api_id}/publish`, {
-      token: provider.session,
+    const published = await http(api.urls.api, 'POST', `/v1/provider/apis/${apiId}/publish`, {
+      token: seeded.provider.session,
       body: { accept_terms: true },
       headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
     });

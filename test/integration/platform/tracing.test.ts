@@ -19,6 +19,7 @@ import { describe as show, http, serve } from '../../helpers/http.js';
 import { createLiveApi } from '../../helpers/listings.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startTemporal } from '../../helpers/temporal.js';
+import { draftProbeApi } from '../../helpers/probe-api.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { createConsumer, closeAll } from '../../helpers/fixtures.js';
 
@@ -143,19 +144,13 @@ describe('traces across the control plane, Temporal, the gateway and the upstrea
   it('a publish: control-plane request → workflow start → workflow → activities → the verification probe', async () => {
     const caller = callerContext();
     const headers = { traceparent: traceparent(caller) };
-    const draft = await http(apiServer.url, 'POST', '/v1/provider/apis', {
-      token: provider.session,
-      body: {
-        name: 'Traced probe',
-        slug: `traced-${hex(3)}`,
-        summary: 'Published to see its trace',
-        base_url: upstream.url,
-        endpoints: [{ method: 'GET', path: '/probe', price_cents: 1 }],
-      },
+    const apiId = await draftProbeApi(apiServer.url, provider.session, {
+      name: 'Traced probe',
+      summary: 'Published to see its trace',
+      upstreamUrl: upstream.url,
     });
-    expect(draft.status, show(draft)).toBe(201);
     const seenBefore = upstream.seen.length;
-    const published = await http(apiServer.url, 'POST', `/v1/provider/apis/${draft.body.data.api_id}/publish`, {
+    const published = await http(apiServer.url, 'POST', `/v1/provider/apis/${apiId}/publish`, {
       token: provider.session,
       body: { accept_terms: true },
       headers,

@@ -5,8 +5,9 @@ import { ManualClock } from '../../../core/clock.js';
 import type { RedisCounterStore } from '../../../core/counters/index.js';
 import { newId } from '../../../core/ids.js';
 import { idempotencyRecordKey } from '../../../core/spend/redis-spend-store.js';
-import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
+import type { CallRecord } from '../../../core/spend/usage-committer.js';
 import { expectReconciled } from '../../helpers/books.js';
+import { callRecord, createCommitter } from '../../helpers/call-records.js';
 import { ORDERS_API, useGatewayStack } from '../../helpers/gateway-stack.js';
 import { describe as show, expectFailure, http } from '../../helpers/http.js';
 
@@ -90,33 +91,26 @@ describe('idempotency survives Redis', () => {
 
   it('the commit itself refuses a second booking under one key (the unique backstop)', async () => {
     const c = await g.consumer(100);
-    const committer = new UsageCommitter({
-      orm: g.stack.services.orm,
-      logger: g.stack.services.logger,
-      feePercent: 20,
-      prepared: true,
-    });
-    const call = (usageId: string): CallRecord => ({
-      usageId,
-      orgId: c.orgId,
-      keyId: c.keyId,
-      apiId: g.api.apiId,
-      apiSlug: g.api.slug,
-      endpointId: g.api.endpoints['POST /orders']!,
-      providerOrgId: g.provider.orgId,
-      method: 'POST',
-      path: '/orders',
-      status: 200,
-      outcome: 'success',
-      priceCents: 5,
-      priceCentsEffective: 5,
-      latencyMs: 1,
-      idempotencyKey: 'dup-key',
-      requestHash: 'h'.repeat(32),
-      requestId: newId('request'),
-      day: '2026-11-23',
-      at: clock.now(),
-    });
+    const committer = createCommitter(g.stack.services, 20);
+    const call = (usageId: string): CallRecord =>
+      callRecord(
+        {
+          usageId,
+          orgId: c.orgId,
+          keyId: c.keyId,
+          apiId: g.api.apiId,
+          apiSlug: g.api.slug,
+          endpointId: g.api.endpoints['POST /orders']!,
+          providerOrgId: g.provider.orgId,
+          method: 'POST',
+          path: '/orders',
+          priceCents: 5,
+          idempotencyKey: 'dup-key',
+          requestHash: 'h'.repeat(32),
+          day: '2026-11-23',
+        },
+        clock.now(),
+      );
     // Two in one batch, then a third in a later batch.
     const [a, b] = await Promise.all([committer.commit(call(newId('usage'))), committer.commit(call(newId('usage')))]);
     expect([a.duplicate, b.duplicate].sort()).toEqual([false, true]);

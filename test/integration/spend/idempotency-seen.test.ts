@@ -8,7 +8,7 @@ import { ManualClock } from '../../../core/clock.js';
 import { Metrics } from '../../../core/metrics/metrics.js';
 import type { RedisCounterStore } from '../../../core/counters/index.js';
 import { RedisSpendStore } from '../../../core/spend/redis-spend-store.js';
-import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
+import type { CallRecord } from '../../../core/spend/usage-committer.js';
 import { newId } from '../../../core/ids.js';
 import { idempotencyRecordKey, seenKey, seenStateKey } from '../../../core/spend/redis-spend-keys.js';
 import { seenKeyHash, UNSYNCED_WAIT_MS } from '../../../core/spend/idempotency-seen.js';
@@ -16,6 +16,7 @@ import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
+import { callRecord, createCommitter } from '../../helpers/call-records.js';
 import { describe as show, expectFailure, http, serve } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { waitFor } from '../../helpers/ports.js';
@@ -284,34 +285,26 @@ describe('a first-seen Idempotency-Key is answered from Redis alone (issue 21 it
   });
 
   it('the booking statement lists a call booked past the settle, on the one-statement and the careful path', async () => {
-    const committer = new UsageCommitter({
-      orm: stack.services.orm,
-      logger: stack.services.logger,
-      feePercent: 20,
-      prepared: true,
-    });
-    const call = (c: Person, key: string): CallRecord => ({
-      usageId: newId('usage'),
-      orgId: c.orgId,
-      keyId: c.keyId,
-      apiId: api.apiId,
-      apiSlug: api.slug,
-      endpointId: api.endpoints['POST /orders']!,
-      providerOrgId: provider.orgId,
-      method: 'POST',
-      path: '/orders',
-      status: 200,
-      outcome: 'success',
-      priceCents: 5,
-      priceCentsEffective: 5,
-      latencyMs: 1,
-      idempotencyKey: key,
-      requestHash: 'h'.repeat(32),
-      requestId: newId('request'),
-      day: clock.now().toISOString().slice(0, 10),
-      at: clock.now(),
-      unsynced: true,
-    });
+    const committer = createCommitter(stack.services, 20);
+    const call = (c: Person, key: string): CallRecord =>
+      callRecord(
+        {
+          usageId: newId('usage'),
+          orgId: c.orgId,
+          keyId: c.keyId,
+          apiId: api.apiId,
+          apiSlug: api.slug,
+          endpointId: api.endpoints['POST /orders']!,
+          providerOrgId: provider.orgId,
+          method: 'POST',
+          path: '/orders',
+          priceCents: 5,
+          idempotencyKey: key,
+          requestHash: 'h'.repeat(32),
+          unsynced: true,
+        },
+        clock.now(),
+      );
     // Enough credit: one statement. 3 cents for a 5-cent call: the prepaid CHECK sends it down the careful path.
     const rich = await consumer(100);
     const poor = await consumer(3);

@@ -9,26 +9,23 @@
 // reach the upstream once, all get the original's answer, and a failed call's key is free again.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisCounterStore } from '../../../core/counters/index.js';
-import { createLogger } from '../../../core/logger.js';
+import type { RedisCounterStore } from '../../../core/counters/index.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { ManualClock } from '../../../core/clock.js';
 import { MemorySpendStore } from '../../../core/spend/memory-spend-store.js';
-import { RedisSpendStore } from '../../../core/spend/redis-spend-store.js';
 import type { Admission, ReservationRef, SpendStore } from '../../../core/spend/spend-store.js';
 import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
-import { REDIS_URL } from '../../helpers/env.js';
+import { redisStoreRow } from '../../helpers/spend-stores.js';
 import { http, serve } from '../../helpers/http.js';
 import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
 import { propertyParameters, propertyTimeout } from '../../helpers/property-runs.js';
-import { createTestStack, testRedisPrefix, type TestStack } from '../../helpers/services.js';
+import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 import { createConsumer, closeAll } from '../../helpers/fixtures.js';
 import { expectNoDrift } from '../../helpers/books.js';
 
-const logger = createLogger({ level: 'silent' });
 const DAY = '2026-11-22';
 const RESERVATION_TTL_MS = 40_000;
 /** Done records outlive every run (Redis expires by its own clock, the twin by the caller's). */
@@ -73,14 +70,7 @@ let counters: RedisCounterStore | undefined;
 /** The runs' virtual time: the Redis store's deadlines (Redis TIME) are shifted by its lead over the wall clock. */
 const clock = new ManualClock();
 const stores: [string, () => Promise<SpendStore>][] = [
-  [
-    'redis',
-    async () => {
-      counters = new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
-      expect(await counters.connect()).toBe(true);
-      return new RedisSpendStore(counters.client, { clock });
-    },
-  ],
+  redisStoreRow(clock, (c) => (counters = c)),
   ['memory', () => Promise.resolve(new MemorySpendStore())],
 ];
 

@@ -3,24 +3,21 @@
 // (the embedded all-in-one) admit, refuse, reserve, settle, void and replay the same way.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../core/clock.js';
-import { RedisCounterStore } from '../../../core/counters/index.js';
-import { createLogger } from '../../../core/logger.js';
+import type { RedisCounterStore } from '../../../core/counters/index.js';
 import { MemorySpendStore } from '../../../core/spend/memory-spend-store.js';
 import { seenKeyHash } from '../../../core/spend/idempotency-seen.js';
 import { RedisSpendStore, spendBucket } from '../../../core/spend/redis-spend-store.js';
-import {
-  type AdmitInput,
-  type SettleInput,
-  type SettleOutcome,
-  type SpendStore,
-  type StreamedUsage,
-  type UsageAck,
+import type {
+  AdmitInput,
+  SettleInput,
+  SettleOutcome,
+  SpendStore,
+  StreamedUsage,
+  UsageAck,
 } from '../../../core/spend/spend-store.js';
-import { REDIS_URL } from '../../helpers/env.js';
+import { connectRedisSpendStore, redisStoreRow } from '../../helpers/spend-stores.js';
 import { startRedisCluster, type RedisClusterHarness } from '../../helpers/redis-cluster.js';
-import { testRedisPrefix } from '../../helpers/services.js';
 
-const logger = createLogger({ level: 'silent' });
 let counters: RedisCounterStore | undefined;
 let cluster: RedisClusterHarness | undefined;
 
@@ -34,27 +31,44 @@ const clock = new ManualClock(NOW);
 const at = (ms: number) => (clock.set(ms), ms);
 
 const factories: [string, () => Promise<SpendStore>][] = [
-  [
-    'redis',
-    async () => {
-      counters = new RedisCounterStore({ url: REDIS_URL, keyPrefix: testRedisPrefix(), logger });
-      expect(await counters.connect()).toBe(true);
-      return new RedisSpendStore(counters.client, { clock });
-    },
-  ],
+  redisStoreRow(clock, (c) => (counters = c)),
   [
     'redis cluster',
     async () => {
       cluster = await startRedisCluster();
-      counters = new RedisCounterStore({ clusterNodes: cluster.nodes, keyPrefix: testRedisPrefix(), logger });
-      expect(await counters.connect(20_000)).toBe(true);
-      return new RedisSpendStore(counters.client, { clock });
+      let store: SpendStore;
+      ({ counters, store } = await connectRedisSpendStore(clock, cluster.nodes));
+      return store;
     },
   ],
   ['memory', () => Promise.resolve(new MemorySpendStore())],
 ];
 
 let n = 0;
+
+/** An admission of a 5-cent call at NOW (no caps, no ancestors, no Idempotency-Key); `fields` override. */
+const admitInput = (orgId: string, keyId: string, fields: Partial<AdmitInput>): AdmitInput => ({
+  orgId,
+  keyId,
+  rateKey: `prefix_${keyId}`,
+  ratePerMin: 1_000,
+  day: '2026-11-22',
+  priceCents: 5,
+  perCallMaxCents: null,
+  budgetCents: null,
+  dailyCapCents: null,
+  ancestors: [],
+  idempotencyKey: null,
+  requestHash: 'h'.repeat(32),
+  reservationId: 'r',
+  nowMs: NOW,
+  reservationTtlMs: 40_000,
+  staleAfterMs: 5_000,
+  ...fields,
+});
+
+/** What settle, void and ack name a call by. */
+type CallRef = Omit<SettleInput, 'reservationId' | 'event' | 'record' | 'idempotencyTtlMs' | 'nowMs'>;
 
 describe.each(factories)('SpendStore contract: %s', (name, make) => {
   let store: SpendStore;
@@ -91,33 +105,29 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       key: { spentCents: 0, daySpentCents: 0 },
       nowMs: NOW,
     });
-    const base: AdmitInput = {
-      orgId,
-      keyId,
-      rateKey: `prefix_${id}_${Date.now()}`,
-      ratePerMin: 1_000,
-      day: '2026-11-22',
-      priceCents: 5,
-      perCallMaxCents: null,
-      budgetCents: null,
-      dailyCapCents: null,
-      ancestors: [],
-      idempotencyKey: null,
-      requestHash: 'h'.repeat(32),
-      reservationId: 'r',
-      nowMs: NOW,
-      reservationTtlMs: 40_000,
-      staleAfterMs: 5_000,
-    };
+    const base = admitInput(orgId, keyId, { rateKey: `prefix_${id}_${Date.now()}` });
     let r = 0;
     const admit = (over: Partial<AdmitInput> = {}) =>
       store.admit({ ...base, reservationId: `use_${id}_${++r}`, ...over });
-    return { orgId, keyId, base, admit };
+    /** What settle, void and ack name a 5-cent call of this key by (no Idempotency-Key, no ancestors). */
+    const ref: CallRef = { orgId, keyId, day: '2026-11-22', priceCents: 5, idempotencyKey: null, ancestorKeyIds: [] };
+    return { orgId, keyId, base, admit, ref };
   }
 
   /** A usage event as the gateway serializes it (the store only carries it). */
   const eventOf = (ref: { reservationId: string; orgId: string }, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ usageId: ref.reservationId, orgId: ref.orgId, outcome: 'success', ...extra });
+
+  /** Settle `ref`'s reservation `reservationId` (its event streamed, no replay record), as the gateway does. */
+  const settleCall = (ref: CallRef, reservationId: string, extra: Record<string, unknown> = {}) =>
+    store.settle({
+      ...ref,
+      reservationId,
+      event: eventOf({ ...ref, reservationId }, extra),
+      record: null,
+      idempotencyTtlMs: 0,
+      nowMs: NOW,
+    });
 
   /** Settle a reservation, then acknowledge it with Postgres's values after the commit (as the drain does). */
   async function settleAndAck(
@@ -142,24 +152,15 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('asks for hydration when it knows nothing of the org or key', async () => {
     expect(
-      await store.admit({
-        orgId: 'org_unknown',
-        keyId: 'key_unknown',
-        rateKey: 'p_unknown',
-        ratePerMin: 10,
-        day: '2026-11-22',
-        priceCents: 1,
-        perCallMaxCents: null,
-        budgetCents: null,
-        dailyCapCents: null,
-        ancestors: [],
-        idempotencyKey: null,
-        requestHash: 'h'.repeat(32),
-        reservationId: 'use_x',
-        nowMs: NOW,
-        reservationTtlMs: 1_000,
-        staleAfterMs: 5_000,
-      }),
+      await store.admit(
+        admitInput('org_unknown', 'key_unknown', {
+          rateKey: 'p_unknown',
+          ratePerMin: 10,
+          priceCents: 1,
+          reservationId: 'use_x',
+          reservationTtlMs: 1_000,
+        }),
+      ),
     ).toMatchObject({ outcome: 'hydrate' });
   });
 
@@ -355,14 +356,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('void releases a reservation (once); settle moves it into spend and keeps only newer balances', async () => {
     const a = await account(10);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_v1' })).outcome).toBe('admitted');
     expect((await a.admit({ reservationId: 'use_v2' })).outcome).toBe('admitted');
     expect(await a.admit()).toEqual({ outcome: 'funds' });
@@ -390,23 +384,9 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('a settled call is pending spend until Postgres has it: the ack releases it once, with Postgres values', async () => {
     const a = await account(10);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_m1' })).outcome).toBe('admitted');
-    const settled = await store.settle({
-      ...ref,
-      reservationId: 'use_m1',
-      event: eventOf({ ...ref, reservationId: 'use_m1' }),
-      record: null,
-      idempotencyTtlMs: 0,
-      nowMs: NOW,
-    });
+    const settled = await settleCall(ref, 'use_m1');
     expect(settled).toMatchObject({ outcome: 'settled', creditAppliedCents: 5, billableCents: 0 });
     expect(await store.pendingUsage(a.orgId)).toBe(1);
     // Pending: 5 of 10 still unavailable before Postgres has the call.
@@ -432,14 +412,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('settle and void end a reservation once: a voided one cannot settle, a settled one cannot be voided', async () => {
     const a = await account(10);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_g1' })).outcome).toBe('admitted');
     expect(await store.void({ ...ref, reservationId: 'use_g1' })).toBe(true);
     const late = { ...ref, reservationId: 'use_g1', event: '{}', record: null, idempotencyTtlMs: 0, nowMs: NOW };
@@ -465,11 +438,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const key = `${card.orgId}:${card.keyId}:split`;
     expect((await card.admit({ reservationId: 'use_s1', idempotencyKey: key })).outcome).toBe('admitted');
     const settled = await store.settle({
-      orgId: card.orgId,
-      keyId: card.keyId,
-      ancestorKeyIds: [],
-      day: '2026-11-22',
-      priceCents: 5,
+      ...card.ref,
       reservationId: 'use_s1',
       idempotencyKey: key,
       event: '{}',
@@ -484,23 +453,9 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
 
   it('usage a drainer took and never acknowledged is claimed by another after it idles', async () => {
     const a = await account(100);
-    const ref = {
-      orgId: a.orgId,
-      keyId: a.keyId,
-      day: '2026-11-22',
-      priceCents: 5,
-      idempotencyKey: null,
-      ancestorKeyIds: [],
-    };
+    const { ref } = a;
     expect((await a.admit({ reservationId: 'use_c1' })).outcome).toBe('admitted');
-    const settled = await store.settle({
-      ...ref,
-      reservationId: 'use_c1',
-      event: eventOf({ ...ref, reservationId: 'use_c1' }, { priceCents: 5 }),
-      record: null,
-      idempotencyTtlMs: 0,
-      nowMs: NOW,
-    });
+    const settled = await settleCall(ref, 'use_c1', { priceCents: 5 });
     expect(settled.outcome).toBe('settled');
     await new Promise((r) => setTimeout(r, 30));
     const mentions = (c: StreamedUsage) => c.calls.some((x) => x.event.includes('use_c1'));
@@ -543,11 +498,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const settled = await Promise.all(
       accounts.map((a) =>
         store.settle({
-          orgId: a.orgId,
-          keyId: a.keyId,
-          ancestorKeyIds: [],
-          day: '2026-11-22',
-          priceCents: 5,
+          ...a.ref,
           reservationId: `use_many_${a.orgId}`,
           idempotencyKey: `${a.orgId}:${a.keyId}:many`,
           event: eventOf({ reservationId: `use_many_${a.orgId}`, orgId: a.orgId }),
@@ -840,11 +791,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     expect(await a.admit({ idempotencyKey: key, requestHash: 'x'.repeat(32) })).toEqual({ outcome: 'mismatch' });
     await settleAndAck(
       {
-        orgId: a.orgId,
-        keyId: a.keyId,
-        ancestorKeyIds: [],
-        day: '2026-11-22',
-        priceCents: 5,
+        ...a.ref,
         reservationId: 'use_i1',
         idempotencyKey: key,
         record: { head: `d|${'h'.repeat(32)}|{"cost_cents":5,"c":`, middle: ',"b":', tail: '}' },
@@ -862,11 +809,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const key2 = `${a.orgId}:${a.keyId}:k2`;
     expect((await a.admit({ idempotencyKey: key2, reservationId: 'use_i2' })).outcome).toBe('admitted');
     await store.void({
-      orgId: a.orgId,
-      keyId: a.keyId,
-      ancestorKeyIds: [],
-      day: '2026-11-22',
-      priceCents: 5,
+      ...a.ref,
       reservationId: 'use_i2',
       idempotencyKey: key2,
     });
@@ -910,11 +853,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     expect((await idem('paid', { reservationId: 'use_seen_paid' })).outcome).toBe('admitted');
     await settleAndAck(
       {
-        orgId: a.orgId,
-        keyId: a.keyId,
-        ancestorKeyIds: [],
-        day: '2026-11-22',
-        priceCents: 5,
+        ...a.ref,
         reservationId: 'use_seen_paid',
         idempotencyKey: `${a.orgId}:${a.keyId}:paid`,
         record: { head: `d|${'h'.repeat(32)}|{"c":`, middle: ',"b":', tail: '}' },
@@ -935,11 +874,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const expired = await store.expired(at(NOW + 2_000), 1_000);
     expect(expired).toContainEqual({
       reservationId: 'use_exp',
-      orgId: a.orgId,
-      keyId: a.keyId,
-      ancestorKeyIds: [],
-      day: '2026-11-22',
-      priceCents: 5,
+      ...a.ref,
       idempotencyKey: null,
     });
     expect((await store.expired(at(NOW + 500), 1_000)).map((r) => r.reservationId)).not.toContain('use_exp');

@@ -5,68 +5,72 @@
 // plane's read barrier), and the pending spend the fast state holds is released once Postgres has the call.
 import pg from 'pg';
 import { newId } from '../../../core/ids.js';
-import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
+import type { CallRecord } from '../../../core/spend/usage-committer.js';
 import { UsageDrain } from '../../../core/spend/usage-drain.js';
 import { waitFor } from '../../helpers/ports.js';
 import { sql } from '../../helpers/db.js';
+import { callRecord, createCommitter } from '../../helpers/call-records.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
-import { createGatewayHandler, type GatewayHandler } from '../../../gateway/app.js';
 import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
-import { createPerson, type Person } from '../../helpers/accounts.js';
+import type { Person } from '../../helpers/accounts.js';
 import { describe as show, http, serve } from '../../helpers/http.js';
-import { createLiveApi, type LiveApi } from '../../helpers/listings.js';
-import { createTestStack, type TestStack } from '../../helpers/services.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
-import { createConsumer, closeAll } from '../../helpers/fixtures.js';
+import { useGatewayStack } from '../../helpers/gateway-stack.js';
 
 const RATE_PER_S = 40;
 const SECONDS = 3;
 
 describe('usage drain', () => {
-  let stack: TestStack;
-  let gateway: GatewayHandler;
-  let server: RunningHttpServer;
-  let apiApp: RunningHttpServer;
-  let upstream: Upstream;
-  let api: LiveApi;
-  let providerOrgId: string;
-
-  beforeAll(async () => {
-    upstream = await startUpstream();
-    stack = await createTestStack({ env: { GATEWAY_RATE_LIMIT_PER_MIN: '100000' } });
-    gateway = createGatewayHandler(stack.services);
-    server = await serve(gateway);
-    apiApp = await serve(createApiApp(stack.services).callback());
-    const provider = await createPerson(stack.services);
-    providerOrgId = provider.orgId;
-    api = await createLiveApi(stack.services, {
-      providerOrgId: provider.orgId,
-      baseUrl: `${upstream.url}/base`,
+  const g = useGatewayStack(
+    {
+      env: { GATEWAY_RATE_LIMIT_PER_MIN: '100000' },
+      basePath: '/base',
       endpoints: [{ method: 'GET', path: '/items/{id}', priceCents: 2 }],
-    });
+    },
+    async (services) => {
+      const report = await services.reconciliation.run();
+      expect(report.ok, JSON.stringify(report)).toBe(true);
+    },
+  );
+  let apiApp: RunningHttpServer;
+  beforeAll(async () => {
+    apiApp = await serve(createApiApp(g.stack.services).callback());
   });
   afterAll(async () => {
-    await closeAll(apiApp, server, gateway);
-    const report = await stack?.services.reconciliation.run();
-    expect(report?.ok, JSON.stringify(report)).toBe(true);
-    await stack?.close();
-    await upstream?.close();
+    await apiApp?.close();
   });
 
-  async function consumer(credit: number): Promise<Person> {
-    const p = await createConsumer(stack.services, credit);
-    return p;
-  }
+  const consumer = (credit: number): Promise<Person> => g.consumer(credit);
   const call = (p: Person, i: number) =>
-    http(server.url, 'GET', `/v1/proxy/${api.slug}/items/${i}`, { token: p.apiKey });
+    http(g.server.url, 'GET', `/v1/proxy/${g.api.slug}/items/${i}`, { token: p.apiKey });
+
+  /** The usage committer a drain uses, on the test stack. */
+  const newCommitter = () => createCommitter(g.stack.services, g.stack.config.billing.platformFeePercent);
+  /** A 2-cent call of `c` to GET /items/1 answered 200 `at`, its split decided (all from credit). */
+  const callOf = (c: Person, at: Date, fields: Partial<CallRecord>): CallRecord =>
+    callRecord(
+      {
+        orgId: c.orgId,
+        keyId: c.keyId,
+        apiId: g.api.apiId,
+        apiSlug: g.api.slug,
+        endpointId: g.api.endpoints['GET /items/{id}']!,
+        providerOrgId: g.provider.orgId,
+        path: '/items/1',
+        priceCents: 2,
+        creditAppliedCents: 2,
+        billableCents: 0,
+        ...fields,
+      },
+      at,
+    );
 
   /**
    * Watches Postgres for answered calls: one connection, one query every 5 ms for every call still missing; a call's
    * lag is the time from its answer to the first poll that sees both its usage row and its ledger debit.
    */
   function watchPostgres() {
-    const client = new pg.Client({ connectionString: stack.db.url });
+    const client = new pg.Client({ connectionString: g.stack.db.url });
     const waiting = new Map<string, number>();
     const lags: number[] = [];
     let stopped = false;
@@ -146,43 +150,17 @@ describe('usage drain', () => {
   it('the fast state holds settled spend as pending until Postgres has it, then releases it exactly', async () => {
     const c = await consumer(10);
     for (let i = 0; i < 5; i++) expect((await call(c, i)).status).toBe(200);
-    await gateway.drain.flush();
-    expect(await stack.services.spend.pendingUsage(c.orgId)).toBe(0);
+    await g.gateway.drain.flush();
+    expect(await g.stack.services.spend.pendingUsage(c.orgId)).toBe(0);
     // 10 cents bought exactly five 2-cent calls; the sixth is refused whether or not Postgres had caught up.
     expect((await call(c, 6)).status).toBe(402);
   });
 
   it('a call drained twice (its drainer died between commit and ack) is booked once, alone or in a batch', async () => {
     const c = await consumer(100);
-    const committer = new UsageCommitter({
-      orm: stack.services.orm,
-      logger: stack.services.logger,
-      feePercent: stack.config.billing.platformFeePercent,
-      prepared: true,
-    });
+    const committer = newCommitter();
     const at = new Date();
-    const record = (usageId: string): CallRecord => ({
-      usageId,
-      orgId: c.orgId,
-      keyId: c.keyId,
-      apiId: api.apiId,
-      apiSlug: api.slug,
-      endpointId: api.endpoints['GET /items/{id}']!,
-      providerOrgId,
-      method: 'GET',
-      path: '/items/1',
-      status: 200,
-      outcome: 'success',
-      priceCents: 2,
-      priceCentsEffective: 2,
-      latencyMs: 1,
-      idempotencyKey: null,
-      requestId: newId('request'),
-      day: at.toISOString().slice(0, 10),
-      at,
-      creditAppliedCents: 2,
-      billableCents: 0,
-    });
+    const record = (usageId: string) => callOf(c, at, { usageId });
     const first = record(newId('usage'));
     await committer.commit(first);
     // Again alone, then again beside a new call in one batch: only the new call is booked.
@@ -191,14 +169,14 @@ describe('usage drain', () => {
     await Promise.all([committer.commit(first), committer.commit(second)]);
     await committer.flush();
     const rows = await sql<{ n: number; cents: number }>(
-      stack.db.url,
+      g.stack.db.url,
       `select count(*)::int as n, coalesce(-sum(amount_cents), 0)::int as cents from ledger_entries
         where org_id = $1 and kind = 'usage'`,
       [c.orgId],
     );
     expect(rows[0]).toEqual({ n: 2, cents: 4 });
     const usage = await sql<{ n: number }>(
-      stack.db.url,
+      g.stack.db.url,
       'select count(*)::int as n from usage_events where org_id = $1',
       [c.orgId],
     );
@@ -207,36 +185,10 @@ describe('usage drain', () => {
 
   it('a call Postgres refuses for good does not hold back the calls that shared its batch', async () => {
     const c = await consumer(100);
-    const committer = new UsageCommitter({
-      orm: stack.services.orm,
-      logger: stack.services.logger,
-      feePercent: stack.config.billing.platformFeePercent,
-      prepared: true,
-    });
-    const drain = new UsageDrain(stack.services.spend, committer, stack.services.logger, { claimIntervalMs: 0 });
+    const committer = newCommitter();
+    const drain = new UsageDrain(g.stack.services.spend, committer, g.stack.services.logger, { claimIntervalMs: 0 });
     const at = new Date();
-    const record = (path: string): CallRecord => ({
-      usageId: newId('usage'),
-      orgId: c.orgId,
-      keyId: c.keyId,
-      apiId: api.apiId,
-      apiSlug: api.slug,
-      endpointId: api.endpoints['GET /items/{id}']!,
-      providerOrgId,
-      method: 'GET',
-      path,
-      status: 200,
-      outcome: 'success',
-      priceCents: 2,
-      priceCentsEffective: 2,
-      latencyMs: 1,
-      idempotencyKey: null,
-      requestId: newId('request'),
-      day: at.toISOString().slice(0, 10),
-      at,
-      creditAppliedCents: 2,
-      billableCents: 0,
-    });
+    const record = (path: string) => callOf(c, at, { usageId: newId('usage'), path });
     // Postgres refuses a NUL in text: this call fails every batch it is in.
     const poison = record('/items/a\u0000b');
     const good = record('/items/1');
@@ -244,14 +196,14 @@ describe('usage drain', () => {
     drain.add({ stream: '0', id: '0-2' }, good);
     const booked = async () =>
       (
-        await sql<{ n: number }>(stack.db.url, 'select count(*)::int as n from usage_events where request_id = $1', [
+        await sql<{ n: number }>(g.stack.db.url, 'select count(*)::int as n from usage_events where request_id = $1', [
           good.requestId,
         ])
       )[0]!.n;
     await waitFor(async () => (await booked()) === 1, { timeoutMs: 5_000, what: 'the good call booked alone' });
     await drain.stop();
     const [ledger] = await sql<{ n: number }>(
-      stack.db.url,
+      g.stack.db.url,
       "select count(*)::int as n from ledger_entries where org_id = $1 and kind = 'usage'",
       [c.orgId],
     );

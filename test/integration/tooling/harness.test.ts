@@ -1,24 +1,19 @@
 // The shared test harness's own contract: stripe-mock answers the real Stripe SDK, loopback upstreams record what
 // they see, and the SMTP capture parses what nodemailer sends (see mail.test.ts). Later suites rely on these.
 import Stripe from 'stripe';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { http } from '../../helpers/http.js';
-import { startStripeMock, type StripeMock } from '../../helpers/stripe-mock.js';
-import { startUpstream, type Upstream } from '../../helpers/upstream.js';
+import { startStripeMock } from '../../helpers/stripe-mock.js';
+import { startUpstream } from '../../helpers/upstream.js';
+import { useStarted } from '../../helpers/suite.js';
 
 describe('stripe-mock', () => {
-  let mock: StripeMock;
-  beforeAll(async () => {
-    mock = await startStripeMock();
-  });
-  afterAll(async () => {
-    await mock.stop();
-  });
+  const mock = useStarted(startStripeMock, (m) => m.stop());
 
   it('serves the Stripe API to the real SDK and validates requests', async () => {
     const stripe = new Stripe('sk_test_123', {
       host: '127.0.0.1',
-      port: mock.port,
+      port: mock().port,
       protocol: 'http',
       maxNetworkRetries: 0,
       telemetry: false,
@@ -41,28 +36,28 @@ describe('stripe-mock', () => {
 });
 
 describe('loopback upstream', () => {
-  let upstream: Upstream;
-  beforeAll(async () => {
-    upstream = await startUpstream();
-  });
-  afterAll(async () => {
-    await upstream.close();
-  });
+  const upstream = useStarted(
+    () => startUpstream(),
+    (u) => u.close(),
+  );
 
   it('records requests and lets a test swap the handler', async () => {
     expect(
-      (await http(upstream.url, 'GET', '/weather?city=Oslo', { headers: { authorization: 'Bearer up' } })).body,
+      (await http(upstream().url, 'GET', '/weather?city=Oslo', { headers: { authorization: 'Bearer up' } })).body,
     ).toEqual({ ok: true });
-    upstream.handle((_req, res, body) => {
+    upstream().handle((_req, res, body) => {
       res.writeHead(429, { 'retry-after': '1' });
       res.end(body.toUpperCase());
     });
-    const res = await http(upstream.url, 'POST', '/echo', { rawBody: 'hi', headers: { 'content-type': 'text/plain' } });
+    const res = await http(upstream().url, 'POST', '/echo', {
+      rawBody: 'hi',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect([res.status, res.text]).toEqual([429, 'HI']);
-    expect(upstream.seen.map((s) => [s.method, s.url, s.body])).toEqual([
+    expect(upstream().seen.map((s) => [s.method, s.url, s.body])).toEqual([
       ['GET', '/weather?city=Oslo', ''],
       ['POST', '/echo', 'hi'],
     ]);
-    expect(upstream.seen[0]!.headers.authorization).toBe('Bearer up');
+    expect(upstream().seen[0]!.headers.authorization).toBe('Bearer up');
   });
 });

@@ -9,6 +9,7 @@ import { newId } from '../../../core/ids.js';
 import { UsageCommitter, type CallRecord } from '../../../core/spend/usage-committer.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { checkBooks } from '../../helpers/books.js';
+import { callRecord, createCommitter } from '../../helpers/call-records.js';
 import { sql } from '../../helpers/db.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 
@@ -31,8 +32,7 @@ describe('books per batch', () => {
     await stack?.close();
   });
 
-  const committer = () =>
-    new UsageCommitter({ orm: stack.services.orm, logger: stack.services.logger, feePercent: FEE, prepared: true });
+  const committer = () => createCommitter(stack.services, FEE);
 
   async function consumer(credit: number, mode: 'prepaid' | 'card' = 'prepaid'): Promise<Person> {
     const p = await createPerson(stack.services);
@@ -42,29 +42,39 @@ describe('books per batch', () => {
   }
 
   let tick = 0;
-  const record = (c: Person, provider: Person, priceCents: number): CallRecord => {
-    const at = new Date(Date.now() + tick++);
-    return {
-      usageId: newId('usage', at.getTime()),
-      orgId: c.orgId,
-      keyId: c.keyId,
-      apiId: 'api_batches',
-      apiSlug: 'batches',
-      endpointId: 'ep_batches',
-      providerOrgId: provider.orgId,
-      method: 'GET',
-      path: '/x',
-      status: 200,
-      outcome: 'success',
-      priceCents,
-      priceCentsEffective: priceCents,
-      latencyMs: 1,
-      idempotencyKey: null,
-      requestId: newId('request'),
-      day: at.toISOString().slice(0, 10),
-      at,
-    };
-  };
+  const record = (c: Person, provider: Person, priceCents: number): CallRecord =>
+    callRecord(
+      {
+        orgId: c.orgId,
+        keyId: c.keyId,
+        apiId: 'api_batches',
+        apiSlug: 'batches',
+        endpointId: 'ep_batches',
+        providerOrgId: provider.orgId,
+        path: '/x',
+        priceCents,
+      },
+      new Date(Date.now() + tick++),
+    );
+
+  /**
+   * Four 2-cent calls of `c` (5 cents of credit) committed together: 2 and 2 from credit, then 1 + 1, then 0 + 2.
+   * Returns the org's batches.
+   */
+  async function commitFourCalls(c: Person, provider: Person) {
+    const calls = Array.from({ length: 4 }, () => record(c, provider, 2));
+    const w = committer();
+    const results = await Promise.all(calls.map((call) => w.commit(call)));
+    expect(results.map((r) => [r.creditAppliedCents, r.billableCents])).toEqual([
+      [2, 0],
+      [2, 0],
+      [1, 1],
+      [0, 2],
+    ]);
+    return batchesOf(c.orgId);
+  }
+  const shapeOf = (batches: { calls: number; charged: number; credit: number; billable: number }[]) =>
+    batches.map(({ calls: n, charged, credit, billable }) => ({ n, charged, credit, billable }));
 
   const ledgerOf = (orgId: string) =>
     sql<{ amount: number; after: number; key: string; memo: string }>(
@@ -243,19 +253,10 @@ describe('books per batch', () => {
 
   it('a prepaid org short of credit inside a batch: the call is charged what is left, the rest is uncollected', async () => {
     const c = await consumer(5);
-    const calls = Array.from({ length: 4 }, () => record(c, providerA, 2));
-    const w = committer();
-    const results = await Promise.all(calls.map((call) => w.commit(call)));
-    expect(results.map((r) => [r.creditAppliedCents, r.billableCents])).toEqual([
-      [2, 0],
-      [2, 0],
-      [1, 1],
-      [0, 2],
-    ]);
+    const batches = await commitFourCalls(c, providerA);
     // The calls paid from credit and the call with a billable part are two batches (they are collected differently);
     // the call charged nothing is in none.
-    const batches = await batchesOf(c.orgId);
-    expect(batches.map(({ calls: n, charged, credit, billable }) => ({ n, charged, credit, billable }))).toEqual([
+    expect(shapeOf(batches)).toEqual([
       { n: 2, charged: 4, credit: 4, billable: 0 },
       { n: 1, charged: 1, credit: 1, billable: 1 },
     ]);
@@ -281,17 +282,8 @@ describe('books per batch', () => {
 
   it('a card-billed org crossing zero in one statement: a collected batch and a billed batch, exact balances', async () => {
     const c = await consumer(5, 'card');
-    const calls = Array.from({ length: 4 }, () => record(c, providerB, 2));
-    const w = committer();
-    const results = await Promise.all(calls.map((call) => w.commit(call)));
-    expect(results.map((r) => [r.creditAppliedCents, r.billableCents])).toEqual([
-      [2, 0],
-      [2, 0],
-      [1, 1],
-      [0, 2],
-    ]);
-    const batches = await batchesOf(c.orgId);
-    expect(batches.map(({ calls: n, charged, credit, billable }) => ({ n, charged, credit, billable }))).toEqual([
+    const batches = await commitFourCalls(c, providerB);
+    expect(shapeOf(batches)).toEqual([
       { n: 2, charged: 4, credit: 4, billable: 0 },
       { n: 2, charged: 4, credit: 1, billable: 3 },
     ]);
