@@ -4,18 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-
-interface CellResult {
-  id: string;
-  passed: boolean;
-  calls: number;
-  ok2xx: number;
-  statuses: Record<string, number>;
-  problems: string[];
-  reservationsReleasedMs: number | null;
-  workflow: string;
-  durationMs: number;
-}
+import type { CellResult } from '../test/helpers/fault-matrix.js';
 
 /** For a cell that fails: the exact reason as we understand it, and the plan. Keyed by cell id. */
 const PLANS: Record<string, string> = {};

@@ -21,6 +21,7 @@ import {
 import { describe as show, http } from '../helpers/http.js';
 import { codeMailedTo, startProcess, type RunningProcess } from '../helpers/processes.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
+import { postInitialize } from '../helpers/mcp-eras.js';
 
 describe.skipIf(!existsSync(CHROMIUM))('people in Chromium on `UPSTREAM_ALLOW_PRIVATE=true npm start`', () => {
   let dataDir: string;
@@ -232,21 +233,8 @@ describe.skipIf(!existsSync(CHROMIUM))('people in Chromium on `UPSTREAM_ALLOW_PR
       expect(new Set(tokens).size).toBe(4);
       // Each token works at the agent-tool server.
       for (const token of tokens) {
-        const res = await fetch(`${proc.urls.mcp}/mcp`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${token}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-          },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'initialize',
-            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-          }),
-        });
-        expect(res.status, await res.text()).toBe(200);
+        const res = await postInitialize(proc.urls.mcp, token);
+        expect(res.status, res.text).toBe(200);
       }
       expect(failed).toEqual([]);
       await context.close();

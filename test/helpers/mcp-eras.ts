@@ -159,3 +159,26 @@ export async function requireTerms(restUrl: string, providerSession: string, api
   });
   expect(activated.status, show(activated)).toBe(200);
 }
+
+/** A raw JSON-RPC `initialize` request (the 2025 eras open a session with it), for tests below the SDK client. */
+export function initializeRequest(protocolVersion: string = LEGACY, name = 't') {
+  return {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name, version: '1' } },
+  };
+}
+
+/** POST that `initialize` to `{mcpUrl}/mcp` with a bearer (or none) and extra headers; the answer as http() gives it. */
+export function postInitialize(
+  mcpUrl: string,
+  token: string | undefined,
+  opts: { protocolVersion?: string; headers?: Record<string, string> } = {},
+) {
+  return http(mcpUrl, 'POST', '/mcp', {
+    token,
+    headers: { accept: 'application/json, text/event-stream', ...opts.headers },
+    body: initializeRequest(opts.protocolVersion),
+  });
+}

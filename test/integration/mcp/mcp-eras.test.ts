@@ -13,7 +13,7 @@ import { TOOLS_LIST_TTL_MS } from '../../../mcp/server.js';
 import { createPerson } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import type { LiveApi } from '../../helpers/listings.js';
-import { erasOf, type Data, ERAS, LEGACY, MODERN, ok, refused } from '../../helpers/mcp-eras.js';
+import { erasOf, type Data, ERAS, LEGACY, MODERN, ok, postInitialize, refused } from '../../helpers/mcp-eras.js';
 import { createCredentialedApi, serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
@@ -250,20 +250,7 @@ describe('agent-tool server: 2025-11-25 and 2026-07-28 at one endpoint', () => {
     const modern = await modernPost(bad, 'tools/list');
     expect(modern.status).toBe(401);
     expect(modern.headers.get('www-authenticate')).toContain('resource_metadata=');
-    const legacy = await fetch(`${served.server.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${bad}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
+    const legacy = await postInitialize(served.server.url, bad);
     expect(legacy.status).toBe(401);
     expect(legacy.headers.get('www-authenticate')).toContain('resource_metadata=');
   });

@@ -10,6 +10,7 @@ import { waitFor } from '../../helpers/ports.js';
 import { sql } from '../../helpers/db.js';
 import { statusOf, surface, type Surface } from '../../helpers/mcp-served.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
+import { postInitialize } from '../../helpers/mcp-eras.js';
 
 const CAP = 3;
 const IDLE_MS = 3_000; // headroom for a loaded machine: a request every IDLE_MS / 3 must never look idle
@@ -141,16 +142,7 @@ describe('MCP sessions', () => {
 
       calls.push(call(third), call(fourth));
       await waiting(3);
-      const res = await http(main.server.url, 'POST', '/mcp', {
-        token: key,
-        body: {
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-        },
-        headers: { accept: 'application/json, text/event-stream' },
-      });
+      const res = await postInitialize(main.server.url, key, { protocolVersion: '2025-06-18' });
       expectFailure(res, 429, 'rate_limited');
       expect(res.body.error.message).toMatch(/has 3 open MCP sessions, each with a call in progress/);
       expect(res.headers.get('retry-after')).toBe('5');

@@ -25,6 +25,7 @@ import { pkce } from '../../helpers/oauth-client.js';
 import { freePort, waitFor } from '../../helpers/ports.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 import { startSmtpCapture, type SmtpCapture } from '../../helpers/smtp.js';
+import { postInitialize } from '../../helpers/mcp-eras.js';
 
 const REDIRECT = 'http://127.0.0.1:47999/callback';
 
@@ -201,17 +202,7 @@ describe('OAuth 2.1 for agents', () => {
   }
 
   async function mcpStatus(token: string): Promise<number> {
-    const res = await http(mcpServer.url, 'POST', '/mcp', {
-      token,
-      headers: { accept: 'application/json, text/event-stream' },
-      body: {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      },
-    });
-    return res.status;
+    return (await postInitialize(mcpServer.url, token)).status;
   }
 
   it('publishes RFC 8414 metadata (code flow, S256, CIMD, registration, iss) and protected-resource metadata', async () => {
