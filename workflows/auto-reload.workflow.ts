@@ -7,17 +7,9 @@
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { BillingActivities } from '../activities/billing.activities.js';
 import { reloadRequestedSignal, type AutoReloadInput, type AutoReloadResult } from './auto-reload.messages.js';
-import { collectSettlements, settleCharge } from './charge-settlement.js';
+import { CHARGE_ACTIVITY_OPTIONS, collectSettlements, settleCharge } from './charge-settlement.js';
 
-const { chargeForReload, suspendForFailedPayment } = proxyActivities<BillingActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: {
-    initialInterval: '2 seconds',
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: ['NotFoundError'],
-  },
-});
+const { chargeForReload, suspendForFailedPayment } = proxyActivities<BillingActivities>(CHARGE_ACTIVITY_OPTIONS);
 
 export async function autoReloadWorkflow(input: AutoReloadInput): Promise<AutoReloadResult> {
   const settled = collectSettlements();

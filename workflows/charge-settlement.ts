@@ -3,9 +3,20 @@
  * once waits (up to a day) for the payment webhook's paymentSettled signal; a charge that fails suspends the org
  * (the activity also mails the owner). Deterministic: it only waits on signals and calls an activity.
  */
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, setHandler, type ActivityOptions } from '@temporalio/workflow';
 import type { ChargeAttempt, PaymentSettled } from '../activities/billing.activities.js';
 import { paymentSettledSignal } from './auto-reload.messages.js';
+
+/** The charge activities' options, the same for every workflow that charges a card (auto-reload, usage charge). */
+export const CHARGE_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '2 seconds',
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['NotFoundError'],
+  },
+};
 
 export type SettledCharge =
   | { outcome: 'skipped'; reason: string }

@@ -6,18 +6,10 @@
  */
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { BillingActivities } from '../activities/billing.activities.js';
-import { collectSettlements, settleCharge } from './charge-settlement.js';
+import { CHARGE_ACTIVITY_OPTIONS, collectSettlements, settleCharge } from './charge-settlement.js';
 import type { UsageChargeInput, UsageChargeResult } from './billing-cycle.messages.js';
 
-const { chargeUsage, suspendForFailedPayment } = proxyActivities<BillingActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: {
-    initialInterval: '2 seconds',
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: ['NotFoundError'],
-  },
-});
+const { chargeUsage, suspendForFailedPayment } = proxyActivities<BillingActivities>(CHARGE_ACTIVITY_OPTIONS);
 
 export async function usageChargeWorkflow(input: UsageChargeInput): Promise<UsageChargeResult> {
   const settled = collectSettlements();

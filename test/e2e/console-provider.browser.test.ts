@@ -10,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
-import { launchBrowser } from '../helpers/browser.js';
+import { createApiFromConsole, launchBrowser, publishUntilLive } from '../helpers/browser.js';
 import { sql } from '../helpers/db.js';
 import { ROOT } from '../helpers/env.js';
 import { codeFromMail, startFullStack, type FullStack } from '../helpers/full-stack.js';
@@ -66,14 +66,14 @@ describe('console in a browser: publish an API, then find it in the catalog', ()
   });
 
   it('creates an API from the form, prices it, verifies and publishes it', async () => {
-    await page.getByLabel('Name', { exact: true }).fill('Browser Weather');
-    await page.getByLabel(/^Slug/).fill('browser-weather');
-    await page.getByLabel('Summary', { exact: true }).fill('Forecasts published from the web console');
-    await page.getByLabel('Upstream base URL').fill(upstream.url);
-    await page.getByLabel('Category').selectOption('weather');
-    await page.getByLabel(/^Endpoints, one per line/).fill('GET /forecast 0.05 Forecast for today\nGET /alerts');
-    await page.getByRole('button', { name: 'Create API' }).click();
-    await page.waitForSelector('text=API created as a draft');
+    await createApiFromConsole(page, {
+      name: 'Browser Weather',
+      slug: 'browser-weather',
+      summary: 'Forecasts published from the web console',
+      upstream: upstream.url,
+      category: 'weather',
+      endpoints: 'GET /forecast 0.05 Forecast for today\nGET /alerts',
+    });
     await check(page, 'provider-api-draft');
 
     // The pricing editor: dollars per endpoint.
@@ -85,19 +85,7 @@ describe('console in a browser: publish an API, then find it in the catalog', ()
     await page.waitForSelector('text=Verification finished');
     expect(await page.textContent('main')).toContain('Smoke test passed');
 
-    await page.getByLabel('I accept the provider terms of this marketplace').check();
-    await page.getByRole('button', { name: 'Publish', exact: true }).click();
-    // The page answers once the workflow finished (or says it runs; then the refresh link shows the end).
-    await page.waitForSelector('text=/Published: the API is live|The workflow is still running/');
-    await expect
-      .poll(
-        async () => {
-          await page.getByRole('link', { name: 'Refresh status' }).click();
-          return page.locator('.card .figure .badge').first().textContent();
-        },
-        { timeout: 30_000 },
-      )
-      .toBe('live');
+    await publishUntilLive(page);
     await check(page, 'provider-api-live');
     const [row] = await sql<{ status: string; price_cents: string }>(
       s.db.url,

@@ -10,7 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, failedNavigations, launchBrowser, signUpFromHome } from '../helpers/browser.js';
+import {
+  CHROMIUM,
+  createApiFromConsole,
+  failedNavigations,
+  launchBrowser,
+  publishUntilLive,
+  signUpFromHome,
+} from '../helpers/browser.js';
 import {
   authorization,
   exchangeCode,
@@ -84,32 +91,21 @@ describe.skipIf(!existsSync(CHROMIUM))('people in Chromium on `UPSTREAM_ALLOW_PR
     const { page, failed } = await newPerson('fjord-provider@example.com', 'Fjord Forecasts');
     await page.getByRole('link', { name: 'Provider' }).first().click();
     await page.waitForSelector('text=You have no APIs yet');
-    await page.getByLabel('Name', { exact: true }).fill('Fjord Forecasts');
-    await page.getByLabel(/^Slug/).fill('fjord-forecasts');
-    await page.getByLabel('Summary', { exact: true }).fill('Rain or shine for every fjord');
-    await page.getByLabel('Upstream base URL').fill(upstream.url);
-    await page.getByLabel('Category').selectOption('weather');
-    await page.getByLabel(/^Endpoints, one per line/).fill('GET /forecast 0.05 Forecast for today');
-    await page.getByRole('button', { name: 'Create API' }).click();
-    await page.waitForSelector('text=API created as a draft');
+    await createApiFromConsole(page, {
+      name: 'Fjord Forecasts',
+      slug: 'fjord-forecasts',
+      summary: 'Rain or shine for every fjord',
+      upstream: upstream.url,
+      category: 'weather',
+      endpoints: 'GET /forecast 0.05 Forecast for today',
+    });
 
     // Verify (the smoke test calls the upstream for real), accept the terms, publish (the workflow runs).
     await page.getByRole('button', { name: 'Verify now' }).click();
     await page.waitForSelector('text=Verification finished');
     expect(await page.textContent('main')).toContain('Smoke test passed');
     expect(upstream.seen.length).toBeGreaterThan(0);
-    await page.getByLabel('I accept the provider terms of this marketplace').check();
-    await page.getByRole('button', { name: 'Publish', exact: true }).click();
-    await page.waitForSelector('text=/Published: the API is live|The workflow is still running/');
-    await expect
-      .poll(
-        async () => {
-          await page.getByRole('link', { name: 'Refresh status' }).click();
-          return page.locator('.card .figure .badge').first().textContent();
-        },
-        { timeout: 30_000 },
-      )
-      .toBe('live');
+    await publishUntilLive(page);
 
     // A consumer (another person, in their own browser): signs up, finds the API in the catalog, reads its gateway
     // address on the listing, creates a key in Keys, and their program calls the endpoint with it.

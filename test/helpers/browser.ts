@@ -1,5 +1,6 @@
 /** Headless Debian Chromium driven by playwright-core (no browser download), and the steps every walk shares. */
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -50,4 +51,38 @@ export function failedNavigations(page: Page): string[] {
     }
   });
   return failed;
+}
+
+/**
+ * On a provider's API page after a passed smoke test: accept the provider terms, publish, and refresh until the
+ * status badge says `live` (the page answers once the workflow finished, or says it runs).
+ */
+export async function publishUntilLive(page: Page): Promise<void> {
+  await page.getByLabel('I accept the provider terms of this marketplace').check();
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.waitForSelector('text=/Published: the API is live|The workflow is still running/');
+  await expect
+    .poll(
+      async () => {
+        await page.getByRole('link', { name: 'Refresh status' }).click();
+        return page.locator('.card .figure .badge').first().textContent();
+      },
+      { timeout: 30_000 },
+    )
+    .toBe('live');
+}
+
+/** On the provider console: fill the new-API form and create it as a draft. `endpoints`: one `METHOD /path [price] [summary]` per line. */
+export async function createApiFromConsole(
+  page: Page,
+  api: { name: string; slug: string; summary: string; upstream: string; category: string; endpoints: string },
+): Promise<void> {
+  await page.getByLabel('Name', { exact: true }).fill(api.name);
+  await page.getByLabel(/^Slug/).fill(api.slug);
+  await page.getByLabel('Summary', { exact: true }).fill(api.summary);
+  await page.getByLabel('Upstream base URL').fill(api.upstream);
+  await page.getByLabel('Category').selectOption(api.category);
+  await page.getByLabel(/^Endpoints, one per line/).fill(api.endpoints);
+  await page.getByRole('button', { name: 'Create API' }).click();
+  await page.waitForSelector('text=API created as a draft');
 }
