@@ -4,12 +4,10 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, sql, type TestDatabase } from '../helpers/db.js';
-import { REDIS_URL } from '../helpers/env.js';
 import { codeFromMail } from '../helpers/full-stack.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { http, describe as show } from '../helpers/http.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
-import { testRedisPrefix } from '../helpers/services.js';
+import { processEnv, startProcess, type RunningProcess } from '../helpers/processes.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 import { startTemporal } from '../helpers/temporal.js';
 
@@ -28,13 +26,7 @@ describe('pages in a browser, against the real processes', () => {
     ]);
     proc = await startProcess({
       roles: ['all'],
-      env: {
-        DATABASE_URL: db.url,
-        REDIS_URL,
-        REDIS_KEY_PREFIX: testRedisPrefix(),
-        TEMPORAL_ADDRESS: temporal.address,
-        SMTP_URL: smtp.url,
-      },
+      env: processEnv(db.url, temporal.address, { SMTP_URL: smtp.url }),
     });
     browser = await launchBrowser();
   }, 180_000);

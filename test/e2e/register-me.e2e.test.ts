@@ -7,10 +7,8 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { REDIS_URL } from '../helpers/env.js';
 import { describe as show, http } from '../helpers/http.js';
-import { startProcess, type RunningProcess } from '../helpers/processes.js';
-import { testRedisPrefix } from '../helpers/services.js';
+import { processEnv, startProcess, type RunningProcess } from '../helpers/processes.js';
 import { tokenFromMail } from '../helpers/full-stack.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
@@ -62,13 +60,7 @@ const MODES: Mode[] = [
       const temporal: { env: TestWorkflowEnvironment; address: string } = await startTemporal();
       const proc = await startProcess({
         roles: ['all'],
-        env: {
-          DATABASE_URL: db.url,
-          REDIS_URL,
-          REDIS_KEY_PREFIX: testRedisPrefix(),
-          TEMPORAL_ADDRESS: temporal.address,
-          ...loopEnv(),
-        },
+        env: processEnv(db.url, temporal.address, loopEnv()),
       });
       return {
         proc,

@@ -38,13 +38,21 @@ export interface RunningProcess {
  * test's Redis under a fresh key prefix, the test's Temporal, a fixed SECRETS_KEY, and loopback upstreams allowed.
  */
 export function sharedRoleEnv(databaseUrl: string, temporalAddress: string): Record<string, string> {
+  return processEnv(databaseUrl, temporalAddress, { SECRETS_KEY: '3a'.repeat(32), UPSTREAM_ALLOW_PRIVATE: 'true' });
+}
+
+/** A process on `databaseUrl`, the test Redis under a fresh key prefix and `temporalAddress`; `extra` adds settings. */
+export function processEnv(
+  databaseUrl: string,
+  temporalAddress: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl,
     REDIS_URL,
     REDIS_KEY_PREFIX: testRedisPrefix(),
     TEMPORAL_ADDRESS: temporalAddress,
-    SECRETS_KEY: '3a'.repeat(32),
-    UPSTREAM_ALLOW_PRIVATE: 'true',
+    ...extra,
   };
 }
 
