@@ -4,15 +4,8 @@
  * human rendering otherwise).
  */
 import type { Command } from 'commander';
-import {
-  ApiFailure,
-  request,
-  UsageError,
-  type ApiResponse,
-  type Connection,
-  type Operation,
-  type RequestSpec,
-} from './client.js';
+import { ApiFailure, request, UsageError } from './client.js';
+import type { ApiResponse, Connection, Operation, RequestSpec } from './client.js';
 import { profilePath, readProfile, writeProfile, type Profile } from './config.js';
 import { bindProfile, credentialOrigins, originOf, withheldMessage } from './credential-binding.js';
 import { terminalSafe } from './terminal-text.js';

@@ -242,8 +242,11 @@ function errorResponse(op: Operation, status: number): Json {
   }
   if (op.tag === 'OAuth') {
     return {
-      description: `${STATUS_TEXT[status] ?? `Error ${status}.`} OAuth protocol error (\`error\`, \`error_description\`).`,
-      content: { 'application/json': { schema: jsonSchema(OAuthError, 'output') } },
+      description: `${STATUS_TEXT[status] ?? `Error ${status}.`} OAuth protocol error (\`error\`, \`error_description\`), or the failure envelope from the input checks.`,
+      // The RFC error from the protocol endpoint, or the envelope when our own input checks refuse first.
+      content: {
+        'application/json': { schema: { anyOf: [jsonSchema(OAuthError, 'output'), ref('FailureEnvelope')] } },
+      },
     };
   }
   return { $ref: `#/components/responses/Error${status}` };
