@@ -10,6 +10,7 @@ import { requireScope } from '../../core/auth/scopes.js';
 import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../../core/catalog/search/search.schemas.js';
 import { BOARDS } from '../../core/catalog/rollups/rollups.scoring.js';
 import { ApiRequestBody } from '../../core/demand/demand.service.js';
+import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
 import { LeaderboardQuery } from '../../core/catalog/rollups/market.service.js';
 import { Leaderboard, MarketOverview } from '../../core/catalog/rollups/rollups.schemas.js';
 import { CategoryView, ListingDetail, ListingSchemaView } from '../../core/catalog/listings/listings.schemas.js';
@@ -116,16 +117,7 @@ const DEFS = {
         notes: ApiRequestBody.shape.notes,
       })
       .strict(),
-    outputSchema: dataOrError(
-      z.looseObject({
-        id: z.string(),
-        query: z.string(),
-        votes: z.number().int(),
-        status: z.string(),
-        merged: z.boolean(),
-        notify_email: z.string().nullable(),
-      }),
-    ),
+    outputSchema: dataOrError(ApiRequestView.extend(ApiRequestMeta.pick({ merged: true, notify_email: true }).shape)),
     // Records a vote: additive, and asking again with the same words is the same single vote of this org.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },

@@ -60,8 +60,6 @@ export const KeySummaryOut = z.looseObject({
   revoked_at: Stamp,
 });
 
-export { PageInfoShape as PageInfoOut } from './tool-schemas.js';
-
 export const BillingMetaOut = z.looseObject({
   request_id: z.string(),
   cost_cents: Cents,

@@ -13,8 +13,9 @@ import { UnauthenticatedError } from '../../core/errors.js';
 import { PatchKeyBody } from '../../core/keys/keys.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { UsageQuery } from '../../core/usage/usage.service.js';
+import { UsageEvent, UsageMeta } from '../../core/usage/usage.schemas.js';
 import type { ToolContext } from '../tool-context.js';
-import { BalanceOut, KeySummaryOut, PageInfoOut } from './consumer-schemas.js';
+import { BalanceOut, KeySummaryOut } from './consumer-schemas.js';
 import { checkArgs, parseArgs, runTool } from './tool-result.js';
 import { SlugArg } from './catalog.tools.js';
 import { nextStep } from './next-steps.js';
@@ -83,31 +84,8 @@ const DEFS = {
         offset: z.number().int().min(0).max(1_000_000).optional(),
       })
       .strict(),
-    outputSchema: dataOrError(
-      z.looseObject({
-        items: z.array(
-          z.looseObject({
-            id: z.string(),
-            created_at: z.string(),
-            key_id: z.string(),
-            api_slug: z.string(),
-            method: z.string(),
-            path: z.string(),
-            outcome: z.string(),
-            cost_cents: z.number().int(),
-            request_id: z.string(),
-          }),
-        ),
-        pagination: PageInfoOut,
-        range: z.looseObject({ from: z.string(), to: z.string() }),
-        summary: z.looseObject({
-          calls: z.number().int(),
-          successful_calls: z.number().int(),
-          cost_cents: z.number().int(),
-          billable_cents: z.number().int(),
-        }),
-      }),
-    ),
+    // GET /v1/usage's data and meta in one object (usage.service.ts `list`).
+    outputSchema: dataOrError(UsageMeta.extend({ items: z.array(UsageEvent) })),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   provision_access: {
