@@ -85,7 +85,9 @@ const DEFS = {
       })
       .strict(),
     // GET /v1/usage's data and meta in one object (usage.service.ts `list`).
-    outputSchema: dataOrError(UsageMeta.extend({ items: z.array(UsageEvent) })),
+    outputSchema: dataOrError(
+      UsageMeta.pick({ pagination: true, range: true, summary: true }).extend({ items: z.array(UsageEvent) }),
+    ),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   provision_access: {
