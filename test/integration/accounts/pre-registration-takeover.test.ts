@@ -242,10 +242,9 @@ describe('pre-registration takeover', () => {
     });
     expect(done.status, done.text).toBe(303);
     const back = new URL((await browser.follow(done.location!)).location!);
-    const token = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
+    const token = await http<{ access_token: string }>(base, 'POST', '/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
+      rawBody: new URLSearchParams({
         grant_type: 'authorization_code',
         code: back.searchParams.get('code')!,
         redirect_uri: REDIRECT,
@@ -254,8 +253,8 @@ describe('pre-registration takeover', () => {
         resource: `${stack.config.urls.mcp}/mcp`,
       }).toString(),
     });
-    expect(token.status).toBe(200);
-    const { access_token } = (await token.json()) as { access_token: string };
+    expect(token.status, token.text).toBe(200);
+    const { access_token } = token.body;
     const owner = new Client({ name: 'owner-agent', version: '1.0.0' });
     await owner.connect(
       new StreamableHTTPClientTransport(new URL(`${stack.config.urls.mcp}/mcp`), {

@@ -241,10 +241,13 @@ describe('OAuth 2.1 for agents', () => {
       ['http://127.0.0.1:47999', 'http://127.0.0.1:47999'],
       ['https://evil.example', null],
     ] as const) {
-      const res = await fetch(`${issuer}/oauth/token`, {
-        method: 'POST',
+      const res = await http(issuer, 'POST', '/oauth/token', {
         headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId }).toString(),
+        rawBody: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'x',
+          client_id: clientId,
+        }).toString(),
       });
       expect(res.headers.get('access-control-allow-origin'), origin).toBe(allowed);
     }
