@@ -1,8 +1,8 @@
 /**
  * Output schemas of the consumer tools that are not a core view as is (the others import theirs from core/*): the
- * REST routes' `data` shapes, exact at the top level and loose below it (z.looseObject), so a field a core view gains
- * later does not turn a good result into an output-validation error. A REST `data` that is an array is `{ items: [...] }` here (structured content must be an object), beside
- * the route's `meta` fields that carry information (totals, the board's metric).
+ * REST routes' `data` shapes, exact at the top level and loose below it (z.looseObject). A REST `data` that is an
+ * array is `{ items: [...] }` here (structured content must be an object), beside the route's `meta` fields that
+ * carry information (totals, the board's metric).
  */
 import { z } from 'zod';
 import { SearchItem } from '../../core/catalog/search/search.schemas.js';
@@ -10,13 +10,6 @@ import { SearchItem } from '../../core/catalog/search/search.schemas.js';
 const Cents = z.number().int();
 const NullableCents = Cents.nullable();
 const Stamp = z.string().nullable();
-
-export const PriceView = z.looseObject({
-  price_cents: Cents,
-  price_cents_effective: Cents,
-  price_increase: z.looseObject({ price_cents: Cents, effective_at: z.string() }).nullable(),
-  discount: z.looseObject({}).nullable(),
-});
 
 /** One search result: the REST route's item (core/catalog/search/search.schemas.ts), loose at the top level. */
 export const SearchItemOut = SearchItem;
