@@ -60,9 +60,9 @@ export function buildMcpServer(services: Services, context: ToolContext, runtime
   const server = new McpServer(SERVER_INFO, { capabilities: { logging: {} }, instructions: SERVER_INSTRUCTIONS });
   // The key's installed API tools (mcp/installed-tools.ts): listed after the default ones, told of changes. Hooked
   // before the first tool is registered (that sets the SDK's tools/list and tools/call handlers).
-  withInstalledTools(server.server as never, services, context, runtime, false);
-  trackSession(server, services, keyPrincipal(context).keyId);
   const tools = recordTools(server);
+  withInstalledTools(server.server as never, services, context, runtime, false, () => listingOf(services, tools));
+  trackSession(server, services, keyPrincipal(context).keyId);
   registerAllTools(server, services, context, runtime);
   advertise(server, () => listingOf(services, tools));
   return server;
@@ -84,7 +84,7 @@ export function buildModernMcpServer(services: Services, context: ToolContext, r
       'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
     },
   });
-  withInstalledTools(server.server, services, context, runtime, true);
+  withInstalledTools(server.server, services, context, runtime, true, () => toolListing(services, context, runtime));
   const facade = {
     registerTool: (name: string, config: object, cb: unknown) => server.registerTool(name, config, cb as never),
   } as unknown as McpServer;

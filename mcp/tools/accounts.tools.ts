@@ -13,7 +13,7 @@ const DEFS = {
     description:
       'Create a new organization and API key (consumer scopes, 0 credits). The key is shown only here: store it. ' +
       'Free.',
-    inputSchema: {},
+    inputSchema: z.object({}).strict(),
     outputSchema: dataOrError({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() }),
     // Creates an org and a key each time; nothing is overwritten.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
