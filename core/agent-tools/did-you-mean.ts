@@ -69,7 +69,8 @@ export function unknownArgumentsError(unknown: readonly string[], expected: read
     expected.length > 0
       ? `This tool takes ${expected.map((n) => `\`${n}\``).join(', ')}.`
       : 'This tool takes no arguments.';
-  return new ValidationError(`Unknown argument${unknown.length === 1 ? '' : 's'} ${said.join('; ')}. ${takes}`, {
+  const head = `Unknown argument${unknown.length === 1 ? '' : 's'} ${said.join('; ')}`;
+  return new ValidationError(`${head}${head.endsWith('?') ? '' : '.'} ${takes}`, {
     details: { unknown: [...unknown], suggestions, expected: [...expected], issues },
   });
 }
