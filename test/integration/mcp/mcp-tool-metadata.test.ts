@@ -229,5 +229,13 @@ describe('agent-tool metadata: size, instructions, annotations, money', () => {
     const refused = await call('run_probe', { slug: api.slug, endpoint: '/paid' });
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toMatchObject({ ok: false, error: { code: 'payment_required' } });
+    // The listed output schemas admit the shared error result by their anyOf branch, without its fields' types, and
+    // are loose: the client validated this refusal against call_api's.
+    const output = byName('call_api').outputSchema!;
+    expect(output.properties).not.toHaveProperty('error');
+    expect(output).toMatchObject({ anyOf: expect.arrayContaining([{ required: ['ok', 'error'] }]) });
+    expect(JSON.stringify(output)).not.toContain('"additionalProperties":false');
+    const unpaid = await call('call_api', { slug: api.slug, endpoint: '/paid' });
+    expect(unpaid.structuredContent).toMatchObject({ ok: false, error: { code: 'payment_required' } });
   });
 });
