@@ -57,8 +57,7 @@ export function describeInstalled(tool: LiveInstalledTool, key: Caps): Tool {
     title: `${api.name}: ${endpoint.method} ${endpoint.path}`.slice(0, 200),
     description:
       `${what}(${api.slug}: ${endpoint.method} ${endpoint.path}, through the metered gateway, call_api's rules). ` +
-      `${cost}; failed upstream calls are refunded; the same idempotency_key bills once. ${capsNote(key, price)} ` +
-      'Needs proxy:call.',
+      `${cost}; failed upstream calls are refunded. ${capsNote(key, price)}`,
     inputSchema: tool.inputSchema as Tool['inputSchema'],
     annotations: annotationsOf(endpoint.method, price),
     _meta: {

@@ -16,19 +16,16 @@
  * Both hooks go through the SDK's public `setRequestHandler`: the wrapper installed by `withInstalledTools` sees the
  * handlers the McpServer (and mcp/server.ts) set for `tools/list` and `tools/call`, and wraps them.
  */
-import { createHash } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getLiteralValue, getObjectShape } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { InstalledToolsService, type LiveInstalledTool } from '../core/agent-tools/installed-tools.service.js';
-import { pathParams } from '../core/agent-tools/tool-shape.js';
+import { toolRequest, type ToolRequest } from '../core/agent-tools/tool-args.js';
 import type { Unsubscribe } from '../core/counters/index.js';
-import { ValidationError } from '../core/errors.js';
 import { GATEWAY_CHANNELS } from '../core/spend/gateway-events.js';
 import type { Services } from '../platform/services.js';
 import type { ToolContext, ToolRuntime } from './tool-context.js';
+import { unknownArgumentResult } from './argument-check.js';
 import { describeInstalled } from './installed-tool-definition.js';
 import { withPersonSteps, type StepSource } from './elicitation.js';
 import { callSteps, refusalStep } from './person-steps.js';
@@ -121,69 +118,29 @@ export async function stopToolListEvents(services: Services): Promise<void> {
   )?.();
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
-addFormats.default(ajv);
-const validators = new Map<string, ValidateFunction | null>();
-const MAX_VALIDATORS = 500;
-
-/** The compiled input schema (cached by content); null when the provider's schema does not compile. */
-function validatorOf(schema: Record<string, unknown>): ValidateFunction | null {
-  const id = createHash('sha256').update(JSON.stringify(schema)).digest('hex');
-  let validate = validators.get(id);
-  if (validate === undefined) {
-    try {
-      validate = ajv.compile(schema);
-    } catch {
-      validate = null;
-    }
-    if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value!);
-    validators.set(id, validate);
-  }
-  return validate;
-}
-
 type Args = Record<string, unknown>;
 
-/** Check the arguments against the tool's input schema: 400 `validation_failed` with `details.issues`. */
-function checkInput(tool: LiveInstalledTool, args: Args): void {
-  const validate = validatorOf(tool.inputSchema);
-  const ok = validate ? validate(args) : true;
-  // A provider schema that does not compile checks nothing but the path parameters.
-  const missing = validate
-    ? []
-    : pathParams(tool.endpoint.path).filter((p) => (args.path as Args | undefined)?.[p] === undefined);
-  if (ok && missing.length === 0) return;
-  const issues = (validate?.errors ?? []).map((e) => ({
-    path: e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(arguments)',
-    message: e.message ?? 'is invalid',
-  }));
-  for (const p of missing) issues.push({ path: `path.${p}`, message: 'is required' });
-  throw new ValidationError(`Invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
-    details: { issues },
-  });
-}
-
 /** The path after the listing's base, with the path parameters filled in and, for a body method, the query. */
-function endpointOf(tool: LiveInstalledTool, args: Args, queryMethod: boolean): string {
-  const params = (args.path ?? {}) as Args;
+function endpointOf(tool: LiveInstalledTool, request: ToolRequest, queryMethod: boolean): string {
   const filled = tool.endpoint.path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) =>
-    encodeURIComponent(String(params[name])),
+    encodeURIComponent(String(request.path[name])),
   );
-  if (queryMethod || args.query === undefined) return filled;
-  const query = queryOf(args.query).toString();
+  if (queryMethod || request.query === undefined) return filled;
+  const query = queryOf(request.query).toString();
   return query ? `${filled}?${query}` : filled;
 }
 
 /** The call_api request an installed tool's arguments make (the listing, method, filled path, input, key). */
 function gatewayRequest(tool: LiveInstalledTool, args: Args) {
+  const request = toolRequest(tool.input, args);
   const method = tool.endpoint.method;
   const queryMethod = method === 'GET' || method === 'HEAD';
   return {
     slug: tool.api.slug,
-    endpoint: endpointOf(tool, args, queryMethod),
+    endpoint: endpointOf(tool, request, queryMethod),
     method,
-    input: queryMethod ? args.query : args.body,
-    ...(typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {}),
+    input: queryMethod ? request.query : request.body,
+    ...(request.idempotency_key !== undefined ? { idempotency_key: request.idempotency_key } : {}),
   };
 }
 
@@ -200,7 +157,13 @@ function installedSteps(services: Services, ctx: ToolContext, name: string): Ste
       typeof args.idempotency_key === 'string' ? args : { ...args, idempotency_key: `person-step:${flowId}` },
     async done(step, args) {
       const tool = await installedTools(services).find(keyPrincipal(ctx).keyId, name);
-      return !tool || calls.done(step, gatewayRequest(tool, args));
+      let request;
+      try {
+        request = tool && gatewayRequest(tool, args);
+      } catch {
+        return true; // the endpoint's schema changed meanwhile: the rerun answers why the arguments no longer fit
+      }
+      return !request || calls.done(step, request);
     },
   };
 }
@@ -217,9 +180,7 @@ export async function callInstalled(
   try {
     tool = await installedTools(services).find(keyPrincipal(ctx).keyId, name);
     if (!tool) return undefined;
-    const args = (raw ?? {}) as Args;
-    checkInput(tool, args);
-    return await callThroughGateway(services, runtime, ctx, gatewayRequest(tool, args));
+    return await callThroughGateway(services, runtime, ctx, gatewayRequest(tool, (raw ?? {}) as Args));
   } catch (err) {
     if (!tool) throw err;
     return toolError(err, ctx.log);
@@ -240,7 +201,8 @@ function methodOf(target: unknown): string | undefined {
 /**
  * Wrap the `tools/list` and `tools/call` handlers that will be set on `protocol` (v1 `server.server` or v2
  * `server.server`), so the context's key sees and calls its installed tools. `cacheFields`: add the 2026-07-28
- * cache fields to a list that carries installed tools.
+ * cache fields to a list that carries installed tools. `defaults`: the default listing, whose tools' unknown
+ * arguments are refused with the argument meant (mcp/argument-check.ts) before the SDK's handler runs.
  */
 export function withInstalledTools(
   protocol: Protocol,
@@ -248,6 +210,7 @@ export function withInstalledTools(
   ctx: ToolContext,
   runtime: ToolRuntime,
   cacheFields: boolean,
+  defaults: () => readonly Tool[],
 ): void {
   const set = protocol.setRequestHandler.bind(protocol);
   protocol.setRequestHandler = (target, handler) => {
@@ -264,7 +227,9 @@ export function withInstalledTools(
       return set(target, async (request, extra) => {
         const name = request.params?.name ?? '';
         // Installed tools are named `<slug>__<operation>`; no default tool has `__` in its name.
-        if (!name.includes('__')) return handler(request, extra);
+        if (!name.includes('__')) {
+          return unknownArgumentResult(defaults(), name, request.params?.arguments, ctx.log) ?? handler(request, extra);
+        }
         let unknown = false;
         const run = async (args: Args): Promise<CallToolResult> => {
           const result = await callInstalled(services, runtime, ctx, name, args);

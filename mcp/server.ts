@@ -26,7 +26,8 @@ export const SERVER_INSTRUCTIONS = [
   'API marketplace: find third-party APIs and call them through one metered gateway.',
   'Order: discover_tools -> get_schema (paths) -> quote_call (price, and whether the call is admitted; free) ->',
   'call_api (billed at that price; an idempotency_key makes retries safe). add_api_tools makes an API your own tools.',
-  'Tools whose _meta has "svc/moves_money" can move money; "svc/price" says how much or how to quote it.',
+  'Only tools marked MOVES MONEY (_meta "svc/moves_money") can cost or move money; "svc/price" says how much or',
+  'how to quote it. The others are free.',
   "Your key's caps bound spend (budget, daily cap, per-call max); set_budget only tightens them.",
   'provision_access says what is missing.',
   'A person must act in a browser to accept API terms or approve spend (approval_url), buy credits',
@@ -60,9 +61,9 @@ export function buildMcpServer(services: Services, context: ToolContext, runtime
   const server = new McpServer(SERVER_INFO, { capabilities: { logging: {} }, instructions: SERVER_INSTRUCTIONS });
   // The key's installed API tools (mcp/installed-tools.ts): listed after the default ones, told of changes. Hooked
   // before the first tool is registered (that sets the SDK's tools/list and tools/call handlers).
-  withInstalledTools(server.server as never, services, context, runtime, false);
-  trackSession(server, services, keyPrincipal(context).keyId);
   const tools = recordTools(server);
+  withInstalledTools(server.server as never, services, context, runtime, false, () => listingOf(services, tools));
+  trackSession(server, services, keyPrincipal(context).keyId);
   registerAllTools(server, services, context, runtime);
   advertise(server, () => listingOf(services, tools));
   return server;
@@ -84,7 +85,7 @@ export function buildModernMcpServer(services: Services, context: ToolContext, r
       'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' },
     },
   });
-  withInstalledTools(server.server, services, context, runtime, true);
+  withInstalledTools(server.server, services, context, runtime, true, () => toolListing(services, context, runtime));
   const facade = {
     registerTool: (name: string, config: object, cb: unknown) => server.registerTool(name, config, cb as never),
   } as unknown as McpServer;

@@ -4,15 +4,17 @@
  *
  * - Input schemas are the SDK's own JSON Schema conversion of each tool's zod schema, minus what says nothing to a
  *   client: `$schema` (draft-07 and 2020-12 read these schemas alike: no tuples, no `$ref`), the safe-integer bounds
- *   zod puts on every integer, `additionalProperties: {}` (the default), empty `properties` below the top level,
- *   `propertyNames: {type: string}` (JSON keys are strings) and the regex zod writes beside a `format` (date-time,
- *   email) it already names; a nullable `anyOf: [T, null]` is written `type: [T, "null"]`. `additionalProperties:
- *   false` (strict inputs) and every real bound stay.
+ *   zod puts on every integer and a cents cap of 10^12 or more (no amount comes near), `additionalProperties: {}`
+ *   (the default), empty `properties` below the top level, `propertyNames: {type: string}` (JSON keys are strings)
+ *   and the regex zod writes beside a `format` (date-time, email) it already names; a nullable `anyOf: [T, null]` is
+ *   written `type: [T, "null"]`. `additionalProperties: false` (strict inputs) and every real bound stay.
  * - Output schemas are advertised only for the tools in `ADVERTISED_OUTPUT` (the money path, where a program reads
  *   the result's fields); the others still return the same `structuredContent` (the MCP spec allows structured
  *   content without a schema) and the same JSON in the text block. The server still checks every success against the
  *   tool's full zod output schema before sending it (the SDK does, from the registration), and what is advertised is
- *   that schema's conversion, compacted: nothing a success carries or an error result carries fails it.
+ *   that schema's conversion, compacted and loose (`looseOutput`: no `additionalProperties: false`, so a field added
+ *   later fails no client): nothing a success carries or an error result carries fails it. The error result's
+ *   `ok` and `error` are admitted by the `anyOf` branch without their types repeated (`withoutErrorFields`).
  * - `execution` is left out (`taskSupport: "forbidden"` is the default); an `annotations.title` equal to the tool's
  *   `title` is left out (the top-level `title` wins).
  *
@@ -36,6 +38,7 @@ export function moneyMeta(price: string): Record<string, unknown> {
 }
 
 const SAFE = Number.MAX_SAFE_INTEGER;
+const HUGE_CENTS = 1e12;
 
 /** A JSON Schema without what tells a client nothing (see the file header). Returns a new object. */
 export function compactJsonSchema(schema: unknown): unknown {
@@ -48,6 +51,8 @@ export function compactJsonSchema(schema: unknown): unknown {
     if (key === '$schema') continue;
     if (key === 'minimum' && value === -SAFE) continue;
     if (key === 'maximum' && value === SAFE) continue;
+    // 10^12 cents ($10 billion) or more: a cap no amount comes near (core's Cents), as empty as 2^53.
+    if (key === 'maximum' && typeof value === 'number' && value >= HUGE_CENTS) continue;
     if (key === 'additionalProperties' && isEmptyObject(value)) continue;
     if (key === 'properties' && isEmptyObject(value)) continue;
     if (key === 'propertyNames' && isStringType(value)) continue;
@@ -89,10 +94,46 @@ function isStringType(value: unknown): boolean {
   );
 }
 
+/**
+ * An output schema without `additionalProperties: false` (a field the server adds later must not fail a client that
+ * validates with today's listing; tool-schemas.ts keeps the top level loose for the same reason) and without the
+ * `type` beside a `const` (the constant says it).
+ */
+export function looseOutput(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(looseOutput);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const record = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (key === 'additionalProperties' && value === false) continue;
+    if (key === 'type' && 'const' in record) continue;
+    out[key] =
+      key === 'properties' && value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).map(([name, s]) => [name, looseOutput(s)]))
+        : looseOutput(value);
+  }
+  return out;
+}
+
+/**
+ * An output schema's error branch without its fields' schemas: `anyOf` still admits `{ ok, error }` (the error
+ * result every tool shares, documented once: docs/agent-tools.md "Errors"), and the top level, loose, lets its
+ * fields through; their types need not be repeated in every listed output schema.
+ */
+function withoutErrorFields(schema: unknown): unknown {
+  const { properties, anyOf } = schema as { properties?: Record<string, unknown>; anyOf?: unknown };
+  const admitsError = Array.isArray(anyOf) && anyOf.some((a) => JSON.stringify(a) === ERROR_BRANCH);
+  if (!admitsError || !properties) return schema;
+  const { ok: _ok, error: _error, ...rest } = properties;
+  return { ...(schema as object), properties: rest };
+}
+const ERROR_BRANCH = JSON.stringify({ required: ['ok', 'error'] });
+
 function jsonSchemaOf(schema: RegisteredTool['inputSchema'], io: 'input' | 'output'): Tool['inputSchema'] {
   const object = normalizeObjectSchema(schema);
   if (!object) return { type: 'object', properties: {} };
-  const json = compactJsonSchema(toJsonSchemaCompat(object, { strictUnions: true, pipeStrategy: io }));
+  const compact = compactJsonSchema(toJsonSchemaCompat(object, { strictUnions: true, pipeStrategy: io }));
+  const json = io === 'output' ? withoutErrorFields(looseOutput(compact)) : compact;
   // A tool without parameters still lists `properties: {}` (clients read the top level's properties).
   return { properties: {}, ...(json as object), type: 'object' };
 }

@@ -19,7 +19,7 @@ import {
 import type { Clock } from '../clock.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { effectivePrice } from '../pricing/effective-price.js';
-import { toolInputSchema, toolNameFor } from './tool-shape.js';
+import { toolInputSchema, toolNameFor, type ToolInputSchema } from './tool-shape.js';
 
 /** At most this many installed tools per key (each is a tools/list entry in the key's context). */
 export const MAX_INSTALLED_PER_KEY = 100;
@@ -31,7 +31,10 @@ export interface LiveInstalledTool {
   priceCentsEffective: number;
   /** What the key saw when it installed the tool. */
   installedPriceCents: number;
+  /** The advertised (flat) input schema: `input.schema`. */
   inputSchema: Record<string, unknown>;
+  /** Its flat and grouped schemas and where each flat argument goes (core/agent-tools/tool-args.ts reads them). */
+  input: ToolInputSchema;
   /** Whether the input schema changed since the tool was installed. */
   schemaChanged: boolean;
 }
@@ -160,6 +163,7 @@ export class InstalledToolsService {
           priceCentsEffective: effectivePrice(endpoint, now).price_cents_effective,
           installedPriceCents: row.priceCents,
           inputSchema: input.schema,
+          input,
           schemaChanged: input.hash !== row.schemaHash,
         },
       ];

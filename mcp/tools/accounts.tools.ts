@@ -9,11 +9,9 @@ import { dataOrError } from './tool-schemas.js';
 /** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
 const DEFS = {
   svc_register: {
-    title: 'Register a new organization',
-    description:
-      'Create a new organization and API key (consumer scopes, 0 credits). The key is shown only here: store it. ' +
-      'Free.',
-    inputSchema: {},
+    title: 'Register an org',
+    description: 'A new org and API key (consumer scopes, 0 credits), shown only here: store it.',
+    inputSchema: z.object({}).strict(),
     outputSchema: dataOrError({ org_id: z.string(), api_key: z.string(), credit_cents: z.number().int() }),
     // Creates an org and a key each time; nothing is overwritten.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

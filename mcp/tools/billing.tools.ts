@@ -35,8 +35,6 @@ const PERSON_STEP = {
   openWorldHint: true,
 } as const;
 
-const NEEDS_PERSON = 'A person opens the URL. Needs billing:write.';
-
 /**
  * `billing:write`, with how to get it: the spec's 403 `forbidden` naming the scope, plus the step that adds it (a
  * verified email elevates the key in place; docs/decisions.md "Agent-first elevation").
@@ -63,19 +61,17 @@ const PACK_PRICES = PACKS.map((p) => `${p.name} $${p.price_cents / 100} = ${p.cr
 /** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
 const DEFS = {
   get_balance: {
-    title: 'Credit balance',
-    description:
-      "Your organization's credit in cents, billing mode (prepaid or card), card on file, suspension, card usage " +
-      'owed. Free.',
+    title: 'Balance',
+    description: "Your org's credit in cents, billing mode, card on file, suspension and card usage owed.",
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(BalanceOut),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   create_checkout: {
-    title: 'Buy credits (checkout link)',
+    title: 'Buy credits',
     description:
-      `Buy prepaid credits: returns \`checkout_url\`, a payment page. MOVES MONEY: the person pays ` +
-      `${PACK_PRICES} or \`amount_cents\`. ${NEEDS_PERSON}`,
+      `Buy credits: returns \`checkout_url\`, where a person pays (MOVES MONEY) ${PACK_PRICES} or ` +
+      `\`amount_cents\`.`,
     inputSchema: z
       .object({
         pack: z.enum(PACKS.map((p) => p.name) as [string, ...string[]]).optional(),
@@ -90,30 +86,25 @@ const DEFS = {
       .strict(),
     outputSchema: dataOrError(CheckoutView),
     annotations: PERSON_STEP,
-    _meta: moneyMeta(
-      `${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents); paid by a ` +
-        `person`,
-    ),
+    _meta: moneyMeta(`${PACK_PRICES}, or amount_cents ${CHECKOUT_MIN_CENTS}-${CHECKOUT_MAX_CENTS} (credits = cents)`),
   },
   billing_setup: {
-    title: 'Add a card (setup page)',
-    description:
-      `Add a card: returns \`url\`, a card-setup page (free). MOVES MONEY: once a person saves a card, paid ` +
-      `calls are billed to it at their quoted price. ${NEEDS_PERSON}`,
+    title: 'Add a card',
+    description: 'Returns `url`, where a person saves a card (free). MOVES MONEY: paid calls then bill that card.',
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(SetupIntentView),
     annotations: PERSON_STEP,
-    _meta: moneyMeta('free; later paid calls are billed to the card at their quoted price (quote_call)'),
+    _meta: moneyMeta('free; then paid calls bill the card at their quoted price'),
   },
   billing_portal: {
-    title: 'Billing portal link',
+    title: 'Billing portal',
     description:
-      `The billing portal: returns \`url\` (free), where a person manages cards and sees invoices. MOVES MONEY: ` +
-      `the card set there pays card-billed calls at their quoted price. ${NEEDS_PERSON}`,
+      `Returns \`url\`, where a person manages cards and sees invoices (free). MOVES MONEY: that card pays ` +
+      `card-billed calls.`,
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(PortalView),
     annotations: PERSON_STEP,
-    _meta: moneyMeta('free; a person manages the card that pays card-billed calls'),
+    _meta: moneyMeta('free; the card set there pays card-billed calls'),
   },
 };
 

@@ -12,7 +12,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
+import { AdmissionView, QuoteView } from '../../core/catalog/listings/listings.schemas.js';
 import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
@@ -32,13 +32,15 @@ import { callSteps } from '../person-steps.js';
 type Method = (typeof ENDPOINT_METHODS)[number];
 const QUERY_METHODS: ReadonlySet<Method> = new Set(['GET', 'HEAD']);
 
-const EndpointArg = z
+const EndpointPath = z
   .string()
   .min(1)
   .max(2000)
   .regex(/^\//, 'must start with /')
-  .refine((e) => !e.includes('#'), 'must not contain # (a fragment is never sent)')
-  .describe('Path after the API\'s base, params filled in, optional query: "/forecast/paris?days=3".');
+  .refine((e) => !e.includes('#'), 'must not contain # (a fragment is never sent)');
+const EndpointArg = EndpointPath.describe(
+  'Path after the API\'s base, params filled in, optional query: "/forecast/paris?days=3".',
+);
 
 const InputArg = z.unknown().optional().describe('JSON body; for GET/HEAD a flat object of query parameters.');
 
@@ -47,6 +49,13 @@ const CallOut = z.object({
   body: z.unknown().describe('Upstream JSON, else text; null on a replay.'),
   billing: BillingMetaOut,
   request_id: z.string(),
+});
+
+/** The quote's data, its admission described for a tool (a tool's caller always has a credential). */
+const QuoteOut = QuoteView.extend({
+  admission: AdmissionView.extend({ details: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .describe('What the gateway would decide now.'),
 });
 
 /** Spends credits at the endpoint's price and reaches a third-party API; a DELETE/PUT may change data there. */
@@ -160,46 +169,45 @@ const DEFS = {
   call_api: {
     title: 'Call an API',
     description:
-      "Call an API endpoint through the metered gateway. MOVES MONEY: charges the endpoint's price in cents (0 = " +
-      'free; failed upstream calls are refunded); quote_call first. Same idempotency_key = executed and billed ' +
-      "once. Refusals carry the gateway's code. Needs proxy:call.",
+      "Call an API endpoint through the metered gateway. MOVES MONEY: the endpoint's price in cents (0 = free; " +
+      'failed upstream calls refunded); quote_call first.',
     inputSchema: z
       .object({
         slug: SlugArg,
         endpoint: EndpointArg,
         method: z.enum(ENDPOINT_METHODS).default('GET'),
         input: InputArg,
-        idempotency_key: z.string().min(1).max(200).optional().describe('The same key and request run and bill once.'),
+        idempotency_key: z.string().min(1).max(200).optional(),
       })
       .strict(),
     outputSchema: dataOrError(CallOut),
     annotations: CALL,
-    _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
+    _meta: moneyMeta("the endpoint's price per successful call; quote_call first"),
   },
   run_probe: {
-    title: 'Probe an endpoint (GET)',
+    title: 'Probe an endpoint',
     description:
-      "One GET test call through the gateway (call_api's rules). MOVES MONEY: billed at the endpoint's price; " +
-      'quote_call first or probe free endpoints. Needs proxy:call.',
-    inputSchema: z.object({ slug: SlugArg, endpoint: EndpointArg, input: InputArg }).strict(),
+      'call_api with GET, without idempotency_key. MOVES MONEY: billed at the price; quote_call first or probe ' +
+      'free endpoints.',
+    // call_api's arguments, described there (once in the listing).
+    inputSchema: z.object({ slug: SlugArg, endpoint: EndpointPath, input: z.unknown().optional() }).strict(),
     outputSchema: dataOrError(CallOut),
     // A GET changes nothing upstream, but it is billed, so it is neither read-only nor idempotent here.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    _meta: moneyMeta("the endpoint's price_cents_effective per successful call; quote_call first"),
+    _meta: moneyMeta("the endpoint's price per successful call; quote_call first"),
   },
   quote_call: {
     title: 'Quote a call',
     description:
-      'What a call would cost now and whether the gateway would admit it for your key: price, discount, ' +
-      'scheduled increase, `admission`. Free: nothing is spent or reserved.',
+      'Whether the gateway would admit a call for your key now (`admission`), and its price; reserves nothing.',
     inputSchema: z
       .object({
         slug: SlugArg,
         method: z.enum(ENDPOINT_METHODS).default('GET'),
-        path: QuoteQuery.shape.path.describe('The path call_api would send, e.g. "/forecast/paris".'),
+        path: QuoteQuery.shape.path.describe("As call_api's `endpoint`."),
       })
       .strict(),
-    outputSchema: dataOrError(QuoteView),
+    outputSchema: dataOrError(QuoteOut),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
 };

@@ -30,21 +30,19 @@ export const CATALOG_READ = {
 
 export const SlugArg = z.string().trim().min(1).max(200);
 
-const SearchCategory = SearchQuery.shape.category.describe('A slug from get_categories.');
+const SearchCategory = SearchQuery.shape.category.describe('From get_categories.');
 
 /** Only listings callable through the gateway (issue 22): directory entries are found, but not callable here. */
-const CallableOnly = z.boolean().optional().describe('Leave out directory entries (not callable).');
+const CallableOnly = z.boolean().optional().describe('No directory entries.');
 
 /** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
 const DEFS = {
   discover_tools: {
-    title: 'Discover APIs (compact)',
-    description:
-      'Find APIs for a task: a compact ranked list (slug, summary, price range, score). Start here, then ' +
-      'get_schema and quote_call. Free.',
+    title: 'Discover APIs',
+    description: 'Find APIs for a task: compact ranked list (slug, summary, prices, score). Start here.',
     inputSchema: z
       .object({
-        query: z.string().max(SEARCH_MAX_Q).describe('What you need, in plain words.'),
+        query: z.string().max(SEARCH_MAX_Q).describe('In plain words.'),
         category: SearchCategory,
         max_results: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(10),
         callable_only: CallableOnly,
@@ -57,13 +55,13 @@ const DEFS = {
   },
   search_apis: {
     title: 'Search APIs',
-    description: 'Full catalog search: listings with tags, category, prices, merit scores and provider. Free.',
+    description: 'Full catalog search: listings with tags, category, prices, scores, provider.',
     inputSchema: z
       .object({
         query: z.string().max(SEARCH_MAX_Q).describe('Empty browses in `sort` order.'),
         category: SearchCategory,
         sort: z.enum(SEARCH_SORTS).optional().describe('Default: relevance with a query, svc_score without.'),
-        max_price_cents: SearchQuery.shape.max_price_cents.describe('Only APIs with an endpoint at most this price.'),
+        max_price_cents: SearchQuery.shape.max_price_cents.describe('Some endpoint at most this price.'),
         limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
         offset: z.number().int().min(0).max(1_000_000).optional(),
         callable_only: CallableOnly,
@@ -81,26 +79,26 @@ const DEFS = {
     annotations: CATALOG_READ,
   },
   get_categories: {
-    title: 'List categories',
-    description: 'Categories with their number of live APIs. Free.',
+    title: 'Categories',
+    description: 'Categories with their number of live APIs.',
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(z.object({ items: z.array(CategoryView) })),
     annotations: CATALOG_READ,
   },
   get_market_overview: {
     title: 'Market overview',
-    description: 'Marketplace totals: live APIs, providers, calls and GMV (24 h, 7 days), median price. Free.',
+    description: 'Totals: live APIs, providers, calls, GMV (24 h, 7 days), median price.',
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(MarketOverview),
     annotations: CATALOG_READ,
   },
   get_leaderboard: {
     title: 'Leaderboard',
-    description: 'A ranked board of live APIs, overall or in a category. Free.',
+    description: 'A ranked board of live APIs, overall or in a category.',
     inputSchema: z
       .object({
         board: z.enum(BOARDS),
-        category: LeaderboardQuery.shape.category.describe('A slug from get_categories.'),
+        category: LeaderboardQuery.shape.category.describe('From get_categories.'),
         limit: z.number().int().min(1).max(500).optional(),
       })
       .strict(),
@@ -108,12 +106,12 @@ const DEFS = {
     annotations: CATALOG_READ,
   },
   request_api: {
-    title: 'Request a missing API',
-    description: "Ask for an API the catalog lacks; a similar open request gets your org's vote instead. Free.",
+    title: 'Request an API',
+    description: "Ask for an API the catalog lacks (a similar open request gets your org's vote).",
     inputSchema: z
       .object({
         query: ApiRequestBody.shape.query,
-        email: ApiRequestBody.shape.email.describe('Told when a match goes live, if a verified email of your org.'),
+        email: ApiRequestBody.shape.email.describe("Your org's verified email, told of a match."),
         notes: ApiRequestBody.shape.notes,
       })
       .strict(),
@@ -124,16 +122,14 @@ const DEFS = {
   get_api_details: {
     title: 'API details',
     description:
-      'One API: provider, scores, price per endpoint in cents, discounts, scheduled increases, required terms. Free.',
+      'One API: provider, scores, price per endpoint in cents, discounts, scheduled increases, required terms.',
     inputSchema: z.object({ slug: SlugArg }).strict(),
     outputSchema: dataOrError(ListingDetail),
     annotations: CATALOG_READ,
   },
   get_schema: {
-    title: 'API endpoints and schemas',
-    description:
-      "An API's endpoints: method, path template, input/output JSON schemas. call_api's `endpoint` is a path " +
-      'with its {params} filled in. Free.',
+    title: 'API schema',
+    description: "An API's endpoints: method, path template, input and output JSON schemas.",
     inputSchema: z.object({ slug: SlugArg }).strict(),
     outputSchema: dataOrError(ListingSchemaView),
     annotations: CATALOG_READ,

@@ -17,12 +17,7 @@ import { scopedKey } from './keys.tools.js';
 import { checkArgs, runTool } from './tool-result.js';
 import { dataOrError } from './tool-schemas.js';
 
-const EndpointsArg = z
-  .array(z.string().trim().min(1).max(600))
-  .min(1)
-  .max(MAX_INSTALLED_PER_KEY)
-  .optional()
-  .describe('Endpoint ids, "METHOD /path" or tool names. Default: all.');
+const Selectors = z.array(z.string().trim().min(1).max(600)).min(1).max(MAX_INSTALLED_PER_KEY).optional();
 
 const InstalledOut = z.looseObject({
   name: z.string(),
@@ -46,12 +41,13 @@ const view = (t: LiveInstalledTool) => ({
 
 const DEFS = {
   add_api_tools: {
-    title: 'Install an API as tools',
+    title: 'Install API tools',
     description:
-      "Install a live API's endpoints as your own tools (named <slug>__<operation>, typed from the endpoint " +
-      'schema, price and your caps in the description). Calling one is call_api for it. Free; stored for your key. ' +
-      `At most ${MAX_INSTALLED_PER_KEY} per key. Needs proxy:call.`,
-    inputSchema: z.object({ slug: SlugArg, endpoints: EndpointsArg }).strict(),
+      "Install a live API's endpoints as your own tools (<slug>__<operation>, flat arguments, price and caps " +
+      `described); calling one is call_api for it. At most ${MAX_INSTALLED_PER_KEY} per key.`,
+    inputSchema: z
+      .object({ slug: SlugArg, endpoints: Selectors.describe('Endpoint ids or "METHOD /path". Default: all.') })
+      .strict(),
     outputSchema: dataOrError({
       api: z.string(),
       tools: z.array(InstalledOut),
@@ -62,10 +58,14 @@ const DEFS = {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   remove_api_tools: {
-    title: 'Remove installed API tools',
-    description:
-      "Remove an API's tools add_api_tools installed for your key (all, or those named). Free. Needs proxy:call.",
-    inputSchema: z.object({ slug: SlugArg, endpoints: EndpointsArg }).strict(),
+    title: 'Remove API tools',
+    description: "Remove an API's tools add_api_tools installed (all, or those named).",
+    inputSchema: z
+      .object({
+        slug: SlugArg,
+        endpoints: Selectors.describe('Endpoint ids, "METHOD /path" or tool names. Default: all.'),
+      })
+      .strict(),
     outputSchema: dataOrError({ api: z.string(), removed: z.array(z.string()), tools_list_changed: ChangedNote }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },

@@ -50,21 +50,21 @@ export async function gatewayCaller(
   return { ...caller, principal: { ...caller.principal, scopes } as typeof caller.principal };
 }
 
-const CapArg = (what: string) => PatchKeyBody.shape.budget_cents.describe(`${what}; null removes (needs a person).`);
+const CapArg = (what?: string) =>
+  what ? PatchKeyBody.shape.budget_cents.describe(what) : PatchKeyBody.shape.budget_cents;
 
 /** The tool definitions (built once per process: a 2026-07-28 request builds its server per request). */
 const DEFS = {
   set_budget: {
-    title: 'Set spend caps on a key',
+    title: 'Set key caps',
     description:
-      "Tighten a key's caps in cents (default: your key): budget, per-call max, daily cap (UTC). Raising or " +
-      'removing a cap needs a person. Free. Needs keys:write.',
+      "Tighten a key's spend caps in cents (default: your key); raising or removing one (null) needs a person.",
     inputSchema: z
       .object({
-        key_id: z.string().trim().min(1).max(40).optional().describe('Default: the calling key.'),
-        budget_cents: CapArg('Lifetime cents, child keys included'),
-        per_call_max_cents: CapArg('Cents per call'),
-        daily_cap_cents: CapArg('Cents per UTC day, child keys included'),
+        key_id: z.string().trim().min(1).max(40).optional(),
+        budget_cents: CapArg('Lifetime, child keys included.'),
+        per_call_max_cents: CapArg(),
+        daily_cap_cents: CapArg('Per UTC day, child keys included.'),
       })
       .strict(),
     outputSchema: dataOrError(KeySummaryOut),
@@ -72,10 +72,9 @@ const DEFS = {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },
   get_usage: {
-    title: 'Usage history',
+    title: 'Usage',
     description:
-      "Your org's metered calls, newest first, with totals (calls, cost, billable cents) for the range (default: " +
-      'last 30 days). Free. Needs usage:read.',
+      "Your org's metered calls, newest first, with totals (calls, cost, billable cents); default: last 30 days.",
     inputSchema: z
       .object({
         from: UsageQuery.shape.from.describe('UTC date or ISO 8601 time.'),
@@ -91,11 +90,10 @@ const DEFS = {
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   provision_access: {
-    title: 'Check access (key, balance, terms)',
+    title: 'Check access',
     description:
-      'Can you call APIs, and what is missing? Your key (scopes, caps, spend), balance and missing scopes; with ' +
-      "`slug`, that API's terms and the gateway's answer at its cheapest and dearest endpoint. Creates nothing. " +
-      'Free.',
+      "What you lack to call APIs: your key (scopes, caps, spend), balance, missing scopes; with `slug`, that API's " +
+      'terms and admission.',
     inputSchema: z.object({ slug: SlugArg.optional() }).strict(),
     outputSchema: dataOrError(
       z.object({

@@ -18,8 +18,8 @@ const patch = ProfilePatch.shape;
 /** The tools' definitions, built once per process (each session registers them with its own handlers). */
 const DEFS = {
   list_providers: {
-    title: 'List providers',
-    description: 'The public provider directory: profiles, trust badges, live API counts; `query` filters. Free.',
+    title: 'Providers',
+    description: 'Provider directory: public profiles, trust badges, live API counts; `query` filters.',
     inputSchema: z
       .object({
         query: ProvidersQuery.shape.q,
@@ -29,7 +29,7 @@ const DEFS = {
       .strict(),
     outputSchema: dataOrError({ items: z.array(ProviderListItem), pagination: PageInfoShape }),
     annotations: {
-      title: 'List providers',
+      title: 'Providers',
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -37,8 +37,8 @@ const DEFS = {
     },
   },
   get_provider_profile: {
-    title: 'Get a provider’s profile',
-    description: "One provider's public profile, 30-day stats and live APIs. Free.",
+    title: 'Provider profile',
+    description: "One provider's public profile, 30-day stats and live APIs.",
     inputSchema: z
       .object({
         slug: z.string().trim().min(1).max(100),
@@ -46,7 +46,7 @@ const DEFS = {
       .strict(),
     outputSchema: dataOrError(ProviderDetail),
     annotations: {
-      title: 'Get a provider’s profile',
+      title: 'Provider profile',
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -54,12 +54,12 @@ const DEFS = {
     },
   },
   get_my_profile: {
-    title: 'Get my profile',
-    description: "Your org's profile, with the private contact fields. Needs provider:write.",
+    title: 'My profile',
+    description: "Your org's profile, with the private contact fields.",
     inputSchema: z.object({}).strict(),
     outputSchema: dataOrError(OwnProfileView),
     annotations: {
-      title: 'Get my profile',
+      title: 'My profile',
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -67,23 +67,23 @@ const DEFS = {
     },
   },
   update_my_profile: {
-    title: 'Update my profile',
+    title: 'Edit my profile',
     description:
-      "Change your org's profile (send only what changes; null clears). A `slug` lists you in the directory. Needs " +
-      'provider:write.',
+      "Change your org's profile (only the fields sent; null clears; contact_* stay private). A `slug` lists you in " +
+      'the directory.',
     inputSchema: z
       .object({
         display_name: patch.display_name,
         slug: patch.slug,
         bio: patch.bio,
         website: patch.website,
-        contact_email: patch.contact_email.describe('Private.'),
-        contact_phone: patch.contact_phone.describe('Private.'),
+        contact_email: patch.contact_email,
+        contact_phone: patch.contact_phone,
       })
       .strict(),
     outputSchema: dataOrError(OwnProfileView),
     annotations: {
-      title: 'Update my profile',
+      title: 'Edit my profile',
       readOnlyHint: false,
       destructiveHint: true,
       idempotentHint: true,

@@ -22,14 +22,14 @@ const doc = CreateDocumentBody.shape;
 /** The tools' definitions, built once per process (each session registers them with its own handlers). */
 const DEFS = {
   get_api_terms: {
-    title: 'Get an API’s terms',
+    title: 'API terms',
     description:
       "An API's legal documents in force: version, `content_hash`, `acceptance_mode`, `snapshot_url`, whether your " +
-      'org accepted each, and `approval_url`. Free.',
+      'org accepted each; `approval_url`.',
     inputSchema: z.object({ slug: Slug }).strict(),
     outputSchema: dataOrError(TermsView),
     annotations: {
-      title: 'Get an API’s terms',
+      title: 'API terms',
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -37,14 +37,14 @@ const DEFS = {
     },
   },
   get_api_terms_status: {
-    title: 'May I call this API (terms)?',
+    title: 'Terms status',
     description:
-      'May your org call this API under its terms? `may_call`, `missing` documents, and `approval_url`, the page a ' +
-      'person opens to accept. Free.',
+      'May your org call this API under its terms? `may_call`, `missing` documents, and `approval_url` where a ' +
+      'person accepts.',
     inputSchema: z.object({ slug: Slug }).strict(),
     outputSchema: dataOrError(TermsStatusView),
     annotations: {
-      title: 'May I call this API (terms)?',
+      title: 'Terms status',
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -52,10 +52,9 @@ const DEFS = {
     },
   },
   accept_api_terms: {
-    title: 'Accept an API’s terms',
+    title: 'Accept terms',
     description:
-      "Accepting terms is a person's step: an API key is always refused (forbidden) with `details.approval_url`, " +
-      'the page to give a person.',
+      "A person's step: an API key is always refused (forbidden), with `details.approval_url` to give a person.",
     inputSchema: z
       .object({
         slug: Slug,
@@ -65,7 +64,7 @@ const DEFS = {
       .strict(),
     outputSchema: dataOrError(AcceptanceView),
     annotations: {
-      title: 'Accept an API’s terms',
+      title: 'Accept terms',
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: true,
@@ -73,8 +72,8 @@ const DEFS = {
     },
   },
   provider_list_documents: {
-    title: 'List my legal documents',
-    description: "Your org's legal documents (drafts, active, superseded), by API or kind. Needs provider:write.",
+    title: 'My documents',
+    description: "Your org's legal documents (drafts, active, superseded), by API or kind.",
     inputSchema: z
       .object({
         api_id: ListDocumentsQuery.shape.api_id,
@@ -83,7 +82,7 @@ const DEFS = {
       .strict(),
     outputSchema: dataOrError({ items: z.array(DocumentView) }),
     annotations: {
-      title: 'List my legal documents',
+      title: 'My documents',
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
@@ -91,24 +90,23 @@ const DEFS = {
     },
   },
   provider_create_document: {
-    title: 'Create a legal document',
+    title: 'New document',
     description:
-      'Write a new draft version of a legal document (markdown `body`); nothing changes until ' +
-      'provider_activate_document. Needs provider:write.',
+      'A new draft of a legal document (markdown `body`); nothing changes until ' + 'provider_activate_document.',
     inputSchema: z
       .object({
         kind: doc.kind,
         source: doc.source,
         version: doc.version,
         title: doc.title,
-        body: doc.body.describe('Markdown.'),
+        body: doc.body,
         api_id: doc.api_id.describe('Omit or null: all your APIs.'),
         acceptance_mode: doc.acceptance_mode.describe('required: consumers must accept before calling.'),
       })
       .strict(),
     outputSchema: dataOrError(DocumentView),
     annotations: {
-      title: 'Create a legal document',
+      title: 'New document',
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
@@ -116,14 +114,14 @@ const DEFS = {
     },
   },
   provider_activate_document: {
-    title: 'Activate a legal document',
+    title: 'Activate document',
     description:
-      'Put a draft document in force, superseding the active one; a `required` one must then be accepted before ' +
-      "consumers' next calls. Needs provider:write.",
+      'Put a draft in force, superseding the active one; consumers must accept a `required` one before their next ' +
+      'call.',
     inputSchema: z.object({ document_id: DocumentId }).strict(),
     outputSchema: dataOrError(DocumentView),
     annotations: {
-      title: 'Activate a legal document',
+      title: 'Activate document',
       readOnlyHint: false,
       destructiveHint: true,
       idempotentHint: true,

@@ -1,7 +1,7 @@
 // The compaction behind tools/list (mcp/tool-listing.ts): what says nothing to a client goes, every real rule stays.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compactJsonSchema } from '../../mcp/tool-listing.js';
+import { compactJsonSchema, looseOutput } from '../../mcp/tool-listing.js';
 
 describe('compactJsonSchema', () => {
   it('drops $schema, safe-integer bounds, empty additionalProperties, string propertyNames, format regexes', () => {
@@ -43,5 +43,32 @@ describe('compactJsonSchema', () => {
     expect(compact.properties.either).toEqual(original.either);
     expect(compact.properties.choice).toEqual(original.choice);
     expect(compact.properties.$schema).toEqual({ type: 'string' });
+  });
+
+  it('drops a cents cap of 10^12 or more, keeps smaller ones', () => {
+    const json = z.toJSONSchema(
+      z.object({ huge: z.number().int().min(0).max(1e12), real: z.number().int().max(999_999_999_999) }),
+      { target: 'draft-7' },
+    );
+    expect((compactJsonSchema(json) as { properties: object }).properties).toEqual({
+      huge: { type: 'integer', minimum: 0 },
+      real: { type: 'integer', maximum: 999_999_999_999 },
+    });
+  });
+});
+
+describe('looseOutput', () => {
+  it('lets fields added later through, and writes a const without its type', () => {
+    const json = compactJsonSchema(
+      z.toJSONSchema(z.object({ ok: z.literal(false), inner: z.object({ a: z.string() }) }), { target: 'draft-7' }),
+    );
+    expect(looseOutput(json)).toEqual({
+      type: 'object',
+      properties: {
+        ok: { const: false },
+        inner: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+      },
+      required: ['ok', 'inner'],
+    });
   });
 });

@@ -141,25 +141,28 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       expect(paid.description).toContain("Your key's caps do not limit it");
       expect(paid._meta).toMatchObject({ [MOVES_MONEY]: true, [PRICE]: '5 cents per successful call' });
       expect(paid.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: true });
+      // Flat arguments (issue 31): the path parameter, the query parameters and the body's fields at the top level.
       expect(paid.inputSchema).toMatchObject({
         type: 'object',
-        properties: { path: { properties: { symbol: {} }, required: ['symbol'] }, idempotency_key: {} },
-        required: ['path'],
+        properties: { symbol: { type: 'string' }, idempotency_key: {} },
+        required: ['symbol'],
         additionalProperties: false,
       });
       const order = tools.find((t) => t.name === orderName)!;
-      expect(order.inputSchema.properties).toMatchObject({ body: ORDER_SCHEMA.properties.body });
-      expect(order.inputSchema.required).toEqual(['body']);
+      expect(Object.keys(order.inputSchema.properties!)).toEqual(['dry_run', 'qty', 'idempotency_key']);
+      expect(order.inputSchema.properties).toMatchObject({ qty: ORDER_SCHEMA.properties.body.properties.qty });
+      expect(order.inputSchema.required).toEqual(['qty']);
       expect(tools.find((t) => t.name === tool(market.slug, 'get_quotes_symbol'))!.annotations).toMatchObject({
         readOnlyHint: true,
         idempotentHint: true,
       });
 
       const before = upstream.seen.length;
-      const call = { path: { symbol: 'ACME' }, idempotency_key: `installed-${era}` };
+      const call = { symbol: 'ACME', idempotency_key: `installed-${era}` };
       const first = await ok(client, paidName, call);
       expect(first).toMatchObject({ status: 200, body: { price: 99, path: '/paid/ACME' }, billing: { cost_cents: 5 } });
-      const replay = await ok(client, paidName, call);
+      // The grouped form of before is still accepted: the same request, so the same key replays it.
+      const replay = await ok(client, paidName, { path: { symbol: 'ACME' }, idempotency_key: `installed-${era}` });
       expect(replay.billing).toMatchObject({ replayed: true, original_request_id: first.request_id });
       const ordered = await ok(client, orderName, { body: { qty: 2 }, query: { dry_run: true } });
       expect(ordered).toMatchObject({ status: 200, billing: { cost_cents: 2 } });
@@ -170,7 +173,10 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       // Bad arguments: validation_failed, nothing sent upstream, nothing charged.
       const missing = await refused(client, paidName, { path: {} }, 'validation_failed');
       expect(JSON.stringify(missing.details.issues)).toContain('symbol');
+      const flatMissing = await refused(client, paidName, {}, 'validation_failed');
+      expect(flatMissing.message).toContain("must have required property 'symbol'");
       await refused(client, orderName, { body: { qty: 0 } }, 'validation_failed');
+      await refused(client, orderName, { qty: 0 }, 'validation_failed');
       await refused(client, orderName, { body: { qty: 1 }, extra: 1 }, 'validation_failed');
       expect(upstream.seen.length).toBe(before + 2);
       expect(await creditOf(person.orgId)).toBe(13);
@@ -180,7 +186,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       const poor = await connect(era, broke.apiKey);
       await ok(poor, 'add_api_tools', { slug: market.slug, endpoints: ['GET /paid/{symbol}'] });
       expect((await installedOf(poor)).map((t) => t.name)).toEqual([paidName]);
-      const unpaid = await refused(poor, paidName, { path: { symbol: 'C' } }, 'payment_required');
+      const unpaid = await refused(poor, paidName, { symbol: 'C' }, 'payment_required');
       expect(unpaid.details).toMatchObject({ status: 402, reason: 'insufficient_credits' });
       await ok(poor, 'add_api_tools', { slug: termsApi.slug });
       const terms = await refused(poor, tool(termsApi.slug, 'get_free'), {}, 'terms_acceptance_required');
@@ -191,7 +197,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
       const removed = await ok(client, 'remove_api_tools', { slug: market.slug, endpoints: [orderName] });
       expect(removed).toMatchObject({ removed: [orderName], tools_list_changed: true });
       expect((await installedOf(client)).map((t) => t.name)).not.toContain(orderName);
-      await unknownTool(client, orderName, { body: { qty: 1 } });
+      await unknownTool(client, orderName, { qty: 1 });
       await ok(client, 'remove_api_tools', { slug: market.slug });
       expect(await installedOf(client)).toEqual([]);
       expect(upstream.seen.length).toBe(before + 2);
@@ -218,7 +224,7 @@ describe('installed API tools: add_api_tools, calls, remove_api_tools, in both e
     try {
       const elsewhere = await connect(LEGACY, person.apiKey, other.server.url);
       expect((await installedOf(elsewhere)).map((t) => t.name)).toEqual(names);
-      expect(await ok(elsewhere, names[0]!, { path: { symbol: 'X' } })).toMatchObject({ billing: { cost_cents: 5 } });
+      expect(await ok(elsewhere, names[0]!, { symbol: 'X' })).toMatchObject({ billing: { cost_cents: 5 } });
       // A change made on this instance reaches the session held on the other one.
       await listening(elsewhere, person.keyId);
       const told = nextListChanged(elsewhere);
