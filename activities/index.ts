@@ -2,6 +2,7 @@
 import type { Services } from '../platform/services.js';
 import { createBillingActivities } from './billing.activities.js';
 import { createCreditActivities } from './credits.activities.js';
+import { createDemandActivities } from './demand.activities.js';
 import { createProviderActivities } from './providers.activities.js';
 import { createRollupActivities } from './rollups.activities.js';
 import { createUsageActivities } from './usage.activities.js';
@@ -34,6 +35,7 @@ export function createActivities(services: ActivityServices) {
     }),
     ...createRollupActivities({ rollups: services.rollups }),
     ...createUsageActivities({ usagePartitions: services.usagePartitions }),
+    ...createDemandActivities({ demand: services.demand }),
     ...createBillingActivities({
       charges: services.charges,
       reconciliation: services.reconciliation,

@@ -21,6 +21,7 @@ import { consoleRoutes } from './pages/console/console.routes.js';
 import { termsPages } from './pages/terms.page.js';
 import { signupPages } from './pages/signup.page.js';
 import { embeddedPaymentsPages } from './pages/embedded-payments.page.js';
+import { demandConfirmPages } from './pages/demand-confirm.page.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
 import { billingRoutes } from './routes/billing.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
@@ -83,6 +84,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     termsPages(services),
     embeddedPaymentsPages(services),
     approvalPages(services),
+    demandConfirmPages(services),
     consoleRoutes(services),
     oauthRoutes(services),
     openApiRoutes(services.config.urls),

@@ -242,6 +242,7 @@ function catalogServices(
   deps: Infrastructure & Awaited<ReturnType<typeof peopleServices>> & { guard: UpstreamGuard; secrets: SecretBox },
 ) {
   const { orm, temporal, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, guard, secrets } = deps;
+  const { counters } = deps;
   const embedder = createEmbedder(config.search);
   const searchIndex = new SearchIndex({ orm, embedder });
   const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
@@ -263,7 +264,7 @@ function catalogServices(
   const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
   const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
   const providerDirectory = new ProviderDirectoryService({ orm, clock, profiles });
-  const demand = new DemandService({ orm, clock, mailer, logger, publicBase: config.urls.publicBase });
+  const demand = new DemandService({ orm, clock, mailer, logger, counters, publicBase: config.urls.publicBase });
   const rollups = new RollupsService({ orm, clock, logger });
   const usagePartitions = new UsagePartitionsService({
     orm,

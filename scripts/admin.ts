@@ -7,13 +7,16 @@
  * core/spend/gateway-events.ts), so every gateway applies it to its next call. The commands themselves live in
  * platform/operators/admin-command.ts.
  *
- *   grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
- *   suspend <org_id> --reason <text> [--operator <name>]
- *   unsuspend <org_id> [--operator <name>]
- *   set-credit-limit <org_id> <cents|default> --reason <text> [--operator <name>]
+ *   grant-credits <org> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
+ *   suspend <org> --reason <text> [--operator <name>]
+ *   unsuspend <org> [--operator <name>]
+ *   set-credit-limit <org> <cents|default> --reason <text> [--operator <name>]
  *   reconcile
  *   rotate-secrets [--dry-run]     re-seal every stored secret under SECRETS_KEY (docs/operations.md, "Rotating
  *                                  SECRETS_KEY"); refuses, writing nothing, if a value opens under no configured key
+ *
+ * <org> is an org id (`org_…`), its profile slug, or an owner's email (platform/operators/org-lookup.ts); a name that
+ * matches no organization exits 1 and says so.
  */
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
 import { createCounterStore, RedisCounterStore } from '../core/counters/index.js';

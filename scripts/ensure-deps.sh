@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the npm dependencies when node_modules does not match package-lock.json (`npm ci`, then a stamp file holding
 # the lock's SHA-256), and says nothing when it does. `npm start` and `npm test` both run it first, so a fresh clone
-# needs no `npm install`. Plain bash and node: nothing from node_modules is needed to run it.
+# needs no `npm install`. Plain bash and node: nothing from node_modules is needed to run it. Which dependencies may run
+# install scripts is decided in package.json `allowScripts` (README, "Install scripts"), so npm 11 warns about none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -4,6 +4,7 @@
  * list is built on first use (the reference routes import the document builder, which imports this file).
  */
 import { APPROVE_PAGE_OPERATIONS } from '../pages/approve.page.js';
+import { DEMAND_CONFIRM_PAGE_OPERATIONS } from '../pages/demand-confirm.page.js';
 import { EMBEDDED_PAYMENTS_PAGE_OPERATIONS } from '../pages/embedded-payments.page.js';
 import { HOME_PAGE_OPERATIONS } from '../pages/home.page.js';
 import { SIGN_IN_PAGE_OPERATIONS } from '../pages/pages.routes.js';
@@ -59,6 +60,7 @@ export function allOperations(): Operation[] {
     ...SIGNUP_PAGE_OPERATIONS,
     ...TERMS_PAGE_OPERATIONS,
     ...APPROVE_PAGE_OPERATIONS,
+    ...DEMAND_CONFIRM_PAGE_OPERATIONS,
     ...EMBEDDED_PAYMENTS_PAGE_OPERATIONS,
     ...OAUTH_PAGE_OPERATIONS,
     ...OAUTH_OPERATIONS,

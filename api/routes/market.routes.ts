@@ -2,7 +2,8 @@
  * Boards, the market view and demand (issue 11, items 5 and 7): leaderboards and the overview are public; the
  * activity feed needs any bearer (key or session); API requests are recorded with any bearer and listed publicly
  * (without requesters' emails or notes). `meta.notify_email` says which address will be told when a matching API
- * goes live: only a verified address of the requesting org (core/demand/notify-address.ts), else null.
+ * goes live (a verified address of the requesting org, or one its owner confirmed), else null; `meta.email_status`
+ * and `email_note` say whether a confirmation mail was sent (core/demand/email-confirmation.ts, issue 31).
  */
 import { z } from 'zod';
 import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
@@ -78,9 +79,9 @@ export const MARKET_ROUTES = [
       errors: [429],
     },
     async (ctx, { services, principal, body }) => {
-      const { request, merged, notifyEmail } = await services.demand.request(principal, body);
+      const { request, merged, notifyEmail, emailStatus, emailNote } = await services.demand.request(principal, body);
       ctx.status = merged ? 200 : 201;
-      return withMeta(request, { merged, notify_email: notifyEmail });
+      return withMeta(request, { merged, notify_email: notifyEmail, email_status: emailStatus, email_note: emailNote });
     },
   ),
   route(

@@ -3,7 +3,8 @@
  * it resembles (similarity.ts) and counts one vote per requesting org; GET lists the most requested without any
  * requester's email or notes. When a listing goes live, open requests it covers are marked fulfilled and requesters
  * who left an email are mailed, once (the vote is stamped `notified_at` before the send: at most once). Only a proven
- * address is kept and mailed (notify-address.ts): the verified email of a user of the requesting org.
+ * address is mailed: the verified email of a user of the requesting org (notify-address.ts), or an address whose owner
+ * confirmed it from the one confirmation mail it got (issue 31, double opt-in: email-confirmation.ts).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ import { ValidationError } from '../errors.js';
 import { escapeHtml } from '../html.js';
 import { newId } from '../ids.js';
 import { pgArray, toDate } from '../db/sql.js';
+import type { CounterStore } from '../counters/index.js';
 import type { Logger } from '../logger.js';
 import type { Mailer, MailMessage } from '../mail/mailer.js';
 import {
@@ -23,8 +25,10 @@ import {
   querySimilarity,
   tokenize,
 } from './similarity.js';
-import { PROVEN_VOTE_EMAIL, provenNotifyAddress } from './notify-address.js';
-import type { ApiRequestView } from './demand.schemas.js';
+import { PROVEN_VOTE_EMAIL } from './notify-address.js';
+import type { ApiRequestView, ConfirmationFacts, EmailStatus } from './demand.schemas.js';
+import { EmailConfirmations, type EmailOutcome, type VoteEmailRow } from './email-confirmation.js';
+import { ConfirmationLinks } from './confirmation-link.js';
 export type { ApiRequestView } from './demand.schemas.js';
 
 export const ApiRequestBody = z
@@ -68,6 +72,12 @@ const view = (r: RequestRow): ApiRequestView => ({
 const SELECT = `select r.id, r.query, r.votes, r.status, r.created_at, r.updated_at, a.slug as fulfilled_slug,
   a.name as fulfilled_name from api_requests r left join apis a on a.id = r.fulfilled_api_id`;
 
+const emailFields = (email: EmailOutcome | undefined) => ({
+  notifyEmail: email?.notifyEmail ?? null,
+  emailStatus: email?.status ?? null,
+  emailNote: email?.note ?? null,
+});
+
 export function fulfilledEmail(
   to: string,
   query: string,
@@ -89,19 +99,40 @@ export function fulfilledEmail(
   };
 }
 
+/** What POST /v1/api-requests and `request_api` answer besides the request: the merge and the email's fate. */
+export interface RequestOutcome {
+  request: ApiRequestView;
+  merged: boolean;
+  /** The address that will be told (proven by the org, or confirmed by its owner), else null. */
+  notifyEmail: string | null;
+  /** Null when the request named no email. */
+  emailStatus: EmailStatus | null;
+  emailNote: string | null;
+}
+
+export interface DemandDeps {
+  orm: MikroORM;
+  clock: Clock;
+  mailer: Mailer;
+  logger: Logger;
+  counters: CounterStore;
+  publicBase: string;
+}
+
 export class DemandService {
-  constructor(
-    private readonly deps: { orm: MikroORM; clock: Clock; mailer: Mailer; logger: Logger; publicBase: string },
-  ) {}
+  private readonly confirmations: EmailConfirmations;
+  private readonly links: ConfirmationLinks;
+
+  constructor(private readonly deps: DemandDeps) {
+    this.confirmations = new EmailConfirmations({ counters: deps.counters, publicBase: deps.publicBase });
+    this.links = new ConfirmationLinks({ orm: deps.orm, clock: deps.clock });
+  }
 
   /**
-   * Record the org's vote. `notifyEmail` is the address that will be told when a matching API goes live: the
-   * request's `email` when a verified user of the org owns it, else null (an unproven address is not kept).
+   * Record the org's vote. An email is kept as the address to tell when the org proved it; any other gets one
+   * confirmation mail (sent once the vote is committed) and is told only once its owner confirms it.
    */
-  async request(
-    principal: Principal,
-    body: ApiRequestBody,
-  ): Promise<{ request: ApiRequestView; merged: boolean; notifyEmail: string | null }> {
+  async request(principal: Principal, body: ApiRequestBody): Promise<RequestOutcome> {
     const tokens = tokenize(body.query);
     if (tokens.length === 0) {
       throw new ValidationError('Say what the API should do: the query has no meaningful words.', {
@@ -110,8 +141,7 @@ export class DemandService {
     }
     const normalized = normalizeQuery(body.query).slice(0, 500);
     const now = this.deps.clock.now();
-    return this.deps.orm.em.fork().transactional(async (em) => {
-      const notifyEmail = await provenNotifyAddress(em, principal.orgId, body.email);
+    const { outcome, email } = await this.deps.orm.em.fork().transactional(async (em) => {
       const candidates = await em.execute<{ id: string; normalized: string }[]>(
         `select id, normalized from api_requests where status = 'open' and tokens && ?::text[]
           order by votes desc limit 200`,
@@ -130,21 +160,42 @@ export class DemandService {
           [requestId, body.query, normalized, pgArray(tokens), now, now],
         );
       }
-      await em.execute(
-        `insert into api_request_votes (id, request_id, org_id, email, notes, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?)
-         on conflict (request_id, org_id) do update set email = coalesce(excluded.email, api_request_votes.email),
-           notes = coalesce(excluded.notes, api_request_votes.notes), updated_at = excluded.updated_at`,
-        [newId('apiRequestVote'), requestId, principal.orgId, notifyEmail, body.notes ?? null, now, now],
+      const [vote] = await em.execute<VoteEmailRow[]>(
+        `insert into api_request_votes (id, request_id, org_id, notes, created_at, updated_at)
+         values (?, ?, ?, ?, ?, ?)
+         on conflict (request_id, org_id) do update set notes = coalesce(excluded.notes, api_request_votes.notes),
+           updated_at = excluded.updated_at
+         returning id, email, email_confirmed_at, email_token_expires_at`,
+        [newId('apiRequestVote'), requestId, principal.orgId, body.notes ?? null, now, now],
       );
+      const email = body.email
+        ? await this.confirmations.record(em, principal.orgId, vote!, body.email, now)
+        : undefined;
       await em.execute(
         `update api_requests set votes = (select count(*) from api_request_votes where request_id = ?), updated_at = ?
           where id = ?`,
         [requestId, now, requestId],
       );
       const [row] = await em.execute<RequestRow[]>(`${SELECT} where r.id = ?`, [requestId]);
-      return { request: view(row!), merged: Boolean(best), notifyEmail };
+      return { outcome: { request: view(row!), merged: Boolean(best) }, email };
     });
+    if (email?.mail) this.deps.mailer.sendInBackground(email.mail);
+    return { ...outcome, ...emailFields(email) };
+  }
+
+  /** What the confirmation link's page shows (GET: changes nothing). */
+  describeConfirmation(token: string): Promise<ConfirmationFacts> {
+    return this.links.describe(token);
+  }
+
+  /** The confirmation page's POST: the address will be told when a matching listing is published. */
+  confirmEmail(token: string): Promise<ConfirmationFacts> {
+    return this.links.confirm(token);
+  }
+
+  /** Forget unconfirmed addresses whose link expired (the `demand-email-cleanup` Schedule). */
+  forgetUnconfirmedEmails(): Promise<{ forgotten: number }> {
+    return this.links.forgetUnconfirmed();
   }
 
   async list(query: ApiRequestsQuery): Promise<ApiRequestView[]> {
@@ -174,8 +225,8 @@ export class DemandService {
 
   /**
    * A listing went live: open requests it covers (≥ 60% of a request's words appear in its name, summary,
-   * description, tags, category or examples) are fulfilled by it, and their requesters with a proven email are told
-   * once.
+   * description, tags, category or examples) are fulfilled by it, and their requesters with a proven or confirmed
+   * email are told once (an address still awaiting confirmation is not).
    * Returns the ids of the requests fulfilled.
    */
   async matchPublished(apiId: string): Promise<string[]> {
@@ -204,7 +255,8 @@ export class DemandService {
       );
       return tem.execute<{ id: string; email: string; request_id: string }[]>(
         `update api_request_votes v set notified_at = ? where request_id = any(?::varchar[]) and email is not null
-           and notified_at is null and ${PROVEN_VOTE_EMAIL} returning id, email, request_id`,
+           and notified_at is null and (v.email_confirmed_at is not null or ${PROVEN_VOTE_EMAIL})
+         returning id, email, request_id`,
         [now, pgArray(ids)],
       );
     });

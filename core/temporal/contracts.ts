@@ -17,6 +17,7 @@ export const WORKFLOW_TYPES = {
   usageCharge: 'usageChargeWorkflow',
   catalogRollups: 'catalogRollupsWorkflow',
   usagePartitions: 'usagePartitionsWorkflow',
+  demandEmailCleanup: 'demandEmailCleanupWorkflow',
 } as const;
 
 /** Temporal Schedules the worker makes sure exist at start. */
@@ -38,6 +39,8 @@ export const SCHEDULES = {
   },
   /** usage_events partitions: months ahead created, months past USAGE_RETENTION_DAYS retired (daily, 02:30 UTC). */
   usagePartitions: { id: 'usage-partitions', calendar: { hour: 2, minute: 30 } },
+  /** The demand board forgets addresses left unconfirmed past their 7-day link (issue 31; daily, 03:15 UTC). */
+  demandEmailCleanup: { id: 'demand-email-cleanup', calendar: { hour: 3, minute: 15 } },
 } as const;
 
 export const SIGNALS = {
@@ -182,6 +185,11 @@ export type UsageChargeResult =
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'charged'; paymentId: string }
   | { outcome: 'failed'; paymentId: string | null; reason: string };
+
+/** What one run of demandEmailCleanupWorkflow did: how many unconfirmed addresses it forgot. */
+export interface DemandEmailCleanupResult {
+  forgotten: number;
+}
 
 /** What one run of usagePartitionsWorkflow did (core/usage/usage-partitions.ts). */
 export interface UsagePartitionsResult {

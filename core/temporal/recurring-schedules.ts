@@ -59,6 +59,15 @@ export const RECURRING_SCHEDULES: readonly RecurringSchedule[] = [
     catchupWindow: '1 day',
     workflowId: SCHEDULES.usagePartitions.id,
   },
+  {
+    id: SCHEDULES.demandEmailCleanup.id,
+    spec: { calendars: [SCHEDULES.demandEmailCleanup.calendar], timezone: 'UTC' },
+    workflowType: WORKFLOW_TYPES.demandEmailCleanup,
+    args: [],
+    // A run missed while the cluster was down is made up (an address must not outlive its week by two days).
+    catchupWindow: '1 day',
+    workflowId: SCHEDULES.demandEmailCleanup.id,
+  },
 ];
 
 /** Create the recurring schedules if they do not exist yet (idempotent; called at worker start). */

@@ -1,10 +1,12 @@
 /**
  * Demand (issue 11): requests for APIs the catalog lacks. Near-duplicate queries merge into one request whose
  * `votes` counts distinct requesters; each requester's vote keeps the email (never shown) to tell them once a
- * matching listing is published.
+ * matching listing is published. An address the requester's org has not proven is told only once its owner confirms
+ * it from the mailed link (issue 31, double opt-in: core/demand/email-confirmation.ts); unconfirmed, it is forgotten
+ * after 7 days.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { idRef, prefixedId, timestamps } from './common.js';
+import { idRef, prefixedId, sha256Hex, timestamps } from './common.js';
 
 export const API_REQUEST_STATUSES = ['open', 'fulfilled'] as const;
 export type ApiRequestStatus = (typeof API_REQUEST_STATUSES)[number];
@@ -39,6 +41,13 @@ export const ApiRequestVote = defineEntity({
     email: p.string().length(254).nullable(),
     notes: p.string().length(2000).nullable(),
     notifiedAt: p.datetime().nullable(),
+    /** SHA-256 of the confirmation link's token (the token itself is never stored); null for a proven address. */
+    emailTokenHash: sha256Hex().nullable().unique(),
+    /** When the confirmation mail went out, and when its link stops working (7 days later): then it is forgotten. */
+    emailConfirmationSentAt: p.datetime().nullable(),
+    emailTokenExpiresAt: p.datetime().nullable(),
+    /** When the address's owner confirmed it from the link: from then on it is told like a proven address. */
+    emailConfirmedAt: p.datetime().nullable(),
     ...timestamps(),
   },
   uniques: [{ name: 'api_request_votes_request_org_uniq', properties: ['request', 'orgId'] }],

@@ -111,11 +111,15 @@ const DEFS = {
     inputSchema: z
       .object({
         query: ApiRequestBody.shape.query,
-        email: ApiRequestBody.shape.email.describe("Your org's verified email, told of a match."),
+        email: ApiRequestBody.shape.email.describe('Told of a match once confirmed by a mailed link.'),
         notes: ApiRequestBody.shape.notes,
       })
       .strict(),
-    outputSchema: dataOrError(ApiRequestView.extend(ApiRequestMeta.pick({ merged: true, notify_email: true }).shape)),
+    outputSchema: dataOrError(
+      ApiRequestView.extend(
+        ApiRequestMeta.pick({ merged: true, notify_email: true, email_status: true, email_note: true }).shape,
+      ),
+    ),
     // Records a vote: additive, and asking again with the same words is the same single vote of this org.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -207,11 +211,14 @@ function registerMarketTools(server: McpServer, services: Services, ctx: ToolCon
   server.registerTool('request_api', DEFS.request_api, (args) =>
     runTool(ctx.log, async () => {
       checkArgs(args);
-      const { request, merged, notifyEmail } = await services.demand.request(
-        ctx.principal,
-        parseArgs(ApiRequestBody, args),
-      );
-      return { ...request, merged, notify_email: notifyEmail };
+      const r = await services.demand.request(ctx.principal, parseArgs(ApiRequestBody, args));
+      return {
+        ...r.request,
+        merged: r.merged,
+        notify_email: r.notifyEmail,
+        email_status: r.emailStatus,
+        email_note: r.emailNote,
+      };
     }),
   );
 }

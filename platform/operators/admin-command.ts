@@ -16,14 +16,16 @@ import { rotateSecrets } from '../rotate-secrets.js';
 import { resolveSecretsKey, SecretBox } from '../../core/secrets/secret-box.js';
 import { Org } from '../../db/entities/index.js';
 import { println, type CommandIO } from './command-io.js';
+import { resolveOrg } from './org-lookup.js';
 
 export const ADMIN_USAGE = `usage: npm run admin -- <command>
-  grant-credits <org_id> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
-  suspend <org_id> --reason <text> [--operator <name>]
-  unsuspend <org_id> [--operator <name>]
-  set-credit-limit <org_id> <cents|default> --reason <text> [--operator <name>]
+  grant-credits <org> <cents> --reason <text> [--operator <name>] [--key <idempotency key>]
+  suspend <org> --reason <text> [--operator <name>]
+  unsuspend <org> [--operator <name>]
+  set-credit-limit <org> <cents|default> --reason <text> [--operator <name>]
   reconcile
-  rotate-secrets [--dry-run]`;
+  rotate-secrets [--dry-run]
+<org> is an org id (org_…), its profile slug, or the email of one of its owners.`;
 
 class UsageError extends Error {}
 
@@ -78,12 +80,18 @@ interface Run {
   io: CommandIO;
 }
 
+/** The org a command names (id, slug or owner email: org-lookup.ts); a name matching none fails with exit code 1. */
+async function orgOf(deps: AdminDeps, name: string): Promise<string> {
+  return (await resolveOrg(deps.orm.em.fork(), name)).id;
+}
+
 async function grantCredits({ p, deps, audit, operator, io }: Run): Promise<number> {
-  const [orgId, rawCents] = p.args;
+  const [name, rawCents] = p.args;
   const cents = Number(rawCents);
-  if (!orgId || !Number.isSafeInteger(cents) || cents === 0)
-    throw new UsageError('grant-credits needs an org id and a non-zero integer of cents');
+  if (!name || !Number.isSafeInteger(cents) || cents === 0)
+    throw new UsageError('grant-credits needs an org and a non-zero integer of cents');
   if (!p.values.reason) throw new UsageError('--reason is required');
+  const orgId = await orgOf(deps, name);
   const entry = await deps.ledger.post({
     orgId,
     kind: cents > 0 ? 'grant' : 'adjustment',
@@ -101,6 +109,7 @@ async function grantCredits({ p, deps, audit, operator, io }: Run): Promise<numb
     io.stdout,
     JSON.stringify({
       ok: true,
+      org_id: orgId,
       ledger_entry: entry.id,
       balance_after_cents: entry.balanceAfterCents,
       replayed: entry.replayed,
@@ -111,12 +120,12 @@ async function grantCredits({ p, deps, audit, operator, io }: Run): Promise<numb
 
 async function suspension({ p, deps, audit, operator, io }: Run): Promise<number> {
   const { command, values } = p;
-  const [orgId] = p.args;
-  if (!orgId) throw new UsageError(`${command} needs an org id`);
+  const [name] = p.args;
+  if (!name) throw new UsageError(`${command} needs an org`);
   if (command === 'suspend' && !values.reason) throw new UsageError('--reason is required');
+  const orgId = await orgOf(deps, name);
   const em = deps.orm.em.fork();
-  const org = await em.findOne(Org, orgId);
-  if (!org) throw new UsageError(`no org ${orgId}`);
+  const org = await em.findOneOrFail(Org, orgId);
   org.suspended = command === 'suspend';
   org.suspendedReason = command === 'suspend' ? `operator: ${values.reason}` : null;
   await em.flush();
@@ -128,14 +137,14 @@ async function suspension({ p, deps, audit, operator, io }: Run): Promise<number
 
 async function setCreditLimit({ p, deps, audit, operator, io }: Run): Promise<number> {
   // A card-billed org's bound on unpaid usage between charges; `default` returns to CARD_CREDIT_LIMIT_CENTS.
-  const [orgId, raw] = p.args;
+  const [name, raw] = p.args;
   const cents = raw === 'default' ? null : Number(raw);
-  if (!orgId || (cents !== null && (!Number.isSafeInteger(cents) || cents < 0)))
-    throw new UsageError('set-credit-limit needs an org id and a whole number of cents >= 0, or "default"');
+  if (!name || (cents !== null && (!Number.isSafeInteger(cents) || cents < 0)))
+    throw new UsageError('set-credit-limit needs an org and a whole number of cents >= 0, or "default"');
   if (!p.values.reason) throw new UsageError('--reason is required');
+  const orgId = await orgOf(deps, name);
   const em = deps.orm.em.fork();
-  const org = await em.findOne(Org, orgId);
-  if (!org) throw new UsageError(`no org ${orgId}`);
+  const org = await em.findOneOrFail(Org, orgId);
   org.creditLimitCents = cents;
   await em.flush();
   await deps.events.orgChanged(orgId);
@@ -196,7 +205,7 @@ const COMMANDS: Record<string, (run: Run) => Promise<number>> = {
 
 /**
  * Runs `npm run admin -- <argv>`; `defaultOperator` names the operator when --operator is absent (the user who typed
- * the command). Usage errors answer 2, other failures 1.
+ * the command). Usage errors answer 2, other failures 1 (an org name that matches no organization among them).
  */
 export async function runAdmin(
   argv: string[],

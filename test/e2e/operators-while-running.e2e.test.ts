@@ -110,7 +110,7 @@ describe('operator commands while npm start runs on the embedded database', () =
     // Bad usage is answered by the running process as by the script: exit 2 and the usage.
     const bad = await npmRun(dataDir, 'admin', 'grant-credits', orgId, 'lots', '--reason', 'x');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('error: grant-credits needs an org id and a non-zero integer of cents');
+    expect(bad.stderr).toContain('error: grant-credits needs an org and a non-zero integer of cents');
     expect(bad.stderr).toContain('usage: npm run admin -- <command>');
 
     // Migrations: `npm start` applied them at start.

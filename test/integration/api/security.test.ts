@@ -140,6 +140,8 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/signup/verify', need: 'none' },
   { method: 'GET', path: '/verify-email', need: 'none' },
   { method: 'POST', path: '/verify-email', need: 'none' },
+  { method: 'GET', path: '/api-requests/confirm', need: 'none' },
+  { method: 'POST', path: '/api-requests/confirm', need: 'none' },
   { method: 'GET', path: '/.well-known/openid-configuration', need: 'none' },
   { method: 'GET', path: '/.well-known/oauth-authorization-server', need: 'none' },
   { method: 'GET', path: '/oauth/authorize', need: 'none' },
@@ -388,6 +390,7 @@ describe('security: every route', () => {
       '/signup',
       '/signup/verify',
       '/verify-email',
+      '/api-requests/confirm',
       '/logout',
       '/terms/no-such-api',
     ]) {

@@ -1,7 +1,9 @@
-// The operators' CLI against a real database: audited ledger rows, suspension flags, and the books check.
+// The operators' CLI against a real database: audited ledger rows, suspension flags, and the books check. Every
+// org-taking command names the org by id, profile slug or owner email (issue 31, section 6).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPerson, type Person } from '../../helpers/accounts.js';
 import { sql } from '../../helpers/db.js';
 import { ROOT } from '../../helpers/env.js';
 import { createTestStack, type TestStack } from '../../helpers/services.js';
@@ -89,6 +91,87 @@ describe('npm run admin', () => {
     ]) {
       expect((await admin(...bad)).code, bad.join(' ')).toBe(2);
     }
+  });
+
+  describe('an org named by profile slug or owner email', () => {
+    let owner: Person;
+    let member: Person;
+    const slug = `acme-${Date.now()}`;
+    const org = async () =>
+      (
+        await sql(stack.db.url, 'select suspended, suspended_reason, credit_limit_cents from orgs where id = $1', [
+          owner.orgId,
+        ])
+      )[0];
+    const ledgerRows = async () =>
+      (
+        await sql<{ n: string }>(stack.db.url, 'select count(*) as n from ledger_entries where org_id = $1', [
+          owner.orgId,
+        ])
+      )[0]?.n;
+
+    beforeAll(async () => {
+      owner = await createPerson(stack.services);
+      member = await createPerson(stack.services, { orgId: owner.orgId, role: 'member' });
+      await sql(
+        stack.db.url,
+        'insert into profiles (org_id, slug, created_at, updated_at) values ($1, $2, now(), now())',
+        [owner.orgId, slug],
+      );
+    });
+
+    it('every org-taking command accepts them', { timeout: 180_000 }, async () => {
+      const byEmail = await admin('grant-credits', owner.email.toUpperCase(), '40', '--reason', 'by email');
+      expect(byEmail.code, byEmail.stderr).toBe(0);
+      expect(JSON.parse(byEmail.stdout)).toMatchObject({ ok: true, org_id: owner.orgId, balance_after_cents: 40 });
+      const bySlug = await admin('grant-credits', slug, '-2', '--reason', 'by slug');
+      expect(JSON.parse(bySlug.stdout)).toMatchObject({ org_id: owner.orgId, balance_after_cents: 38 });
+
+      expect(JSON.parse((await admin('suspend', slug, '--reason', 'abuse')).stdout)).toEqual({
+        ok: true,
+        org_id: owner.orgId,
+        suspended: true,
+      });
+      expect(await org()).toMatchObject({ suspended: true, suspended_reason: 'operator: abuse' });
+      expect((await admin('unsuspend', owner.email)).code).toBe(0);
+      expect(await org()).toMatchObject({ suspended: false, suspended_reason: null });
+      const limit = await admin('set-credit-limit', slug, '500', '--reason', 'trusted');
+      expect(JSON.parse(limit.stdout)).toMatchObject({ org_id: owner.orgId, credit_limit_cents: 500 });
+      expect(await org()).toMatchObject({ credit_limit_cents: '500' });
+      expect(await ledgerRows()).toBe('2');
+    });
+
+    it(
+      'a name matching no org, or only a non-owner, fails with exit 1, says why and changes nothing',
+      {
+        timeout: 180_000,
+      },
+      async () => {
+        const before = await org();
+        for (const [args, message] of [
+          [
+            ['suspend', 'no-such-slug', '--reason', 'x'],
+            'no organization matches "no-such-slug" by id, profile slug or owner email',
+          ],
+          [
+            ['grant-credits', 'nobody@example.com', '10', '--reason', 'x'],
+            'no organization matches "nobody@example.com"',
+          ],
+          [['set-credit-limit', 'org_missing', '10', '--reason', 'x'], 'no organization matches "org_missing"'],
+          [
+            ['suspend', member.email, '--reason', 'x'],
+            `${member.email} is a user of ${owner.orgId} with the role member, not an owner`,
+          ],
+        ] as const) {
+          const res = await admin(...args);
+          expect(res.code, args.join(' ')).toBe(1);
+          expect(res.stderr).toContain(`error: ${message}`);
+          expect(res.stderr).not.toContain('usage: npm run admin');
+        }
+        expect(await org()).toEqual(before);
+        expect(await ledgerRows()).toBe('2');
+      },
+    );
   });
 
   it('reconciles: exit 0 on consistent books, 1 with the drift listed when they are not', async () => {
