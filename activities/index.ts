@@ -11,6 +11,7 @@ export type ActivityServices = Pick<
   | 'ledger'
   | 'orm'
   | 'providerLifecycle'
+  | 'providerEndpoints'
   | 'priceChanges'
   | 'connect'
   | 'charges'
@@ -28,6 +29,7 @@ export function createActivities(services: ActivityServices) {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm, events: services.gatewayEvents }),
     ...createProviderActivities({
       providerLifecycle: services.providerLifecycle,
+      providerEndpoints: services.providerEndpoints,
       priceChanges: services.priceChanges,
       connect: services.connect,
       demand: services.demand,
