@@ -74,5 +74,10 @@ export function changeMessage(view: Omit<EndpointChangesView, 'message'>): strin
     return `Endpoints: ${what}.${sunset ? ` Removals take effect at ${sunset} (calls carry Deprecation and Sunset headers until then).` : ''}`;
   }
   const number = view.revision?.number ?? 0;
+  if (!parts.length) {
+    return view.revision
+      ? `Nothing changed. Revision ${number} holds the staged changes. ${publishHint(view.api_id)}`
+      : 'Nothing changed; the API has no open revision.';
+  }
   return `The API is live, so this is staged in revision ${number} (${what}); nothing changes for callers until it is published. ${publishHint(view.api_id)}`;
 }

@@ -19,7 +19,7 @@ export const EndpointRef = z.object({
   method: z.enum(ENDPOINT_METHODS),
   path: z.string(),
   summary: z.string().nullable(),
-  removal: RemovalView.nullable().describe('Announced removal: 410 endpoint_removed after sunset_at.'),
+  removal: RemovalView.nullable(),
 });
 
 /** A scheduled increase: the new price and when it applies. */
