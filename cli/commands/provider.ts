@@ -107,7 +107,15 @@ function apiText(a: ApiView): string {
       { header: 'METHOD', value: (e) => e.method },
       { header: 'PATH', value: (e) => e.path },
       { header: 'PRICE', value: (e) => money(e.price_cents_effective), align: 'right' },
-      { header: 'REMOVAL', value: (e) => (e.removal ? `410 from ${when(e.removal.sunset_at)}` : '') },
+      // Only while a removal is announced.
+      ...(a.endpoints.some((e) => e.removal)
+        ? [
+            {
+              header: 'REMOVAL',
+              value: (e: EndpointView) => (e.removal ? `410 from ${when(e.removal.sunset_at)}` : ''),
+            },
+          ]
+        : []),
     ],
     '(no endpoints)',
   );
