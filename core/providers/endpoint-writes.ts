@@ -31,8 +31,8 @@ export const QUIET_REMOVAL_MS = 30 * 86_400_000;
 
 /**
  * The agent-tool servers' channel for "this key's installed tools changed" (mcp/installed-tools.ts defines it too;
- * test/unit/endpoint-plan.test.ts keeps the two equal). A removed endpoint's installed tools are deleted with it, so
- * the keys that had one are told by key: the listing's own message would no longer find them.
+ * test/integration/providers/provider-changes-mcp.test.ts keeps the two equal). A removed endpoint's installed tools
+ * are deleted with it, so the keys that had one are told by key: the listing's own message would no longer find them.
  */
 export const TOOLS_CHANGED_CHANNEL = 'mcp:tools-changed';
 
@@ -86,11 +86,13 @@ export class EndpointWriter {
     }
     let position = Math.max(-1, ...current.map((e) => e.position));
     for (const a of changes.add) {
-      const announced = current.find((e) => e.sunsetAt && !removing.has(e.id) && keyOf(e) === keyOf(a));
-      if (announced) {
-        await this.withdrawRemoval(api, announced);
-        setFields(announced, a);
-        applied.updated.push(announced);
+      // The method and path of an endpoint whose removal is announced keep that endpoint (the removal withdrawn);
+      // one added meanwhile by another change (a revision staged earlier) is updated rather than duplicated.
+      const existing = current.find((e) => !removing.has(e.id) && keyOf(e) === keyOf(a));
+      if (existing) {
+        if (existing.sunsetAt) await this.withdrawRemoval(api, existing);
+        setFields(existing, a);
+        applied.updated.push(existing);
       } else {
         applied.added.push(em.create(Endpoint, newEndpoint(api, a, ++position)));
       }

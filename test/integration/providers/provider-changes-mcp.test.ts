@@ -16,7 +16,7 @@ import { creditOf, erasOf, LEGACY, ok, refused, textOf, type Data } from '../../
 import { serveMcp, type ServedMcp } from '../../helpers/mcp-served.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 
-const NOTICE_MS = 3_000;
+const NOTICE_MS = 6_000;
 
 describe('provider change tools, and installed tools of a removed endpoint', () => {
   let s: FullStack;

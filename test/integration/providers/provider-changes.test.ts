@@ -17,7 +17,8 @@ import { expectFailure, http, serve, describe as show } from '../../helpers/http
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
 import { startUpstream, type Upstream } from '../../helpers/upstream.js';
 
-const NOTICE_MS = 4_000;
+// Long enough for the steps a test takes during a notice on a loaded machine, short enough to wait out.
+const NOTICE_MS = 8_000;
 
 /** An OpenAPI 3.1 document with these GET operations (summary = the path's words). */
 function openApi(paths: string[]): string {
@@ -330,6 +331,26 @@ describe('provider changes: endpoints, revisions, removals, archive', () => {
     await api('POST', `${base}/endpoints`, { method: 'GET', path: '/old', price_cents: 1 });
     expect((await api('POST', `${base}/publish`, { accept_terms: true })).body.data.revision_published).toBe(true);
     expect((await call('chg-rm', '/old')).status).toBe(200);
+  });
+
+  it('withdraws an announced removal when the endpoint is added again before its sunset', async () => {
+    const created = await live('chg-revive', [{ method: 'GET', path: '/r', price_cents: 1 }]);
+    const r = created.endpoints[0]!.endpoint_id;
+    const base = `/v1/provider/apis/${created.api_id}`;
+    expect((await call('chg-revive', '/r')).status).toBe(200);
+    await gateway.drain.flush();
+    await api('DELETE', `${base}/endpoints/${r}`);
+    await api('POST', `${base}/publish`, { accept_terms: true });
+    expect((await api('GET', base)).body.data.endpoints[0].removal).not.toBeNull();
+    await api('POST', `${base}/endpoints`, { method: 'GET', path: '/r', summary: 'Kept' });
+    expect((await api('POST', `${base}/publish`, { accept_terms: true })).body.data.revision_published).toBe(true);
+    const kept = (await api('GET', base)).body.data.endpoints;
+    expect(kept).toEqual([expect.objectContaining({ endpoint_id: r, summary: 'Kept', removal: null, price_cents: 1 })]);
+    const timer = await s.temporal.client.workflow.getHandle(workflowIds.endpointRemoval(created.api_id, r)).describe();
+    expect(timer.status.name).toBe('CANCELLED');
+    const answer = await call('chg-revive', '/r');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('sunset')).toBeNull();
   });
 
   it('applies an open revision to the draft when the API is unpublished (a draft changes at once)', async () => {
