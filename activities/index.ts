@@ -12,6 +12,7 @@ export type ActivityServices = Pick<
   | 'ledger'
   | 'orm'
   | 'providerLifecycle'
+  | 'providerEndpoints'
   | 'priceChanges'
   | 'connect'
   | 'charges'
@@ -29,6 +30,7 @@ export function createActivities(services: ActivityServices) {
     ...createCreditActivities({ ledger: services.ledger, orm: services.orm, events: services.gatewayEvents }),
     ...createProviderActivities({
       providerLifecycle: services.providerLifecycle,
+      providerEndpoints: services.providerEndpoints,
       priceChanges: services.priceChanges,
       connect: services.connect,
       demand: services.demand,

@@ -21,8 +21,13 @@ import type { UsageEvent } from '../core/usage/usage.schemas.js';
 import type { Method, Operation } from './client.js';
 import type { PricingView, EndpointView } from '../core/pricing/pricing.schemas.js';
 import type {
+  EndpointChangesView as Changes,
+  RevisionView as Revision,
+} from '../core/providers/endpoint-changes.schemas.js';
+import type {
   AnalyticsView as Analytics,
   CredentialView as Credential,
+  DeletedApiView as Deleted,
   LifecycleView as Lifecycle,
   ProviderApiSummary as ApiSummary,
   ProviderApiView as ApiView,
@@ -85,6 +90,15 @@ export const OPERATIONS = {
     'DELETE',
     '/v1/provider/apis/{api_id}/endpoints/{endpoint_id}/pending-price',
   ),
+  addProviderEndpoint: control<Changes>('POST', '/v1/provider/apis/{api_id}/endpoints'),
+  updateProviderEndpoint: control<Changes>('PATCH', '/v1/provider/apis/{api_id}/endpoints/{endpoint_id}'),
+  removeProviderEndpoint: control<Changes>('DELETE', '/v1/provider/apis/{api_id}/endpoints/{endpoint_id}'),
+  importProviderEndpoints: control<Changes>('POST', '/v1/provider/apis/{api_id}/import'),
+  getProviderRevision: control<Revision>('GET', '/v1/provider/apis/{api_id}/revision'),
+  discardProviderRevision: control<Revision>('DELETE', '/v1/provider/apis/{api_id}/revision'),
+  archiveProviderApi: control<ApiView>('POST', '/v1/provider/apis/{api_id}/archive'),
+  restoreProviderApi: control<ApiView>('POST', '/v1/provider/apis/{api_id}/restore'),
+  deleteProviderApi: control<Deleted>('DELETE', '/v1/provider/apis/{api_id}'),
   listProviderDocuments: control<DocumentView[]>('GET', '/v1/provider/documents'),
   createProviderDocument: control<DocumentView>('POST', '/v1/provider/documents'),
   activateProviderDocument: control<DocumentView>('POST', '/v1/provider/documents/{document_id}/activate'),

@@ -16,6 +16,8 @@ export const ERROR_KINDS = {
   not_found: { status: 404, code: 'not_found' },
   method_not_allowed: { status: 405, code: 'method_not_allowed' },
   conflict: { status: 409, code: 'conflict' },
+  api_archived: { status: 410, code: 'api_archived' },
+  endpoint_removed: { status: 410, code: 'endpoint_removed' },
   payload_too_large: { status: 413, code: 'validation_failed' },
   unsupported_media_type: { status: 415, code: 'unsupported_media_type' },
   idempotency_mismatch: { status: 422, code: 'idempotency_key_reused' },

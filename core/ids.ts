@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   payout: 'po',
   apiRequest: 'areq',
   apiRequestVote: 'avote',
+  revision: 'rev',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -7,8 +7,9 @@
  * subscribes and calls `invalidate`). Terms acceptances are cached once seen (an acceptance is never withdrawn).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { Api, Endpoint } from '../db/entities/index.js';
+import { Api, Endpoint, RemovedEndpoint, type IApi } from '../db/entities/index.js';
 import { compileTemplate, matchTemplate } from '../core/catalog/listings/endpoint-match.js';
+import { deprecationHeaders } from '../core/catalog/listings/retired.js';
 import type { PricedEndpoint } from '../core/pricing/effective-price.js';
 import type { ProviderCredentialsService } from '../core/providers/credentials.service.js';
 import type { DocumentsService } from '../core/terms/documents.service.js';
@@ -21,6 +22,16 @@ export interface CachedEndpoint {
   /** Null for a literal path (compared as a string). */
   matcher: RegExp | null;
   priced: PricedEndpoint;
+  /** An announced removal: its `Deprecation` and `Sunset` headers until `sunsetMs`, 410 from then on. */
+  removal: { headers: Readonly<Record<string, string>>; sunsetAt: Date; sunsetMs: number } | null;
+}
+
+/** An endpoint removed from the listing: its calls answer 410 `endpoint_removed` with the date. */
+export interface CachedRemovedEndpoint {
+  method: string;
+  template: string;
+  matcher: RegExp | null;
+  removedAt: Date;
 }
 
 export interface CachedApi {
@@ -35,6 +46,10 @@ export interface CachedApi {
   credential: UpstreamCredential | null;
   endpoints: CachedEndpoint[];
   requiredDocuments: { id: string; contentHash: string }[];
+  /** Removed endpoints (matched only when no endpoint matches). */
+  removed: CachedRemovedEndpoint[];
+  /** Set for an archived listing: every call answers 410 `api_archived`. */
+  archivedAt: Date | null;
 }
 
 const TTL_MS = 5_000;
@@ -121,19 +136,17 @@ export class CatalogCache {
 
   private async load(slug: string): Promise<CachedApi | null> {
     const em = this.deps.orm.em.fork();
-    const api = await em.findOne(Api, { slug, status: 'live' });
+    const api = await em.findOne(Api, { slug, status: { $in: ['live', 'archived'] } });
     if (!api) return null;
-    const endpoints = await em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
+    if (api.status === 'archived') return { ...head(api), credential: null, endpoints: [], requiredDocuments: [] };
+    const [endpoints, removed] = await Promise.all([
+      em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } }),
+      em.find(RemovedEndpoint, { api: api.id }, { orderBy: { removedAt: 'desc' } }),
+    ]);
     const credential = await this.deps.providerCredentials.credentialOf(em, api);
     const documents = (await this.deps.documents.effectiveFor(em, api)).filter((d) => d.acceptanceMode === 'required');
-    const base = new URL(api.baseUrl);
     return {
-      id: api.id,
-      slug: api.slug,
-      source: api.source,
-      orgId: api.org.id,
-      baseOrigin: base.origin,
-      basePath: base.pathname.replace(/\/+$/, ''),
+      ...head(api),
       credential,
       endpoints: endpoints.map((e) => ({
         id: e.id,
@@ -146,10 +159,44 @@ export class CatalogCache {
           pendingPriceEffectiveAt: e.pendingPriceEffectiveAt ?? null,
           discount: e.discount ?? null,
         },
+        removal:
+          e.sunsetAt && e.removalAnnouncedAt
+            ? {
+                headers: deprecationHeaders(e.removalAnnouncedAt, e.sunsetAt),
+                sunsetAt: e.sunsetAt,
+                sunsetMs: e.sunsetAt.getTime(),
+              }
+            : null,
+      })),
+      removed: removed.map((e) => ({
+        method: e.method,
+        template: e.path,
+        matcher: compileTemplate(e.path),
+        removedAt: e.removedAt,
       })),
       requiredDocuments: documents.map((d) => ({ id: d.id, contentHash: d.contentHash })),
     };
   }
+}
+
+/** What every cached listing carries, live or archived. */
+function head(api: IApi): Omit<CachedApi, 'credential' | 'endpoints' | 'requiredDocuments'> {
+  const base = new URL(api.baseUrl);
+  return {
+    id: api.id,
+    slug: api.slug,
+    source: api.source,
+    orgId: api.org.id,
+    baseOrigin: base.origin,
+    basePath: base.pathname.replace(/\/+$/, ''),
+    removed: [],
+    archivedAt: api.status === 'archived' ? (api.archivedAt ?? null) : null,
+  };
+}
+
+/** A removed endpoint that a method and path resolve to (only asked when no endpoint matches). */
+export function matchRemoved(api: CachedApi, method: string, path: string): CachedRemovedEndpoint | undefined {
+  return api.removed.length ? matchTemplate(api.removed, method, path) : undefined;
 }
 
 /** The endpoint for a method and path (core/catalog/listings/endpoint-match.ts: the rule the quote shares). */

@@ -22,7 +22,14 @@ import { applyCredential } from '../core/upstream/credentials.js';
 import { clientRequestId } from '../core/request-id.js';
 import { termsRequiredError } from '../core/spend/admission-refusals.js';
 import { assertSafePath, upstreamUrl } from './upstream-path.js';
-import { matchEndpoint, type CachedApi, type CatalogCache } from './catalog-cache.js';
+import {
+  matchEndpoint,
+  matchRemoved,
+  type CachedApi,
+  type CachedEndpoint,
+  type CatalogCache,
+} from './catalog-cache.js';
+import { apiArchivedError, endpointRemovedError } from '../core/catalog/listings/retired.js';
 import { forwardRequestHeaders } from './forward-headers.js';
 import { readBody } from './read-body.js';
 import { sendOkJson, type ResponseSink } from './respond.js';
@@ -96,11 +103,11 @@ export class GatewayProxy {
     const api = cached instanceof Promise ? await cached : cached;
     if (!api) throw new NotFoundError(`No live API with slug "${slug}".`);
     const method = req.method ?? 'GET';
-    const endpoint = this.route(api, method, rest, principal.orgId);
+    const now = this.services.clock.now();
+    const endpoint = this.route(api, method, rest, principal.orgId, now);
     if (api.requiredDocuments.length > 0) await this.requireTerms(api, principal.orgId);
 
     const body = await readBody(req, this.services.config.gateway.maxRequestBytes);
-    const now = this.services.clock.now();
     const price = effectivePrice(endpoint.priced, now);
     const clientKey = idempotencyHeader(req);
     const requestHash = clientKey === null ? '' : hashRequest(method, rest, search, body);
@@ -119,7 +126,7 @@ export class GatewayProxy {
       requestId,
     });
     if (decision.kind === 'refused') throw decision.error;
-    if (decision.kind === 'replay') return replay(res, requestId, decision.record, requestHash);
+    if (decision.kind === 'replay') return replay(res, requestId, decision.record, requestHash, endpoint);
 
     const routed: Routed = { api: api, endpointId: endpoint.id, method, rest, requestId, started };
     let result: UpstreamResult;
@@ -139,19 +146,30 @@ export class GatewayProxy {
     this.observeUpstream(api.slug, upstreamStarted);
     const call = callRecord(decision, routed, result.status, now, price, req);
     const settled = await decision.commit(call, price);
-    if (settled.kind === 'replay') return replay(res, requestId, settled.record, requestHash);
-    sendOkJson(res, requestId, parseBody(result), settled.meta);
+    if (settled.kind === 'replay') return replay(res, requestId, settled.record, requestHash, endpoint);
+    sendOkJson(res, requestId, parseBody(result), settled.meta, endpoint.removal?.headers);
   }
 
-  /** The listing (404 unless claimed), the endpoint (404) and the own-API rule (403). */
-  private route(api: CachedApi, method: string, rest: string, orgId: string) {
+  /**
+   * The listing (404 unless claimed, 410 archived), the endpoint (404; 410 removed or past its sunset) and the
+   * own-API rule (403).
+   */
+  private route(api: CachedApi, method: string, rest: string, orgId: string, now: Date) {
+    if (api.archivedAt) throw apiArchivedError(api.slug, api.archivedAt);
     if (api.source === 'directory') {
       throw new NotFoundError(
         `${api.slug} is listed from a public directory and is not callable until its provider claims it.`,
       );
     }
     const endpoint = matchEndpoint(api, method, rest);
-    if (!endpoint) throw new NotFoundError(`${api.slug} has no endpoint ${method} ${rest}.`);
+    if (!endpoint) {
+      const removed = matchRemoved(api, method, rest);
+      if (removed) throw endpointRemovedError(api.slug, method, rest, removed.removedAt);
+      throw new NotFoundError(`${api.slug} has no endpoint ${method} ${rest}.`);
+    }
+    if (endpoint.removal && endpoint.removal.sunsetMs <= now.getTime()) {
+      throw endpointRemovedError(api.slug, method, rest, endpoint.removal.sunsetAt);
+    }
     if (api.orgId === orgId) {
       throw new ForbiddenError('An organization cannot call its own API through the gateway.');
     }
@@ -251,8 +269,8 @@ function clientSpan(c: Routed, headers: Record<string, string>, url: URL) {
   });
 }
 
-function replay(res: ResponseSink, requestId: string, record: string, requestHash: string): void {
-  sendOkJson(res, requestId, 'null', replayMeta(record, requestHash, requestId));
+function replay(res: ResponseSink, requestId: string, record: string, requestHash: string, e: CachedEndpoint): void {
+  sendOkJson(res, requestId, 'null', replayMeta(record, requestHash, requestId), e.removal?.headers);
 }
 
 function idempotencyHeader(req: IncomingMessage): string | null {

@@ -51,9 +51,15 @@ export function sendOk(res: ResponseSink, requestId: string, data: unknown, meta
  * A success envelope `{"ok":true,"data":<dataJson>,"meta":<meta>}` whose data is already JSON text (a proxied
  * upstream's own bytes, gateway/envelope-data.ts): spliced in, never parsed or re-serialised.
  */
-export function sendOkJson(res: ResponseSink, requestId: string, dataJson: string, meta: unknown): void {
+export function sendOkJson(
+  res: ResponseSink,
+  requestId: string,
+  dataJson: string,
+  meta: unknown,
+  headers?: Readonly<Record<string, string>>,
+): void {
   const metaJson = meta === undefined ? '' : `,"meta":${JSON.stringify(meta)}`;
-  writeJson(res, 200, `{"ok":true,"data":${dataJson}${metaJson}}`, requestId, undefined);
+  writeJson(res, 200, `{"ok":true,"data":${dataJson}${metaJson}}`, requestId, headers);
 }
 
 export function sendError(res: ResponseSink, requestId: string, error: AppError): void {

@@ -47,6 +47,8 @@ import { AnalyticsService } from '../core/providers/analytics.service.js';
 import { ProviderDirectoryService } from '../core/providers/provider-directory.service.js';
 import { ProviderCredentialsService } from '../core/providers/credentials.service.js';
 import { ProviderLifecycleService } from '../core/providers/lifecycle.service.js';
+import { ProviderEndpointsService } from '../core/providers/endpoints.service.js';
+import { ProviderRetirementService } from '../core/providers/retirement.service.js';
 import { ProvidersService } from '../core/providers/providers.service.js';
 import { PriceChangesService } from '../core/pricing/price-changes.service.js';
 import { resolveSecretsKey, SecretBox } from '../core/secrets/secret-box.js';
@@ -93,6 +95,10 @@ export interface Services {
   readonly providerLifecycle: ProviderLifecycleService;
   /** A listing's upstream credential. */
   readonly providerCredentials: ProviderCredentialsService;
+  /** A listing's endpoints after creation: changes, re-import, revisions, removals (and their activities). */
+  readonly providerEndpoints: ProviderEndpointsService;
+  /** Archive, restore, delete. */
+  readonly providerRetirement: ProviderRetirementService;
   /** Endpoint prices and discounts, scheduled increases. */
   readonly priceChanges: PriceChangesService;
   readonly documents: DocumentsService;
@@ -234,6 +240,28 @@ async function peopleServices(
   };
 }
 
+/** Providers' listings: create and edit, credential, lifecycle, prices, endpoint changes, retirement. */
+function listingServices(
+  config: Config,
+  clock: Clock,
+  logger: Logger,
+  deps: Infrastructure & { guard: UpstreamGuard; secrets: SecretBox; searchIndex: SearchIndex },
+) {
+  const { orm, temporal, gatewayEvents: events, counters, guard, secrets, searchIndex } = deps;
+  const providers = new ProvidersService({ orm, config, clock, guard, events, logger, searchIndex });
+  const providerCredentials = new ProviderCredentialsService({ orm, clock, secrets, events });
+  const providerLifecycle = new ProviderLifecycleService({
+    ...{ orm, config, clock, guard, temporal, events, logger, searchIndex },
+    credentials: providerCredentials,
+  });
+  const priceChanges = new PriceChangesService({ orm, config, clock, temporal, events });
+  const providerEndpoints = new ProviderEndpointsService({
+    ...{ orm, config, clock, guard, temporal, events, counters, logger, searchIndex },
+  });
+  const providerRetirement = new ProviderRetirementService({ orm, config, clock, events });
+  return { providers, providerCredentials, providerLifecycle, priceChanges, providerEndpoints, providerRetirement };
+}
+
 /** The catalog: search and its index, the directory, providers' listings and documents, rollups, market, demand. */
 function catalogServices(
   config: Config,
@@ -241,26 +269,12 @@ function catalogServices(
   logger: Logger,
   deps: Infrastructure & Awaited<ReturnType<typeof peopleServices>> & { guard: UpstreamGuard; secrets: SecretBox },
 ) {
-  const { orm, temporal, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, guard, secrets } = deps;
-  const { counters } = deps;
+  const { orm, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, counters } = deps;
   const embedder = createEmbedder(config.search);
   const searchIndex = new SearchIndex({ orm, embedder });
   const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
   const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
-  const providers = new ProvidersService({ orm, config, clock, guard, events: gatewayEvents, logger, searchIndex });
-  const providerCredentials = new ProviderCredentialsService({ orm, clock, secrets, events: gatewayEvents });
-  const providerLifecycle = new ProviderLifecycleService({
-    orm,
-    config,
-    clock,
-    guard,
-    temporal,
-    credentials: providerCredentials,
-    events: gatewayEvents,
-    logger,
-    searchIndex,
-  });
-  const priceChanges = new PriceChangesService({ orm, config, clock, temporal, events: gatewayEvents });
+  const listing = listingServices(config, clock, logger, { ...deps, searchIndex });
   const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);
   const listings = new ListingsService({ orm, config, clock, documents, keys, authenticator, spend });
   const providerDirectory = new ProviderDirectoryService({ orm, clock, profiles });
@@ -276,10 +290,7 @@ function catalogServices(
   const market = new MarketService({ orm, clock });
   const analytics = new AnalyticsService({ orm, usage, demand });
   return {
-    providers,
-    providerLifecycle,
-    providerCredentials,
-    priceChanges,
+    ...listing,
     documents,
     listings,
     search,

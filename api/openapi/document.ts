@@ -77,7 +77,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'No such resource.',
   405: 'Method not allowed on this path.',
   409: 'Conflicts with the current state.',
-  410: 'Gone (an expired link or code).',
+  410: 'Gone: an archived API (`api_archived`), a removed endpoint (`endpoint_removed`, with the date), or an expired link or code.',
   413: 'The request body is too large (`validation_failed`).',
   415: 'Unsupported request media type.',
   422: 'Well-formed but refused (verification failed, idempotency key reused).',

@@ -22,7 +22,9 @@ const proxyOperation = (method: HttpMethod): Operation => ({
   description:
     '`path` is the rest of the upstream path and may contain `/`. Any method the upstream endpoint supports is ' +
     'allowed; method and body pass through. `Idempotency-Key` (or `X-Idempotency-Key`) makes a retry a replay: ' +
-    '`meta.replayed` is true and `data` is null. A session token is refused with 401.',
+    '`meta.replayed` is true and `data` is null. A session token is refused with 401. An endpoint whose removal ' +
+    'is announced answers with `Deprecation` and `Sunset` headers, and after the sunset 410 `endpoint_removed`; an ' +
+    'archived API answers 410 `api_archived`.',
   ...(method === 'get' || method === 'head' || method === 'delete' || method === 'options'
     ? {}
     : { body: { raw: ['*/*'], description: "Passed to the upstream as is (the endpoint's input)." } }),
@@ -36,7 +38,7 @@ const proxyOperation = (method: HttpMethod): Operation => ({
             GatewayMeta,
           ),
         },
-  errors: [402, 409, 413, 422, 428, 429, 502],
+  errors: [402, 409, 410, 413, 422, 428, 429, 502],
 });
 
 export const GATEWAY_OPERATIONS: Operation[] = PROXY_METHODS.map(proxyOperation);

@@ -1,6 +1,7 @@
 /**
  * A live listing's sub-resources and the taxonomy (issue 11): endpoints, schema, the raw OpenAPI export, stats,
- * score history, ranks, the quote, and GET /v1/categories. All public; the quote says more to a caller with a key.
+ * score history, ranks, the quote, and GET /v1/categories. All public; the quote says more to a caller with a key. An
+ * archived listing answers 410 `api_archived`; the quote of a removed endpoint 410 `endpoint_removed`.
  */
 import { z } from 'zod';
 import {
@@ -35,6 +36,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/endpoints',
       operationId: 'listListingEndpoints',
       summary: 'Endpoint rows',
+      errors: [410],
       success: { 200: env(z.array(EndpointPriceRow), 'The endpoints.') },
     },
     (_ctx, { services, params }) => services.listings.endpoints(params.slug),
@@ -45,6 +47,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/schema',
       operationId: 'getListingSchema',
       summary: 'Endpoint input and output schemas (resolve proxy paths and methods)',
+      errors: [410],
       success: { 200: env(ListingSchemaView, 'The schema.') },
     },
     (_ctx, { services, params }) => services.listings.schema(params.slug),
@@ -56,6 +59,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/openapi',
       operationId: 'getListingOpenApi',
       summary: "The listing's raw OpenAPI 3.0 document (no envelope)",
+      errors: [410],
       success: { 200: rawJson(ListingOpenApiDocument, 'The document.') },
     },
     async (ctx, { services, params }) => {
@@ -70,6 +74,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/stats',
       operationId: 'getListingStats',
       summary: 'Stats rollup over a window',
+      errors: [410],
       query: StatsQuery,
       success: { 200: env(ListingStats, 'The stats.') },
     },
@@ -81,6 +86,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/history',
       operationId: 'getListingHistory',
       summary: 'Score history',
+      errors: [410],
       query: HistoryQuery,
       success: { 200: env(z.array(HistoryPointView), 'The latest daily points, oldest first.') },
     },
@@ -92,6 +98,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/ranks',
       operationId: 'getListingRanks',
       summary: 'Ranks per board',
+      errors: [410],
       success: { 200: env(z.array(RankView), 'The ranks.') },
     },
     (_ctx, { services, params }) => services.listings.ranks(params.slug),
@@ -103,6 +110,7 @@ export const LISTINGS_ROUTES = [
       path: '/v1/apis/{slug}/quote',
       operationId: 'getQuote',
       summary: 'What a call would cost (more detail for a caller with a key)',
+      errors: [410],
       auth: 'optional',
       handlerAuthenticates: true,
       query: QuoteQuery,

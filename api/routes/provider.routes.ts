@@ -1,4 +1,7 @@
-/** The provider's own listings, documents, analytics and Connect onboarding. Every route needs provider:write. */
+/**
+ * The provider's own listings, documents, analytics and Connect onboarding. Every route needs provider:write. A
+ * listing's endpoint changes, revision and retirement are provider-changes.routes.ts.
+ */
 import { z } from 'zod';
 import { EmptyBody } from '../../core/accounts/accounts.schemas.js';
 import { ConnectOnboardView } from '../../core/billing/billing.schemas.js';
@@ -27,6 +30,7 @@ import type { Services } from '../../platform/services.js';
 import type { AppContext } from '../context.js';
 import { env } from '../openapi/operation.js';
 import { mountRoutes, route, withMeta } from '../openapi/route.js';
+import { ENDPOINT_ROUTES, RETIREMENT_ROUTES } from './provider-changes.routes.js';
 
 /** Every route here needs `provider:write`. */
 const need = { tag: 'Provider', auth: 'bearer', scope: 'provider:write' } as const;
@@ -127,7 +131,7 @@ const API_ROUTES = [
       method: 'post',
       path: '/v1/provider/apis/{api_id}/publish',
       operationId: 'publishProviderApi',
-      summary: 'Publish (draft to live)',
+      summary: "Publish (draft to live), or a live API's open revision",
       ...need,
       body: PublishBody,
       success: lifecycleSuccess,
@@ -260,6 +264,6 @@ const ACCOUNT_ROUTES = [
   ),
 ];
 
-export const PROVIDER_ROUTES = [...API_ROUTES, ...ACCOUNT_ROUTES];
+export const PROVIDER_ROUTES = [...API_ROUTES, ...ENDPOINT_ROUTES, ...RETIREMENT_ROUTES, ...ACCOUNT_ROUTES];
 
 export const providerRoutes = (services: Services) => mountRoutes(services, PROVIDER_ROUTES);

@@ -16,6 +16,7 @@ import type {
 } from '../../core/providers/providers.schemas.js';
 import type { DocumentView } from '../../core/terms/terms.schemas.js';
 import { OPERATIONS as OPS } from '../operations.js';
+import { explainRefusal, lifecycleText, providerChangeCommands } from './provider-changes.js';
 
 interface ListingFlags {
   data?: string;
@@ -90,6 +91,7 @@ function apiText(a: ApiView): string {
     ['api', `${a.api_id} (${a.slug})`],
     ['name', a.name],
     ['status', a.status],
+    ['revision', a.open_revision ? `${a.open_revision.number} open (svc provider revision show ${a.slug})` : null],
     ['summary', a.summary],
     ['base url', a.base_url],
     ['credential', a.credential.set ? `set (${a.credential.injection})` : 'not set'],
@@ -105,6 +107,15 @@ function apiText(a: ApiView): string {
       { header: 'METHOD', value: (e) => e.method },
       { header: 'PATH', value: (e) => e.path },
       { header: 'PRICE', value: (e) => money(e.price_cents_effective), align: 'right' },
+      // Only while a removal is announced.
+      ...(a.endpoints.some((e) => e.removal)
+        ? [
+            {
+              header: 'REMOVAL',
+              value: (e: EndpointView) => (e.removal ? `410 from ${when(e.removal.sunset_at)}` : ''),
+            },
+          ]
+        : []),
     ],
     '(no endpoints)',
   );
@@ -120,18 +131,13 @@ const STEPS = {
   unpublish: OPS.unpublishProviderApi,
 } as const;
 
+/** A lifecycle step: the outcome and a table of the smoke test's checks (on stderr too when a publish is refused). */
 async function lifecycle(cli: Cli, ref: string, step: keyof typeof STEPS, body?: unknown): Promise<void> {
   const apiId = await apiIdOf(cli, ref);
-  const res = await cli.send<Lifecycle>(STEPS[step], { params: { api_id: apiId }, body });
-  cli.print(res, (d) =>
-    'done' in d
-      ? `${step}: still running (workflow ${d.workflow_id}); check with: svc provider apis ${apiId}\n`
-      : fields([
-          ['api', apiId],
-          ['action', d.action],
-          ['status', d.status],
-        ]) + (d.verification ? `verification:\n${pretty(d.verification)}` : ''),
-  );
+  const res = await cli
+    .send<Lifecycle>(STEPS[step], { params: { api_id: apiId }, body })
+    .catch((err: unknown) => explainRefusal(cli, err));
+  cli.print(res, (d) => lifecycleText(apiId, step, d));
 }
 
 export function providerCommands(program: Command): void {
@@ -248,7 +254,7 @@ export function providerCommands(program: Command): void {
 
   provider
     .command('publish')
-    .description('put an API live in the catalog (needs --accept-terms)')
+    .description("put an API live in the catalog, or a live API's open revision (needs --accept-terms)")
     .argument('<api>', API_ARG)
     .option('--accept-terms', 'accept the marketplace provider terms (required)')
     .option('--skip-verify', 'publish without running the smoke test')
@@ -263,6 +269,7 @@ export function providerCommands(program: Command): void {
     .argument('<api>', API_ARG)
     .action((ref: string, _opts, cmd: Command) => lifecycle(cliOf(cmd), ref, 'unpublish'));
 
+  providerChangeCommands(provider);
   documentCommands(provider);
 
   provider

@@ -1,14 +1,15 @@
 /**
- * Price changes of a provider's endpoints: a decrease, a discount or any change of a draft applies at once; an
- * increase on a live listing is scheduled after the notice period (priceChangeWorkflow), shown to consumers meanwhile,
- * and can be cancelled until it applies. Every change is announced to the gateways once it commits.
+ * Price changes of a provider's endpoints: a decrease, a discount or any change of a draft that was never live applies
+ * at once; an increase on a listing that was ever live (live, or a draft again after an unpublish: its callers come
+ * back when it does) is scheduled after the notice period (priceChangeWorkflow), shown to consumers meanwhile, and can
+ * be cancelled until it applies. An archived listing's prices do not change (409). Every change is announced to the gateways once it commits.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Endpoint, type Discount, type IApi, type IEndpoint } from '../../db/entities/index.js';
 import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { endpointsOf, ownApi } from '../db/owned-api.js';
+import { assertNotArchived, endpointsOf, ownApi } from '../db/owned-api.js';
 import { NotFoundError } from '../errors.js';
 import { isId } from '../ids.js';
 import type { TemporalService } from '../temporal/temporal.service.js';
@@ -47,6 +48,7 @@ export class PriceChangesService {
     const { temporal, clock, config } = this.deps;
     const { slug, view } = await this.deps.orm.em.fork().transactional(async (tem) => {
       const api = await ownApi(tem, principal, apiId);
+      assertNotArchived(api);
       const all = await endpointsOf(tem, api.id);
       const byId = new Map(all.map((e) => [e.id, e]));
       const missing = body.endpoints.filter((e) => !byId.has(e.endpoint_id)).map((e) => e.endpoint_id);
@@ -162,7 +164,8 @@ function applyChange(
   if (change.discount !== undefined) endpoint.discount = change.discount ? toDiscount(change.discount) : null;
   if (change.price_cents === undefined) return undefined;
   const hadPending = endpoint.pendingPriceCents != null;
-  if (api.status === 'draft' || change.price_cents <= endpoint.priceCents) {
+  // Only a listing that was never live has no callers to warn (an unpublished one keeps the notice rule).
+  if (!api.publishedAt || change.price_cents <= endpoint.priceCents) {
     endpoint.priceCents = change.price_cents;
     endpoint.pendingPriceCents = null;
     endpoint.pendingPriceEffectiveAt = null;

@@ -14,6 +14,10 @@ export const DiscountView = z.object({
   off_cents: Cents.optional().describe('What the discount takes off a call now; absent while it is not active.'),
 });
 
+/** An announced removal: calls carry `Deprecation` and `Sunset` headers until `sunset_at`, then answer 410. */
+export const RemovalView = z.object({ announced_at: z.string(), sunset_at: z.string() });
+export type RemovalView = z.infer<typeof RemovalView>;
+
 export const EndpointView = z.object({
   endpoint_id: z.string(),
   method: z.enum(ENDPOINT_METHODS),
@@ -29,6 +33,7 @@ export const EndpointView = z.object({
   discount: DiscountView.nullable(),
   input_schema: z.record(z.string(), z.unknown()).nullable(),
   output_schema: z.record(z.string(), z.unknown()).nullable(),
+  removal: RemovalView.nullable().describe('An announced removal; after sunset_at calls answer 410 endpoint_removed.'),
 });
 export type EndpointView = z.infer<typeof EndpointView>;
 

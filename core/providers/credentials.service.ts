@@ -6,7 +6,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { IApi } from '../../db/entities/index.js';
 import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
-import { ownApi } from '../db/owned-api.js';
+import { assertNotArchived, ownApi } from '../db/owned-api.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import type { UpstreamCredential } from '../upstream/credentials.js';
@@ -19,6 +19,7 @@ export class ProviderCredentialsService {
   async setCredentials(principal: Principal, apiId: string, body: CredentialsBody): Promise<CredentialView> {
     const em = this.deps.orm.em.fork();
     const api = await ownApi(em, principal, apiId);
+    assertNotArchived(api);
     api.credentialCiphertext = this.deps.secrets.seal(body.secret);
     api.injection = body.injection;
     api.injectionName = body.injection === 'header' || body.injection === 'query' ? body.injection_name! : null;

@@ -1,5 +1,5 @@
 /** What a provider sees of its own listings: the summary in a list, the whole listing, the upstream credential's state. */
-import type { IApi, IEndpoint } from '../../db/entities/index.js';
+import type { IApi, IApiRevision, IEndpoint } from '../../db/entities/index.js';
 import type { Config } from '../config.js';
 import { endpointView } from '../pricing/endpoint-view.js';
 import type { ProviderApiSummary, ProviderApiView } from './providers.schemas.js';
@@ -20,11 +20,18 @@ export function summaryView(api: IApi, endpointCount: number): ProviderApiSummar
     endpoint_count: endpointCount,
     verification_status: api.verificationStatus,
     published_at: iso(api.publishedAt),
+    archived_at: iso(api.archivedAt),
     updated_at: api.updatedAt.toISOString(),
   };
 }
 
-export function listingView(api: IApi, endpoints: IEndpoint[], urls: Config['urls'], now: Date): ProviderApiView {
+export function listingView(
+  api: IApi,
+  endpoints: IEndpoint[],
+  urls: Config['urls'],
+  now: Date,
+  revision: IApiRevision | null = null,
+): ProviderApiView {
   const { endpoint_count: _count, ...summary } = summaryView(api, endpoints.length);
   return {
     ...summary,
@@ -47,5 +54,14 @@ export function listingView(api: IApi, endpoints: IEndpoint[], urls: Config['url
     gateway_url: `${urls.gateway}/v1/proxy/${api.slug}`,
     created_at: api.createdAt.toISOString(),
     endpoints: endpoints.map((e) => endpointView(e, now)),
+    open_revision: revision
+      ? {
+          revision_id: revision.id,
+          number: revision.number,
+          add: revision.changes.add.length,
+          update: revision.changes.update.length,
+          remove: revision.changes.remove.length,
+        }
+      : null,
   };
 }

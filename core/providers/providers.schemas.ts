@@ -239,6 +239,7 @@ export const VerificationEvidenceView = z.object({
       latency_ms: z.number().int().nullable(),
       ok: z.boolean(),
       error: NullableString,
+      target: z.string().optional().describe('The host:port called.'),
     }),
   ),
 });
@@ -252,7 +253,10 @@ export const ProviderApiSummary = z.object({
   status: z.enum(API_STATUSES),
   endpoint_count: z.number().int(),
   verification_status: z.enum(VERIFICATION_STATUSES),
-  published_at: NullableString,
+  published_at: NullableString.describe(
+    'First publication; kept by unpublish (an ever-live API is archived, not deleted).',
+  ),
+  archived_at: NullableString,
   updated_at: z.string(),
 });
 export type ProviderApiSummary = z.infer<typeof ProviderApiSummary>;
@@ -293,15 +297,31 @@ export const ProviderApiView = ProviderApiSummary.omit({ endpoint_count: true })
   gateway_url: z.string(),
   created_at: z.string(),
   endpoints: z.array(EndpointView),
+  open_revision: z
+    .object({
+      revision_id: z.string(),
+      number: z.number().int(),
+      add: z.number().int(),
+      update: z.number().int(),
+      remove: z.number().int(),
+    })
+    .nullable()
+    .describe('Staged endpoint changes of a live API (GET …/revision shows them; publish applies them).'),
 });
 export type ProviderApiView = z.infer<typeof ProviderApiView>;
 
-/** A lifecycle step (verify, publish, unpublish) that finished: 200 over REST. */
+/** DELETE /v1/provider/apis/{api_id}: a never-live draft, gone (its slug free again). */
+export const DeletedApiView = z.object({ api_id: z.string(), slug: z.string(), deleted: z.literal(true) });
+export type DeletedApiView = z.infer<typeof DeletedApiView>;
+
+/** A lifecycle step (verify, publish, unpublish, a revision's publish) that finished: 200 over REST. */
 export const LifecycleDoneView = z.object({
   api_id: z.string(),
-  action: z.enum(['verify', 'publish', 'unpublish']),
+  action: z.enum(['verify', 'publish', 'unpublish', 'publish_revision']),
   status: z.enum(API_STATUSES),
+  message: z.string().describe('What happened, headed "Verification failed at host:port" when the smoke test failed.'),
   verification: VerificationEvidenceView.nullable(),
+  revision_published: z.boolean().optional(),
 });
 /** A lifecycle step still running after the bounded wait: 202 over REST (the listing's status shows the end). */
 export const LifecycleRunningView = z.object({

@@ -7,23 +7,24 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Api, Category, Endpoint, Org, type IApi } from '../../db/entities/index.js';
+import { Api, ApiRevision, Category, Endpoint, Org, type IApi, type IEndpoint } from '../../db/entities/index.js';
 import type { Principal } from '../auth/scopes.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { endpointsOf, ownApi } from '../db/owned-api.js';
+import { assertNotArchived, endpointsOf, ownApi } from '../db/owned-api.js';
 import { ConflictError, ValidationError } from '../errors.js';
 import type { GatewayEvents } from '../spend/gateway-events.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { pageInfo, type Page } from '../pagination.js';
 import { ensurePublicIdentity } from '../profiles/public-identity.js';
-import { UpstreamRequestError, type UpstreamGuard } from '../upstream/upstream-guard.js';
+import type { UpstreamGuard } from '../upstream/upstream-guard.js';
 import { listingView, summaryView, type ProviderApiSummary, type ProviderApiView } from './listing-views.js';
-import { parseOpenApiDocument, type ImportedEndpoint } from './openapi-import.js';
+import type { ImportedApi, ImportedEndpoint } from './openapi-import.js';
+import { fetchOpenApi, forField } from './openapi-fetch.js';
 import type { CreateApiBody, EndpointInput, UpdateApiBody } from './providers.schemas.js';
 
-export const IMPORT_LIMITS = { maxBytes: 5 * 1024 * 1024, timeoutMs: 10_000, maxRedirects: 3 } as const;
+export { IMPORT_LIMITS, PRIVATE_UPSTREAM_HINT } from './openapi-fetch.js';
 
 export interface ProvidersDeps {
   orm: MikroORM;
@@ -37,27 +38,15 @@ export interface ProvidersDeps {
   searchIndex?: { index(apiIds: readonly string[]): Promise<number> };
 }
 
-/** What a provider trying a local upstream needs to know (issue 22): the switch exists, for development only. */
-export const PRIVATE_UPSTREAM_HINT =
-  'For local development, start the marketplace with UPSTREAM_ALLOW_PRIVATE=true to allow loopback and private ' +
-  'addresses and plain http (never in production).';
-
-/** Re-throw a guard refusal as a 400 that names the field (and, for a private address, the development switch). */
-function forField(field: string, err: unknown): never {
-  if (err instanceof UpstreamRequestError) {
-    const local = err.reason === 'blocked_address' || err.reason === 'unsupported_scheme';
-    throw new ValidationError(`${field}: ${err.message}${local ? ` ${PRIVATE_UPSTREAM_HINT}` : ''}`, {
-      details: { field, reason: err.reason, ...(local ? { hint: PRIVATE_UPSTREAM_HINT } : {}) },
-    });
-  }
-  throw err;
-}
-
 export class ProvidersService {
   constructor(private readonly deps: ProvidersDeps) {}
 
-  private view(api: IApi, endpoints: Parameters<typeof listingView>[1]): ProviderApiView {
-    return listingView(api, endpoints, this.deps.config.urls, this.deps.clock.now());
+  private async view(em: EntityManager, api: IApi, endpoints?: IEndpoint[]): Promise<ProviderApiView> {
+    const [rows, revision] = await Promise.all([
+      endpoints ?? endpointsOf(em, api.id),
+      api.status === 'live' ? em.findOne(ApiRevision, { api: api.id, status: 'open' }) : null,
+    ]);
+    return listingView(api, rows, this.deps.config.urls, this.deps.clock.now(), revision);
   }
 
   async list(principal: Principal, page: { limit: number; offset: number }): Promise<Page<ProviderApiSummary>> {
@@ -83,8 +72,7 @@ export class ProvidersService {
 
   async get(principal: Principal, apiId: string): Promise<ProviderApiView> {
     const em = this.deps.orm.em.fork();
-    const api = await ownApi(em, principal, apiId);
-    return this.view(api, await endpointsOf(em, api.id));
+    return this.view(em, await ownApi(em, principal, apiId));
   }
 
   async create(principal: Principal, body: CreateApiBody): Promise<ProviderApiView> {
@@ -132,7 +120,7 @@ export class ProvidersService {
           }),
         );
         await tem.flush();
-        return this.view(api, rows);
+        return this.view(tem, api, rows);
       });
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) {
@@ -154,32 +142,15 @@ export class ProvidersService {
     let docsUrl: string | null = null;
     if (!from) return { imported, importSource, docsUrl };
     const field = 'import_from.url';
-    const source = await guard.checkUrl(from.url).catch((err: unknown) => forField(field, err));
     const now = this.deps.clock.now().toISOString();
     if (from.type === 'external_url') {
+      const source = await guard.checkUrl(from.url).catch((err: unknown) => forField(field, err));
       docsUrl = source.toString();
       importSource = { type: 'external_url', url: docsUrl, imported_at: now };
     } else {
-      const res = await guard
-        .fetch(source.toString(), {
-          ...IMPORT_LIMITS,
-          headers: { accept: 'application/json, application/yaml, text/yaml;q=0.9, */*;q=0.5' },
-        })
-        .catch((err: unknown) => forField(field, err));
-      if (res.status < 200 || res.status > 299) {
-        throw new ValidationError(`${field}: the document could not be fetched (HTTP ${res.status}).`, {
-          details: { field, upstream_status: res.status },
-        });
-      }
-      const doc = await parseOpenApiDocument(res.body.toString('utf8'));
+      const { url, doc } = await fetchOpenApi(guard, from.url, field);
       imported = doc.endpoints;
-      importSource = {
-        type: 'openapi_url',
-        url: source.toString(),
-        imported_at: now,
-        openapi_version: doc.openapi_version,
-        operations: doc.endpoints.length,
-      };
+      importSource = openApiSource(url, doc, now);
     }
     return { imported, importSource, docsUrl };
   }
@@ -187,6 +158,7 @@ export class ProvidersService {
   async update(principal: Principal, apiId: string, body: UpdateApiBody): Promise<ProviderApiView> {
     const em = this.deps.orm.em.fork();
     const api = await ownApi(em, principal, apiId);
+    assertNotArchived(api);
     if (body.base_url !== undefined) {
       const url = await this.deps.guard.checkUrl(body.base_url).catch((err: unknown) => forField('base_url', err));
       if (url.search || url.hash) throw new ValidationError('base_url: must not carry a query or fragment.');
@@ -211,8 +183,19 @@ export class ProvidersService {
       // The edit is saved; the listing keeps its previous index row until the next edit or publish.
       this.deps.logger.warn({ api_id: api.id, err }, 'search index refresh failed');
     });
-    return this.view(api, await endpointsOf(em, api.id));
+    return this.view(em, api);
   }
+}
+
+/** Where a listing's endpoints were imported from (the listing's `import_source`). */
+export function openApiSource(url: string, doc: ImportedApi, at: string): NonNullable<IApi['importSource']> {
+  return {
+    type: 'openapi_url',
+    url,
+    imported_at: at,
+    openapi_version: doc.openapi_version,
+    operations: doc.endpoints.length,
+  };
 }
 
 /**

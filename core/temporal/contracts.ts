@@ -18,6 +18,7 @@ export const WORKFLOW_TYPES = {
   catalogRollups: 'catalogRollupsWorkflow',
   usagePartitions: 'usagePartitionsWorkflow',
   demandEmailCleanup: 'demandEmailCleanupWorkflow',
+  endpointRemoval: 'endpointRemovalWorkflow',
 } as const;
 
 /** Temporal Schedules the worker makes sure exist at start. */
@@ -63,6 +64,7 @@ export const workflowIds = {
   signupCredits: (orgId: string) => `signup-credits:${orgId}`,
   publish: (apiId: string) => `publish:${apiId}`,
   priceChange: (apiId: string, endpointId: string) => `price:${apiId}:${endpointId}`,
+  endpointRemoval: (apiId: string, endpointId: string) => `removal:${apiId}:${endpointId}`,
   connect: (orgId: string) => `connect:${orgId}`,
   autoReload: (orgId: string) => `reload:${orgId}`,
   usageCharge: (orgId: string) => `usage-charge:${orgId}`,
@@ -90,12 +92,15 @@ export interface SignupCreditsStatus {
   amountCents: number;
 }
 
-export type PublishAction = 'verify' | 'publish' | 'unpublish';
+/** `publish_revision`: a live listing's open revision (its new and changed endpoints smoke-tested, then applied). */
+export type PublishAction = 'verify' | 'publish' | 'unpublish' | 'publish_revision';
 
 export interface PublishInput {
   apiId: string;
   action: PublishAction;
   skipVerify: boolean;
+  /** The revision `publish_revision` publishes. */
+  revisionId?: string;
 }
 
 /** The smoke test's evidence, as stored on the listing. */
@@ -105,6 +110,8 @@ export interface PublishResult {
   action: PublishAction;
   status: 'draft' | 'live';
   verification: VerificationResult | null;
+  /** `publish_revision`: whether the revision was applied (false when its smoke test failed). */
+  revision_published?: boolean;
 }
 
 export interface PriceChangeInput {
@@ -117,6 +124,19 @@ export interface PriceChangeInput {
 
 export interface PriceChangeResult {
   applied: boolean;
+}
+
+/** An announced endpoint removal: a durable timer to the sunset, then the endpoint leaves the listing. */
+export interface EndpointRemovalInput {
+  apiId: string;
+  endpointId: string;
+  /** ISO instant of the sunset. */
+  sunsetAt: string;
+}
+
+export interface EndpointRemovalResult {
+  /** False when the removal was withdrawn (the endpoint added again) or had already happened. */
+  removed: boolean;
 }
 
 export interface ConnectOnboardingInput {

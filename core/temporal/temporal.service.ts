@@ -21,6 +21,7 @@ import {
   type BillingCycleResult,
   type CatalogRollupsResult,
   type ConnectOnboardingInput,
+  type EndpointRemovalInput,
   type PaymentSettled,
   type PriceChangeInput,
   type PublishInput,
@@ -211,6 +212,34 @@ export class TemporalService {
   async cancelPriceChange(apiId: string, endpointId: string): Promise<boolean> {
     try {
       await this.client.workflow.getHandle(workflowIds.priceChange(apiId, endpointId)).cancel();
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Schedule an announced endpoint removal (endpointRemovalWorkflow, `removal:{apiId}:{endpointId}`): a running
+   * schedule for the same endpoint is replaced.
+   */
+  async scheduleEndpointRemoval(input: EndpointRemovalInput, attrs: ApiRunAttributes): Promise<{ workflowId: string }> {
+    const workflowId = workflowIds.endpointRemoval(input.apiId, input.endpointId);
+    await this.client.workflow.start(WORKFLOW_TYPES.endpointRemoval, {
+      workflowId,
+      taskQueue: this.target.taskQueue,
+      args: [input],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      typedSearchAttributes: apiSearchAttributes(attrs),
+    });
+    return { workflowId };
+  }
+
+  /** Withdraw an announced removal; true when a running schedule was cancelled. */
+  async cancelEndpointRemoval(apiId: string, endpointId: string): Promise<boolean> {
+    try {
+      await this.client.workflow.getHandle(workflowIds.endpointRemoval(apiId, endpointId)).cancel();
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;

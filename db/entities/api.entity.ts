@@ -1,12 +1,13 @@
 /**
  * A provider's API listing: metadata, the upstream base URL and its credential (encrypted at rest), the latest
- * verification result, and its lifecycle (draft → live → draft). Endpoints hang off it.
+ * verification result, and its lifecycle (draft → live → draft; a draft → archived → draft). Endpoints hang off it.
+ * "Ever live" is `published_at IS NOT NULL` (unpublishing keeps it): such a listing is archived, never deleted.
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { orgOwnedRow } from './org-owned.js';
 import { timestamps } from './common.js';
 
-export const API_STATUSES = ['draft', 'live'] as const;
+export const API_STATUSES = ['draft', 'live', 'archived'] as const;
 export type ApiStatus = (typeof API_STATUSES)[number];
 export const INJECTIONS = ['bearer', 'header', 'query', 'basic'] as const;
 export type Injection = (typeof INJECTIONS)[number];
@@ -26,6 +27,8 @@ export interface VerificationEvidence {
     latency_ms: number | null;
     ok: boolean;
     error: string | null;
+    /** `host:port` the check called (the port named even when it is the scheme's default). */
+    target?: string;
   }[];
 }
 
@@ -67,7 +70,10 @@ export const Api = defineEntity({
     credentialUpdatedAt: p.datetime().nullable(),
     verificationStatus: p.enum([...VERIFICATION_STATUSES]).default('never'),
     verification: p.json<VerificationEvidence>().nullable(),
+    /** First set when the listing goes live, kept by unpublish: an ever-live listing is archived, never deleted. */
     publishedAt: p.datetime().nullable(),
+    /** When the provider retired it (status `archived`): its URLs answer 410 `api_archived`, its slug stays taken. */
+    archivedAt: p.datetime().nullable(),
     ...timestamps(),
   },
   indexes: [{ name: 'apis_status_category_idx', properties: ['status', 'category'] }],
@@ -78,6 +84,7 @@ export const Api = defineEntity({
       // Plain comparisons: Postgres rewrites NOT IN (...) into a form the schema diff would never match.
       expression: "injection IS NULL OR injection = 'bearer' OR injection = 'basic' OR injection_name IS NOT NULL",
     },
+    { name: 'apis_archived_pair', expression: "(status = 'archived') = (archived_at IS NOT NULL)" },
   ],
 });
 

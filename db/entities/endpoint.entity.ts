@@ -1,6 +1,8 @@
 /**
  * One operation of a listing: method + path template, schemas, and its price in integer cents (0 = free), with an
- * optional scheduled increase (applied by priceChangeWorkflow) and an optional discount.
+ * optional scheduled increase (applied by priceChangeWorkflow) and an optional discount. A removal announced on a live
+ * listing keeps the row here until its sunset (calls carry Deprecation and Sunset headers meanwhile); at the sunset
+ * endpointRemovalWorkflow moves it to removed_endpoints (removed-endpoint.entity.ts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { Api } from './api.entity.js';
@@ -34,6 +36,10 @@ export const Endpoint = defineEntity({
     pendingPriceEffectiveAt: p.datetime().nullable(),
     discount: p.json<Discount>().nullable(),
     position: p.integer().default(0),
+    /** When its removal was announced (the `Deprecation` header), with `sunsetAt`; both null otherwise. */
+    removalAnnouncedAt: p.datetime().nullable(),
+    /** When the announced removal takes effect (the `Sunset` header); from then on calls answer 410. */
+    sunsetAt: p.datetime().nullable(),
     ...timestamps(),
   },
   uniques: [{ name: 'endpoints_api_method_path_uniq', properties: ['api', 'method', 'path'] }],
@@ -46,6 +52,7 @@ export const Endpoint = defineEntity({
       name: 'endpoints_pending_pair',
       expression: '(pending_price_cents IS NULL) = (pending_price_effective_at IS NULL)',
     },
+    { name: 'endpoints_removal_pair', expression: '(removal_announced_at IS NULL) = (sunset_at IS NULL)' },
   ],
 });
 

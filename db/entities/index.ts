@@ -1,6 +1,7 @@
 /** Every entity, listed explicitly (no folder discovery). */
 import { Api } from './api.entity.js';
 import { ApiKey } from './api-key.entity.js';
+import { ApiRevision } from './api-revision.entity.js';
 import { ApiSearch } from './api-search.entity.js';
 import { SearchLexicon } from './search-lexicon.entity.js';
 import { Avatar } from './avatar.entity.js';
@@ -33,6 +34,7 @@ import { Org } from './org.entity.js';
 import { Payment } from './payment.entity.js';
 import { Payout } from './payout.entity.js';
 import { Profile } from './profile.entity.js';
+import { RemovedEndpoint } from './removed-endpoint.entity.js';
 import { Session } from './session.entity.js';
 import { StripeEvent } from './stripe-event.entity.js';
 import { TermsAcceptance } from './terms-acceptance.entity.js';
@@ -42,6 +44,7 @@ import { User } from './user.entity.js';
 
 export {
   Api,
+  ApiRevision,
   ApiConsumerHour,
   ApiRank,
   ApiRequest,
@@ -72,6 +75,7 @@ export {
   Payment,
   Payout,
   Profile,
+  RemovedEndpoint,
   SearchLexicon,
   Session,
   StripeEvent,
@@ -82,6 +86,7 @@ export {
 };
 export * from './api.entity.js';
 export * from './api-key.entity.js';
+export * from './api-revision.entity.js';
 export * from './api-search.entity.js';
 export * from './avatar.entity.js';
 export * from './api-request.entity.js';
@@ -102,6 +107,7 @@ export * from './org.entity.js';
 export * from './payment.entity.js';
 export * from './payout.entity.js';
 export * from './profile.entity.js';
+export * from './removed-endpoint.entity.js';
 export * from './search-lexicon.entity.js';
 export * from './session.entity.js';
 export * from './stripe-event.entity.js';
@@ -124,6 +130,8 @@ export const ENTITIES = [
   UsageBatch,
   Api,
   Endpoint,
+  RemovedEndpoint,
+  ApiRevision,
   Document,
   TermsAcceptance,
   StripeEvent,

@@ -20,6 +20,7 @@ import { Migration20261127074652_directory_org } from './Migration20261127074652
 import { Migration20261127081409_idempotency_unsynced } from './Migration20261127081409_idempotency_unsynced.js';
 import { Migration20261127131304_usage_batches } from './Migration20261127131304_usage_batches.js';
 import { Migration20261127160000_mcp_installed_tools } from './Migration20261127160000_mcp_installed_tools.js';
+import { Migration20261128144512_provider_lifecycle } from './Migration20261128144512_provider_lifecycle.js';
 import { Migration20261128144647_demand_double_opt_in } from './Migration20261128144647_demand_double_opt_in.js';
 
 export const MIGRATIONS = [
@@ -44,5 +45,6 @@ export const MIGRATIONS = [
   { name: 'Migration20261127081409_idempotency_unsynced', class: Migration20261127081409_idempotency_unsynced },
   { name: 'Migration20261127131304_usage_batches', class: Migration20261127131304_usage_batches },
   { name: 'Migration20261127160000_mcp_installed_tools', class: Migration20261127160000_mcp_installed_tools },
+  { name: 'Migration20261128144512_provider_lifecycle', class: Migration20261128144512_provider_lifecycle },
   { name: 'Migration20261128144647_demand_double_opt_in', class: Migration20261128144647_demand_double_opt_in },
 ];

@@ -15,7 +15,9 @@ import {
   ProviderApiView,
 } from '../../core/providers/providers.schemas.js';
 import { moneyMeta } from '../tool-listing.js';
-import { ApiId, CreateFields, credentials, LifecycleOut, update } from './provider-tool-shapes.js';
+import { ApiId, CreateFields, credentials, EndpointChangeArgs, LifecycleOut, update } from './provider-tool-shapes.js';
+import { EndpointChangesView } from '../../core/providers/endpoint-changes.schemas.js';
+import { DeletedApiView } from '../../core/providers/providers.schemas.js';
 import { dataOrError, PageInfoShape } from './tool-schemas.js';
 
 /** The tools' definitions, built once per process (each session registers them with its own handlers). */
@@ -118,6 +120,37 @@ export const DEFS = {
       openWorldHint: false,
     },
   },
+  provider_change_endpoints: {
+    title: 'Change endpoints',
+    description:
+      'Add, change (by endpoint_id; new method/path = new endpoint) or remove endpoints, or re-import from ' +
+      'openapi_url. Draft: applies now. Live: staged in its open revision (only api_id shows it) until ' +
+      'provider_publish or discard_revision; removals wait the price-increase notice, then 410.',
+    inputSchema: z.object({ api_id: ApiId, ...EndpointChangeArgs }).strict(),
+    outputSchema: dataOrError(EndpointChangesView),
+    annotations: {
+      title: 'Change endpoints',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
+  },
+  provider_retire_api: {
+    title: 'Archive, restore or delete an API',
+    description:
+      'delete: a never-live draft. archive: a draft (unpublish first): 410 for callers, history and slug kept. ' +
+      'restore: back to draft.',
+    inputSchema: z.object({ api_id: ApiId, action: z.enum(['archive', 'restore', 'delete']) }).strict(),
+    outputSchema: dataOrError(ProviderApiView.partial().extend(DeletedApiView.partial().shape)),
+    annotations: {
+      title: 'Archive, restore or delete an API',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+  },
   provider_set_credentials: {
     title: 'Set the upstream credential',
     description:
@@ -180,8 +213,8 @@ export const DEFS = {
   provider_publish: {
     title: 'Publish an API',
     description:
-      'Make your draft API live. `accept_terms: true` is required; the smoke test runs first unless `skip_verify`. ' +
-      'Needs provider:write.',
+      'Make your draft API live, or a live API’s open revision. `accept_terms: true` is required; the smoke test ' +
+      'runs first unless `skip_verify`. Needs provider:write.',
     inputSchema: z
       .object({
         api_id: ApiId,

@@ -7,10 +7,12 @@ import { z } from 'zod';
 import {
   CreateApiBody,
   CredentialsBody,
+  EndpointInput,
   LifecycleDoneView,
   LifecycleRunningView,
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
+import { EndpointPatchBody } from '../../core/providers/endpoint-changes.schemas.js';
 
 export const ApiId = z.string().trim().min(1).max(100);
 
@@ -24,7 +26,9 @@ export const LifecycleOut = {
   api_id: done.api_id,
   action: done.action.optional(),
   status: z.enum([...done.status.options, running.status.value]),
+  message: done.message.optional(),
   verification: done.verification.optional(),
+  revision_published: done.revision_published,
   done: running.done.optional(),
   workflow_id: running.workflow_id.optional(),
   run_id: running.run_id.optional(),
@@ -53,3 +57,30 @@ export const CreateFields = z
 
 export const update = UpdateApiBody.shape;
 export const credentials = CredentialsBody.shape;
+
+// ---- provider_change_endpoints' arguments: the endpoint routes' bodies, batched ---------------------------------------
+
+const EndpointId = z.string().max(40);
+const patch = EndpointPatchBody.shape;
+/** Checked in full (the REST bodies' rules) when the tool runs; listed plainly to keep tools/list small. */
+const ToolPath = z.string().max(500);
+
+export const EndpointChangeArgs = {
+  add: z
+    .array(EndpointInput.extend({ path: ToolPath }))
+    .max(500)
+    .optional(),
+  update: z
+    .array(
+      z
+        .object({ endpoint_id: EndpointId, ...patch, path: ToolPath })
+        .partial({ method: true, path: true, summary: true, input_schema: true, output_schema: true })
+        .strict(),
+    )
+    .max(500)
+    .optional(),
+  remove: z.array(EndpointId).max(500).optional(),
+  openapi_url: z.string().max(2000).optional(),
+  keep_missing: z.boolean().optional().describe('Re-import keeps endpoints the document lacks.'),
+  discard_revision: z.boolean().optional(),
+};

@@ -17,6 +17,7 @@ import {
   PublishBody,
   UpdateApiBody,
 } from '../../core/providers/providers.schemas.js';
+import { EndpointChangesBody, ImportEndpointsBody } from '../../core/providers/endpoint-changes.schemas.js';
 import type { Services } from '../../platform/services.js';
 import type { ToolContext } from '../tool-context.js';
 import { withPersonSteps } from '../elicitation.js';
@@ -67,6 +68,37 @@ function registerListingTools(server: McpServer, services: Services, ctx: ToolCo
 
   server.registerTool('provider_update_api', DEFS.provider_update_api, ({ api_id, ...fields }) =>
     run(async () => ({ ...(await providers.update(ctx.principal, api_id, parseArgs(UpdateApiBody, fields))) })),
+  );
+}
+
+/** provider_change_endpoints, provider_retire_api: the same core functions as the endpoint and retirement routes. */
+function registerChangeTools(server: McpServer, services: Services, ctx: ToolContext, run: Run): void {
+  const { providerEndpoints, providerRetirement } = services;
+  server.registerTool('provider_change_endpoints', DEFS.provider_change_endpoints, (args) =>
+    run(async () => {
+      const { api_id, add, update, remove, openapi_url, keep_missing, discard_revision } = args;
+      const changes = add ?? update ?? remove;
+      if ([changes, openapi_url, discard_revision].filter((v) => v !== undefined && v !== false).length > 1) {
+        throw new ValidationError('Give add/update/remove, openapi_url or discard_revision, one kind per call.', {
+          details: { field: 'openapi_url' },
+        });
+      }
+      if (discard_revision) {
+        const revision = await providerEndpoints.discardRevision(ctx.principal, api_id);
+        const message = `Revision ${revision.number} discarded: nothing it staged was applied.`;
+        return { api_id, staged: false, message, added: [], updated: [], removed: [], revision };
+      }
+      if (openapi_url) {
+        const body = parseArgs(ImportEndpointsBody, { url: openapi_url, keep_missing });
+        return { ...(await providerEndpoints.reimport(ctx.principal, api_id, body)) };
+      }
+      const request = parseArgs(EndpointChangesBody, { add, update, remove });
+      return { ...(await providerEndpoints.change(ctx.principal, api_id, request)) };
+    }),
+  );
+
+  server.registerTool('provider_retire_api', DEFS.provider_retire_api, ({ api_id, action }) =>
+    run(async () => ({ ...(await providerRetirement[action](ctx.principal, api_id)) })),
   );
 }
 
@@ -146,6 +178,7 @@ export function registerProviderTools(server: McpServer, services: Services, ctx
       return fn();
     });
   registerListingTools(server, services, ctx, run);
+  registerChangeTools(server, services, ctx, run);
   registerSettingTools(server, services, ctx, run);
   registerLifecycleTools(server, services, ctx, run);
   registerMoneyTools(server, services, ctx, run);

@@ -49,6 +49,7 @@ describe('lifecycleView', () => {
       api_id: 'api_1',
       action: 'publish',
       status: 'live',
+      message: 'Published: the API is live.',
       verification: null,
     });
     expect(

@@ -16,6 +16,7 @@ import {
 import { priceChangeWorkflowId } from '../../workflows/price-change.messages.js';
 import { usageChargeWorkflowId } from '../../workflows/billing-cycle.messages.js';
 import { publishWorkflowId } from '../../workflows/verify-and-publish.messages.js';
+import { endpointRemovalWorkflowId } from '../../workflows/endpoint-removal.messages.js';
 
 describe('workflow contracts', () => {
   it('every workflow type the control plane starts is exported by workflows/', () => {
@@ -32,6 +33,7 @@ describe('workflow contracts', () => {
     expect(connectWorkflowId('org_x')).toBe(workflowIds.connect('org_x'));
     expect(priceChangeWorkflowId('api_x', 'ep_y')).toBe(workflowIds.priceChange('api_x', 'ep_y'));
     expect(publishWorkflowId('api_x')).toBe(workflowIds.publish('api_x'));
+    expect(endpointRemovalWorkflowId('api_x', 'ep_y')).toBe(workflowIds.endpointRemoval('api_x', 'ep_y'));
     expect(paymentSettledSignal.name).toBe(SIGNALS.paymentSettled);
     expect(reloadRequestedSignal.name).toBe(SIGNALS.reloadRequested);
     expect(autoReloadWorkflowId('org_x')).toBe(workflowIds.autoReload('org_x'));

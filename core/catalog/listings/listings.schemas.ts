@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { API_SOURCES, ENDPOINT_METHODS, VERIFICATION_STATUSES } from '../../../db/entities/index.js';
 import { openApiDocumentSchema } from '../../openapi-document.js';
+import { RemovalView } from '../../pricing/pricing.schemas.js';
 import { DocumentView } from '../../terms/terms.schemas.js';
 import { CategoryRef, Merit, ProviderRef } from '../rollups/rollups.schemas.js';
 
@@ -18,6 +19,7 @@ export const EndpointRef = z.object({
   method: z.enum(ENDPOINT_METHODS),
   path: z.string(),
   summary: z.string().nullable(),
+  removal: RemovalView.nullable(),
 });
 
 /** A scheduled increase: the new price and when it applies. */

@@ -18,11 +18,12 @@ import type { Config } from '../../config.js';
 import { NotFoundError } from '../../errors.js';
 import type { KeysService } from '../../keys/keys.service.js';
 import { effectivePrice } from '../../pricing/effective-price.js';
-import { endpointHead } from '../../pricing/endpoint-view.js';
+import { endpointHead, removalOf } from '../../pricing/endpoint-view.js';
 import type { DocumentsService } from '../../terms/documents.service.js';
 import type { TermsStatusView, TermsView } from '../../terms/terms.schemas.js';
 import { meritFor } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
+import { apiArchivedError } from './retired.js';
 import { quote, type QuoteCaller, type QuoteQuery } from './quote.js';
 import { HISTORY_LIMIT, historyFor, ranksFor } from '../rollups/rollup-reads.js';
 import { STATS_WINDOWS, statsFor, type StatsWindow } from '../rollups/stats.js';
@@ -75,14 +76,19 @@ export class ListingsService {
     },
   ) {}
 
+  /** The live listing, or 410 `api_archived` (retired), or 404 (a draft or an unknown slug). */
   async live(em: EntityManager, slug: string): Promise<IApi> {
-    const api = await em.findOne(Api, { slug, status: 'live' });
+    const api = await em.findOne(Api, { slug, status: { $in: ['live', 'archived'] } });
+    if (api?.status === 'archived') throw apiArchivedError(api.slug, api.archivedAt ?? null);
     if (!api) throw new NotFoundError(`No live API with slug "${slug}".`);
     return api;
   }
 
-  private endpointsOf(em: EntityManager, api: IApi): Promise<IEndpoint[]> {
-    return em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
+  /** The endpoints a caller can use (one past its announced sunset is gone, even before it is moved out). */
+  private async endpointsOf(em: EntityManager, api: IApi): Promise<IEndpoint[]> {
+    const now = this.deps.clock.now();
+    const rows = await em.find(Endpoint, { api: api.id }, { orderBy: { position: 'asc', id: 'asc' } });
+    return rows.filter((e) => !e.sunsetAt || e.sunsetAt > now);
   }
 
   private priceRow(e: IEndpoint, now: Date): EndpointPriceRow {
@@ -169,6 +175,7 @@ export class ListingsService {
         method: e.method,
         path: e.path,
         summary: e.summary ?? null,
+        removal: removalOf(e),
         gateway_url: `${base}${e.path}`,
         input_schema: e.inputSchema ?? null,
         output_schema: e.outputSchema ?? null,

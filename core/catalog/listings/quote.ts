@@ -15,7 +15,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { ENDPOINT_METHODS, Endpoint, type IApi, type IEndpoint } from '../../../db/entities/index.js';
+import { ENDPOINT_METHODS, Endpoint, RemovedEndpoint, type IApi, type IEndpoint } from '../../../db/entities/index.js';
 import { keyGovernance, refusalError, termsRequiredError } from '../../spend/admission-refusals.js';
 import { loadSnapshot } from '../../spend/admission-snapshot.js';
 import { requireScope, type Principal } from '../../auth/scopes.js';
@@ -24,11 +24,13 @@ import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '.
 import { checkPath } from '../../input.js';
 import type { KeyAuth } from '../../keys/keys.service.js';
 import { effectivePrice } from '../../pricing/effective-price.js';
+import { removalOf } from '../../pricing/endpoint-view.js';
 import { MemorySpendStore } from '../../spend/memory-spend-store.js';
 import type { AdmitInput } from '../../spend/spend-store.js';
 import type { DocumentsService } from '../../terms/documents.service.js';
 import { assertSafePath } from '../../upstream/proxy-path.js';
 import { compileTemplate, matchTemplate } from './endpoint-match.js';
+import { endpointRemovedError } from './retired.js';
 import type { AdmissionView, QuoteView } from './listings.schemas.js';
 export type { AdmissionView, QuoteView } from './listings.schemas.js';
 
@@ -57,12 +59,16 @@ export interface QuoteDeps {
   documents: DocumentsService;
 }
 
-/** The endpoint a method and path resolve to, or the gateway's 400 (unsafe path) or 404. */
+/**
+ * The endpoint a method and path resolve to, or the gateway's 400 (unsafe path), 404, or 410 `endpoint_removed` (an
+ * endpoint past its announced sunset, or one removed from the listing).
+ */
 export async function resolveEndpoint(
   em: EntityManager,
   api: IApi,
   method: string,
   rawPath: string,
+  now: Date,
 ): Promise<{ endpoint: IEndpoint; path: string }> {
   const path = rawPath.split('?')[0]!;
   checkPath(path); // the gateway's input rule: no NUL or lone surrogate behind percent-encoding
@@ -73,14 +79,24 @@ export async function resolveEndpoint(
     method,
     path,
   );
-  if (!hit) {
-    throw new NotFoundError(
-      api.source === 'directory'
-        ? `${api.slug} is a directory listing: it is not callable through the gateway until its provider claims it.`
-        : `${api.slug} has no endpoint ${method} ${path}.`,
-    );
-  }
-  return { endpoint: hit.e, path };
+  if (hit?.e.sunsetAt && hit.e.sunsetAt <= now) throw endpointRemovedError(api.slug, method, path, hit.e.sunsetAt);
+  if (hit) return { endpoint: hit.e, path };
+  const removed = matchTemplate(
+    (await em.find(RemovedEndpoint, { api: api.id }, { orderBy: { removedAt: 'desc' } })).map((e) => ({
+      method: e.method,
+      template: e.path,
+      matcher: compileTemplate(e.path),
+      e,
+    })),
+    method,
+    path,
+  );
+  if (removed) throw endpointRemovedError(api.slug, method, path, removed.e.removedAt);
+  throw new NotFoundError(
+    api.source === 'directory'
+      ? `${api.slug} is a directory listing: it is not callable through the gateway until its provider claims it.`
+      : `${api.slug} has no endpoint ${method} ${path}.`,
+  );
 }
 
 export async function quote(
@@ -91,7 +107,7 @@ export async function quote(
   caller: QuoteCaller,
   now: Date,
 ): Promise<QuoteView> {
-  const { endpoint, path } = await resolveEndpoint(em, api, query.method, query.path);
+  const { endpoint, path } = await resolveEndpoint(em, api, query.method, query.path, now);
   const price = effectivePrice(endpoint, now);
   const view: QuoteView = {
     api: api.slug,
@@ -100,6 +116,7 @@ export async function quote(
       method: endpoint.method,
       path: endpoint.path,
       summary: endpoint.summary ?? null,
+      removal: removalOf(endpoint),
     },
     gateway_url: `${deps.config.urls.gateway}/v1/proxy/${api.slug}${path}`,
     price_cents: price.price_cents,

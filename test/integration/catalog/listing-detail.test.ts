@@ -231,6 +231,7 @@ describe('listing detail and sub-resources', () => {
             'price_cents',
             'price_cents_effective',
             'price_increase',
+            'removal',
             'summary',
           ].sort(),
         );

@@ -113,6 +113,7 @@ describe('quote', () => {
           method: 'GET',
           path: '/items/special',
           summary: null,
+          removal: null,
         },
         gateway_url: `${stack.config.urls.gateway}/v1/proxy/quoted/items/special`,
         price_cents: 2,

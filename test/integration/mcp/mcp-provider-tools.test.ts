@@ -22,6 +22,8 @@ const PROVIDER_TOOLS = [
   'provider_get_api',
   'provider_create_api',
   'provider_update_api',
+  'provider_change_endpoints',
+  'provider_retire_api',
   'provider_set_credentials',
   'provider_set_pricing',
   'provider_verify',
@@ -180,6 +182,16 @@ describe('agent-tool server: provider, profile and terms tools', () => {
     expect(params('provider_create_api')).toEqual(['openapi_url', 'external_url', 'body']);
     expect(params('provider_publish')).toEqual(['api_id', 'accept_terms', 'skip_verify']);
     expect(params('provider_cancel_pending_pricing')).toEqual(['api_id', 'endpoint_id']);
+    expect(params('provider_change_endpoints')).toEqual([
+      'api_id',
+      'add',
+      'update',
+      'remove',
+      'openapi_url',
+      'keep_missing',
+      'discard_revision',
+    ]);
+    expect(params('provider_retire_api')).toEqual(['api_id', 'action']);
     expect(params('provider_set_credentials')).toEqual(expect.arrayContaining(['api_id', 'secret', 'injection']));
     expect(params('accept_api_terms')).toEqual(['slug', 'document_id', 'content_hash']);
     expect(params('list_providers')).toEqual(['query', 'limit', 'offset']);
@@ -534,6 +546,8 @@ describe('agent-tool server: provider, profile and terms tools', () => {
       ['provider_publish', { api_id: weatherId, accept_terms: true }],
       ['provider_unpublish', { api_id: weatherId }],
       ['provider_cancel_pending_pricing', { api_id: weatherId, endpoint_id: forecastId }],
+      ['provider_change_endpoints', { api_id: weatherId, remove: [forecastId] }],
+      ['provider_retire_api', { api_id: weatherId, action: 'delete' }],
       ['provider_activate_document', { document_id: documentId }],
       ['provider_create_document', { kind: 'terms', version: '1', body: 'x', api_id: weatherId }],
     ] as const) {
