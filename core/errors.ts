@@ -1,6 +1,7 @@
 /**
  * Typed domain errors and the one table that maps each kind to its HTTP status and wire code.
- * The wire codes are the spec's strings. Two wire codes legitimately appear under two statuses
+ * The wire codes are the spec's strings (and `upstream_not_allowed`, issue 31: a listing's upstream the address
+ * policy refuses, so the marketplace, not the provider's server, is why the call cannot be made). Two wire codes legitimately appear under two statuses
  * (`validation_failed` for 400 and 413, `internal_error` for 500 and 503), so the table is keyed by kind.
  * Class names are stable: Temporal's nonRetryableErrorTypes match them.
  */
@@ -29,6 +30,7 @@ export const ERROR_KINDS = {
   upstream_error: { status: 502, code: 'upstream_error' },
   payment_provider_error: { status: 502, code: 'payment_provider_error' },
   unavailable: { status: 503, code: 'internal_error' },
+  upstream_not_allowed: { status: 503, code: 'upstream_not_allowed' },
 } as const satisfies Record<string, { status: number; code: string }>;
 
 export type ErrorKind = keyof typeof ERROR_KINDS;

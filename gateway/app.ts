@@ -103,6 +103,7 @@ function upstreamClient({ config, guard }: Services): UpstreamClient {
     allowPrivate: config.upstreamAllowPrivate,
     trustedAddresses: guard.options.trustedAddresses,
     lookup: guard.options.lookup,
+    named: guard.options.named,
     connectTimeoutMs: config.gateway.connectTimeoutMs,
     timeoutMs: config.gateway.upstreamTimeoutMs,
     maxResponseBytes: config.gateway.maxResponseBytes,

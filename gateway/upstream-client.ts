@@ -9,6 +9,7 @@
  */
 import { isIP } from 'node:net';
 import { Pool } from 'undici';
+import { isNamedUpstream, type NamedUpstream } from '../core/upstream/named-upstream.js';
 import { UpstreamGuard, type LookupAll } from '../core/upstream/upstream-guard.js';
 import { UpstreamCall, type UpstreamResult } from './upstream-call.js';
 import { FAILURE_MESSAGES, UpstreamCallError } from './upstream-errors.js';
@@ -48,6 +49,8 @@ export interface UpstreamClientOptions {
   connectionsPerOrigin?: number;
   /** Idle keep-alive time when the upstream gives no hint (default 4000). */
   keepAliveTimeoutMs?: number;
+  /** The one upstream allowed by name whatever the policy (the demo's): its origin, and paths under its prefix only. */
+  named?: NamedUpstream;
 }
 
 export interface UpstreamRequest {
@@ -68,11 +71,15 @@ export class UpstreamClient {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private closing: Promise<void> | undefined;
+  /** The named upstream's pool when only its name let it open: its calls must stay under the name's path prefix. */
+  private namedOnly: Pool | undefined;
+  private readonly named: NamedUpstream | undefined;
 
   constructor(options: UpstreamClientOptions) {
     const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.named = options.named;
     // Only the guard's address policy and lookup hook are used; its own dispatcher stays idle.
     this.guard = new UpstreamGuard({
       allowPrivate: options.allowPrivate,
@@ -99,6 +106,14 @@ export class UpstreamClient {
     const { url, method } = req;
     const pool = this.pools.get(url.origin) ?? this.openPool(url);
     if (pool instanceof UpstreamCallError) return Promise.reject(pool);
+    if (pool === this.namedOnly && !url.pathname.startsWith(this.named!.pathPrefix)) {
+      return Promise.reject(
+        new UpstreamCallError(
+          'blocked_address',
+          `Host ${url.hostname} resolves to a non-public address (only the named upstream's paths are allowed).`,
+        ),
+      );
+    }
     // CONNECT would hand us a raw tunnel to wherever the upstream points it.
     if (method.length === 7 && method.toUpperCase() === 'CONNECT') {
       return Promise.reject(new UpstreamCallError('invalid_request', 'CONNECT is not proxied.'));
@@ -131,11 +146,14 @@ export class UpstreamClient {
     if (host === '') return new UpstreamCallError('invalid_url', FAILURE_MESSAGES.invalid_url);
     // Node skips the lookup hook for IP literals, and a pool never changes origin: checking the literal once here
     // is the connect-time check for it.
-    if (isIP(host) !== 0 && !this.guard.isAllowedAddress(host)) {
+    // The named upstream (an IP literal) opens whatever the policy, for its path prefix only (checked per call).
+    const namedOnly = isIP(host) !== 0 && !this.guard.isAllowedAddress(host);
+    if (namedOnly && !isNamedUpstream(url, this.named)) {
       return new UpstreamCallError('blocked_address', `Host ${host} resolves to a non-public address.`);
     }
     const pool = new Pool(url.origin, this.poolOptions);
     this.pools.set(url.origin, pool);
+    if (namedOnly) this.namedOnly = pool;
     return pool;
   }
 }

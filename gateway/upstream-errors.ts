@@ -1,5 +1,6 @@
 /**
- * The gateway's upstream errors: why a call failed (UpstreamCallError, 502 `upstream_error`), the upstream's own 429
+ * The gateway's upstream errors: why a call failed (UpstreamCallError, 502 `upstream_error`, or 503
+ * `upstream_not_allowed` for an upstream the address policy refuses), the upstream's own 429
  * (UpstreamRateLimitedError), how an undici or socket error is classified, and a non-2xx answer's gateway error.
  */
 import { AppError, type AppErrorOptions } from '../core/errors.js';
@@ -21,7 +22,10 @@ export interface UpstreamCallErrorOptions extends AppErrorOptions {
   upstreamStatus?: number;
 }
 
-/** A failed upstream call or a non-2xx answer: 502 `upstream_error`, `details: { reason, upstream_status? }`. */
+/**
+ * A failed upstream call or a non-2xx answer: 502 `upstream_error`, `details: { reason, upstream_status? }`; an upstream
+ * the address policy refuses: 503 `upstream_not_allowed` (below).
+ */
 export class UpstreamCallError extends AppError {
   readonly reason: UpstreamCallFailure;
   readonly upstreamStatus: number | undefined;
@@ -30,11 +34,12 @@ export class UpstreamCallError extends AppError {
 
   constructor(reason: UpstreamCallFailure, message: string, options: UpstreamCallErrorOptions = {}) {
     const { upstreamStatus, ...rest } = options;
-    // A refused address is the provider's network layout: consumers are told only that the upstream could not be
-    // reached; the gateway logs the real reason (`reason`, and the message in `internalMessage`).
-    const hidden = reason === 'blocked_address';
-    const publicReason = hidden ? 'connect_failed' : reason;
-    super('upstream_error', hidden ? FAILURE_MESSAGES.connect_failed : message, {
+    // A refused address is the marketplace's policy, not the provider's server failing (issue 31): 503
+    // `upstream_not_allowed`, saying so without describing the provider's network (the gateway logs the real reason,
+    // `internalMessage`; the provider's console and analytics say what to fix).
+    const refused = reason === 'blocked_address';
+    const publicReason = refused ? 'upstream_not_allowed' : reason;
+    super(refused ? 'upstream_not_allowed' : 'upstream_error', refused ? NOT_ALLOWED_MESSAGE : message, {
       ...rest,
       details:
         upstreamStatus === undefined
@@ -46,6 +51,11 @@ export class UpstreamCallError extends AppError {
     this.upstreamStatus = upstreamStatus;
   }
 }
+
+/** What a consumer is told when the address policy refuses a listing's upstream. */
+export const NOT_ALLOWED_MESSAGE =
+  "This API's upstream is not reachable under this marketplace's address policy, so the call was not made and " +
+  'nothing was charged; its provider can see the problem and how to fix it in their console.';
 
 /** The upstream answered 429: 429 `upstream_rate_limited`, with its Retry-After passed on when it is valid. */
 export class UpstreamRateLimitedError extends AppError {

@@ -57,6 +57,7 @@ import { type TemporalService } from '../core/temporal/temporal.service.js';
 import { DocumentsService } from '../core/terms/documents.service.js';
 import { UpstreamGuard, type LookupAll } from '../core/upstream/upstream-guard.js';
 import { UsageService } from '../core/usage/usage.service.js';
+import { demoNamedUpstream } from '../core/demo/demo-upstream.js';
 import { closer, openInfrastructure, openPayments, type Infrastructure } from './infrastructure.js';
 
 export interface Services {
@@ -158,6 +159,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       allowPrivate: config.upstreamAllowPrivate,
       lookup: options.upstream?.lookup,
       trustedAddresses: options.upstream?.trustedAddresses,
+      // The demo's own upstream, allowed by name while the demo is on (core/demo/demo-upstream.ts).
+      named: demoNamedUpstream(config),
     });
     cleanups.push(() => guard.close());
     const secretsKey = resolveSecretsKey(config.secretsKey, config.dataDir);
@@ -288,7 +291,7 @@ function catalogServices(
     rollupsWatermark: () => rollups.watermark(),
   });
   const market = new MarketService({ orm, clock });
-  const analytics = new AnalyticsService({ orm, usage, demand });
+  const analytics = new AnalyticsService({ orm, usage, demand, guard });
   return {
     ...listing,
     documents,

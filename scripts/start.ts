@@ -15,11 +15,13 @@ import { createApiApp } from '../api/app.js';
 import { installRuntimeOnce, startWorker, type RunningWorker } from '../activities/worker.js';
 import { startMetricsServer } from '../platform/metrics-server.js';
 import { ConfigError, loadConfig, type Config } from '../core/config.js';
-import { createLogger } from '../core/logger.js';
+import { createLogger, type Logger } from '../core/logger.js';
 import { superviseGatewayWorkers, WORKER_READY } from '../platform/runtime/cluster.js';
 import { DevServerError } from '../platform/temporal-dev-server.js';
 import { startHttpServer, type RunningHttpServer } from '../platform/runtime/http-server.js';
-import { createServices } from '../platform/services.js';
+import { createServices, type Services } from '../platform/services.js';
+import { seedDemo } from '../core/demo/demo-seed.js';
+import { withDemoUpstream } from '../core/demo/demo-upstream.js';
 import { otlpTracesEndpoint, startTracing } from '../platform/tracing.js';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
@@ -111,6 +113,18 @@ function loopbackPort(): Promise<number> {
   });
 }
 
+/** `--demo`'s sample APIs (core/demo/demo-seed.ts); a failure is logged and the marketplace runs without them. */
+async function seedDemoOrWarn(services: Services, log: Logger): Promise<void> {
+  try {
+    const report = await seedDemo(services);
+    if (report.created.length || report.published.length || report.moved.length || report.history) {
+      log.info({ ...report, history: report.history ?? undefined }, 'demo: sample APIs ready');
+    }
+  } catch (err) {
+    log.warn({ err }, 'demo: the sample APIs could not be set up; the rest of the marketplace runs');
+  }
+}
+
 function exitAfterFlush(log: ReturnType<typeof createLogger>, code: number): void {
   log.flush(() => process.exit(code));
 }
@@ -120,7 +134,11 @@ async function main(): Promise<void> {
   // `npm start -- --demo` (or DEMO_CATALOG=1): import the public directory into an empty catalog at start.
   const demo = args.includes('--demo');
   const { roles, allInOne } = parseRoles(args.filter((a) => a !== '--demo'));
-  const config = loadConfig(undefined, undefined, { GATEWAY_PROCESSES: processes });
+  // The flag is DEMO_CATALOG for the whole process: the demo upstream is served and allowed by name (core/demo/).
+  const config = loadConfig(undefined, undefined, {
+    GATEWAY_PROCESSES: processes,
+    ...(demo ? { DEMO_CATALOG: 'true' } : {}),
+  });
   const clustered = config.gateway.processes > 1;
   if (clustered && (allInOne || roles.size !== 1 || !roles.has('gateway'))) {
     throw new ConfigError([
@@ -145,7 +163,7 @@ async function main(): Promise<void> {
     const applied = await migrateUp(services.orm);
     if (applied.length) log.info({ applied }, 'migrations applied');
   }
-  if (!cluster.isWorker && (demo || config.demoCatalog) && (await services.directoryImport.catalogEmpty())) {
+  if (!cluster.isWorker && config.demoCatalog && (await services.directoryImport.catalogEmpty())) {
     log.info('demo catalog: importing the public APIs directory (first start only)');
     const report = await services.directoryImport.importFile();
     log.info({ inserted: report.inserted, indexed: report.indexed }, 'demo catalog imported');
@@ -177,7 +195,9 @@ async function main(): Promise<void> {
 
   if (roles.has('api')) {
     const app = createApiApp(services);
-    servers.push(await startHttpServer({ ...common, name: 'api', port: config.ports.api, handler: app.callback() }));
+    // With the demo on, the control plane's port also serves the sample APIs' upstream (core/demo/demo-upstream.ts).
+    const handler = config.demoCatalog ? withDemoUpstream(app.callback()) : app.callback();
+    servers.push(await startHttpServer({ ...common, name: 'api', port: config.ports.api, handler }));
   }
   if (roles.has('gateway')) {
     const handler = createGatewayHandler(services);
@@ -207,6 +227,8 @@ async function main(): Promise<void> {
     installRuntimeOnce('WARN', { prometheusBindAddress: temporalMetrics });
   }
   if (roles.has('worker')) worker = await startWorker(services, { tracing });
+  // The sample APIs once their upstream listens: imported from it over HTTP like any provider's (core/demo/).
+  if (!cluster.isWorker && config.demoCatalog && roles.has('api')) await seedDemoOrWarn(services, log);
   if (config.metrics) {
     if (roles.has('api')) services.metrics.watchLedgerDrift(async () => (await services.ledger.findDrift()).length);
     // Gateway processes of one cluster share METRICS_PORT's neighbourhood: worker N serves on METRICS_PORT + N.

@@ -62,6 +62,11 @@ export const LEDGER_WRITERS = {
     kinds: ['grant', 'adjustment'],
     what: "an operator's grant or adjustment (`npm run admin`, in its own process or in a running `npm start`)",
   },
+  'core/demo/demo-history.ts': {
+    via: 'post',
+    kinds: ['grant'],
+    what: "the demo's sample consumers' credit (`npm start -- --demo`; their calls go through the group commit)",
+  },
   'bench/gateway/gateway-targets.ts': { via: 'post', kinds: ['grant'], what: "the benchmark consumer's credit" },
   'bench/gateway/extended.ts': { via: 'post', kinds: ['grant'], what: "the extended benchmark's consumers' credit" },
   'bench/soak/run.ts': { via: 'post', kinds: ['grant'], what: "the soak's consumer credit and its top-ups" },

@@ -8,6 +8,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Principal } from '../auth/scopes.js';
 import type { DemandService } from '../demand/demand.service.js';
+import type { UpstreamGuard } from '../upstream/upstream-guard.js';
+import { upstreamProblem } from '../upstream/upstream-problem.js';
 import { UsageQuery, type UsageService } from '../usage/usage.service.js';
 import type { AnalyticsView } from './providers.schemas.js';
 
@@ -18,20 +20,24 @@ export type AnalyticsQuery = z.infer<typeof AnalyticsQuery>;
 export type { AnalyticsView } from './providers.schemas.js';
 
 export class AnalyticsService {
-  constructor(private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService }) {}
+  constructor(
+    private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService; guard: UpstreamGuard },
+  ) {}
 
   async provider(principal: Principal, query: AnalyticsQuery): Promise<AnalyticsView> {
     const { from, to } = this.deps.usage.resolveRange(query);
     const em = this.deps.orm.em.fork();
     // Per API of the org, a range scan of usage_events_api_created_idx (test/integration/providers/public-read-costs.test.ts).
-    const byApi = await em.execute<{ api_id: string; slug: string; calls: string; ok: string; gmv: string }[]>(
-      `select a.id as api_id, a.slug, count(u.id) as calls,
+    const byApi = await em.execute<
+      { api_id: string; slug: string; base_url: string; calls: string; ok: string; gmv: string }[]
+    >(
+      `select a.id as api_id, a.slug, a.base_url, count(u.id) as calls,
               count(u.id) filter (where u.outcome = 'success') as ok,
               coalesce(sum(u.cost_cents) filter (where u.outcome = 'success'), 0) as gmv
          from apis a
          left join usage_events u on u.api_id = a.id and u.created_at >= ? and u.created_at < ?
         where a.org_id = ?
-        group by a.id, a.slug
+        group by a.id, a.slug, a.base_url
         order by gmv desc, a.slug asc`,
       [from, to, principal.orgId],
     );
@@ -42,12 +48,15 @@ export class AnalyticsService {
          from ledger_entries where org_id = ? and created_at >= ? and created_at < ?`,
       [principal.orgId, from, to],
     );
-    const rows = byApi.map((r) => ({
+    // Each upstream under the address policy the gateway applies (issue 31): the lookups run side by side.
+    const problems = await Promise.all(byApi.map((r) => upstreamProblem(this.deps.guard, r.base_url)));
+    const rows = byApi.map((r, i) => ({
       api_id: r.api_id,
       slug: r.slug,
       calls: Number(r.calls),
       successful_calls: Number(r.ok),
       gmv_cents: Number(r.gmv),
+      upstream_problem: problems[i]!,
     }));
     return {
       range: { from: from.toISOString(), to: to.toISOString() },

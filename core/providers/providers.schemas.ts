@@ -13,6 +13,7 @@ import {
 import { ApiRequestView } from '../demand/demand.schemas.js';
 import { Cents } from '../money/cents.js';
 import { EndpointView } from '../pricing/pricing.schemas.js';
+import { UpstreamProblem } from '../upstream/upstream.schemas.js';
 
 export const API_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 export const Slug = z.string().trim().regex(API_SLUG, 'must be 1-64 lower-case letters, digits or inner hyphens');
@@ -350,7 +351,14 @@ export const AnalyticsView = z.object({
     net_earnings_cents: z.number().int(),
     payouts_cents: z.number().int(),
   }),
-  by_api: z.array(z.object({ api_id: z.string(), slug: z.string(), ...Counts })),
+  by_api: z.array(
+    z.object({
+      api_id: z.string(),
+      slug: z.string(),
+      ...Counts,
+      upstream_problem: UpstreamProblem.nullable(),
+    }),
+  ),
   open_api_requests: z
     .array(ApiRequestView.pick({ query: true, votes: true, last_requested_at: true }))
     .describe('What consumers ask for and the catalog lacks: the most requested open API requests (no requester).'),

@@ -39,7 +39,8 @@ export function recordAnswer(rec: string, a: AdmitInput): Admission {
 
 /**
  * Why a paid call may not spend, or undefined: the key's per-call maximum, the budgets (the key's, then each
- * ancestor's), the daily caps (likewise), then the org's funds (prepaid) or credit limit (card).
+ * ancestor's), the daily caps (likewise), then the org's funds (prepaid) or credit limit (card). Each refusal carries
+ * the figure the ADMIT script replies with (spend against the limit, or what is available).
  */
 export function spendRefusal(
   a: AdmitInput,
@@ -48,27 +49,32 @@ export function spendRefusal(
   d: SpendState,
   ancestors: readonly HeldAncestor[],
 ): Admission | undefined {
-  if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents) return { outcome: 'per_call' };
-  if (a.budgetCents !== null && k.sp! + k.res + k.pend + a.priceCents > a.budgetCents) return { outcome: 'budget' };
+  const spent = (s: SpendState) => s.sp! + s.res + s.pend;
+  if (a.perCallMaxCents !== null && a.priceCents > a.perCallMaxCents)
+    return { outcome: 'per_call', spentCents: spent(k) };
+  if (a.budgetCents !== null && spent(k) + a.priceCents > a.budgetCents) {
+    return { outcome: 'budget', spentCents: spent(k) };
+  }
   for (const x of ancestors) {
-    if (x.budgetCents !== null && x.state!.sp! + x.state!.res + x.state!.pend + a.priceCents > x.budgetCents) {
-      return { outcome: 'budget', ancestorKeyId: x.keyId };
+    if (x.budgetCents !== null && spent(x.state!) + a.priceCents > x.budgetCents) {
+      return { outcome: 'budget', ancestorKeyId: x.keyId, spentCents: spent(x.state!) };
     }
   }
-  if (a.dailyCapCents !== null && d.sp! + d.res + d.pend + a.priceCents > a.dailyCapCents) {
-    return { outcome: 'daily_cap' };
+  if (a.dailyCapCents !== null && spent(d) + a.priceCents > a.dailyCapCents) {
+    return { outcome: 'daily_cap', spentCents: spent(d) };
   }
   for (const x of ancestors) {
     const cap = x.dailyCapCents ?? null;
-    if (cap !== null && x.day!.sp! + x.day!.res + x.day!.pend + a.priceCents > cap) {
-      return { outcome: 'daily_cap', ancestorKeyId: x.keyId };
+    if (cap !== null && spent(x.day!) + a.priceCents > cap) {
+      return { outcome: 'daily_cap', ancestorKeyId: x.keyId, spentCents: spent(x.day!) };
     }
   }
   const headroom = o.bal! - o.res - o.pend;
   if (o.mode === 'card') {
-    if (headroom + o.lim < a.priceCents) return { outcome: 'credit_limit' };
+    if (headroom + o.lim < a.priceCents)
+      return { outcome: 'credit_limit', availableCents: headroom + o.lim, spentCents: spent(k) };
   } else if (headroom < a.priceCents) {
-    return { outcome: 'funds' };
+    return { outcome: 'funds', availableCents: headroom, spentCents: spent(k) };
   }
   return undefined;
 }

@@ -26,20 +26,22 @@ export function admission(reply: string[], ancestors: AdmitInput['ancestors']): 
     case 'budget':
       // With an ancestor's position (1 = the nearest) when it was an ancestor's budget that stopped the call.
       return reply[1]
-        ? { outcome: 'budget', ancestorKeyId: ancestors[Number(reply[1]) - 1]!.keyId }
-        : { outcome: 'budget' };
+        ? { outcome: 'budget', ancestorKeyId: ancestors[Number(reply[1]) - 1]!.keyId, spentCents: Number(reply[2]) }
+        : { outcome: 'budget', spentCents: Number(reply[2]) };
     case 'daily_cap':
       // With an ancestor's position, as for the budget.
       return reply[1]
-        ? { outcome: 'daily_cap', ancestorKeyId: ancestors[Number(reply[1]) - 1]!.keyId }
-        : { outcome: 'daily_cap' };
+        ? { outcome: 'daily_cap', ancestorKeyId: ancestors[Number(reply[1]) - 1]!.keyId, spentCents: Number(reply[2]) }
+        : { outcome: 'daily_cap', spentCents: Number(reply[2]) };
+    case 'per_call':
+      return { outcome: 'per_call', spentCents: Number(reply[1]) };
+    case 'funds':
+    case 'credit_limit':
+      return { outcome: reply[0], availableCents: Number(reply[1]), spentCents: Number(reply[2]) };
     case 'leased':
     case 'in_flight':
     case 'mismatch':
     case 'suspended':
-    case 'per_call':
-    case 'funds':
-    case 'credit_limit':
       return { outcome: reply[0] };
     default:
       throw new Error(`unexpected admit reply ${String(reply[0])}`);

@@ -89,11 +89,17 @@ export type Admission =
   | { outcome: 'mismatch' }
   | { outcome: 'rate_limited'; retryAfterMs: number }
   | { outcome: 'suspended' }
-  | { outcome: 'per_call' }
-  | { outcome: 'budget'; ancestorKeyId?: string }
-  | { outcome: 'daily_cap'; ancestorKeyId?: string }
-  | { outcome: 'funds' }
-  | { outcome: 'credit_limit' }
+  /**
+   * The refusals say where the caller stands (issue 31), from the same step that decided them: `spentCents` is what
+   * counts against the limit that stopped the call (settled, pending and held by calls in flight; for `per_call`, the
+   * key's lifetime spend; for `funds` and `credit_limit`, too), `availableCents` what the org may still spend (balance
+   * less holds; for a card-billed org, plus its credit limit). Either may be below what one call costs, or negative for an overdrawn balance.
+   */
+  | { outcome: 'per_call'; spentCents: number }
+  | { outcome: 'budget'; ancestorKeyId?: string; spentCents: number }
+  | { outcome: 'daily_cap'; ancestorKeyId?: string; spentCents: number }
+  | { outcome: 'funds'; availableCents: number; spentCents: number }
+  | { outcome: 'credit_limit'; availableCents: number; spentCents: number }
   /** A spend refusal while other processes hold leases on the org: they are recalled; retry shortly (leases.ts). */
   | { outcome: 'leased' };
 

@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { AppError, type AppErrorOptions } from '../errors.js';
 import { isNonPublicAddress } from './address-policy.js';
+import { isNamedUpstream, type NamedUpstream } from './named-upstream.js';
 import { endHttpSpan, startClientSpan, tracingOn } from '../tracing.js';
 
 export type UpstreamFailureReason =
@@ -46,6 +47,8 @@ export interface UpstreamGuardOptions {
   trustedAddresses?: readonly string[];
   /** TCP/TLS connect timeout and DNS lookup timeout (default 5000). */
   connectTimeoutMs?: number;
+  /** The one upstream allowed by name (see NamedUpstream), or none. */
+  named?: NamedUpstream;
 }
 
 export interface GuardedFetchOptions {
@@ -129,7 +132,8 @@ export class UpstreamGuard {
 
   /**
    * Parse and check a URL: only http/https (https only unless allowPrivate); no userinfo; hostname must resolve,
-   * and every resolved address must be public (unless allowPrivate or trusted). Returns the parsed URL.
+   * and every resolved address must be public (unless allowPrivate or trusted), or the URL is the named upstream's.
+   * Returns the parsed URL.
    */
   async checkUrl(raw: string): Promise<URL> {
     let url: URL;
@@ -146,6 +150,7 @@ export class UpstreamGuard {
     }
     const host = stripBrackets(url.hostname);
     if (host === '') throw new UpstreamRequestError('invalid_url', 'The URL has no host.');
+    if (isNamedUpstream(url, this.options.named)) return url;
 
     // The WHATWG parser has already turned decimal, octal and hex IPv4 spellings into dotted quads.
     const addresses = isIP(host) !== 0 ? [host] : (await this.lookupHost(host)).map((r) => r.address);

@@ -18,7 +18,7 @@ export function accountBanners(account: AccountView): string[] {
     out.push(
       banner(
         'bad',
-        `<strong>This organization is suspended: paid calls are refused.</strong>${reason} ` +
+        `<strong>This organization is suspended: all its calls are refused, free ones too.</strong>${reason} ` +
           `Add or update your card in <a href="/console/billing">Billing</a> (the card portal) or buy credits; ` +
           `if the reason is not about payment, reply to the email we sent you or contact the operator.`,
       ),

@@ -12,7 +12,8 @@ import type { Services } from '../../../platform/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
 import { csrfToken, errorLine, hidden, paramOf, readForm } from '../forms.js';
-import { consolePage, emptyState, money } from './shell.js';
+import { banner, consolePage, emptyState, money } from './shell.js';
+import { upstreamProblem } from '../../../core/upstream/upstream-problem.js';
 import { dollarsToCents, options } from './provider-forms.js';
 import { dollarsValue } from '../dollars.js';
 import { parseForm, seeOther, when } from './forms.js';
@@ -151,6 +152,8 @@ export const apiView: ProviderView<ApiFormState> = async (services, ctx, person,
   const docList = docs.length
     ? `<ul>${docs.map((d) => `<li>${escapeHtml(d.title ?? d.kind)} (${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${statusBadge(d.status)})</li>`).join('')}</ul>`
     : '<p class="muted">No documents for this API (organization-wide documents still apply).</p>';
+  // The address policy refusing the upstream (issue 31): what consumers get, and how to fix it.
+  const problem = await upstreamProblem(services.guard, api.base_url);
   const source = api.import_source
     ? `<p class="muted">Imported from ${escapeHtml(api.import_source.url)} on ${escapeHtml(when(api.import_source.imported_at))}.</p>`
     : '';
@@ -165,6 +168,7 @@ export const apiView: ProviderView<ApiFormState> = async (services, ctx, person,
 <div class="card"><div class="muted">Verification</div><div class="figure">${statusBadge(api.verification.status)}</div></div>
 <div class="card"><div class="muted">Endpoints</div><div class="figure">${api.endpoints.length}</div></div>
 </div>
+${problem ? banner('bad', `<strong>${escapeHtml(problem.message)}</strong> ${escapeHtml(problem.hint)}`) : ''}
 <p>${escapeHtml(api.summary)}</p>
 <p class="muted">Slug <code>${escapeHtml(api.slug)}</code> · upstream <code>${escapeHtml(api.base_url)}</code> · gateway <code>${escapeHtml(api.gateway_url)}</code></p>
 ${source}

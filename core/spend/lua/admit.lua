@@ -35,9 +35,10 @@
 --
 -- Reply: {'admitted', stale ('1': refresh the balance), gen, seenCheck ('new' | 'seen' | 'unstamped' | '')} (or
 -- {'admitted', '0'} for a run that found its own reservation); {'hydrate', gen?}; {'stale_key', version};
--- {'replay', record}; {'mismatch'}; {'in_flight'}; {'rate_limited', pttl}; {'suspended'}; {'per_call'};
--- {'budget', ancestor position?}; {'daily_cap', ancestor position?}; {'funds'}; {'credit_limit'}; {'leased'} (a
--- spend refusal while leases admit on the org: they are recalled, retry shortly).
+-- {'replay', record}; {'mismatch'}; {'in_flight'}; {'rate_limited', pttl}; {'suspended'}; {'per_call', key spent};
+-- {'budget', ancestor position or '', spent}; {'daily_cap', ancestor position or '', spent on the day};
+-- {'funds', available, key spent}; {'credit_limit', available, key spent}; {'leased'} (a spend refusal while leases
+-- admit on the org: they are recalled, retry shortly). Figures are integer replies (cents).
 -- include: now-ms.lua
 -- include: key-version.lua
 local orgKey, keyKey, dayKey, rateKey, idemKey, resvKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -126,22 +127,26 @@ if count == 1 then redis.call('PEXPIRE', rateKey, windowMs) end
 if count > rateLimit then return {'rate_limited', tostring(redis.call('PTTL', rateKey))} end
 if o[3] == '1' then return {'suspended'} end
 if price > 0 then
-  if perCallMax >= 0 and price > perCallMax then return {'per_call'} end
-  if budget >= 0 and committed(k) + price > budget then return recalled({'budget'}) end
+  -- Each refusal carries its figure (an integer reply): the spend that counts against the limit, or what is left.
+  if perCallMax >= 0 and price > perCallMax then return {'per_call', committed(k)} end
+  if budget >= 0 and committed(k) + price > budget then return recalled({'budget', '', committed(k)}) end
   for j = 1, n do
     local b = ancestorBudget(j)
-    if b >= 0 and committed(anc[j]) + price > b then return recalled({'budget', tostring(j)}) end
+    if b >= 0 and committed(anc[j]) + price > b then return recalled({'budget', tostring(j), committed(anc[j])}) end
   end
-  if dailyCap >= 0 and committed(d) + price > dailyCap then return recalled({'daily_cap'}) end
+  if dailyCap >= 0 and committed(d) + price > dailyCap then return recalled({'daily_cap', '', committed(d)}) end
   for j = 1, n do
     local c = ancestorDailyCap(j)
-    if c >= 0 and committed(ancDay[j]) + price > c then return recalled({'daily_cap', tostring(j)}) end
+    if c >= 0 and committed(ancDay[j]) + price > c then
+      return recalled({'daily_cap', tostring(j), committed(ancDay[j])})
+    end
   end
   local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
   if o[2] == 'card' then
-    if headroom + tonumber(o[6] or '0') < price then return recalled({'credit_limit'}) end
+    local available = headroom + tonumber(o[6] or '0')
+    if available < price then return recalled({'credit_limit', available, committed(k)}) end
   elseif headroom < price then
-    return recalled({'funds'})
+    return recalled({'funds', headroom, committed(k)})
   end
   if redis.call('ZADD', resvKey, 'NX', now + reservationTtl, member) == 0 then return {'admitted', '0'} end
   redis.call('HINCRBY', orgKey, 'res', price)

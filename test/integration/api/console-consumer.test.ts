@@ -372,7 +372,7 @@ describe('console: consumer sections over HTTP', () => {
     );
     const [[kind, text]] = (await banners()) as [[string, string]];
     expect(kind).toBe('bad');
-    expect(text).toContain('This organization is suspended: paid calls are refused.');
+    expect(text).toContain('This organization is suspended: all its calls are refused, free ones too.');
     expect(text).toContain('Reason: card &lt;declined&gt;.');
     for (const path of ['/console/keys', '/console/usage', '/console/billing']) {
       expect((await pages.request('GET', path)).text, path).toContain('This organization is suspended');

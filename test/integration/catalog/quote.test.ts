@@ -214,7 +214,7 @@ describe('quote', () => {
         402,
         'insufficient_budget',
       );
-      expect(budget.details).toEqual({ price_cents: 5, budget_cents: 4 });
+      expect(budget.details).toEqual({ price_cents: 5, budget_cents: 4, spent_cents: 0, left_cents: 4 });
       await expectRefusalLikeGateway(await consumer(100, { daily_cap_cents: 4 }), '/paid', 402, 'daily_cap_exceeded');
     });
 
@@ -224,8 +224,17 @@ describe('quote', () => {
         expect((await quote('quoted', 'GET', '/paid', capped.apiKey)).body.data.admission).toEqual({ allowed: true });
         expect((await call('quoted', 'GET', '/paid', capped.apiKey)).status).toBe(200);
       }
-      // 10 spent today: 5 more would cross 12.
-      await expectRefusalLikeGateway(capped, '/paid', 402, 'daily_cap_exceeded');
+      // 10 spent today: 5 more would cross 12. Both say what is spent, what is left and when the cap resets.
+      const refusal = await expectRefusalLikeGateway(capped, '/paid', 402, 'daily_cap_exceeded');
+      const tomorrow = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
+      tomorrow.setUTCDate(tomorrow.getUTCDate() + 1);
+      expect(refusal.details).toEqual({
+        price_cents: 5,
+        daily_cap_cents: 12,
+        spent_cents: 10,
+        left_cents: 2,
+        resets_at: tomorrow.toISOString(),
+      });
       expect((await quote('quoted', 'GET', '/items/special', capped.apiKey)).body.data.admission).toEqual({
         allowed: true,
       });
@@ -236,7 +245,13 @@ describe('quote', () => {
       const child = await createPerson(stack.services, { orgId: parent.orgId });
       await sql(stack.db.url, 'update api_keys set parent_key_id = $1 where id = $2', [parent.keyId, child.keyId]);
       const refusal = await expectRefusalLikeGateway(child, '/paid', 402, 'insufficient_budget');
-      expect(refusal.details).toEqual({ price_cents: 5, budget_cents: 4, key_id: parent.keyId });
+      expect(refusal.details).toEqual({
+        price_cents: 5,
+        budget_cents: 4,
+        key_id: parent.keyId,
+        spent_cents: 0,
+        left_cents: 4,
+      });
     });
 
     it('approval mode: payment_required with the approval URL', async () => {
@@ -249,13 +264,17 @@ describe('quote', () => {
       const suspended = await consumer(100);
       await sql(stack.db.url, 'update orgs set suspended = true where id = $1', [suspended.orgId]);
       const s = await expectRefusalLikeGateway(suspended, '/free', 402, 'payment_required');
-      expect(s.details).toEqual({ reason: 'suspended' });
+      expect(s.details).toEqual({
+        reason: 'suspended',
+        price_cents: 0,
+        billing_url: `${stack.config.urls.publicBase}/console/billing`,
+      });
       const card = await consumer(0);
       await sql(stack.db.url, "update orgs set billing_mode = 'card', credit_limit_cents = 3 where id = $1", [
         card.orgId,
       ]);
       const c = await expectRefusalLikeGateway(card, '/paid', 402, 'payment_required');
-      expect(c.details).toEqual({ price_cents: 5, reason: 'credit_limit_reached' });
+      expect(c.details).toEqual({ price_cents: 5, reason: 'credit_limit_reached', spent_cents: 0, left_cents: 3 });
       expect((await quote('quoted', 'GET', '/items/special', card.apiKey)).body.data.admission).toEqual({
         allowed: true,
       });

@@ -73,13 +73,16 @@ async function failure(promise: Promise<unknown>, reason: UpstreamCallFailure): 
   expect(caught).toBeInstanceOf(UpstreamCallError);
   const err = caught as UpstreamCallError;
   expect(err.reason, err.message).toBe(reason);
-  expect([err.status, err.code, err.kind]).toEqual([502, 'upstream_error', 'upstream_error']);
-  // A refused address is reported to consumers as a failed connection; the real reason stays in our logs.
+  // A refused address is the marketplace's policy (issue 31): 503 upstream_not_allowed, saying so without describing
+  // the provider's network; the real reason stays in our logs.
   if (reason === 'blocked_address') {
-    expect(err.details).toMatchObject({ reason: 'connect_failed' });
-    expect(err.message).not.toMatch(/non-public|resolves/);
+    expect([err.status, err.code, err.kind]).toEqual([503, 'upstream_not_allowed', 'upstream_not_allowed']);
+    expect(err.details).toMatchObject({ reason: 'upstream_not_allowed' });
+    expect(err.message).toMatch(/not reachable under this marketplace's address policy/);
+    expect(err.message).not.toMatch(/non-public|resolves|127\.|10\./);
     expect(err.internalMessage).toMatch(/non-public/);
   } else {
+    expect([err.status, err.code, err.kind]).toEqual([502, 'upstream_error', 'upstream_error']);
     expect(err.details).toMatchObject({ reason });
   }
   return err;
@@ -545,6 +548,30 @@ describe('UpstreamClient', () => {
       const res = await c.request({ url: new URL(`http://127.0.0.1:${canary.port}/x`), method: 'GET', headers: {} });
       expect(res.status).toBe(200);
       await failure(get(c, '/ok'), 'blocked_address'); // 127.0.0.2 is not trusted by this client
+    });
+
+    it("a named upstream (the demo's) is reached by its exact origin and path prefix only, whatever the policy", async () => {
+      const origin = `http://127.0.0.1:${canary.port}`;
+      const c = client({ named: { origin, pathPrefix: '/demo-upstream/' } });
+      const call = (url: string) => c.request({ url: new URL(url), method: 'GET', headers: {} });
+      // Before the pool opens: another path of the same origin, and the same server under other names.
+      await failure(call(`${origin}/v1/admin`), 'blocked_address');
+      await failure(call(`http://[::ffff:127.0.0.1]:${canary.port}/demo-upstream/x`), 'blocked_address');
+      await failure(call(`http://0x7f000001:${canary.port}/demo-upstream-not/x`), 'blocked_address');
+      const before = canary.connections();
+      const res = await call(`${origin}/demo-upstream/units`);
+      expect(res.body.toString('utf8')).toBe('canary reached');
+      expect(canary.connections()).toBe(before + 1);
+      // Once its pool is open, still only under the prefix.
+      await failure(call(`${origin}/x`), 'blocked_address');
+      await failure(call(`${origin}/demo-upstreamx`), 'blocked_address');
+      await sleep(50);
+      expect(canary.connections()).toBe(before + 1);
+      // Another client without the name: the same URL is refused (the name is the only way in).
+      await failure(
+        client({}).request({ url: new URL(`${origin}/demo-upstream/units`), method: 'GET', headers: {} }),
+        'blocked_address',
+      );
     });
   });
 });

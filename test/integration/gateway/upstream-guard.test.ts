@@ -347,6 +347,25 @@ describe('UpstreamGuard', () => {
     }
   });
 
+  it("a named upstream (the demo's) passes by its exact origin and path prefix only, without allowPrivate", async () => {
+    const origin = `http://127.0.0.1:${loopbackServer.port}`;
+    const g = guard({ allowPrivate: false, named: { origin, pathPrefix: '/demo-upstream/' } });
+    const res = await g.fetch(`${origin}/demo-upstream/units`, { maxBytes: 1024, timeoutMs: 2_000 });
+    expect(res.body.toString('utf8')).toBe('loopback ok');
+    await expect(g.checkUrl(`${origin}/demo-upstream/x/openapi.json`)).resolves.toBeInstanceOf(URL);
+    for (const url of [
+      `${origin}/`,
+      `${origin}/demo-upstreamx`,
+      `${origin}/v1/demo-upstream/`,
+      `http://localhost:${loopbackServer.port}/demo-upstream/units`,
+      `http://127.0.0.1:${canary.port}/demo-upstream/units`,
+    ]) {
+      await expectRefused(g.checkUrl(url), 'blocked_address');
+    }
+    // `..` is resolved by the URL parser before the prefix is compared.
+    await expectRefused(g.checkUrl(`${origin}/demo-upstream/../v1/keys`), 'blocked_address');
+  });
+
   it('the canary counts connections, so the zero counts above mean something', async () => {
     const g = guard({ allowPrivate: true });
     const before = canary.connections();

@@ -130,7 +130,9 @@ describe('provider directory, analytics and Connect', () => {
       net_earnings_cents: 240,
       payouts_cents: 60,
     });
-    expect(res.body.data.by_api).toEqual([{ api_id: apiId, slug: 'sky', calls: 2, successful_calls: 1, gmv_cents: 3 }]);
+    expect(res.body.data.by_api).toEqual([
+      { api_id: apiId, slug: 'sky', calls: 2, successful_calls: 1, gmv_cents: 3, upstream_problem: null },
+    ]);
     expect(await s.services.ledger.findDrift()).toEqual([]);
     expectFailure(
       await http(s.base, 'GET', '/v1/provider/analytics?from=2026-01-05&to=2026-01-01', { token: provider.session }),

@@ -168,7 +168,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const a = await account(10);
     expect((await a.admit()).outcome).toBe('admitted');
     expect((await a.admit()).outcome).toBe('admitted');
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
     // A card-billed org is not limited by its balance; free calls need no credit.
     const card = await account(0, { mode: 'card' });
     expect((await card.admit()).outcome).toBe('admitted');
@@ -182,7 +182,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     expect((await a.admit({ reservationId: 'use_twice' })).outcome).toBe('admitted');
     // Only 5 of the 10 cents are held: one more call fits, then none.
     expect((await a.admit()).outcome).toBe('admitted');
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
     // With an idempotency key the re-run finds its own claim, not somebody else's call in flight.
     const b = await account(100);
     const key = `${b.orgId}:${b.keyId}:twice`;
@@ -225,7 +225,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     });
     expect((await a.admit({ ancestors, reservationId: 'use_anc1' })).outcome).toBe('admitted');
     // 3 spent + 5 held + 5 > 12: the parent's budget stops the child, naming the parent.
-    expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
+    expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent, spentCents: 8 });
     const ref = {
       orgId: a.orgId,
       keyId: a.keyId,
@@ -245,7 +245,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       },
     );
     // The parent has 8 of 12 spent: a 5-cent call no longer fits, a 4-cent one does.
-    expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent });
+    expect(await a.admit({ ancestors })).toEqual({ outcome: 'budget', ancestorKeyId: parent, spentCents: 8 });
     expect((await a.admit({ ancestors, priceCents: 4 })).outcome).toBe('admitted');
   });
 
@@ -268,7 +268,11 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const ancestors = [{ keyId: parent, budgetCents: null, dailyCapCents: 12 }];
     // The child's own cap (10) is not what binds: 4 + 5 held + 5 > 12, the parent's is, and it is named.
     expect((await a.admit({ ancestors, dailyCapCents: 10, reservationId: 'use_day1' })).outcome).toBe('admitted');
-    expect(await a.admit({ ancestors, dailyCapCents: 10 })).toEqual({ outcome: 'daily_cap', ancestorKeyId: parent });
+    expect(await a.admit({ ancestors, dailyCapCents: 10 })).toEqual({
+      outcome: 'daily_cap',
+      ancestorKeyId: parent,
+      spentCents: 9,
+    });
     // A sibling (another child of the same parent) is held to the same day total.
     await store.hydrate({
       orgId: a.orgId,
@@ -282,6 +286,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     expect(await a.admit({ keyId: sibling, ancestors, priceCents: 4 })).toEqual({
       outcome: 'daily_cap',
       ancestorKeyId: parent,
+      spentCents: 9,
     });
     expect((await a.admit({ keyId: sibling, ancestors, priceCents: 3, reservationId: 'use_day2' })).outcome).toBe(
       'admitted',
@@ -297,7 +302,11 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
         ancestorDaySpentCents: [9],
       },
     );
-    expect(await a.admit({ ancestors, priceCents: 1 })).toEqual({ outcome: 'daily_cap', ancestorKeyId: parent });
+    expect(await a.admit({ ancestors, priceCents: 1 })).toEqual({
+      outcome: 'daily_cap',
+      ancestorKeyId: parent,
+      spentCents: 12,
+    });
     // Voiding the sibling's hold frees its 3 cents for the child.
     expect(await store.void({ ...ref, keyId: sibling, priceCents: 3, reservationId: 'use_day2' })).toBe(true);
     expect((await a.admit({ ancestors, priceCents: 3 })).outcome).toBe('admitted');
@@ -320,24 +329,24 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const card = await account(0, { mode: 'card', limit: 12 });
     expect((await card.admit()).outcome).toBe('admitted');
     expect((await card.admit()).outcome).toBe('admitted');
-    expect(await card.admit()).toEqual({ outcome: 'credit_limit' });
+    expect(await card.admit()).toEqual({ outcome: 'credit_limit', availableCents: 2, spentCents: 10 });
     expect((await card.admit({ priceCents: 2 })).outcome).toBe('admitted');
     // Owing already (a negative balance) counts against the limit; credit on the card org widens it.
     const owing = await account(-8, { mode: 'card', limit: 10 });
-    expect(await owing.admit()).toEqual({ outcome: 'credit_limit' });
+    expect(await owing.admit()).toEqual({ outcome: 'credit_limit', availableCents: 2, spentCents: 0 });
     const credited = await account(5, { mode: 'card', limit: 10 });
     for (let i = 0; i < 3; i++) expect((await credited.admit()).outcome).toBe('admitted');
-    expect(await credited.admit()).toEqual({ outcome: 'credit_limit' });
+    expect(await credited.admit()).toEqual({ outcome: 'credit_limit', availableCents: 0, spentCents: 15 });
   });
 
   it('applies per-call max, budget and the daily cap, in that order, and refuses a suspended org', async () => {
     const a = await account(1_000);
-    expect(await a.admit({ perCallMaxCents: 4 })).toEqual({ outcome: 'per_call' });
+    expect(await a.admit({ perCallMaxCents: 4 })).toEqual({ outcome: 'per_call', spentCents: 0 });
     expect((await a.admit({ budgetCents: 7 })).outcome).toBe('admitted');
-    expect(await a.admit({ budgetCents: 7 })).toEqual({ outcome: 'budget' });
+    expect(await a.admit({ budgetCents: 7 })).toEqual({ outcome: 'budget', spentCents: 5 });
     const b = await account(1_000);
     expect((await b.admit({ dailyCapCents: 5 })).outcome).toBe('admitted');
-    expect(await b.admit({ dailyCapCents: 5 })).toEqual({ outcome: 'daily_cap' });
+    expect(await b.admit({ dailyCapCents: 5 })).toEqual({ outcome: 'daily_cap', spentCents: 5 });
     expect((await b.admit({ dailyCapCents: 5, day: '2026-11-23' })).outcome).toBe('hydrate'); // a new day is rebuilt
     const s = await account(1_000, { suspended: true });
     expect(await s.admit()).toEqual({ outcome: 'suspended' });
@@ -359,7 +368,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     const { ref } = a;
     expect((await a.admit({ reservationId: 'use_v1' })).outcome).toBe('admitted');
     expect((await a.admit({ reservationId: 'use_v2' })).outcome).toBe('admitted');
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
     expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(true);
     expect(await store.void({ ...ref, reservationId: 'use_v1' })).toBe(false);
     await settleAndAck(
@@ -372,14 +381,14 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     );
     // 5 left: one more call fits, then none.
     expect((await a.admit()).outcome).toBe('admitted');
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
     // An older balance (version 1, 10 cents) arriving late changes nothing.
     await store.hydrate({
       orgId: a.orgId,
       org: { creditCents: 10, balanceVersion: 1, billingMode: 'prepaid', suspended: false, creditLimitCents: 0 },
       nowMs: NOW,
     });
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
   });
 
   it('a settled call is pending spend until Postgres has it: the ack releases it once, with Postgres values', async () => {
@@ -391,7 +400,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     expect(await store.pendingUsage(a.orgId)).toBe(1);
     // Pending: 5 of 10 still unavailable before Postgres has the call.
     expect((await a.admit({ reservationId: 'use_m2' })).outcome).toBe('admitted');
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
     const entry = (settled as Extract<SettleOutcome, { outcome: 'settled' }>).entry;
     const ack: UsageAck = {
       ...ref,
@@ -404,7 +413,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     await store.ackUsage([ack]);
     await store.ackUsage([ack]); // a second ack of the same entry releases nothing more
     expect(await store.pendingUsage(a.orgId)).toBe(0);
-    expect(await a.admit()).toEqual({ outcome: 'funds' });
+    expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 10 });
     expect(await store.void({ ...ref, reservationId: 'use_m2' })).toBe(true);
     expect((await a.admit()).outcome).toBe('admitted');
     expect(await a.admit({ priceCents: 0 })).toMatchObject({ outcome: 'admitted' });
@@ -484,7 +493,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
         idempotencyKey: `${a.orgId}:${a.keyId}:many`,
       });
       expect(admitted.outcome).toBe('admitted');
-      expect(await a.admit()).toEqual({ outcome: 'funds' });
+      expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 5 });
     }
     const expired = await store.expired(at(NOW + 2_000), 10_000);
     const mine = (r: { reservationId: string }) => r.reservationId.startsWith('use_many_');
@@ -525,7 +534,7 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     );
     expect((await store.expired(at(NOW + 2_000), 10_000)).filter(mine)).toEqual([]);
     for (const a of accounts) {
-      expect(await a.admit()).toEqual({ outcome: 'funds' });
+      expect(await a.admit()).toEqual({ outcome: 'funds', availableCents: 0, spentCents: 5 });
       expect(await a.admit({ idempotencyKey: `${a.orgId}:${a.keyId}:many` })).toMatchObject({ outcome: 'replay' });
       expect(await store.idempotencyRecord(`${a.orgId}:${a.keyId}:many`)).toBe(
         `d|${'h'.repeat(32)}|{"cost_cents":5,"c":5,"b":0}`,
