@@ -272,7 +272,7 @@ function catalogServices(
   logger: Logger,
   deps: Infrastructure & Awaited<ReturnType<typeof peopleServices>> & { guard: UpstreamGuard; secrets: SecretBox },
 ) {
-  const { orm, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, counters } = deps;
+  const { orm, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, counters, guard } = deps;
   const embedder = createEmbedder(config.search);
   const searchIndex = new SearchIndex({ orm, embedder });
   const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
