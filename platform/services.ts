@@ -273,7 +273,7 @@ function catalogServices(
     rollupsWatermark: () => rollups.watermark(),
   });
   const market = new MarketService({ orm, clock });
-  const analytics = new AnalyticsService({ orm, usage, demand });
+  const analytics = new AnalyticsService({ orm, usage, demand, payoutMinimumCents: config.billing.payoutMinimumCents });
   return {
     providers,
     providerLifecycle,

@@ -2,7 +2,8 @@
  * Provider analytics (GET /v1/provider/analytics): calls and GMV of the provider's APIs from the usage events, and
  * earnings, platform fees and payouts from the provider's ledger rows, over a time range. On the provider's books a
  * paid call is a `provider_earning` row (the gross price) and a negative `platform_fee` row; payouts are negative
- * `payout` rows.
+ * `payout` rows. `earnings_to_date` is the all-time story (earnings-to-date.ts): where the net goes, pending,
+ * available and paid out.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
@@ -10,6 +11,7 @@ import type { Principal } from '../auth/scopes.js';
 import type { DemandService } from '../demand/demand.service.js';
 import { UsageQuery, type UsageService } from '../usage/usage.service.js';
 import type { AnalyticsView } from './providers.schemas.js';
+import { earningsToDate } from './earnings-to-date.js';
 
 /** `from` and `to` (ISO date or instant; default: the last 30 days), as for usage. */
 export const AnalyticsQuery = UsageQuery.pick({ from: true, to: true }).strict();
@@ -18,7 +20,9 @@ export type AnalyticsQuery = z.infer<typeof AnalyticsQuery>;
 export type { AnalyticsView } from './providers.schemas.js';
 
 export class AnalyticsService {
-  constructor(private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService }) {}
+  constructor(
+    private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService; payoutMinimumCents: number },
+  ) {}
 
   async provider(principal: Principal, query: AnalyticsQuery): Promise<AnalyticsView> {
     const { from, to } = this.deps.usage.resolveRange(query);
@@ -61,6 +65,7 @@ export class AnalyticsService {
         payouts_cents: Number(ledger?.payouts ?? 0),
       },
       by_api: rows,
+      earnings_to_date: await earningsToDate(em, principal.orgId, this.deps.payoutMinimumCents),
       open_api_requests: await this.deps.demand.topOpen(10),
     };
   }

@@ -39,8 +39,8 @@ const KIND_LABELS: Record<string, string> = {
   usage: 'Paid calls',
   refund: 'Refund',
   adjustment: 'Adjustment',
-  provider_earning: 'Provider earning',
-  platform_fee: 'Platform fee',
+  provider_earning: 'Earnings',
+  platform_fee: 'Marketplace fee',
   payout: 'Payout',
   chargeback: 'Chargeback',
 };
@@ -115,7 +115,7 @@ function history(rows: LedgerHistoryRow[], page: number, hasMore: boolean): stri
     .map(
       (r) => `<tr><td>${when(r.created_at)}</td><td>${escapeHtml(KIND_LABELS[r.kind] ?? r.kind)}</td>
 <td class="num">${money(r.amount_cents)}</td><td class="num">${money(r.balance_after_cents)}</td>
-<td class="muted">${escapeHtml((r.memo ?? r.reference ?? '').slice(0, 120))}</td></tr>`,
+<td>${escapeHtml(r.description.slice(0, 200))}</td></tr>`,
     )
     .join('\n');
   const link = (p: number, label: string, rel: string) =>
@@ -126,7 +126,7 @@ function history(rows: LedgerHistoryRow[], page: number, hasMore: boolean): stri
       : '';
   return `<table><caption class="visually-hidden">Ledger history, newest first</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th>
-<th scope="col" class="num">Balance after</th><th scope="col">Note</th></tr></thead><tbody>${body}</tbody></table>${pager}`;
+<th scope="col" class="num">Balance after</th><th scope="col">What</th></tr></thead><tbody>${body}</tbody></table>${pager}`;
 }
 
 function pageOf(ctx: AppContext): number {
