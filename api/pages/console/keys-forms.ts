@@ -110,13 +110,15 @@ export async function takeSecret(
   if (!token) return undefined;
   ctx.cookies.set(ONCE_COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/console/keys', maxAge: 0 });
   if (!/^[0-9A-Za-z]{32}$/.test(token)) return undefined;
-  // Two reads racing (a double reload): only the one that claims the token shows the secret.
-  if (!(await services.counters.setIfAbsent(`${onceKey(token)}:read`, '1', ONCE_TTL_MS))) return undefined;
   const sealed = await services.counters.get(onceKey(token));
-  await services.counters.del(onceKey(token));
   if (!sealed) return undefined;
   const value = JSON.parse(services.secrets.open(sealed)) as OnceSecret;
-  return value.session === person.sessionId ? value : undefined;
+  // Only the session that created the key reads it (a copied cookie shows nothing, and burns nothing).
+  if (value.session !== person.sessionId) return undefined;
+  // Two reads racing (a double reload): only the one that claims the token shows the secret.
+  if (!(await services.counters.setIfAbsent(`${onceKey(token)}:read`, '1', ONCE_TTL_MS))) return undefined;
+  await services.counters.del(onceKey(token));
+  return value;
 }
 
 export function createdBox(created: Pick<OnceSecret, 'name' | 'api_key'>): string {
