@@ -126,3 +126,43 @@ export async function describeLedgerRows(
 }
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** A row as history orders it: its instant, its amount and the balance it produced. */
+export interface ChainedRow {
+  created_at: string;
+  amount_cents: string | number;
+  balance_after_cents: string | number;
+}
+
+/**
+ * Newest first, and within one instant in the order the rows were written: rows booked together (an earning and its
+ * fee, folded in one statement) share their `created_at`, and their ids (random within a millisecond) do not say
+ * which came first, but their balances do: each row's balance before (after − amount) is the next older row's after.
+ * A group whose balances do not chain (two rows of equal amounts) keeps the order it came in.
+ */
+export function chainOrder<T extends ChainedRow>(rows: readonly T[]): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < rows.length;) {
+    let j = i + 1;
+    while (j < rows.length && rows[j]!.created_at === rows[i]!.created_at) j++;
+    out.push(...chainGroup(rows.slice(i, j)));
+    i = j;
+  }
+  return out;
+}
+
+function chainGroup<T extends ChainedRow>(group: T[]): T[] {
+  if (group.length < 2) return group;
+  const before = (r: T) => Number(r.balance_after_cents) - Number(r.amount_cents);
+  const after = (r: T) => Number(r.balance_after_cents);
+  const newest = group.filter((r) => !group.some((o) => o !== r && before(o) === after(r)));
+  if (newest.length !== 1) return group;
+  const chain = [newest[0]!];
+  while (chain.length < group.length) {
+    const last = chain.at(-1)!;
+    const next = group.filter((r) => !chain.includes(r) && after(r) === before(last));
+    if (next.length !== 1) return group;
+    chain.push(next[0]!);
+  }
+  return chain;
+}

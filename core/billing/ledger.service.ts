@@ -14,7 +14,7 @@ import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } f
 import { newId } from '../ids.js';
 import { pageInfo, type Page } from '../pagination.js';
 import { crossesReloadThreshold } from '../money/money-rules.js';
-import { describeLedgerRows } from './ledger-words.js';
+import { chainOrder, describeLedgerRows } from './ledger-words.js';
 
 /** How a writer books its rows: its own multi-row insert (`sql`), or `LedgerService.post`. */
 export type LedgerWriterVia = 'sql' | 'post';
@@ -235,7 +235,7 @@ export class LedgerService {
     );
     const words = await describeLedgerRows(em, orgId, rows);
     return {
-      items: rows.map((r) => ({
+      items: chainOrder(rows).map((r) => ({
         id: r.id,
         kind: r.kind,
         amount_cents: Number(r.amount_cents),
