@@ -247,6 +247,17 @@ describe('console forms: least privilege, Post/Redirect/Get, confirmation, messa
     expect(inputValue(slug.text, 'slug')).toBe('Bad Slug!');
   });
 
+  it('the usage filters: a refused query comes back as typed, each message beside its filter', async () => {
+    const res = await pages.request('GET', '/console/usage?from=2026-02-30&api=Bad%20Slug&outcome=maybe');
+    expect(res.status).toBe(400);
+    expect(besideField(res.text, 'f-from')).toBe('From: is not a real date.');
+    expect(besideField(res.text, 'f-api')).toBe('API (slug): is not an API slug (lowercase letters, digits, dashes).');
+    expect(besideField(res.text, 'f-outcome')).toBe('Outcome: choose one of success, failed.');
+    expect(inputValue(res.text, 'f-api')).toBe('Bad Slug');
+    expect(inputValue(res.text, 'f-from')).toBe('2026-02-30');
+    expect(res.text).not.toMatch(RAW_ZOD);
+  });
+
   it('sign-in and sign-up: the address kept, the message beside the field, in words', async () => {
     const browser = new FormBrowser(server.url, 'http://leaves.invalid/');
     const login = await browser.request('GET', '/login');
