@@ -65,7 +65,7 @@ function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormSt
   return `<p>${verify}</p>
 ${state?.form === 'publish' ? problemSummary(state.problems) : ''}
 <form method="post" action="${base}/publish">${csrf}
-<p><input type="checkbox" id="accept_terms" name="accept_terms" value="yes" required> <label for="accept_terms" class="inline-label">I accept the provider terms of this marketplace</label></p>
+<p><input type="checkbox" id="accept_terms" name="accept_terms" value="yes" required${invalidAttrs(state?.form === 'publish' ? state.problems : undefined, 'accept_terms')}> <label for="accept_terms" class="inline-label">I accept the provider terms of this marketplace</label>${fieldMessage(state?.form === 'publish' ? state.problems : undefined, 'accept_terms')}</p>
 <p><button type="submit">Publish</button></p></form>`;
 }
 

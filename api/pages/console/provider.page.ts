@@ -8,12 +8,13 @@
  * bad input re-renders the form with the message and what was typed (400).
  */
 import type Router from '@koa/router';
-import { AppError, ValidationError } from '../../../core/errors.js';
+import { AppError } from '../../../core/errors.js';
 import { CredentialsBody, PublishBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { paramOf, readForm } from '../forms.js';
+import { fieldError } from '../form-errors.js';
 import { consolePage, type ConsoleView } from './shell.js';
 import { parseForm, seeOther } from './forms.js';
 import { apisView, createApi, startConnect } from './provider-apis.page.js';
@@ -114,7 +115,7 @@ function apiLifecycleRoutes(services: Services, router: Router<AppState>): void 
     '/console/provider/apis/:id/publish',
     apiAction(services, 'publish', async (_ctx, person, apiId, body) => {
       if (body.accept_terms !== 'yes') {
-        throw new ValidationError('Tick “I accept the provider terms” to publish.');
+        throw fieldError('accept_terms', '', 'tick “I accept the provider terms” to publish');
       }
       try {
         return outcomeCode(

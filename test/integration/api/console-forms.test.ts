@@ -258,6 +258,15 @@ describe('console forms: least privilege, Post/Redirect/Get, confirmation, messa
     expect(res.text).not.toMatch(RAW_ZOD);
   });
 
+  it('the provider’s analytics range: a refused date comes back beside its field', async () => {
+    const res = await pages.request('GET', '/console/provider/analytics?from=someday&to=2026-11-01');
+    expect(res.status).toBe(400);
+    expect(besideField(res.text, 'from')).toMatch(/^From: /);
+    expect(inputValue(res.text, 'from')).toBe('someday');
+    expect(inputValue(res.text, 'to')).toBe('2026-11-01');
+    expect(res.text).not.toMatch(RAW_ZOD);
+  });
+
   it('sign-in and sign-up: the address kept, the message beside the field, in words', async () => {
     const browser = new FormBrowser(server.url, 'http://leaves.invalid/');
     const login = await browser.request('GET', '/login');
