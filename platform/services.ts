@@ -291,7 +291,10 @@ function catalogServices(
     rollupsWatermark: () => rollups.watermark(),
   });
   const market = new MarketService({ orm, clock });
-  const analytics = new AnalyticsService({ orm, usage, demand, guard });
+  const analytics = new AnalyticsService({
+    ...{ orm, usage, demand, guard },
+    payoutMinimumCents: config.billing.payoutMinimumCents,
+  });
   return {
     ...listing,
     documents,

@@ -11,9 +11,18 @@ import { type AppError, ForbiddenError, toAppError, ValidationError } from '../.
 import { SESSION_ABSOLUTE_MS, type SessionPrincipal } from '../../core/sessions/sessions.service.js';
 import type { Services } from '../../platform/services.js';
 import type { AppContext } from '../context.js';
-import { formatIssues, readRawBody } from '../middleware/body.js';
+import { readRawBody } from '../middleware/body.js';
 import { fromHttpError } from '../middleware/error-envelope.js';
 import { escapeHtml, page, PAGE_CSP } from './layout.js';
+import {
+  fieldMessage,
+  type FormFields,
+  type FormProblems,
+  invalidAttrs,
+  parseFormFields,
+  problemsOf,
+  problemSummary,
+} from './form-errors.js';
 
 const CSRF_COOKIE = 'svc_csrf';
 
@@ -95,11 +104,12 @@ export async function readForm(ctx: AppContext): Promise<Record<string, string>>
   return Object.fromEntries((await readFormParams(ctx)).entries());
 }
 
-/** Parse with a route's own zod schema; a failure is a 400 whose message names the fields (pages and console forms). */
-export function parseForm<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const r = schema.safeParse(value);
-  if (!r.success) throw new ValidationError(formatIssues(r.error).message);
-  return r.data;
+/**
+ * Parse with a route's own zod schema; a failure is a 400 `FormError` worded for people, one message per field, each
+ * named by its label in `fields` (form-errors.ts; pages and console forms).
+ */
+export function parseForm<S extends z.ZodType>(schema: S, value: unknown, fields?: FormFields): z.output<S> {
+  return parseFormFields(schema, value, fields);
 }
 
 export const hidden = (name: string, value: string) =>
@@ -203,6 +213,8 @@ export interface EmailStep {
   action: string;
   csrf: string;
   message?: string;
+  /** A refusal to show beside its field (the email) and above the form; else `message`, if any. */
+  problems?: FormProblems;
   email?: string;
   intro?: string;
   hiddenFields?: Record<string, string | undefined>;
@@ -216,14 +228,25 @@ const hiddenAll = (fields: Record<string, string | undefined> = {}) =>
     .join('\n  ');
 
 export function emailStep(s: EmailStep): string {
-  return `${errorLine(s.message)}${s.intro ? `\n${s.intro}` : ''}
+  return `${problemSummary(s.problems) || errorLine(s.message)}${s.intro ? `\n${s.intro}` : ''}
 <form method="post" action="${escapeHtml(s.action)}">
   ${hidden('csrf', s.csrf)}
   ${hiddenAll(s.hiddenFields)}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(s.email ?? '')}">
+  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(s.email ?? '')}"${invalidAttrs(s.problems, 'email')}>${fieldMessage(s.problems, 'email')}
   <button type="submit">Email me a code</button>
 </form>${s.after ? `\n${s.after}` : ''}`;
+}
+
+/** The sign-in forms' fields, as the person reads them (form-errors.ts). */
+export const SIGN_IN_FIELDS = { email: 'Email', code: 'Code' };
+
+/** A refusal of the code step: a wrong or expired code (401) is shown beside the code field. */
+export function codeProblems(err: AppError): FormProblems {
+  const problems = problemsOf(err, SIGN_IN_FIELDS);
+  return Object.keys(problems.fields).length || err.status !== 401
+    ? problems
+    : { message: err.message, fields: { code: err.message } };
 }
 
 /** The code step: the 6-digit code mailed to `email`, posted with it. */
@@ -232,6 +255,8 @@ export interface CodeStep {
   csrf: string;
   email: string;
   message?: string;
+  /** A refusal to show beside its field (the code) and above the form; else `message`, if any. */
+  problems?: FormProblems;
   intro: string;
   submitLabel: string;
   hiddenFields?: Record<string, string | undefined>;
@@ -239,14 +264,14 @@ export interface CodeStep {
 }
 
 export function codeStep(s: CodeStep): string {
-  return `${errorLine(s.message)}
+  return `${problemSummary(s.problems) || errorLine(s.message)}
 ${s.intro}
 <form method="post" action="${escapeHtml(s.action)}">
   ${hidden('csrf', s.csrf)}
   ${hiddenAll(s.hiddenFields)}
   ${hidden('email', s.email)}
   <label for="code">Code</label>
-  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+  <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required${invalidAttrs(s.problems, 'code')}>${fieldMessage(s.problems, 'code')}
   <button type="submit">${escapeHtml(s.submitLabel)}</button>
 </form>${s.after ? `\n${s.after}` : ''}`;
 }

@@ -11,6 +11,7 @@ import type { Services } from '../../platform/services.js';
 import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import {
+  codeProblems,
   codeStep,
   csrfToken,
   emailStep,
@@ -20,30 +21,32 @@ import {
   readForm,
   render,
   safeNext,
+  SIGN_IN_FIELDS,
   signInBrowser,
 } from './forms.js';
 import { escapeHtml } from './layout.js';
+import { type FormProblems, problemsOf } from './form-errors.js';
 import { verifyEmailConfirmation } from './verify-email.page.js';
 import { pageAndForm, pageOperation } from '../openapi/operation.js';
 import { pageRouter } from './page-router.js';
 
-function emailForm(csrf: string, message?: string, email = '', next?: string): string {
+function emailForm(csrf: string, problems?: FormProblems, email = '', next?: string): string {
   return emailStep({
     action: '/login',
     csrf,
-    message,
+    problems,
     email,
     hiddenFields: { next },
     after: `<p class="muted">New here? <a href="/signup${next ? `?next=${encodeURIComponent(next)}` : ''}">Create an account</a>.</p>`,
   });
 }
 
-function codeForm(csrf: string, email: string, message?: string, next?: string): string {
+function codeForm(csrf: string, email: string, problems?: FormProblems, next?: string): string {
   return codeStep({
     action: '/login/verify',
     csrf,
     email,
-    message,
+    problems,
     intro: `<p>If an account exists for <strong>${escapeHtml(email)}</strong>, we sent it a 6-digit code. It works for 10 minutes.</p>`,
     submitLabel: 'Sign in',
     hiddenFields: { next },
@@ -72,11 +75,18 @@ function loginPages(router: Router<AppState>, services: Services): void {
       async (ctx) => {
         const form = await readForm(ctx);
         ctx.state.pageNext = safeNext(form.next);
-        const body = parseForm(LoginRequestBody, { email: form.email });
+        ctx.state.pageEmail = (form.email ?? '').slice(0, 320);
+        const body = parseForm(LoginRequestBody, { email: form.email }, SIGN_IN_FIELDS);
         await services.loginCodes.requestLoginCode(body, clientOf(ctx));
         render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email, undefined, ctx.state.pageNext));
       },
-      (ctx, err) => render(ctx, err.status, 'Sign in', emailForm(csrfToken(ctx), err.message, '', ctx.state.pageNext)),
+      (ctx, err) =>
+        render(
+          ctx,
+          err.status,
+          'Sign in',
+          emailForm(csrfToken(ctx), problemsOf(err, SIGN_IN_FIELDS), ctx.state.pageEmail ?? '', ctx.state.pageNext),
+        ),
     ),
   );
 
@@ -87,7 +97,7 @@ function loginPages(router: Router<AppState>, services: Services): void {
         const form = await readForm(ctx);
         ctx.state.pageEmail = form.email ?? '';
         ctx.state.pageNext = safeNext(form.next);
-        const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
+        const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code }, SIGN_IN_FIELDS);
         const session = await services.loginCodes.verifyLoginCode(body, clientOf(ctx));
         signInBrowser(ctx, session.session_token, ctx.state.pageNext);
       },
@@ -99,8 +109,8 @@ function loginPages(router: Router<AppState>, services: Services): void {
           err.status,
           email ? 'Check your email' : 'Sign in',
           email
-            ? codeForm(csrf, email, err.message, ctx.state.pageNext)
-            : emailForm(csrf, err.message, '', ctx.state.pageNext),
+            ? codeForm(csrf, email, codeProblems(err), ctx.state.pageNext)
+            : emailForm(csrf, problemsOf(err, SIGN_IN_FIELDS), '', ctx.state.pageNext),
         );
       },
     ),

@@ -11,19 +11,21 @@ import type { AppContext, AppState } from '../context.js';
 import { clientOf } from '../middleware/auth.js';
 import { escapeHtml } from './layout.js';
 import {
+  codeProblems,
   codeStep,
   csrfToken,
-  errorLine,
   hidden,
   pageHandler,
   parseForm,
   readForm,
   render,
   safeNext,
+  SIGN_IN_FIELDS,
   signInBrowser,
 } from './forms.js';
 import { pageAndForm, pageOperation } from '../openapi/operation.js';
 import { pageRouter } from './page-router.js';
+import { fieldMessage, type FormProblems, invalidAttrs, problemsOf, problemSummary } from './form-errors.js';
 
 interface SignupState {
   email: string;
@@ -31,32 +33,35 @@ interface SignupState {
   next?: string;
 }
 
-function signupForm(ctx: AppContext, services: Services, state: SignupState, message?: string): string {
+/** The sign-up form's fields, as the person reads them (form-errors.ts). */
+const SIGNUP_FIELDS = { ...SIGN_IN_FIELDS, name: 'Name', challenge_token: 'Bot check' };
+
+function signupForm(ctx: AppContext, services: Services, state: SignupState, p?: FormProblems): string {
   const challenge =
     services.config.env === 'production'
       ? `<label for="challenge_token">Bot check</label>
-  <input id="challenge_token" name="challenge_token" required>`
+  <input id="challenge_token" name="challenge_token" required${invalidAttrs(p, 'challenge_token')}>${fieldMessage(p, 'challenge_token')}`
       : '';
-  return `${errorLine(message)}
+  return `${problemSummary(p)}
 <form method="post" action="/signup">
   ${hidden('csrf', csrfToken(ctx))}
   ${state.next ? hidden('next', state.next) : ''}
   <label for="email">Email</label>
-  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(state.email)}">
+  <input id="email" name="email" type="email" autocomplete="email" required value="${escapeHtml(state.email)}"${invalidAttrs(p, 'email')}>${fieldMessage(p, 'email')}
   <label for="name">Your name or your company's (optional)</label>
-  <input id="name" name="name" autocomplete="name" maxlength="100" value="${escapeHtml(state.name)}">
+  <input id="name" name="name" autocomplete="name" maxlength="100" value="${escapeHtml(state.name)}"${invalidAttrs(p, 'name')}>${fieldMessage(p, 'name')}
   ${challenge}
   <button type="submit">Email me a code</button>
 </form>
 <p class="muted">Already have an account? <a href="/login${state.next ? `?next=${encodeURIComponent(state.next)}` : ''}">Sign in</a>.</p>`;
 }
 
-function codeForm(ctx: AppContext, state: SignupState, message?: string): string {
+function codeForm(ctx: AppContext, state: SignupState, problems?: FormProblems): string {
   return codeStep({
     action: '/signup/verify',
     csrf: csrfToken(ctx),
     email: state.email,
-    message,
+    problems,
     intro: `<p>We sent a 6-digit code to <strong>${escapeHtml(state.email)}</strong>. It works for 10 minutes.</p>`,
     submitLabel: 'Create my account',
     hiddenFields: { next: state.next, name: state.name },
@@ -100,15 +105,25 @@ function signupForms(router: Router<AppState>, services: Services): void {
       async (ctx) => {
         const form = await readForm(ctx);
         const posted = remember(ctx, stateOf(form));
-        const body = parseForm(SignupBody, {
-          email: form.email,
-          ...(form.name?.trim() ? { name: form.name } : {}),
-          ...(form.challenge_token ? { challenge_token: form.challenge_token } : {}),
-        });
+        const body = parseForm(
+          SignupBody,
+          {
+            email: form.email,
+            ...(form.name?.trim() ? { name: form.name } : {}),
+            ...(form.challenge_token ? { challenge_token: form.challenge_token } : {}),
+          },
+          SIGNUP_FIELDS,
+        );
         await services.signup.requestSignupCode(body, clientOf(ctx));
         render(ctx, 200, 'Check your email', codeForm(ctx, { ...posted, email: body.email }));
       },
-      (ctx, err) => render(ctx, err.status, 'Create an account', signupForm(ctx, services, recall(ctx), err.message)),
+      (ctx, err) =>
+        render(
+          ctx,
+          err.status,
+          'Create an account',
+          signupForm(ctx, services, recall(ctx), problemsOf(err, SIGNUP_FIELDS)),
+        ),
     ),
   );
 }
@@ -121,7 +136,7 @@ function signupVerify(router: Router<AppState>, services: Services): void {
       async (ctx) => {
         const form = await readForm(ctx);
         const posted = remember(ctx, stateOf(form));
-        const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code });
+        const body = parseForm(LoginVerifyBody, { email: form.email, code: form.code }, SIGNUP_FIELDS);
         const name = form.name?.trim() ? form.name.trim().slice(0, 100) : undefined;
         const session = await services.signup.verifySignupCode(body, clientOf(ctx), name);
         signInBrowser(ctx, session.session_token, posted.next);
@@ -132,7 +147,9 @@ function signupVerify(router: Router<AppState>, services: Services): void {
           ctx,
           err.status,
           posted.email ? 'Check your email' : 'Create an account',
-          posted.email ? codeForm(ctx, posted, err.message) : signupForm(ctx, services, posted, err.message),
+          posted.email
+            ? codeForm(ctx, posted, codeProblems(err))
+            : signupForm(ctx, services, posted, problemsOf(err, SIGNUP_FIELDS)),
         );
       },
     ),

@@ -39,6 +39,25 @@ const uncollectedSql = (source: 'usage_batches' | 'usage_events', prefix: string
       and not exists (select 1 from payments p where p.org_id = s.org_id and p.kind = 'usage_charge'
                        and p.status = 'succeeded' and p.created_at >= s.${at})`;
 
+/**
+ * `EarningsService.uncollectedNet` as a function of the books alone (provider analytics reads it too, and skips the
+ * per-call part, `legacy: false`, for a provider with no earnings booked per call).
+ */
+export async function uncollectedNetOf(
+  em: EntityManager,
+  providerOrgId: string,
+  { legacy = true }: { legacy?: boolean } = {},
+): Promise<number> {
+  const [row] = await em.execute<{ cents: string }[]>(uncollectedSql('usage_batches', 'usage_batch:', 'last_at'), [
+    providerOrgId,
+  ]);
+  if (!legacy) return Number(row?.cents ?? 0);
+  const [calls] = await em.execute<{ cents: string }[]>(uncollectedSql('usage_events', 'usage:', 'created_at'), [
+    providerOrgId,
+  ]);
+  return Number(row?.cents ?? 0) + Number(calls?.cents ?? 0);
+}
+
 interface AccrualRow {
   id: string;
   batch_id: string | null;
@@ -131,14 +150,8 @@ export class EarningsService {
    * (core/spend/usage-committer.ts): a billed batch is collected once a usage charge succeeded at or after its last
    * call. Earnings booked per call (before batches) are matched to their call as before.
    */
-  async uncollectedNet(em: EntityManager, providerOrgId: string): Promise<number> {
-    const [row] = await em.execute<{ cents: string }[]>(uncollectedSql('usage_batches', 'usage_batch:', 'last_at'), [
-      providerOrgId,
-    ]);
-    const [legacy] = await em.execute<{ cents: string }[]>(uncollectedSql('usage_events', 'usage:', 'created_at'), [
-      providerOrgId,
-    ]);
-    return Number(row?.cents ?? 0) + Number(legacy?.cents ?? 0);
+  uncollectedNet(em: EntityManager, providerOrgId: string): Promise<number> {
+    return uncollectedNetOf(em, providerOrgId);
   }
 
   /**

@@ -14,6 +14,7 @@ import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } f
 import { newId } from '../ids.js';
 import { pageInfo, type Page } from '../pagination.js';
 import { crossesReloadThreshold } from '../money/money-rules.js';
+import { chainOrder, describeLedgerRows } from './ledger-words.js';
 
 /** How a writer books its rows: its own multi-row insert (`sql`), or `LedgerService.post`. */
 export type LedgerWriterVia = 'sql' | 'post';
@@ -103,6 +104,8 @@ export interface LedgerHistoryRow {
   balance_after_cents: number;
   reference: string | null;
   memo: string | null;
+  /** The row in words: "Earnings from 12 paid calls on Weather API" (ledger-words.ts). */
+  description: string;
   created_at: string;
 }
 
@@ -215,25 +218,36 @@ export class LedgerService {
     return Number(row.credit_cents);
   }
 
-  /** An org's ledger rows, newest first, paginated (the console's billing history). Read-only. */
-  async history(orgId: string, page: { limit: number; offset: number }): Promise<Page<LedgerHistoryRow>> {
+  /**
+   * An org's ledger rows, newest first, paginated, each named in words (the console's billing history; with `kinds`,
+   * only those kinds: the provider's earnings on its analytics page). Read-only.
+   */
+  async history(
+    orgId: string,
+    page: { limit: number; offset: number },
+    kinds?: readonly LedgerKind[],
+  ): Promise<Page<LedgerHistoryRow>> {
     const em = this.orm.em.fork();
+    const only = kinds?.length ? ` and kind in (${kinds.map(() => '?').join(',')})` : '';
     const rows = await em.execute<(EntryRow & { reference: string | null; memo: string | null })[]>(
       `select id, org_id, kind, amount_cents, balance_after_cents, idempotency_key, reference, memo, created_at
-         from ledger_entries where org_id = ? order by created_at desc, id desc limit ? offset ?`,
-      [orgId, page.limit, page.offset],
+         from ledger_entries where org_id = ?${only} order by created_at desc, id desc limit ? offset ?`,
+      [orgId, ...(kinds ?? []), page.limit, page.offset],
     );
-    const [count] = await em.execute<{ n: string }[]>('select count(*) as n from ledger_entries where org_id = ?', [
-      orgId,
-    ]);
+    const [count] = await em.execute<{ n: string }[]>(
+      `select count(*) as n from ledger_entries where org_id = ?${only}`,
+      [orgId, ...(kinds ?? [])],
+    );
+    const words = await describeLedgerRows(em, orgId, rows);
     return {
-      items: rows.map((r) => ({
+      items: chainOrder(rows).map((r) => ({
         id: r.id,
         kind: r.kind,
         amount_cents: Number(r.amount_cents),
         balance_after_cents: Number(r.balance_after_cents),
         reference: r.reference,
         memo: r.memo,
+        description: words.get(r.id) ?? r.kind,
         created_at: new Date(r.created_at).toISOString(),
       })),
       pagination: pageInfo(page.limit, page.offset, rows.length, Number(count?.n ?? 0)),

@@ -2,7 +2,8 @@
  * Provider analytics (GET /v1/provider/analytics): calls and GMV of the provider's APIs from the usage events, and
  * earnings, platform fees and payouts from the provider's ledger rows, over a time range. On the provider's books a
  * paid call is a `provider_earning` row (the gross price) and a negative `platform_fee` row; payouts are negative
- * `payout` rows.
+ * `payout` rows. `earnings_to_date` is the all-time story (earnings-to-date.ts): where the net goes, pending,
+ * available and paid out.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
@@ -12,6 +13,7 @@ import type { UpstreamGuard } from '../upstream/upstream-guard.js';
 import { upstreamProblem } from '../upstream/upstream-problem.js';
 import { UsageQuery, type UsageService } from '../usage/usage.service.js';
 import type { AnalyticsView } from './providers.schemas.js';
+import { earningsToDate } from './earnings-to-date.js';
 
 /** `from` and `to` (ISO date or instant; default: the last 30 days), as for usage. */
 export const AnalyticsQuery = UsageQuery.pick({ from: true, to: true }).strict();
@@ -21,7 +23,13 @@ export type { AnalyticsView } from './providers.schemas.js';
 
 export class AnalyticsService {
   constructor(
-    private readonly deps: { orm: MikroORM; usage: UsageService; demand: DemandService; guard: UpstreamGuard },
+    private readonly deps: {
+      orm: MikroORM;
+      usage: UsageService;
+      demand: DemandService;
+      guard: UpstreamGuard;
+      payoutMinimumCents: number;
+    },
   ) {}
 
   async provider(principal: Principal, query: AnalyticsQuery): Promise<AnalyticsView> {
@@ -70,6 +78,7 @@ export class AnalyticsService {
         payouts_cents: Number(ledger?.payouts ?? 0),
       },
       by_api: rows,
+      earnings_to_date: await earningsToDate(em, principal.orgId, this.deps.payoutMinimumCents),
       open_api_requests: await this.deps.demand.topOpen(10),
     };
   }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   API_SOURCES,
   API_STATUSES,
+  CONNECT_STATUSES,
   DOCUMENT_KINDS,
   ENDPOINT_METHODS,
   INJECTIONS,
@@ -341,6 +342,24 @@ const Counts = {
   gmv_cents: z.number().int(),
 };
 
+/**
+ * The provider's money to date, all time (earnings-to-date.ts): gross = fee + net, and net = paid out + reversed +
+ * pending + available. Net earnings are credited to the org's balance as they are booked.
+ */
+export const EarningsToDateView = z.object({
+  gross_cents: z.number().int(),
+  platform_fee_cents: z.number().int(),
+  net_cents: z.number().int(),
+  paid_out_cents: z.number().int(),
+  reversed_cents: z.number().int().describe('Taken back by chargebacks.'),
+  pending_cents: z.number().int().describe('Not payable until the consumers’ card payments are collected.'),
+  available_cents: z.number().int().describe('Payable, not yet paid out.'),
+  balance_cents: z.number().int(),
+  payouts: z.enum(CONNECT_STATUSES).describe('Stripe Connect onboarding: none, pending or enabled.'),
+  where_earnings_go: z.string(),
+});
+export type EarningsToDateView = z.infer<typeof EarningsToDateView>;
+
 /** GET /v1/provider/analytics (analytics.service.ts). */
 export const AnalyticsView = z.object({
   range: z.object({ from: z.string(), to: z.string() }),
@@ -359,6 +378,7 @@ export const AnalyticsView = z.object({
       upstream_problem: UpstreamProblem.nullable(),
     }),
   ),
+  earnings_to_date: EarningsToDateView,
   open_api_requests: z
     .array(ApiRequestView.pick({ query: true, votes: true, last_requested_at: true }))
     .describe('What consumers ask for and the catalog lacks: the most requested open API requests (no requester).'),

@@ -1,7 +1,7 @@
 // The console's consumer sections in headless Chromium against the real control plane and an in-process gateway
 // (real Postgres, Redis, stripe-mock, an SMTP capture): a person signs in with the mailed code, creates a key with caps,
-// makes paid calls and sees them in the spend chart, approves a pending spend, edits caps, revokes, filters usage and
-// downloads the CSV, and goes from a credit pack to Stripe Checkout. Every page is screenshotted under
+// makes paid calls and sees them in the spend chart, approves a pending spend, edits caps, revokes (after confirming),
+// filters usage and downloads the CSV, and goes from a credit pack to Stripe Checkout. Every page is screenshotted under
 // test-results/console-consumer/ and checked with axe-core (no serious or critical violation).
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -131,10 +131,16 @@ describe('console consumer sections in a browser', () => {
     await page.waitForSelector('#secret');
     secret = await page.inputValue('#secret');
     expect(secret).toMatch(/^svc_/);
-    expect(page.url()).toBe(`${api.url}/console/keys`); // the POST's answer: no secret in any URL
+    // Post/Redirect/Get: the POST answered 303, the secret is on the page it led to, in no URL.
+    expect(page.url()).toBe(`${api.url}/console/keys?done=created`);
+    expect(page.url()).not.toContain(secret);
     const row = page.locator('tr', { hasText: 'Browser key' }).first();
     expect(await row.textContent()).toContain('$0.00 / $5.00');
     await check('keys-created');
+    await page.reload(); // a reload shows it no more, and creates no second key
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.textContent('main')).toContain('Its secret was shown once');
+    expect(await page.locator('tr', { hasText: 'Browser key' }).count()).toBe(1);
     await page.goto(`${api.url}/console/keys`); // the list never shows it again
     expect(await page.content()).not.toContain(secret);
   });
@@ -186,8 +192,13 @@ describe('console consumer sections in a browser', () => {
     await gateway.drain.flush();
 
     // Revoke it: the gateway refuses it from then on.
+    // Revoking asks first: the link leads to a confirmation page, and only its button revokes.
     await page.goto(`${api.url}/console/keys`);
-    await page.getByRole('button', { name: 'Revoke Approval key' }).click();
+    await page.getByRole('link', { name: 'Revoke Approval key' }).click();
+    await page.waitForSelector('text=This cannot be undone');
+    await check('keys-revoke-confirm');
+    expect(await page.locator('tr', { hasText: 'Approval key' }).count()).toBe(0); // a page of its own
+    await page.getByRole('button', { name: 'Yes, revoke “Approval key”' }).click();
     await page.waitForURL(`${api.url}/console/keys?done=revoked`);
     expect((await call(approvalKey, 'paid')).status).toBe(401);
     expect(await page.locator('tr', { hasText: 'Approval key' }).count()).toBe(0);

@@ -18,7 +18,7 @@ export class FormBrowser {
     private readonly stopAt: string,
   ) {}
 
-  async request(method: string, url: string, form?: Record<string, string>): Promise<PageResponse> {
+  async request(method: string, url: string, form?: Record<string, string> | URLSearchParams): Promise<PageResponse> {
     const target = url.startsWith('http') ? url : this.base + url;
     const headers: Record<string, string> = {};
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

@@ -7,7 +7,7 @@
 import type Router from '@koa/router';
 import type { AccountView } from '../../../core/billing/billing.service.js';
 import { AutoReloadBody, CheckoutBody, PACKS } from '../../../core/billing/billing.schemas.js';
-import { InternalError, ServiceUnavailableError, ValidationError } from '../../../core/errors.js';
+import { type AppError, InternalError, ServiceUnavailableError, ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import type { LedgerHistoryRow } from '../../../core/billing/ledger.service.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
@@ -15,6 +15,7 @@ import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { PAGE_CSP } from '../layout.js';
 import { csrfToken, hidden } from '../forms.js';
+import { fieldMessage, FormError, fixable, type FormProblems, invalidAttrs, problemSummary } from '../form-errors.js';
 import { centsFromDollars, dollarsValue } from '../dollars.js';
 import { accountBanners } from './consumer-common.js';
 import { flash, parseForm, seeOther, when } from './forms.js';
@@ -38,8 +39,8 @@ const KIND_LABELS: Record<string, string> = {
   usage: 'Paid calls',
   refund: 'Refund',
   adjustment: 'Adjustment',
-  provider_earning: 'Provider earning',
-  platform_fee: 'Platform fee',
+  provider_earning: 'Earnings',
+  platform_fee: 'Marketplace fee',
   payout: 'Payout',
   chargeback: 'Chargeback',
 };
@@ -74,12 +75,29 @@ function cardForms(csrf: string, account: AccountView): string {
 <p class="muted">Both continue on Stripe's hosted pages. With a card saved, usage beyond your credits is charged to it.</p>`;
 }
 
-function autoReloadForm(csrf: string, account: AccountView): string {
-  return `<form method="post" action="/console/billing/auto-reload" class="panel">${hidden('csrf', csrf)}
-<label for="ar-enabled"><input type="checkbox" id="ar-enabled" name="enabled"${account.auto_reload_enabled ? ' checked' : ''}> Reload automatically</label>
+/** The auto-reload form's fields by the billing route's schema (form-errors.ts). */
+const AUTO_RELOAD_FIELDS = {
+  enabled: { id: 'ar-enabled', label: 'Reload automatically' },
+  threshold_cents: { id: 'ar-threshold', label: 'When the balance falls below' },
+  amount_cents: { id: 'ar-amount', label: 'Add' },
+};
+
+/** A refused auto-reload form: what was typed and the messages beside the fields. */
+interface RefusedReload {
+  typed: Record<string, string>;
+  problems: FormProblems;
+}
+
+function autoReloadForm(csrf: string, account: AccountView, refused?: RefusedReload): string {
+  const p = refused?.problems;
+  const typed = refused?.typed;
+  const value = (name: string, cents: number | null) => escapeHtml(typed ? (typed[name] ?? '') : dollarsValue(cents));
+  const enabled = typed ? typed.enabled === 'on' : account.auto_reload_enabled;
+  return `${problemSummary(p)}<form method="post" action="/console/billing/auto-reload" class="panel">${hidden('csrf', csrf)}
+<label for="ar-enabled"><input type="checkbox" id="ar-enabled" name="enabled"${enabled ? ' checked' : ''}> Reload automatically</label>
 <div class="cap-fields">
-<div><label for="ar-threshold">When the balance falls below (USD)</label><input id="ar-threshold" name="threshold" inputmode="decimal" size="9" value="${dollarsValue(account.auto_reload_threshold_cents)}"></div>
-<div><label for="ar-amount">Add (USD)</label><input id="ar-amount" name="amount" inputmode="decimal" size="9" value="${dollarsValue(account.auto_reload_amount_cents)}"></div>
+<div><label for="ar-threshold">When the balance falls below (USD)</label><input id="ar-threshold" name="threshold" inputmode="decimal" size="9" value="${value('threshold', account.auto_reload_threshold_cents)}"${invalidAttrs(p, 'ar-threshold')}>${fieldMessage(p, 'ar-threshold')}</div>
+<div><label for="ar-amount">Add (USD)</label><input id="ar-amount" name="amount" inputmode="decimal" size="9" value="${value('amount', account.auto_reload_amount_cents)}"${invalidAttrs(p, 'ar-amount')}>${fieldMessage(p, 'ar-amount')}</div>
 </div>
 ${account.has_payment_method ? '' : '<p class="muted">Add a card first: reloads are charged to it.</p>'}
 <button type="submit">Save auto-reload</button></form>`;
@@ -97,7 +115,7 @@ function history(rows: LedgerHistoryRow[], page: number, hasMore: boolean): stri
     .map(
       (r) => `<tr><td>${when(r.created_at)}</td><td>${escapeHtml(KIND_LABELS[r.kind] ?? r.kind)}</td>
 <td class="num">${money(r.amount_cents)}</td><td class="num">${money(r.balance_after_cents)}</td>
-<td class="muted">${escapeHtml((r.memo ?? r.reference ?? '').slice(0, 120))}</td></tr>`,
+<td>${escapeHtml(r.description.slice(0, 200))}</td></tr>`,
     )
     .join('\n');
   const link = (p: number, label: string, rel: string) =>
@@ -108,7 +126,7 @@ function history(rows: LedgerHistoryRow[], page: number, hasMore: boolean): stri
       : '';
   return `<table><caption class="visually-hidden">Ledger history, newest first</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th>
-<th scope="col" class="num">Balance after</th><th scope="col">Note</th></tr></thead><tbody>${body}</tbody></table>${pager}`;
+<th scope="col" class="num">Balance after</th><th scope="col">What</th></tr></thead><tbody>${body}</tbody></table>${pager}`;
 }
 
 function pageOf(ctx: AppContext): number {
@@ -121,7 +139,12 @@ function pageOf(ctx: AppContext): number {
   return n;
 }
 
-async function billingView(ctx: AppContext, services: Services, person: SessionPrincipal): Promise<ConsoleView> {
+async function billingView(
+  ctx: AppContext,
+  services: Services,
+  person: SessionPrincipal,
+  refused?: RefusedReload & { status: number },
+): Promise<ConsoleView> {
   const page = pageOf(ctx);
   const [account, ledger] = await Promise.all([
     services.billing.account(person),
@@ -129,17 +152,49 @@ async function billingView(ctx: AppContext, services: Services, person: SessionP
   ]);
   const csrf = csrfToken(ctx);
   const canPay = person.scopes.includes('billing:write');
+  // Without the forms (no billing:write, no Stripe) a refusal is said above them (a posted form, by hand).
   const payments = !canPay
-    ? '<p class="muted">Verify your email (the link in the mail we sent you) to buy credits and add a card.</p>'
+    ? `${problemSummary(refused?.problems)}<p class="muted">Verify your email (the link in the mail we sent you) to buy credits and add a card.</p>`
     : !services.stripe
-      ? '<p class="muted">Payments are not configured on this marketplace, so credits cannot be bought here.</p>'
-      : `<h2>Buy credits</h2>${packs(csrf)}<h2>Card</h2>${cardForms(csrf, account)}<h2>Auto-reload</h2>${autoReloadForm(csrf, account)}`;
+      ? `${problemSummary(refused?.problems)}<p class="muted">Payments are not configured on this marketplace, so credits cannot be bought here.</p>`
+      : `<h2>Buy credits</h2>${packs(csrf)}<h2>Card</h2>${cardForms(csrf, account)}<h2 id="auto-reload">Auto-reload</h2>${autoReloadForm(csrf, account, refused)}`;
   return {
     section: 'billing',
     title: 'Billing',
+    status: refused?.status,
     banners: [...accountBanners(account), ...flash(ctx, DONE)],
     body: `${summary(account)}\n${payments}\n<h2 id="history">History</h2>\n${history(ledger.items, page, ledger.pagination.has_more)}`,
   };
+}
+
+/** The auto-reload form → the route's body; each amount refused beside its input, both needed to turn it on. */
+function autoReloadInput(form: Record<string, string>): AutoReloadBody {
+  const problems: Record<string, string> = {};
+  const cents = (name: string, id: string, label: string) => {
+    try {
+      return centsFromDollars(form[name], label);
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      problems[id] = err.message;
+      return null;
+    }
+  };
+  const threshold = cents('threshold', 'ar-threshold', 'When the balance falls below');
+  const amount = cents('amount', 'ar-amount', 'Add');
+  const enabled = form.enabled === 'on';
+  if (enabled && threshold === null)
+    problems['ar-threshold'] ??= 'When the balance falls below: enter an amount to reload automatically.';
+  if (enabled && amount === null) problems['ar-amount'] ??= 'Add: enter an amount to reload automatically.';
+  if (Object.keys(problems).length) throw new FormError(problems);
+  return parseForm(
+    AutoReloadBody,
+    {
+      enabled,
+      ...(threshold === null ? {} : { threshold_cents: threshold }),
+      ...(amount === null ? {} : { amount_cents: amount }),
+    },
+    AUTO_RELOAD_FIELDS,
+  );
 }
 
 /** A Stripe step: a 303 to Stripe's hosted page; without Stripe configured, the page says so (503). */
@@ -201,14 +256,17 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
   router.post(
     '/console/billing/auto-reload',
     consoleForm(services, 'billing', 'billing:write', async (ctx, person, form) => {
-      const threshold = centsFromDollars(form.threshold, 'Threshold');
-      const amount = centsFromDollars(form.amount, 'Amount');
-      const body = parseForm(AutoReloadBody, {
-        enabled: form.enabled === 'on',
-        ...(threshold === null ? {} : { threshold_cents: threshold }),
-        ...(amount === null ? {} : { amount_cents: amount }),
-      });
-      await services.billing.configureAutoReload(person, body);
+      try {
+        await services.billing.configureAutoReload(person, autoReloadInput(form));
+      } catch (err) {
+        const problems = fixable(err, AUTO_RELOAD_FIELDS);
+        if (!problems) throw err;
+        const status = (err as AppError).status;
+        const view = await billingView(ctx, services, person, { typed: form, problems, status });
+        renderConsole(ctx, person, view);
+        ctx.set('Content-Security-Policy', BILLING_CSP);
+        return;
+      }
       seeOther(ctx, '/console/billing?done=auto-reload');
     }),
   );

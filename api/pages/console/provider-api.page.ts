@@ -4,30 +4,56 @@
  */
 import { AppError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
-import { PricingBody, UpdateApiBody } from '../../../core/providers/providers.schemas.js';
+import { UpdateApiBody } from '../../../core/providers/providers.schemas.js';
 import type { LifecycleOutcome } from '../../../core/providers/lifecycle.service.js';
 import type { ProviderApiView } from '../../../core/providers/listing-views.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import { INJECTIONS } from '../../../db/entities/index.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, errorLine, hidden, paramOf, readForm } from '../forms.js';
-import { banner, consolePage, emptyState, money } from './shell.js';
+import { csrfToken, hidden, paramOf, readForm } from '../forms.js';
+import {
+  fieldMessage,
+  fixable,
+  type FormFields,
+  type FormProblems,
+  invalidAttrs,
+  problemSummary,
+} from '../form-errors.js';
+import { pricingForm } from './provider-pricing-form.js';
+import { banner, consolePage, money } from './shell.js';
 import { upstreamProblem } from '../../../core/upstream/upstream-problem.js';
-import { dollarsToCents, options } from './provider-forms.js';
-import { dollarsValue } from '../dollars.js';
+import { options } from './provider-forms.js';
 import { parseForm, seeOther, when } from './forms.js';
 import { providerPage, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- one API --------------------------------------------------------------------------------------------------
 
-interface ApiFormState {
+export interface ApiFormState {
   form: 'pricing' | 'credentials' | 'publish' | 'details';
-  message: string;
-  /** What was typed, shown again after a 400. */
+  /** A refusal: the summary and the messages beside the fields. */
+  problems?: FormProblems;
+  /** What was typed, shown again after a 400 (or a pricing preview). */
   typed?: Record<string, string>;
+  /** A pricing preview: the typed prices in cents by endpoint id. */
+  preview?: Record<string, number>;
   status?: number;
 }
+
+/** Each form's fields by its route's schema, as the person reads them (form-errors.ts). */
+export const FORM_FIELDS: Record<ApiFormState['form'], FormFields> = {
+  details: {
+    name: { id: 'edit-name', label: 'Name' },
+    summary: { id: 'edit-summary', label: 'Summary' },
+    category: { id: 'edit-category', label: 'Category' },
+    tags: { id: 'edit-tags', label: 'Tags' },
+    base_url: { id: 'edit-base_url', label: 'Upstream base URL' },
+    docs_url: { id: 'edit-docs_url', label: 'Documentation URL' },
+  },
+  credentials: { secret: 'Secret', injection: 'How the gateway sends it', injection_name: 'Header or parameter name' },
+  pricing: {},
+  publish: {},
+};
 
 function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
   const csrf = hidden('csrf', csrfToken(ctx));
@@ -38,9 +64,9 @@ function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormSt
 <p>Live at <a href="/console/catalog/apis/${encodeURIComponent(api.slug)}">its catalog page</a>.</p>`;
   }
   return `<p>${verify}</p>
-${state?.form === 'publish' ? errorLine(state.message) : ''}
+${state?.form === 'publish' ? problemSummary(state.problems) : ''}
 <form method="post" action="${base}/publish">${csrf}
-<p><input type="checkbox" id="accept_terms" name="accept_terms" value="yes" required> <label for="accept_terms" class="inline-label">I accept the provider terms of this marketplace</label></p>
+<p><input type="checkbox" id="accept_terms" name="accept_terms" value="yes" required${invalidAttrs(state?.form === 'publish' ? state.problems : undefined, 'accept_terms')}> <label for="accept_terms" class="inline-label">I accept the provider terms of this marketplace</label>${fieldMessage(state?.form === 'publish' ? state.problems : undefined, 'accept_terms')}</p>
 <p><button type="submit">Publish</button></p></form>`;
 }
 
@@ -55,24 +81,6 @@ function verificationTable(api: ProviderApiView): string {
     .join('');
   return `<p>Smoke test ${result.passed ? '<strong class="ok">passed</strong>' : '<strong class="error">failed</strong>'} at ${escapeHtml(when(result.checked_at))}.</p>
 <table><caption class="visually-hidden">Smoke test checks</caption><thead><tr><th scope="col">Endpoint</th><th scope="col" class="num">HTTP status</th><th scope="col" class="num">Latency ms</th><th scope="col">Result</th></tr></thead><tbody>${rows}</tbody></table>`;
-}
-
-function pricingForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
-  if (!api.endpoints.length) return emptyState('This API has no endpoints to price.');
-  const typed = state?.form === 'pricing' ? state.typed : undefined;
-  const rows = api.endpoints
-    .map((e) => {
-      const id = `price_${e.endpoint_id}`;
-      const value = typed?.[`price_${e.endpoint_id}`] ?? dollarsValue(e.price_cents);
-      return `<tr><td><code>${escapeHtml(e.method)}</code></td><td><label for="${id}" class="inline-label"><code>${escapeHtml(e.path)}</code></label>${e.summary ? `<br><span class="muted">${escapeHtml(e.summary)}</span>` : ''}</td>
-<td class="num">${money(e.price_cents_effective)}</td><td>$ <input id="${id}" name="${id}" inputmode="decimal" size="8" value="${escapeHtml(value)}"></td></tr>`;
-    })
-    .join('');
-  return `${state?.form === 'pricing' ? errorLine(state.message) : ''}
-<form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/pricing">${hidden('csrf', csrfToken(ctx))}
-<table><caption class="visually-hidden">Prices per endpoint</caption><thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col" class="num">Price now</th><th scope="col">New price (dollars per call)</th></tr></thead><tbody>${rows}</tbody></table>
-<p class="muted">${api.status === 'live' ? 'On a live API a decrease applies at once; an increase applies after the notice period.' : 'Draft: prices apply at once.'}</p>
-<p><button type="submit">Save prices</button></p></form>`;
 }
 
 function scheduledTable(ctx: AppContext, api: ProviderApiView): string {
@@ -91,35 +99,41 @@ function scheduledTable(ctx: AppContext, api: ProviderApiView): string {
 async function detailsForm(services: Services, ctx: AppContext, api: ProviderApiView, state?: ApiFormState) {
   const categories = await services.listings.categories();
   const typed = state?.form === 'details' ? state.typed : undefined;
+  const p = state?.form === 'details' ? state.problems : undefined;
   const v = (name: string, current: string | null) => escapeHtml(typed?.[name] ?? current ?? '');
-  return `${state?.form === 'details' ? errorLine(state.message) : ''}
+  const bad = (id: string) => `${invalidAttrs(p, id)}`;
+  return `${problemSummary(p)}
 <form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}">${hidden('csrf', csrfToken(ctx))}
-<label for="edit-name">Name</label><input id="edit-name" name="name" required maxlength="100" size="40" value="${v('name', api.name)}">
-<label for="edit-summary">Summary</label><input id="edit-summary" name="summary" required maxlength="300" size="60" value="${v('summary', api.summary)}">
-<label for="edit-category">Category</label><select id="edit-category" name="category"><option value="">None</option>${options(
+<label for="edit-name">Name</label><input id="edit-name" name="name" required maxlength="100" size="40" value="${v('name', api.name)}"${bad('edit-name')}>${fieldMessage(p, 'edit-name')}
+<label for="edit-summary">Summary</label><input id="edit-summary" name="summary" required maxlength="300" size="60" value="${v('summary', api.summary)}"${bad('edit-summary')}>${fieldMessage(p, 'edit-summary')}
+<label for="edit-category">Category</label><select id="edit-category" name="category"${bad('edit-category')}><option value="">None</option>${options(
     categories.map((c) => ({ value: c.slug, label: c.name })),
     typed?.category ?? api.category ?? '',
-  )}</select>
-<label for="edit-tags">Tags (comma-separated)</label><input id="edit-tags" name="tags" maxlength="900" size="60" value="${v('tags', api.tags.join(', '))}">
-<label for="edit-base_url">Upstream base URL (changing it needs a new verification)</label><input id="edit-base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url', api.base_url)}">
-<label for="edit-docs_url">Documentation URL (optional)</label><input id="edit-docs_url" name="docs_url" maxlength="2000" size="60" value="${v('docs_url', api.docs_url)}">
+  )}</select>${fieldMessage(p, 'edit-category')}
+<label for="edit-tags">Tags (comma-separated)</label><input id="edit-tags" name="tags" maxlength="900" size="60" value="${v('tags', api.tags.join(', '))}"${bad('edit-tags')}>${fieldMessage(p, 'edit-tags')}
+<label for="edit-base_url">Upstream base URL (changing it needs a new verification)</label><input id="edit-base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url', api.base_url)}"${bad('edit-base_url')}>${fieldMessage(p, 'edit-base_url')}
+<label for="edit-docs_url">Documentation URL (optional)</label><input id="edit-docs_url" name="docs_url" maxlength="2000" size="60" value="${v('docs_url', api.docs_url)}"${bad('edit-docs_url')}>${fieldMessage(p, 'edit-docs_url')}
 <p><button type="submit">Save details</button></p></form>`;
 }
 
 /** The details form → UpdateApiBody (the upstream only when it changed: a new upstream is unverified). */
 export function detailsInput(api: ProviderApiView, body: Record<string, string>): UpdateApiBody {
   const baseUrl = (body.base_url ?? '').trim();
-  return parseForm(UpdateApiBody, {
-    name: body.name ?? '',
-    summary: body.summary ?? '',
-    category: body.category ? body.category : null,
-    tags: (body.tags ?? '')
-      .split(',')
-      .map((t) => t.trim())
-      .filter(Boolean),
-    docs_url: body.docs_url?.trim() ? body.docs_url.trim() : null,
-    ...(baseUrl !== api.base_url ? { base_url: baseUrl } : {}),
-  });
+  return parseForm(
+    UpdateApiBody,
+    {
+      name: body.name ?? '',
+      summary: body.summary ?? '',
+      category: body.category ? body.category : null,
+      tags: (body.tags ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+      docs_url: body.docs_url?.trim() ? body.docs_url.trim() : null,
+      ...(baseUrl !== api.base_url ? { base_url: baseUrl } : {}),
+    },
+    FORM_FIELDS.details,
+  );
 }
 
 function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
@@ -127,10 +141,12 @@ function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormS
   const now = c.set
     ? `<p>A credential is set (${escapeHtml(c.injection ?? '')}${c.injection_name ? ` “${escapeHtml(c.injection_name)}”` : ''}, updated ${escapeHtml(when(c.updated_at))}). It is never shown; saving a new one replaces it.</p>`
     : '<p class="muted">No upstream credential: the gateway calls the upstream without one.</p>';
-  return `${now}${state?.form === 'credentials' ? errorLine(state.message) : ''}
+  const p = state?.form === 'credentials' ? state.problems : undefined;
+  const typed = state?.form === 'credentials' ? state.typed : undefined;
+  return `${now}${problemSummary(p)}
 <form method="post" action="/console/provider/apis/${encodeURIComponent(api.api_id)}/credentials">${hidden('csrf', csrfToken(ctx))}
-<label for="secret">Secret</label><input id="secret" name="secret" type="password" autocomplete="off" required maxlength="4096" size="40">
-<label for="injection">How the gateway sends it</label><select id="injection" name="injection">${options(
+<label for="secret">Secret</label><input id="secret" name="secret" type="password" autocomplete="off" required maxlength="4096" size="40"${invalidAttrs(p, 'secret')}>${fieldMessage(p, 'secret')}
+<label for="injection">How the gateway sends it</label><select id="injection" name="injection"${invalidAttrs(p, 'injection')}>${options(
     INJECTIONS.map((i) => ({
       value: i,
       label: {
@@ -140,9 +156,9 @@ function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormS
         basic: 'Basic auth (user:password)',
       }[i],
     })),
-    c.injection ?? 'bearer',
-  )}</select>
-<label for="injection_name">Header or parameter name (for header or query)</label><input id="injection_name" name="injection_name" maxlength="100" size="30" value="${escapeHtml(c.injection_name ?? '')}">
+    typed?.injection ?? c.injection ?? 'bearer',
+  )}</select>${fieldMessage(p, 'injection')}
+<label for="injection_name">Header or parameter name (for header or query)</label><input id="injection_name" name="injection_name" maxlength="100" size="30" value="${escapeHtml(typed?.injection_name ?? c.injection_name ?? '')}"${invalidAttrs(p, 'injection_name')}>${fieldMessage(p, 'injection_name')}
 <p><button type="submit">Save credential</button></p></form>`;
 }
 
@@ -173,7 +189,7 @@ ${problem ? banner('bad', `<strong>${escapeHtml(problem.message)}</strong> ${esc
 <p class="muted">Slug <code>${escapeHtml(api.slug)}</code> · upstream <code>${escapeHtml(api.base_url)}</code> · gateway <code>${escapeHtml(api.gateway_url)}</code></p>
 ${source}
 <section aria-labelledby="lifecycle-h"><h2 id="lifecycle-h">Verify and publish</h2>${lifecycleForms(ctx, api, state)}${verificationTable(api)}</section>
-<section aria-labelledby="pricing-h"><h2 id="pricing-h">Prices</h2>${pricingForm(ctx, api, state)}</section>
+<section aria-labelledby="pricing-h"><h2 id="pricing-h">Prices</h2>${pricingForm(ctx, api, services.config.billing.platformFeePercent, state?.form === 'pricing' ? state : undefined)}</section>
 <section aria-labelledby="scheduled-h"><h2 id="scheduled-h">Scheduled changes</h2>${scheduledTable(ctx, api)}</section>
 <section aria-labelledby="details-h"><h2 id="details-h">Details</h2>${await detailsForm(services, ctx, api, state)}</section>
 <section aria-labelledby="credential-h"><h2 id="credential-h">Upstream credential</h2>${credentialsForm(ctx, api, state)}</section>
@@ -185,18 +201,26 @@ ${source}
 export function apiAction(
   services: Services,
   form: ApiFormState['form'],
-  act: (ctx: AppContext, person: SessionPrincipal, apiId: string, body: Record<string, string>) => Promise<string>,
+  act: (
+    ctx: AppContext,
+    person: SessionPrincipal,
+    apiId: string,
+    body: Record<string, string>,
+  ) => Promise<string | ApiFormState>,
 ) {
   return consolePage(services, 'provider', async (ctx, person) => {
     requireProvider(person);
     const body = await readForm(ctx);
     const apiId = paramOf(ctx, 'id');
     try {
-      seeOther(ctx, `/console/provider/apis/${encodeURIComponent(apiId)}`, await act(ctx, person, apiId, body));
+      const outcome = await act(ctx, person, apiId, body);
+      if (typeof outcome !== 'string') return await apiView(services, ctx, person, outcome);
+      seeOther(ctx, `/console/provider/apis/${encodeURIComponent(apiId)}`, outcome);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
+      const problems = fixable(err, FORM_FIELDS[form]);
+      if (!problems) throw err;
       const { secret: _secret, ...typed } = body;
-      return apiView(services, ctx, person, { form, message: err.message, typed, status: err.status }).catch(
+      return apiView(services, ctx, person, { form, problems, typed, status: (err as AppError).status }).catch(
         (missing: unknown) => {
           if (!(missing instanceof AppError) || missing.status !== 404) throw missing;
           return {
@@ -214,28 +238,4 @@ export function apiAction(
 /** verify / publish / unpublish outcome → the flash code. */
 export function outcomeCode(outcome: LifecycleOutcome, done: string): string {
   return outcome.done ? done : 'running';
-}
-
-export async function savePrices(
-  services: Services,
-  person: SessionPrincipal,
-  apiId: string,
-  body: Record<string, string>,
-) {
-  const api = await services.providers.get(person, apiId);
-  const changes: { endpoint_id: string; price_cents: number }[] = [];
-  for (const e of api.endpoints) {
-    const raw = body[`price_${e.endpoint_id}`];
-    if (raw === undefined || raw.trim() === '') continue;
-    const cents = dollarsToCents(raw, `price of ${e.method} ${e.path}`);
-    const target = e.price_increase?.price_cents ?? e.price_cents;
-    if (cents !== target) changes.push({ endpoint_id: e.endpoint_id, price_cents: cents });
-  }
-  if (!changes.length) return 'unchanged';
-  const saved = await services.priceChanges.updatePricing(
-    person,
-    apiId,
-    parseForm(PricingBody, { endpoints: changes }),
-  );
-  return saved.endpoints.some((e) => e.price_increase) ? 'scheduled' : 'priced';
 }

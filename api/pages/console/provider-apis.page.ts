@@ -1,16 +1,24 @@
 /** Console · Provider · My APIs: the list with statuses, the create/import form, Stripe Connect onboarding. */
-import { AppError, ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import { connectStateOf } from '../../../core/providers/console-reads.js';
 import { CreateApiBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext } from '../../context.js';
-import { csrfToken, errorLine, hidden, readForm } from '../forms.js';
+import { csrfToken, hidden, readForm } from '../forms.js';
+import {
+  fieldError,
+  fieldMessage,
+  fixable,
+  type FormFields,
+  type FormProblems,
+  invalidAttrs,
+  problemSummary,
+} from '../form-errors.js';
 import { emptyState, renderConsole, type ConsoleView } from './shell.js';
 import { options } from './provider-forms.js';
 import { parseForm, seeOther, when } from './forms.js';
-import { parseEndpointLines } from './provider-endpoints.js';
+import { endpointsField, readEndpointLines } from './provider-endpoints.js';
 import { providerPage, requireProvider, statusBadge, type ProviderView } from './provider-common.js';
 
 // ---- my APIs and the create form -------------------------------------------------------------------------------
@@ -25,23 +33,38 @@ interface CreateValues {
   endpoints?: string;
 }
 
-async function createForm(services: Services, ctx: AppContext, values: CreateValues, message?: string) {
+/** The create form's fields by the provider route's schema (form-errors.ts); the endpoints by their textarea line. */
+function createFields(lineOf: readonly number[]): FormFields {
+  return {
+    name: 'Name',
+    slug: 'Slug',
+    summary: 'Summary',
+    base_url: 'Upstream base URL',
+    category: 'Category',
+    import_from: { id: 'openapi_url', label: 'OpenAPI document URL' },
+    endpoints: endpointsField(lineOf),
+  };
+}
+
+async function createForm(services: Services, ctx: AppContext, values: CreateValues, p?: FormProblems) {
   const categories = await services.listings.categories();
   const v = (k: keyof CreateValues) => escapeHtml(values[k] ?? '');
+  const bad = (id: string, help?: string) => invalidAttrs(p, id, help);
+  const note = (id: string) => fieldMessage(p, id);
   return `<section aria-labelledby="create-h"><h2 id="create-h">Create or import an API</h2>
-${errorLine(message)}
+${problemSummary(p)}
 <form method="post" action="/console/provider/apis">${hidden('csrf', csrfToken(ctx))}
-<label for="name">Name</label><input id="name" name="name" required maxlength="100" size="40" value="${v('name')}">
-<label for="slug">Slug (in URLs: lower-case letters, digits, hyphens)</label><input id="slug" name="slug" required maxlength="64" size="40" value="${v('slug')}" pattern="[a-z0-9][a-z0-9\\-]*">
-<label for="summary">Summary</label><input id="summary" name="summary" required maxlength="300" size="60" value="${v('summary')}">
-<label for="base_url">Upstream base URL</label><input id="base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url')}" placeholder="https://api.example.com/v1">
-<label for="category">Category</label><select id="category" name="category"><option value="">None</option>${options(
+<label for="name">Name</label><input id="name" name="name" required maxlength="100" size="40" value="${v('name')}"${bad('name')}>${note('name')}
+<label for="slug">Slug (in URLs: lower-case letters, digits, hyphens)</label><input id="slug" name="slug" required maxlength="64" size="40" value="${v('slug')}" pattern="[a-z0-9][a-z0-9\\-]*"${bad('slug')}>${note('slug')}
+<label for="summary">Summary</label><input id="summary" name="summary" required maxlength="300" size="60" value="${v('summary')}"${bad('summary')}>${note('summary')}
+<label for="base_url">Upstream base URL</label><input id="base_url" name="base_url" required maxlength="2000" size="60" value="${v('base_url')}" placeholder="https://api.example.com/v1"${bad('base_url')}>${note('base_url')}
+<label for="category">Category</label><select id="category" name="category"${bad('category')}><option value="">None</option>${options(
     categories.map((c) => ({ value: c.slug, label: c.name })),
     values.category,
-  )}</select>
-<label for="openapi_url">Import endpoints from an OpenAPI document URL (optional)</label><input id="openapi_url" name="openapi_url" maxlength="2000" size="60" value="${v('openapi_url')}" placeholder="https://api.example.com/openapi.json">
+  )}</select>${note('category')}
+<label for="openapi_url">Import endpoints from an OpenAPI document URL (optional)</label><input id="openapi_url" name="openapi_url" maxlength="2000" size="60" value="${v('openapi_url')}" placeholder="https://api.example.com/openapi.json"${bad('openapi_url')}>${note('openapi_url')}
 <label for="endpoints">Endpoints, one per line: <code>METHOD /path price summary</code> (price in dollars, optional)</label>
-<textarea id="endpoints" name="endpoints" rows="5" cols="60" aria-describedby="endpoints-help">${v('endpoints')}</textarea>
+<textarea id="endpoints" name="endpoints" rows="5" cols="60"${bad('endpoints', 'endpoints-help')}>${v('endpoints')}</textarea>${note('endpoints')}
 <p id="endpoints-help" class="muted">Example: <code>GET /forecast/{city} 0.05 Forecast for a city</code>. Imported operations start free; a line for the same method and path overrides them.</p>
 <p><button type="submit">Create API</button></p></form></section>`;
 }
@@ -61,7 +84,7 @@ async function connectCard(services: Services, ctx: AppContext, person: SessionP
   return `<div class="card"><div class="muted">Stripe Connect</div><div>${statusBadge(state.status)}</div><p>${escapeHtml(explain[state.status] ?? state.status)}</p>${action}</div>`;
 }
 
-export const apisView: ProviderView<{ message: string; values: CreateValues }> = async (
+export const apisView: ProviderView<{ problems: FormProblems; values: CreateValues }> = async (
   services,
   ctx,
   person,
@@ -89,7 +112,7 @@ export const apisView: ProviderView<{ message: string; values: CreateValues }> =
     error ? 400 : 200,
     `<div class="cards">${connect}<div class="card"><div class="muted">APIs</div><div class="figure">${page.pagination.total ?? page.items.length}</div><div class="muted">${page.items.filter((a) => a.status === 'live').length} live</div></div></div>
 <section aria-labelledby="apis-h"><h2 id="apis-h">My APIs</h2>${list}</section>
-${await createForm(services, ctx, error?.values ?? {}, error?.message)}`,
+${await createForm(services, ctx, error?.values ?? {}, error?.problems)}`,
   );
 };
 
@@ -105,24 +128,36 @@ export async function createApi(services: Services, ctx: AppContext, person: Ses
     openapi_url: form.openapi_url,
     endpoints: form.endpoints,
   };
+  let lineOf: readonly number[] = [];
   try {
-    const body = parseForm(CreateApiBody, {
-      name: form.name ?? '',
-      slug: form.slug ?? '',
-      summary: form.summary ?? '',
-      base_url: form.base_url ?? '',
-      ...(form.category ? { category: form.category } : {}),
-      ...(form.openapi_url?.trim() ? { import_from: { type: 'openapi_url', url: form.openapi_url.trim() } } : {}),
-      endpoints: parseEndpointLines(form.endpoints ?? ''),
-    });
+    const lines = readEndpointLines(form.endpoints ?? '');
+    lineOf = lines.lineOf;
+    const body = parseForm(
+      CreateApiBody,
+      {
+        name: form.name ?? '',
+        slug: form.slug ?? '',
+        summary: form.summary ?? '',
+        base_url: form.base_url ?? '',
+        ...(form.category ? { category: form.category } : {}),
+        ...(form.openapi_url?.trim() ? { import_from: { type: 'openapi_url', url: form.openapi_url.trim() } } : {}),
+        endpoints: lines.endpoints,
+      },
+      createFields(lineOf),
+    );
     if (!body.import_from && !body.endpoints?.length) {
-      throw new ValidationError('endpoints: list at least one endpoint, or give an OpenAPI document URL to import.');
+      throw fieldError(
+        'endpoints',
+        'Endpoints',
+        'list at least one endpoint, or give an OpenAPI document URL to import',
+      );
     }
     const created = await services.providers.create(person, body);
     seeOther(ctx, `/console/provider/apis/${created.api_id}`, 'created');
   } catch (err) {
-    if (!(err instanceof AppError) || err.status >= 500 || err.status === 403) throw err;
-    return apisView(services, ctx, person, { message: err.message, values });
+    const problems = fixable(err, createFields(lineOf));
+    if (!problems) throw err;
+    return apisView(services, ctx, person, { problems, values });
   }
 }
 

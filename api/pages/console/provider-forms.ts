@@ -6,20 +6,23 @@
 import { escapeHtml } from '../../../core/html.js';
 import { ValidationError } from '../../../core/errors.js';
 import type { AppContext } from '../../context.js';
+import { fieldError } from '../form-errors.js';
 
 const DOLLARS = /^\$?(\d{1,10})(?:\.(\d{1,2}))?$/;
 
-/** `0.05`, `$1`, `12.5` → cents; anything else (negative, more than 2 decimals, text) → 400 naming the field. */
-export function dollarsToCents(raw: string, field: string): number {
+/**
+ * `0.05`, `$1`, `12.5` → cents; anything else (negative, more than 2 decimals, text) → 400 naming the field (`field`,
+ * its label); with the input's `id`, a `FormError` whose message shows beside that input.
+ */
+export function dollarsToCents(raw: string, field: string, id?: string): number {
   const m = DOLLARS.exec(raw.trim());
   if (!m) {
     const negative = /^-/.test(raw.trim().replace('$', ''));
-    throw new ValidationError(
-      negative
-        ? `${field}: a price cannot be negative; enter zero or more dollars, like 0.05.`
-        : `${field}: enter a price in dollars with at most 2 decimals, like 0.05.`,
-      { details: { field } },
-    );
+    const message = negative
+      ? 'a price cannot be negative; enter zero or more dollars, like 0.05.'
+      : 'enter a price in dollars with at most 2 decimals, like 0.05.';
+    if (id !== undefined) throw fieldError(id, field, message);
+    throw new ValidationError(`${field}: ${message}`, { details: { field } });
   }
   return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
 }

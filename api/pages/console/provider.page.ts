@@ -8,16 +8,18 @@
  * bad input re-renders the form with the message and what was typed (400).
  */
 import type Router from '@koa/router';
-import { AppError, ValidationError } from '../../../core/errors.js';
+import { AppError } from '../../../core/errors.js';
 import { CredentialsBody, PublishBody } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { paramOf, readForm } from '../forms.js';
+import { fieldError } from '../form-errors.js';
 import { consolePage, type ConsoleView } from './shell.js';
 import { parseForm, seeOther } from './forms.js';
 import { apisView, createApi, startConnect } from './provider-apis.page.js';
-import { apiView, apiAction, detailsInput, savePrices, outcomeCode } from './provider-api.page.js';
+import { apiView, apiAction, detailsInput, FORM_FIELDS, outcomeCode } from './provider-api.page.js';
+import { previewPrices, savePrices } from './provider-pricing-form.js';
 import { documentsView, createDocument } from './provider-documents.page.js';
 import { analyticsView, requestsView } from './provider-analytics.page.js';
 import { gate, requireProvider } from './provider-common.js';
@@ -71,18 +73,26 @@ function apiEditRoutes(services: Services, router: Router<AppState>): void {
   router.post(
     '/console/provider/apis/:id/credentials',
     apiAction(services, 'credentials', async (_ctx, person, apiId, body) => {
-      const input = parseForm(CredentialsBody, {
-        secret: body.secret ?? '',
-        injection: body.injection || 'bearer',
-        ...(body.injection_name?.trim() ? { injection_name: body.injection_name } : {}),
-      });
+      const input = parseForm(
+        CredentialsBody,
+        {
+          secret: body.secret ?? '',
+          injection: body.injection || 'bearer',
+          ...(body.injection_name?.trim() ? { injection_name: body.injection_name } : {}),
+        },
+        FORM_FIELDS.credentials,
+      );
       await services.providerCredentials.setCredentials(person, apiId, input);
       return 'credentials';
     }),
   );
   router.post(
     '/console/provider/apis/:id/pricing',
-    apiAction(services, 'pricing', (_ctx, person, apiId, body) => savePrices(services, person, apiId, body)),
+    apiAction(services, 'pricing', (_ctx, person, apiId, body) =>
+      body.intent === 'preview'
+        ? previewPrices(services, person, apiId, body)
+        : savePrices(services, person, apiId, body),
+    ),
   );
   router.post(
     '/console/provider/apis/:id/endpoints/:endpoint_id/cancel-price',
@@ -105,7 +115,7 @@ function apiLifecycleRoutes(services: Services, router: Router<AppState>): void 
     '/console/provider/apis/:id/publish',
     apiAction(services, 'publish', async (_ctx, person, apiId, body) => {
       if (body.accept_terms !== 'yes') {
-        throw new ValidationError('Tick “I accept the provider terms” to publish.');
+        throw fieldError('accept_terms', '', 'tick “I accept the provider terms” to publish');
       }
       try {
         return outcomeCode(

@@ -8,7 +8,6 @@ import { Readable } from 'node:stream';
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { requireScope } from '../../../core/auth/scopes.js';
-import { ValidationError } from '../../../core/errors.js';
 import { escapeHtml } from '../../../core/html.js';
 import { isId } from '../../../core/ids.js';
 import type { KeySummary } from '../../../core/keys/key-admin.service.js';
@@ -16,11 +15,18 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import type { UsageDay, UsageFilter, UsageRecord } from '../../../core/usage/usage.service.js';
 import type { AppContext, AppState } from '../../context.js';
-import { formatIssues } from '../../middleware/body.js';
 import { barChart } from '../charts.js';
 import { accountBanners, utcDay } from './consumer-common.js';
 import { dollarsValue } from '../dollars.js';
-import { when } from './forms.js';
+import { parseForm, when } from './forms.js';
+import {
+  fieldMessage,
+  fixable,
+  type FormFields,
+  type FormProblems,
+  invalidAttrs,
+  problemSummary,
+} from '../form-errors.js';
 import { consolePage, emptyState, money } from './shell.js';
 
 const PAGE_SIZE = 50;
@@ -55,18 +61,33 @@ interface Filters {
   filter: UsageFilter;
 }
 
+/** The filter form's fields, as the person reads them (form-errors.ts). */
+const USAGE_FIELDS: FormFields = {
+  key: { id: 'f-key', label: 'Key' },
+  api: { id: 'f-api', label: 'API (slug)' },
+  from: { id: 'f-from', label: 'From' },
+  to: { id: 'f-to', label: 'To' },
+  outcome: { id: 'f-outcome', label: 'Outcome' },
+  page: 'Page',
+};
+
 /** The filters of the request, with the default range (the last 30 UTC days, today included). */
 function filtersOf(ctx: AppContext, services: Services): Filters {
-  const parsed = ConsoleUsageQuery.safeParse(ctx.query);
-  if (!parsed.success) throw new ValidationError(formatIssues(parsed.error).message);
+  const data = parseForm(ConsoleUsageQuery, ctx.query, USAGE_FIELDS);
   const today = utcDay(services.clock.now());
-  const to = parsed.data.to ?? today;
-  const from = parsed.data.from ?? utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS));
+  const to = data.to ?? today;
+  const from = data.from ?? utcDay(new Date(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS));
   const range = services.usage.resolveRange({ from, to });
   return {
-    query: { ...parsed.data, from, to },
-    filter: { ...range, keyId: parsed.data.key, apiSlug: parsed.data.api, outcome: parsed.data.outcome },
+    query: { ...data, from, to },
+    filter: { ...range, keyId: data.key, apiSlug: data.api, outcome: data.outcome },
   };
+}
+
+/** The filters as typed (a refused query shows them again). */
+function typedFilters(ctx: AppContext): Filters['query'] {
+  const text = (name: string) => (typeof ctx.query[name] === 'string' ? ctx.query[name] : undefined);
+  return { key: text('key'), api: text('api'), from: text('from') ?? '', to: text('to') ?? '' };
 }
 
 /** The query string of the filters (for the pager and the CSV link). */
@@ -81,18 +102,19 @@ function queryString(q: Filters['query'], extra: Record<string, string> = {}): s
   return s ? `?${s}` : '';
 }
 
-function filterForm(q: Filters['query'], keys: KeySummary[]): string {
+function filterForm(q: Filters['query'], keys: KeySummary[], p?: FormProblems): string {
   const option = (value: string, label: string, selected: boolean) =>
     `<option value="${escapeHtml(value)}"${selected ? ' selected' : ''}>${escapeHtml(label)}</option>`;
   const keyOptions = keys
     .map((k) => option(k.id, `${k.name} (${k.keyPrefix}…)${k.revoked_at ? ' · revoked' : ''}`, q.key === k.id))
     .join('');
-  return `<form method="get" action="/console/usage" class="filters panel" aria-label="Filter usage">
-<div><label for="f-key">Key</label><select id="f-key" name="key">${option('', 'Any key', !q.key)}${keyOptions}</select></div>
-<div><label for="f-api">API (slug)</label><input id="f-api" name="api" size="16" value="${escapeHtml(q.api ?? '')}"></div>
-<div><label for="f-from">From (UTC)</label><input id="f-from" name="from" type="date" value="${escapeHtml(q.from)}"></div>
-<div><label for="f-to">To (UTC, included)</label><input id="f-to" name="to" type="date" value="${escapeHtml(q.to)}"></div>
-<div><label for="f-outcome">Outcome</label><select id="f-outcome" name="outcome">${option('', 'Any', !q.outcome)}${option('success', 'Success', q.outcome === 'success')}${option('failed', 'Failed', q.outcome === 'failed')}</select></div>
+  const bad = (id: string) => `${invalidAttrs(p, id)}>${fieldMessage(p, id)}`;
+  return `${problemSummary(p)}<form method="get" action="/console/usage" class="filters panel" aria-label="Filter usage">
+<div><label for="f-key">Key</label><select id="f-key" name="key"${invalidAttrs(p, 'f-key')}>${option('', 'Any key', !q.key)}${keyOptions}</select>${fieldMessage(p, 'f-key')}</div>
+<div><label for="f-api">API (slug)</label><input id="f-api" name="api" size="16" value="${escapeHtml(q.api ?? '')}"${bad('f-api')}</div>
+<div><label for="f-from">From (UTC)</label><input id="f-from" name="from" type="date" value="${escapeHtml(q.from)}"${bad('f-from')}</div>
+<div><label for="f-to">To (UTC, included)</label><input id="f-to" name="to" type="date" value="${escapeHtml(q.to)}"${bad('f-to')}</div>
+<div><label for="f-outcome">Outcome</label><select id="f-outcome" name="outcome"${invalidAttrs(p, 'f-outcome')}>${option('', 'Any', !q.outcome)}${option('success', 'Success', q.outcome === 'success')}${option('failed', 'Failed', q.outcome === 'failed')}</select>${fieldMessage(p, 'f-outcome')}</div>
 <div><button type="submit">Filter</button> <a href="/console/usage">Reset</a></div>
 </form>`;
 }
@@ -188,38 +210,55 @@ function csvLine(r: UsageRecord, names: Map<string, string>): string {
     .join(',')}\r\n`;
 }
 
-export function usageConsole(services: Services, router: Router<AppState>): void {
-  router.get(
-    '/console/usage',
-    consolePage(services, 'usage', async (ctx, person) => {
-      requireScope(person, 'usage:read');
-      const { query, filter } = filtersOf(ctx, services);
-      const page = query.page ?? 1;
-      const [result, days, keys, account] = await Promise.all([
-        services.usage.search(person, filter, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
-        services.usage.daily(person, filter),
-        keyNames(services, person),
-        services.billing.account(person),
-      ]);
-      const names = new Map(keys.map((k) => [k.id, k.name]));
-      const s = result.summary;
-      const summary = `<p>${s.calls.toLocaleString('en-US')} call${s.calls === 1 ? '' : 's'} · ${(s.calls - s.successful_calls).toLocaleString('en-US')} failed · ${money(s.cost_cents)} spent · <a href="/console/usage.csv${escapeHtml(queryString(query))}" download>Download CSV</a></p>`;
-      const rows =
-        result.items.length > 0
-          ? `${table(result.items, names)}${pager(query, page, result.pagination.has_more)}`
-          : emptyState(
-              s.calls > 0
-                ? 'No calls on this page. <a href="/console/usage">Back to the first page</a>.'
-                : 'No calls match these filters. Widen the dates or reset the filters; calls made with your keys appear here within seconds.',
-            );
+/** GET /console/usage: the filters, the summary, the charts and a page of calls; refused filters shown again. */
+function usagePage(services: Services) {
+  return consolePage(services, 'usage', async (ctx, person) => {
+    requireScope(person, 'usage:read');
+    let filters: Filters;
+    try {
+      filters = filtersOf(ctx, services);
+    } catch (err) {
+      const problems = fixable(err, USAGE_FIELDS);
+      if (!problems) throw err;
+      // The form as typed, each message beside its field; no rows for filters that do not parse.
+      const form = filterForm(typedFilters(ctx), await keyNames(services, person), problems);
       return {
         section: 'usage',
         title: 'Usage',
-        banners: accountBanners(account),
-        body: `${filterForm(query, keys)}\n${summary}\n${s.calls > 0 ? charts(days, query) : ''}\n<h2>Calls</h2>\n${rows}`,
+        status: 400,
+        body: `${form}<p><a href="/console/usage">Reset the filters</a></p>`,
       };
-    }),
-  );
+    }
+    const { query, filter } = filters;
+    const page = query.page ?? 1;
+    const [result, days, keys, account] = await Promise.all([
+      services.usage.search(person, filter, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }),
+      services.usage.daily(person, filter),
+      keyNames(services, person),
+      services.billing.account(person),
+    ]);
+    const names = new Map(keys.map((k) => [k.id, k.name]));
+    const s = result.summary;
+    const summary = `<p>${s.calls.toLocaleString('en-US')} call${s.calls === 1 ? '' : 's'} · ${(s.calls - s.successful_calls).toLocaleString('en-US')} failed · ${money(s.cost_cents)} spent · <a href="/console/usage.csv${escapeHtml(queryString(query))}" download>Download CSV</a></p>`;
+    const rows =
+      result.items.length > 0
+        ? `${table(result.items, names)}${pager(query, page, result.pagination.has_more)}`
+        : emptyState(
+            s.calls > 0
+              ? 'No calls on this page. <a href="/console/usage">Back to the first page</a>.'
+              : 'No calls match these filters. Widen the dates or reset the filters; calls made with your keys appear here within seconds.',
+          );
+    return {
+      section: 'usage',
+      title: 'Usage',
+      banners: accountBanners(account),
+      body: `${filterForm(query, keys)}\n${summary}\n${s.calls > 0 ? charts(days, query) : ''}\n<h2>Calls</h2>\n${rows}`,
+    };
+  });
+}
+
+export function usageConsole(services: Services, router: Router<AppState>): void {
+  router.get('/console/usage', usagePage(services));
 
   router.get(
     '/console/usage.csv',

@@ -1,6 +1,7 @@
 // The console's consumer sections (Overview, Keys, Usage, Billing) over plain HTTP, without a browser: signed out
 // they send the person to /login and back; forms refuse a missing CSRF token; a new org sees clear empty states; key
-// forms create (secret shown once, on the POST's answer), edit caps and revoke with Post/Redirect/Get; the same
+// forms create (Post/Redirect/Get: the secret shown once, on the page the 303 leads to), edit caps and revoke (after a
+// confirmation step) with Post/Redirect/Get; the same
 // role rules as the API (a member cannot approve spend nor loosen caps); bad filters are a 400 page, never a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../../api/app.js';
@@ -137,14 +138,15 @@ describe('console: consumer sections over HTTP', () => {
     );
   });
 
-  it('create a key with caps (secret shown once, on the POST answer), edit its caps, revoke it', async () => {
-    const created = await createKey('Crawler <b>', {
+  it('create a key with caps (secret shown once, after the 303), edit its caps, revoke it', async () => {
+    const posted = await createKey('Crawler <b>', {
       budget: '12.50',
       daily_cap: '2',
       per_call_max: '0.05',
       approval_mode: 'on',
     });
-    expect(created.status).toBe(200);
+    expect(posted).toMatchObject({ status: 303, location: '/console/keys?done=created' });
+    const created = await ownerPages.request('GET', posted.location!);
     const secret = /id="secret" readonly[^>]* value="([^"]+)"/.exec(created.text)?.[1];
     expect(secret).toMatch(/^svc_(live|test)_/);
     expect(created.text).toContain('Crawler &lt;b&gt;');
@@ -191,7 +193,9 @@ describe('console: consumer sections over HTTP', () => {
     expect(bad.text).toContain('Budget: enter an amount in dollars');
     expect(bad.text).toContain('href="/console/keys"');
 
-    const revoked = await submit(ownerPages, '/console/keys', `/console/keys/${key!.id as string}/revoke`, {});
+    const revoked = await submit(ownerPages, '/console/keys', `/console/keys/${key!.id as string}/revoke`, {
+      confirm: 'yes',
+    });
     expect(revoked).toMatchObject({ status: 303, location: '/console/keys?done=revoked' });
     const [gone] = await sql(stack.db.url, 'select revoked_at is not null as revoked from api_keys where id = $1', [
       key!.id,
@@ -201,17 +205,17 @@ describe('console: consumer sections over HTTP', () => {
 
   it('a key with fewer scopes: the ticked boxes; none ticked is a 400 page', async () => {
     const created = await createKey('proxy only', { scopes_listed: '1', scope: 'proxy:call' });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(303);
     const [key] = await sql(stack.db.url, "select scopes from api_keys where name = 'proxy only'");
     expect(key).toEqual({ scopes: ['proxy:call'] });
     const none = await createKey('no scopes', { scopes_listed: '1' });
     expect(none.status).toBe(400);
-    expect(none.text).toContain('scopes');
+    expect(none.text).toContain('Scopes: choose at least one.');
   });
 
   it('a member sees no Approve button, and posting the form anyway is refused (403 page); nor may it loosen caps', async () => {
     const created = await createKey('needs approval', { budget: '1', approval_mode: 'on' });
-    expect(created.status).toBe(200);
+    expect(created.status).toBe(303);
     const [key] = await sql<{ id: string }>(stack.db.url, "select id from api_keys where name = 'needs approval'");
     const page = await memberPages.request('GET', '/console/keys');
     expect(page.text).toContain('Waiting for approval');

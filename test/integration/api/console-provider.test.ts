@@ -125,13 +125,18 @@ describe('console: Catalog and Provider', () => {
     const badApis: [[string, string, string, string, string], (string | RegExp)[]][] = [
       [
         ['Keep Me', 'keep-me', 'A summary to keep', 'not a url', 'GET /v1/x 0.05'],
-        [/role="alert">base_url: /, 'value="Keep Me"', 'value="A summary to keep"', 'GET /v1/x 0.05</textarea>'],
+        [
+          /role="alert">Upstream base URL: /,
+          'value="Keep Me"',
+          'value="A summary to keep"',
+          'GET /v1/x 0.05</textarea>',
+        ],
       ],
       [
         ['Neg', 'neg', 'Negative price', v1, 'GET /v1/x -1'],
-        ['endpoints line 1 price: a price cannot be negative', 'value="Neg"'],
+        ['Endpoints, line 1, price: a price cannot be negative', 'value="Neg"'],
       ],
-      [['Bad slug', 'Bad Slug!', 'x', v1, 'GET /x'], ['slug: must be 1-64 lower-case letters']],
+      [['Bad slug', 'Bad Slug!', 'x', v1, 'GET /x'], ['Slug: must be 1-64 lower-case letters']],
     ];
     for (const [[name, slug, summary, base_url, endpoints], shown] of badApis) {
       const form = { name, slug, summary, base_url, endpoints };
@@ -139,7 +144,7 @@ describe('console: Catalog and Provider', () => {
     }
 
     const emptyRequest = await submit(browser, '/console/catalog', '/console/catalog/requests', { query: '' });
-    expectShown(emptyRequest, 400, [/role="alert">query: /]);
+    expectShown(emptyRequest, 400, [/role="alert">Query: /]);
     const badSearch = await browser.request('GET', '/console/catalog?max_price=-2');
     expectShown(badSearch, 400, ['max_price: a price cannot be negative']);
   });
@@ -188,7 +193,7 @@ describe('console: Catalog and Provider', () => {
       [`price_${health!.id}`]: '0.00',
     });
     expectPage(badPrice, 400);
-    expect(badPrice.text).toContain('price of GET /forecast: a price cannot be negative');
+    expect(badPrice.text).toContain('Price of GET /forecast: a price cannot be negative');
     expect(badPrice.text).toContain('value="-0.10"');
     const priced = await submit(browser, apiPath, `${apiPath}/pricing`, {
       [`price_${forecast!.id}`]: '$0.07',
@@ -315,7 +320,7 @@ describe('console: Catalog and Provider', () => {
       category: '',
     });
     expectPage(bad, 400);
-    expect(bad.text).toContain('docs_url: must be an http or https URL');
+    expect(bad.text).toContain('Documentation URL: must be an http or https URL');
     expect(bad.text).toContain('value="Renamed"');
     const saved = await submit(browser, apiPath, apiPath, {
       name: 'Renamed',

@@ -134,6 +134,7 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', path: '/console/keys', need: 'none' },
   { method: 'POST', path: '/console/keys/:id/caps', need: 'none' },
   { method: 'POST', path: '/console/keys/:id/approve', need: 'none' },
+  { method: 'GET', path: '/console/keys/:id/revoke', need: 'none' },
   { method: 'POST', path: '/console/keys/:id/revoke', need: 'none' },
   { method: 'GET', path: '/console/usage.csv', need: 'none' },
   { method: 'POST', path: '/console/billing/checkout', need: 'none' },
