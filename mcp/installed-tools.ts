@@ -16,6 +16,7 @@
  * Both hooks go through the SDK's public `setRequestHandler`: the wrapper installed by `withInstalledTools` sees the
  * handlers the McpServer (and mcp/server.ts) set for `tools/list` and `tools/call`, and wraps them.
  */
+import { TOOLS_CHANGED_CHANNEL } from '../core/agent-tools/installed-tools.service.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getLiteralValue, getObjectShape } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -32,9 +33,6 @@ import { callSteps, refusalStep } from './person-steps.js';
 import { callThroughGateway, queryOf } from './tools/calls.tools.js';
 import { keyPrincipal } from './tools/keys.tools.js';
 import { toolError } from './tools/tool-result.js';
-
-/** Message: a key id whose installed set changed. */
-export const TOOLS_CHANGED_CHANNEL = 'mcp:tools-changed';
 
 interface PerProcess {
   service: InstalledToolsService;

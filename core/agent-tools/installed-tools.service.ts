@@ -21,6 +21,9 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { effectivePrice } from '../pricing/effective-price.js';
 import { toolInputSchema, toolNameFor, type ToolInputSchema } from './tool-shape.js';
 
+/** The pub/sub channel (a key id per message) that tells every agent-tool server a key's installed tools changed. */
+export const TOOLS_CHANGED_CHANNEL = 'mcp:tools-changed';
+
 /** At most this many installed tools per key (each is a tools/list entry in the key's context). */
 export const MAX_INSTALLED_PER_KEY = 100;
 

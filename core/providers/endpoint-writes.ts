@@ -10,6 +10,7 @@
  * After the commit, `announce` tells the gateways and agent-tool servers (installed tools update, `list_changed`)
  * and refreshes the search index of a live listing.
  */
+import { TOOLS_CHANGED_CHANNEL } from '../agent-tools/installed-tools.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   Endpoint,
@@ -29,12 +30,8 @@ import type { RemovedEndpointView } from './endpoint-changes.schemas.js';
 /** An endpoint without a call in this long is removed at once (no caller to warn). */
 export const QUIET_REMOVAL_MS = 30 * 86_400_000;
 
-/**
- * The agent-tool servers' channel for "this key's installed tools changed" (mcp/installed-tools.ts defines it too;
- * test/integration/providers/provider-changes-mcp.test.ts keeps the two equal). A removed endpoint's installed tools
- * are deleted with it, so the keys that had one are told by key: the listing's own message would no longer find them.
- */
-export const TOOLS_CHANGED_CHANNEL = 'mcp:tools-changed';
+// A removed endpoint's installed tools are deleted with it, so the keys that had one are told by key
+// (TOOLS_CHANGED_CHANNEL): the listing's own message would no longer find them.
 
 export type ApplyMode = 'draft' | 'live';
 

@@ -7,8 +7,6 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { announceToolsChanged } from '../../../mcp/installed-tools.js';
 import { workflowIds } from '../../../core/temporal/contracts.js';
-import { TOOLS_CHANGED_CHANNEL } from '../../../core/providers/endpoint-writes.js';
-import { TOOLS_CHANGED_CHANNEL as MCP_TOOLS_CHANGED_CHANNEL } from '../../../mcp/installed-tools.js';
 import { createPerson, type Person } from '../../helpers/accounts.js';
 import { expectFailure, http } from '../../helpers/http.js';
 import { startFullStack, type FullStack } from '../../helpers/full-stack.js';
@@ -179,9 +177,5 @@ describe('provider change tools, and installed tools of a removed endpoint', () 
     );
     expect(gone).toContain('Tool tool-sunset__get_b not found');
     expect(await creditOf(s, person.orgId)).toBe(9);
-  });
-
-  it('announces removed tools on the channel the agent-tool servers listen to', () => {
-    expect(TOOLS_CHANGED_CHANNEL).toBe(MCP_TOOLS_CHANGED_CHANNEL);
   });
 });
