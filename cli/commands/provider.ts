@@ -300,8 +300,21 @@ function analyticsText(a: Analytics): string {
     { header: 'CALLS', value: (r) => r.calls, align: 'right' },
     { header: 'OK', value: (r) => r.successful_calls, align: 'right' },
     { header: 'GMV', value: (r) => money(r.gmv_cents), align: 'right' },
+    { header: 'UPSTREAM', value: (r) => (r.upstream_problem ? r.upstream_problem.message : 'ok'), max: 60 },
   ]);
-  return `${head}\n${perApi}`;
+  const e = a.earnings_to_date;
+  const toDate = fields([
+    ['earned to date', `${money(e.gross_cents)} (fee ${money(e.platform_fee_cents)}, net ${money(e.net_cents)})`],
+    ['paid out', money(e.paid_out_cents)],
+    ['reversed', money(e.reversed_cents)],
+    ['pending', money(e.pending_cents)],
+    ['available', money(e.available_cents)],
+    ['payouts', e.payouts],
+  ]);
+  const problems = a.by_api
+    .filter((r) => r.upstream_problem)
+    .map((r) => `${r.slug}: ${r.upstream_problem!.message} ${r.upstream_problem!.hint}`);
+  return [head, perApi, toDate, e.where_earnings_go, ...problems].join('\n');
 }
 
 function documentCommands(provider: Command): void {

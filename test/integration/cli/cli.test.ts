@@ -471,6 +471,9 @@ describe('svc CLI (spawned processes)', { timeout: 180_000 }, () => {
     const analytics = await svc(['provider', 'analytics'], { profile });
     expect(analytics.code, shown(analytics)).toBe(0);
     expect(analytics.stdout).toMatch(/gmv:\s+\$0\.00/);
+    // Earnings to date and where they go, in words (issue 31, section 5).
+    expect(analytics.stdout).toMatch(/^earned to date:\s+\$0\.00 \(fee \$0\.00, net \$0\.00\)$/m);
+    expect(analytics.stdout).toMatch(/^available:\s+\$0\.00$/m);
 
     const logout = await svc(['logout'], { profile });
     expect(logout.code, shown(logout)).toBe(0);
