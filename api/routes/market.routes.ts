@@ -16,7 +16,8 @@ import {
 } from '../../core/catalog/rollups/rollups.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { env } from '../openapi/operation.js';
-import { mountRoutes, route, withMeta } from '../openapi/route.js';
+import { route, withMeta } from '../openapi/route.js';
+import { publicCatalogRouter } from './catalog.routes.js';
 
 export const MARKET_ROUTES = [
   route(
@@ -26,6 +27,7 @@ export const MARKET_ROUTES = [
       operationId: 'getLeaderboard',
       summary: 'A ranked board of listings',
       tag: 'Market',
+      errors: [429],
       auth: 'none',
       query: LeaderboardQuery,
       success: {
@@ -44,6 +46,7 @@ export const MARKET_ROUTES = [
       operationId: 'getMarketOverview',
       summary: 'Market totals',
       tag: 'Market',
+      errors: [429],
       auth: 'none',
       success: { 200: env(MarketOverview, 'The overview.') },
     },
@@ -56,6 +59,7 @@ export const MARKET_ROUTES = [
       operationId: 'getMarketActivity',
       summary: 'Activity feed',
       tag: 'Market',
+      errors: [429],
       auth: 'bearer',
       query: ActivityQuery,
       success: { 200: env(z.array(ActivityItem), 'The feed.') },
@@ -90,6 +94,7 @@ export const MARKET_ROUTES = [
       operationId: 'listApiRequests',
       summary: 'Open API requests (without emails or notes)',
       tag: 'Market',
+      errors: [429],
       auth: 'none',
       query: ApiRequestsQuery,
       success: { 200: env(z.array(ApiRequestView), 'The requests.') },
@@ -98,4 +103,4 @@ export const MARKET_ROUTES = [
   ),
 ];
 
-export const marketRoutes = (services: Services) => mountRoutes(services, MARKET_ROUTES);
+export const marketRoutes = (services: Services) => publicCatalogRouter(services, MARKET_ROUTES);

@@ -23,6 +23,7 @@ import type { DocumentsService } from '../../terms/documents.service.js';
 import type { TermsStatusView, TermsView } from '../../terms/terms.schemas.js';
 import { meritFor } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
+import { sitemapEntries, type SitemapEntries } from './sitemap.js';
 import { quote, type QuoteCaller, type QuoteQuery } from './quote.js';
 import { HISTORY_LIMIT, historyFor, ranksFor } from '../rollups/rollup-reads.js';
 import { STATS_WINDOWS, statsFor, type StatsWindow } from '../rollups/stats.js';
@@ -234,6 +235,11 @@ export class ListingsService {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
     return quote(this.deps, em, api, query, caller, this.deps.clock.now());
+  }
+
+  /** What the storefront's sitemap lists (sitemap.ts). */
+  sitemap(): Promise<SitemapEntries> {
+    return sitemapEntries(this.deps.orm.em.fork());
   }
 
   /** The taxonomy with the number of live listings in each category. */
