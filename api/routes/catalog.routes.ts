@@ -9,10 +9,10 @@ import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
 import { AcceptanceView, TermsView } from '../../core/terms/terms.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { env, media, type OperationDecl } from '../openapi/operation.js';
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { AppState } from '../context.js';
 import { publicReads } from '../middleware/public-reads.js';
-import { route, withMeta, type RouteDef } from '../openapi/route.js';
+import { mountRoutes, route, withMeta, type RouteDef } from '../openapi/route.js';
 
 /** A public GET of the catalog: most routes here and every route of listings.routes.ts (429: the per-address limit). */
 export const CATALOG_GET = {
@@ -122,13 +122,14 @@ export const CATALOG_ROUTES = [
 ];
 
 /**
- * A router of public catalog reads: each GET counts against the per-address limit of public reads
- * (api/middleware/public-reads.ts), as the storefront's pages do; then the routes.
+ * A router of public catalog reads: each GET route counts against the per-address limit of public reads
+ * (api/middleware/public-reads.ts) first, as the storefront's pages do. Put on each GET route's own layer, not with
+ * `router.use`: a nested router's `use` middleware runs for every route the parent matches.
  */
 export function publicCatalogRouter(services: Services, routes: readonly RouteDef<Services>[]): Router<AppState> {
-  const router = new Router<AppState>();
-  router.use(publicReads(services));
-  for (const r of routes) r.mount(router, services);
+  const router = mountRoutes(services, routes);
+  const limit = publicReads(services);
+  for (const layer of router.stack) if (layer.methods.includes('GET')) layer.stack.unshift(limit);
   return router;
 }
 

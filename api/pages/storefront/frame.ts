@@ -150,6 +150,16 @@ export const etagOf = (body: string | Buffer) =>
   `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 
 /**
+ * If-None-Match against our tag, by the weak comparison (RFC 9110 13.1.2). The origin evaluates it whatever the
+ * request's Cache-Control says (`no-cache` is for caches on the way: fetch() adds it to every conditional request).
+ */
+export function matchesEtag(header: string, etag: string): boolean {
+  if (!header) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim() === '*' || opaque(t) === opaque(etag));
+}
+
+/**
  * Send a public response: cacheable (ETag, `Cache-Control: public`, 304 on a matching If-None-Match) unless the
  * viewer is signed in or the status is not 200. `Vary: Cookie`: the signed-in answer differs.
  */
@@ -171,8 +181,9 @@ export function sendPublic(
     return;
   }
   ctx.set('Cache-Control', ANONYMOUS_CACHE_CONTROL);
-  ctx.set('ETag', etagOf(body));
-  if (ctx.fresh) {
+  const etag = etagOf(body);
+  ctx.set('ETag', etag);
+  if (matchesEtag(ctx.get('if-none-match'), etag)) {
     ctx.status = 304;
     ctx.body = null;
     return;

@@ -57,21 +57,11 @@ function storefrontPage(services: Services, fn: (ctx: AppContext, viewer: Viewer
   };
 }
 
-/** A machine-readable file: the same limit and caching, no frame. */
+/** A machine-readable file: the same limit and caching, no frame; a refusal is the JSON envelope (for a program). */
 function storefrontFile(services: Services, type: string, fn: () => Promise<string> | string) {
   return async (ctx: AppContext) => {
-    try {
-      await countPublicRead(services, ctx);
-      sendPublic(ctx, await fn(), { type, signedIn: false });
-    } catch (err) {
-      const appError = pageError(ctx, err);
-      for (const [k, v] of Object.entries(appError.headers ?? {})) ctx.set(k, v);
-      sendPublic(ctx, `${appError.message}\n`, {
-        type: 'text/plain; charset=utf-8',
-        status: appError.status,
-        signedIn: false,
-      });
-    }
+    await countPublicRead(services, ctx);
+    sendPublic(ctx, await fn(), { type, signedIn: false });
   };
 }
 
