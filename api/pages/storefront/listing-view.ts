@@ -35,24 +35,12 @@ async function viewerKeys(services: Services, viewer: Viewer): Promise<KeySummar
   return (await services.keyAdmin.list(viewer.person, { limit: 100, offset: 0, include_revoked: false })).items;
 }
 
+const WINDOW_LABELS: Record<string, string> = { '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days' };
+
 export async function loadListing(services: Services, slug: string, viewer: Viewer): Promise<ListingData> {
-  const { listings } = services;
-  const [detail, schema, day, week, month, history, ranks, keys] = await Promise.all([
-    listings.detail(slug),
-    listings.schema(slug),
-    listings.stats(slug, { window: '24h' }),
-    listings.stats(slug, { window: '7d' }),
-    listings.stats(slug, { window: '30d' }),
-    listings.history(slug, { limit: 30 }),
-    listings.ranks(slug),
-    viewerKeys(services, viewer),
-  ]);
-  const windows = [
-    ['Last 24 hours', day],
-    ['Last 7 days', week],
-    ['Last 30 days', month],
-  ] as const;
-  return { detail, schema, windows: [...windows], history, ranks, keys };
+  const [page, keys] = await Promise.all([services.listings.page(slug), viewerKeys(services, viewer)]);
+  const windows = page.stats.map((s) => [WINDOW_LABELS[s.window] ?? s.window, s] as const);
+  return { detail: page.detail, schema: page.schema, windows, history: page.history, ranks: page.ranks, keys };
 }
 
 const pct = (rate: number | null) => (rate == null ? '—' : `${(rate * 100).toFixed(1)}%`);
@@ -60,7 +48,7 @@ const pct = (rate: number | null) => (rate == null ? '—' : `${(rate * 100).toF
 function endpointsTable(d: ListingData): string {
   const { detail } = d;
   if (!detail.endpoints.length) return emptyState('This API lists no endpoints.');
-  const schemas = new Map(d.schema.endpoints.map((e) => [e.endpoint_id, e]));
+  const schemasById = new Map(d.schema.endpoints.map((e) => [e.endpoint_id, e]));
   const rows = detail.endpoints
     .map((e) => {
       const discount = e.discount
@@ -69,13 +57,14 @@ function endpointsTable(d: ListingData): string {
       const scheduled = e.price_increase
         ? `${money(e.price_increase.price_cents)} from ${escapeHtml(when(e.price_increase.effective_at))}`
         : '—';
-      const s = schemas.get(e.endpoint_id);
+      const s = schemasById.get(e.endpoint_id);
       const schema = (label: string, value: unknown) =>
         value
           ? `<details class="schemas"><summary>${label}</summary><pre class="schema">${escapeHtml(JSON.stringify(value, null, 2))}</pre></details>`
-          : `<span class="muted">${label}: not described</span><br>`;
+          : '';
+      const schemas = `${schema('Input schema', s?.input_schema)}${schema('Output schema', s?.output_schema)}`;
       return `<tr id="endpoint-${escapeHtml(e.endpoint_id)}"><td><code>${escapeHtml(e.method)}</code></td><td><code>${escapeHtml(e.path)}</code>${e.summary ? `<br><span class="muted">${escapeHtml(e.summary)}</span>` : ''}
-${schema('Input schema', s?.input_schema)}${schema('Output schema', s?.output_schema)}</td>
+${schemas || '<div class="muted">No input or output schema described.</div>'}</td>
 <td class="num">${e.free ? 'Free' : money(e.price_cents_effective)}${e.price_cents !== e.price_cents_effective ? ` <s>${money(e.price_cents)}</s>` : ''}${discount}</td><td>${scheduled}</td></tr>`;
     })
     .join('');

@@ -80,9 +80,9 @@ describe('storefront caching', () => {
 
   it('a 410 from the listing (an archived API) is a 410 page', async () => {
     const { listings } = f.stack.services;
-    const detail = listings.detail.bind(listings);
-    listings.detail = (slug: string) => {
-      if (slug !== 'fjord-forecasts') return detail(slug);
+    const page = listings.page.bind(listings);
+    listings.page = (slug: string) => {
+      if (slug !== 'fjord-forecasts') return page(slug);
       const gone = new AppError('not_found', 'The API fjord-forecasts was archived by its provider on 2026-11-28.');
       Object.assign(gone, { status: 410 });
       return Promise.reject(gone);
@@ -95,7 +95,7 @@ describe('storefront caching', () => {
       expect(res.text).toContain('<h1>Gone</h1>');
       expect(res.text).toContain('was archived by its provider');
     } finally {
-      listings.detail = detail;
+      listings.page = page;
     }
   });
 });
