@@ -10,7 +10,7 @@ import type { Services } from '../../../platform/services.js';
 import { barChart } from '../charts.js';
 import { options } from '../console/provider-forms.js';
 import { boardsNav } from './search-view.js';
-import { BOARD_LABELS, categoryLink, emptyState, listingLink, money, providerLink, type CatalogSite } from './site.js';
+import { BOARD_LABELS, categoryLink, emptyState, listingLink, money, providerName, type CatalogSite } from './site.js';
 
 /** A board's metric, readable: money for GMV, a percentage for growth, else a plain number. */
 export function metricText(board: Board, value: number): string {
@@ -35,7 +35,7 @@ function boardTable(site: CatalogSite, board: Board, result: Leaderboard, captio
   const rows = result.items
     .map(
       (i) =>
-        `<tr><td class="num">${i.rank}</td><td>${listingLink(site, i.slug, i.name)}</td><td>${categoryLink(site, i.category)}</td><td>${providerLink(i.provider)}</td><td class="num">${escapeHtml(metricText(board, i.metric.value))}</td></tr>`,
+        `<tr><td class="num">${i.rank}</td><td>${listingLink(site, i.slug, i.name)}</td><td>${categoryLink(site, i.category)}</td><td>${providerName(i.provider)}</td><td class="num">${escapeHtml(metricText(board, i.metric.value))}</td></tr>`,
     )
     .join('');
   return `<table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr><th scope="col" class="num">Rank</th><th scope="col">API</th><th scope="col">Category</th><th scope="col">Provider</th><th scope="col" class="num">${escapeHtml(metric)}</th></tr></thead><tbody>${rows}</tbody></table>`;

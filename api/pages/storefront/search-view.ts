@@ -25,7 +25,7 @@ import {
   listingLink,
   plural,
   priceRange,
-  providerLink,
+  providerName,
   type CatalogSite,
 } from './site.js';
 
@@ -68,7 +68,7 @@ function resultsTable(site: CatalogSite, result: SearchResult): string {
     .map(
       (i) => `<tr><td>${listingLink(site, i.slug, i.name)}<br><span class="muted">${escapeHtml(i.summary)}</span></td>
 <td>${categoryLink(site, i.category)}</td><td>${escapeHtml(priceRange(i.price))}</td>
-<td class="num">${i.svc_score}</td><td>${providerLink(i.provider)}${i.callable ? '' : '<br><span class="muted">Directory entry: not callable</span>'}</td></tr>`,
+<td class="num">${i.svc_score}</td><td>${providerName(i.provider)}${i.callable ? '' : '<br><span class="muted">Directory entry: not callable</span>'}</td></tr>`,
     )
     .join('');
   return `<table><caption class="visually-hidden">Search results</caption>

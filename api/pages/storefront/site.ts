@@ -55,6 +55,10 @@ export const listingLink = (site: CatalogSite, slug: string, name: string) =>
 export const categoryLink = (site: CatalogSite, c: { slug: string; name: string } | null) =>
   c ? `<a href="${site.category(c.slug)}">${escapeHtml(c.name)}</a>` : '—';
 
+/** A provider's name in a table of listings: text, not a link (a provider often shares its API's name, and two links
+ * of one name in a row read as one; the listing's page links the profile). */
+export const providerName = (p: { slug: string | null; name: string | null }) => escapeHtml(p.name ?? p.slug ?? '—');
+
 /** The provider's public profile link, or its name (no profile slug: no page). */
 export const providerLink = (p: { slug: string | null; name: string | null }) =>
   p.slug ? `<a href="${providerPath(p.slug)}">${escapeHtml(p.name ?? p.slug)}</a>` : escapeHtml(p.name ?? '—');
