@@ -73,6 +73,6 @@ export function priceRange(p: { min_price_cents: number | null; max_price_cents:
 /** A clear empty state: what is missing and what to do next. */
 export const emptyState = (html: string) => `<div class="empty">${html}</div>`;
 
-export const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export { money };
