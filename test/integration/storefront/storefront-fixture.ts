@@ -1,7 +1,8 @@
 /**
  * The storefront tests' catalog (issue 31): a provider with a public profile and three live listings (a priced one
  * with a path parameter, a query parameter and a JSON body; an all-free one; a dear one), a draft, an unpublished one,
- * a provider without a profile slug, and one directory entry; created the way providers do (POST
+ * a second provider's listing without endpoints (its profile is the one creating an API makes), and one directory
+ * entry; created the way providers do (POST
  * /v1/provider/apis) and published through the lifecycle's step (indexed for search, then live).
  */
 import { expect } from 'vitest';
@@ -15,8 +16,8 @@ export interface StorefrontFixture {
   stack: TestStack;
   api: RunningHttpServer;
   provider: Person;
-  /** A provider org with no public profile (its listing has no provider page). */
-  anonymousProvider: Person;
+  /** A second provider, with the profile creating its API gave it (`nameless-narwhal`). */
+  secondProvider: Person;
   ids: Record<string, string>;
   directorySlug: string;
   close(): Promise<void>;
@@ -100,14 +101,14 @@ const UNPUBLISHED = { name: 'Gone Gale', slug: 'gone-gale', summary: 'Gale warni
 const NO_PROFILE = {
   name: 'Nameless Narwhal',
   slug: 'nameless-narwhal',
-  summary: 'Narwhal sightings, by a provider without a profile',
+  summary: 'Narwhal sightings, no endpoints yet',
 };
 
 export async function startStorefront(env: Record<string, string> = {}): Promise<StorefrontFixture> {
   const stack = await createTestStack({ env: { PUBLIC_RATE_LIMIT_PER_MIN: '100000', ...env } });
   const api = await serve(createApiApp(stack.services).callback());
   const provider = await createPerson(stack.services);
-  const anonymousProvider = await createPerson(stack.services);
+  const secondProvider = await createPerson(stack.services);
   const profile = await http(api.url, 'PATCH', '/v1/me/profile', {
     token: provider.session,
     body: {
@@ -134,7 +135,7 @@ export async function startStorefront(env: Record<string, string> = {}): Promise
   const gone = await create(provider, UNPUBLISHED);
   await live(gone);
   await stack.services.providerLifecycle.setStatus(gone, 'draft');
-  await live(await create(anonymousProvider, NO_PROFILE));
+  await live(await create(secondProvider, NO_PROFILE));
   await stack.services.directoryImport.importEntries([
     {
       name: 'Open Fjord Tides',
@@ -148,7 +149,7 @@ export async function startStorefront(env: Record<string, string> = {}): Promise
     stack,
     api,
     provider,
-    anonymousProvider,
+    secondProvider,
     ids,
     directorySlug: 'open-fjord-tides',
     close: async () => {
