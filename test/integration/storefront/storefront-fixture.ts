@@ -104,8 +104,11 @@ const NO_PROFILE = {
   summary: 'Narwhal sightings, no endpoints yet',
 };
 
-export async function startStorefront(env: Record<string, string> = {}): Promise<StorefrontFixture> {
-  const stack = await createTestStack({ env: { PUBLIC_RATE_LIMIT_PER_MIN: '100000', ...env } });
+export async function startStorefront(
+  env: Record<string, string> = {},
+  temporalAddress?: string,
+): Promise<StorefrontFixture> {
+  const stack = await createTestStack({ env: { PUBLIC_RATE_LIMIT_PER_MIN: '100000', ...env }, temporalAddress });
   const api = await serve(createApiApp(stack.services).callback());
   const provider = await createPerson(stack.services);
   const secondProvider = await createPerson(stack.services);
