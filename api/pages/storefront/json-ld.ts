@@ -5,7 +5,7 @@
  */
 import type { ListingDetail } from '../../../core/catalog/listings/listings.schemas.js';
 import type { ProviderDetail } from '../../../core/profiles/profiles.schemas.js';
-import { providerPath } from './site.js';
+import { providerPath, webUrl } from './site.js';
 
 /** Integer cents as a schema.org price: a decimal string in dollars, two places. */
 export function usdPrice(cents: number): string {
@@ -31,7 +31,7 @@ export function webApiJsonLd(
     ...(detail.published_at ? { datePublished: detail.published_at } : {}),
     documentation: detail.callable
       ? `${urls.publicBase}/v1/apis/${encodeURIComponent(detail.slug)}/openapi`
-      : (detail.docs_url ?? url),
+      : (webUrl(detail.docs_url) ?? url),
     ...(provider
       ? {
           provider: {

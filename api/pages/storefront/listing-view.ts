@@ -16,7 +16,16 @@ import { barChart, lineChart } from '../charts.js';
 import { when } from '../console/forms.js';
 import type { Viewer } from './frame.js';
 import { callStep, quoteAnswer, quoteFor, quoteForm, quoteInput, snippetsSection } from './listing-call.js';
-import { BOARD_LABELS, categoryLink, emptyState, money, priceRange, providerLink, type CatalogSite } from './site.js';
+import {
+  BOARD_LABELS,
+  categoryLink,
+  emptyState,
+  money,
+  priceRange,
+  providerLink,
+  webUrl,
+  type CatalogSite,
+} from './site.js';
 
 /** Everything the page shows, read in parallel (each read answers 404, or 410 once archived, for a gone listing). */
 export interface ListingData {
@@ -136,6 +145,7 @@ ${card('GMV rank', gmv?.rank == null ? '—' : `#${gmv.rank}`, gmv?.rank == null
 
 /** The summary, description and facts; where to call it, or why it is not callable here. */
 function listingHeader(site: CatalogSite, detail: ListingDetail): string {
+  const docs = webUrl(detail.docs_url);
   const tags = detail.tags.length
     ? detail.tags.map((t) => `<a href="${site.search}?q=${encodeURIComponent(t)}">${escapeHtml(t)}</a>`).join(', ')
     : '—';
@@ -144,8 +154,8 @@ function listingHeader(site: CatalogSite, detail: ListingDetail): string {
     ? `<span class="badge">live</span> callable through the gateway · upstream smoke test ${smoke}${detail.verification.checked_at ? ` (${escapeHtml(when(detail.verification.checked_at))})` : ''}`
     : '<span class="badge">directory entry</span> not callable here';
   const where = detail.gateway_url
-    ? `<p>Gateway: <code>${escapeHtml(detail.gateway_url)}</code> · <a href="/v1/apis/${encodeURIComponent(detail.slug)}/openapi">OpenAPI document</a>${detail.docs_url ? ` · <a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer">Documentation</a>` : ''}</p>`
-    : `<div class="banner warn" role="note"><strong>Directory entry: not callable here.</strong> ${escapeHtml(detail.directory_entry?.note ?? '')} ${escapeHtml(detail.directory_entry?.how_to_list ?? '')}</div>${detail.docs_url ? `<p><a href="${escapeHtml(detail.docs_url)}" rel="noopener noreferrer nofollow">Go to its own site: ${escapeHtml(detail.docs_url)}</a></p>` : ''}`;
+    ? `<p>Gateway: <code>${escapeHtml(detail.gateway_url)}</code> · <a href="/v1/apis/${encodeURIComponent(detail.slug)}/openapi">OpenAPI document</a>${docs ? ` · <a href="${escapeHtml(docs)}" rel="noopener noreferrer">Documentation</a>` : ''}</p>`
+    : `<div class="banner warn" role="note"><strong>Directory entry: not callable here.</strong> ${escapeHtml(detail.directory_entry?.note ?? '')} ${escapeHtml(detail.directory_entry?.how_to_list ?? '')}</div>${docs ? `<p><a href="${escapeHtml(docs)}" rel="noopener noreferrer nofollow">Go to its own site: ${escapeHtml(docs)}</a></p>` : ''}`;
   return `<p><a href="${site.search}">← All APIs</a></p>
 <p><strong>${escapeHtml(detail.summary)}</strong></p>
 ${detail.description ? `<p>${escapeHtml(detail.description)}</p>` : ''}

@@ -70,6 +70,10 @@ export function priceRange(p: { min_price_cents: number | null; max_price_cents:
   return `${p.min_price_cents === 0 ? 'Free' : money(p.min_price_cents)} – ${money(p.max_price_cents ?? 0)} / call`;
 }
 
+/** A provider-written URL as a link target only when it is http(s) (a `javascript:` URL is never a link). */
+export const webUrl = (url: string | null | undefined): string | undefined =>
+  url && /^https?:\/\//i.test(url) ? url : undefined;
+
 /** A clear empty state: what is missing and what to do next. */
 export const emptyState = (html: string) => `<div class="empty">${html}</div>`;
 
