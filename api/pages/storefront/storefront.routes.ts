@@ -10,7 +10,7 @@ import { escapeHtml } from '../../../core/html.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { countPublicRead } from '../../middleware/public-reads.js';
-import { documented, empty, media, type Operation } from '../../openapi/operation.js';
+import { documented, empty, media, redirect, type Operation } from '../../openapi/operation.js';
 import { formQuery } from '../console/provider-forms.js';
 import { pageError, paramOf, signedIn } from '../forms.js';
 import { pageRouter } from '../page-router.js';
@@ -66,6 +66,11 @@ function storefrontFile(services: Services, type: string, fn: () => Promise<stri
 }
 
 function catalogPages(router: Router<AppState>, services: Services): void {
+  // Where people look for a catalog first (issue 31 found `/catalog` a JSON 404): the storefront, filters kept.
+  router.get('/catalog', (ctx) => {
+    ctx.status = 301;
+    ctx.redirect(`/apis${ctx.querystring ? `?${ctx.querystring}` : ''}`);
+  });
   router.get(
     '/apis',
     storefrontPage(services, async (ctx) => {
@@ -186,6 +191,16 @@ function storefrontOperation(path: string, operationId: string, summary: string,
 
 /** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
 export const STOREFRONT_OPERATIONS = [
+  documented({
+    method: 'get',
+    path: '/catalog',
+    operationId: 'getCatalogRedirect',
+    summary: 'Moved to the storefront, /apis (the query kept)',
+    tag: 'Pages',
+    auth: 'none',
+    html: true,
+    success: { 301: redirect('Moved permanently to /apis.') },
+  }),
   storefrontOperation('/apis', 'getStorefrontSearch', 'Storefront: search and browse the catalog'),
   storefrontOperation('/apis/{slug}', 'getStorefrontListing', "Storefront: a listing's page"),
   storefrontOperation('/apis/{slug}/quote', 'getStorefrontQuote', 'Storefront: quote a call of a listing'),

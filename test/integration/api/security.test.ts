@@ -23,6 +23,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: '/', need: 'none' },
   { method: 'GET', path: '/docs/:file', need: 'none' },
   // The storefront (issue 31): public pages and files.
+  { method: 'GET', path: '/catalog', need: 'none' },
   { method: 'GET', path: '/apis', need: 'none' },
   { method: 'GET', path: '/apis/:slug', need: 'none' },
   { method: 'GET', path: '/apis/:slug/quote', need: 'none' },

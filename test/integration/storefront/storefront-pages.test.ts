@@ -35,6 +35,12 @@ describe('storefront pages, anonymous', () => {
     expect(home.text).toContain('<form method="get" action="/apis" role="search">');
   });
 
+  it('/catalog, where people look first, moves to /apis with the query kept', async () => {
+    const res = await fetch(`${f.api.url}/catalog?q=fjord`, { redirect: 'manual' });
+    expect(res.status).toBe(301);
+    expect(res.headers.get('location')).toBe('/apis?q=fjord');
+  });
+
   it('/apis browses every live listing (directory entry included, drafts and unpublished not) and links each', async () => {
     const res = await page('/apis');
     for (const slug of [
