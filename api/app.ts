@@ -15,6 +15,7 @@ import { httpTracing } from './middleware/tracing.js';
 import { tracingOn } from '../core/tracing.js';
 import { applyProxyTrust } from '../platform/runtime/proxy-trust.js';
 import { homePages } from './pages/home.page.js';
+import { storefrontRoutes } from './pages/storefront/storefront.routes.js';
 import { pagesRoutes } from './pages/pages.routes.js';
 import { approvalPages } from './pages/approve.page.js';
 import { consoleRoutes } from './pages/console/console.routes.js';
@@ -79,6 +80,7 @@ export function apiRouters(services: Services): Router<AppState>[] {
     listingsRoutes(services),
     marketRoutes(services),
     homePages(services),
+    storefrontRoutes(services),
     pagesRoutes(services),
     signupPages(services),
     termsPages(services),

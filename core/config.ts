@@ -93,6 +93,8 @@ export interface Config {
     readonly gatewayRatePerMin: number;
     readonly registerPerHour: number;
     readonly signupPerHour: number;
+    /** Public catalog reads (storefront pages, public catalog JSON routes) per client address per minute. */
+    readonly publicReadsPerMin: number;
   };
   readonly gateway: {
     readonly maxRequestBytes: number;
@@ -308,6 +310,7 @@ function limitsOf(e: ParsedEnv) {
       gatewayRatePerMin: e.GATEWAY_RATE_LIMIT_PER_MIN,
       registerPerHour: e.REGISTER_RATE_LIMIT_PER_HOUR,
       signupPerHour: e.SIGNUP_RATE_LIMIT_PER_HOUR,
+      publicReadsPerMin: e.PUBLIC_RATE_LIMIT_PER_MIN,
     },
     challenge: { verifyUrl: e.CHALLENGE_VERIFY_URL, secret: e.CHALLENGE_SECRET },
     gateway: {

@@ -9,6 +9,7 @@ import { EMBEDDED_PAYMENTS_PAGE_OPERATIONS } from '../pages/embedded-payments.pa
 import { HOME_PAGE_OPERATIONS } from '../pages/home.page.js';
 import { SIGN_IN_PAGE_OPERATIONS } from '../pages/pages.routes.js';
 import { SIGNUP_PAGE_OPERATIONS } from '../pages/signup.page.js';
+import { STOREFRONT_OPERATIONS } from '../pages/storefront/storefront.routes.js';
 import { TERMS_PAGE_OPERATIONS } from '../pages/terms.page.js';
 import { OAUTH_OPERATIONS, OAUTH_PAGE_OPERATIONS } from '../oauth/oauth.operations.js';
 import { ACCOUNTS_ROUTES } from '../routes/accounts.routes.js';
@@ -56,6 +57,7 @@ export function allOperations(): Operation[] {
       ...REFERENCE_ROUTES,
     ].map((r) => r.operation),
     ...HOME_PAGE_OPERATIONS,
+    ...STOREFRONT_OPERATIONS,
     ...SIGN_IN_PAGE_OPERATIONS,
     ...SIGNUP_PAGE_OPERATIONS,
     ...TERMS_PAGE_OPERATIONS,

@@ -1,11 +1,14 @@
 /**
- * `/`: what a person who opens the control plane in a browser sees: what this is, where to sign in, the docs and
- * the Temporal UI. JSON clients (`Accept: application/json`) still get the 404 envelope: the API has no root.
- * `/docs/{file}`: the Markdown docs shipped with the source (`README.md`, `docs/*.md`), as plain text, so the page's
- * links work without leaving this deployment. An image built without `docs/` lists none and says where they are.
+ * `/`: what a person who opens the control plane in a browser sees: what this is, the storefront (search the APIs,
+ * the boards, the market), where to sign in, the docs and the Temporal UI. JSON clients (`Accept: application/json`)
+ * still get the 404 envelope: the API has no root.
+ * `/docs/{file}`: the Markdown docs shipped with the source (`README.md`, `docs/*.md`), rendered as HTML for this
+ * deployment (docs-render.ts: its URLs filled in, links between docs kept here), so the page's links work without
+ * leaving it; the Markdown itself with `?raw=1` or `Accept: text/markdown`. An image built without `docs/` lists
+ * none and says where they are.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import Router from '@koa/router';
 import { NotFoundError } from '../../core/errors.js';
@@ -13,7 +16,9 @@ import type { Services } from '../../platform/services.js';
 import type { AppState } from '../context.js';
 import { escapeHtml } from './layout.js';
 import { paramOf, render, signedIn } from './forms.js';
-import { documented, media, pageOperation } from '../openapi/operation.js';
+import { documented, empty, media, pageOperation } from '../openapi/operation.js';
+import { fillPlaceholders, renderDoc } from './docs-render.js';
+import { sendStorefront } from './storefront/frame.js';
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -52,11 +57,50 @@ function shippedDocs(): Doc[] {
   return docs.sort((a, b) => rank(a) - rank(b));
 }
 
+/** `/docs/{file}`: a shipped doc as HTML (rendered once per version of its file), or its Markdown. */
+function docsRoute(router: Router<AppState>, services: Services, docs: Doc[]): void {
+  const { urls } = services.config;
+  const byFile = new Map(docs.map((d) => [d.file, d]));
+  const served = new Set(docs.map((d) => d.file));
+  const rendered = new Map<string, { mtimeMs: number; html: string }>();
+  /** A doc as HTML, rendered once per version of its file. */
+  const docHtml = async (doc: Doc): Promise<string> => {
+    const { mtimeMs } = await stat(doc.path);
+    const hit = rendered.get(doc.file);
+    if (hit?.mtimeMs === mtimeMs) return hit.html;
+    const source = doc.file === 'README.md' ? 'README.md' : `docs/${doc.file}`;
+    const html = renderDoc(await readFile(doc.path, 'utf8'), source, served, urls);
+    rendered.set(doc.file, { mtimeMs, html });
+    return html;
+  };
+
+  router.get('/docs/:file', async (ctx) => {
+    const doc = byFile.get(paramOf(ctx, 'file'));
+    if (!doc) throw new NotFoundError(`No document ${paramOf(ctx, 'file')}; the list is on /.`);
+    if (ctx.query.raw === '1' || ctx.accepts('html', 'text/markdown') === 'text/markdown') {
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = await readFile(doc.path);
+      return;
+    }
+    const person = await signedIn(ctx, services);
+    const body = `<article class="doc">${await docHtml(doc)}</article>
+<p class="muted">The Markdown source: <a href="/docs/${encodeURIComponent(doc.file)}?raw=1">${escapeHtml(doc.file)}</a>.</p>`;
+    sendStorefront(
+      ctx,
+      { title: doc.title, body, ownHeading: true, head: { canonical: `/docs/${doc.file}` } },
+      { person },
+      urls.publicBase,
+    );
+  });
+}
+
 export function homePages(services: Services): Router<AppState> {
   const router = new Router<AppState>();
-  const docs = shippedDocs();
-  const byFile = new Map(docs.map((d) => [d.file, d]));
   const { urls, temporal } = services.config;
+  const docs = shippedDocs().map((d) => ({ ...d, title: fillPlaceholders(d.title, urls) }));
 
   const link = (href: string, text: string) => `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`;
   const code = (text: string) => `<code>${escapeHtml(text)}</code>`;
@@ -69,6 +113,14 @@ export function homePages(services: Services): Router<AppState> {
   const body = `<p>This is the control plane of a self-hosted <strong>API marketplace</strong>. Providers list APIs with a
 price per endpoint; people and AI agents hold scoped API keys with money caps and call those APIs through a metered
 gateway, or as MCP tools.</p>
+<h2>Browse the APIs</h2>
+<form method="get" action="/apis" role="search"><label for="home-q">Search the catalog</label>
+<input id="home-q" name="q" type="text" placeholder="weather forecast, geocoding…"> <button type="submit">Search</button></form>
+<ul>
+<li>${link('/apis', 'All APIs')}: every listing with its prices, stats and ready-to-run snippets, no sign-in needed</li>
+<li>${link('/leaderboards', 'Leaderboards')}: top grossing, most used, most reliable, best value, trending, new</li>
+<li>${link('/market', 'Market')}: the marketplace at a glance</li>
+</ul>
 <h2>People</h2>
 {people}
 <h2>Programs and agents</h2>
@@ -76,6 +128,7 @@ gateway, or as MCP tools.</p>
 <li>REST API: ${code(`${urls.publicBase}/v1/`)}; start with ${code(`curl -X POST ${urls.publicBase}/v1/register`)}</li>
 <li>Gateway: ${code(`${urls.gateway}/v1/proxy/{apiSlug}/{path}`)}</li>
 <li>MCP tools (Streamable HTTP): ${code(`${urls.mcp}/mcp`)}</li>
+<li>${link('/llms.txt', 'llms.txt')}: how an agent uses this marketplace; ${link('/sitemap.xml', 'sitemap')} of every listing</li>
 <li>${link('/docs', 'API reference')}: every route, browsable and callable from the page</li>
 </ul>
 <h2>Operators</h2>
@@ -99,17 +152,7 @@ ${link('/console', 'Open the console')}: keys with money caps, credits, usage, t
     render(ctx, 200, 'Welcome', body.replace('{people}', person ? signedInAs(email ?? 'you') : signedOut));
   });
 
-  router.get('/docs/:file', async (ctx) => {
-    const doc = byFile.get(paramOf(ctx, 'file'));
-    if (!doc) throw new NotFoundError(`No document ${paramOf(ctx, 'file')}; the list is on /.`);
-    const text = await readFile(doc.path);
-    ctx.type = 'text/plain; charset=utf-8';
-    ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.body = text;
-  });
-
+  docsRoute(router, services, docs);
   return router;
 }
 
@@ -117,7 +160,13 @@ ${link('/console', 'Open the console')}: keys with money caps, credits, usage, t
 export const HOME_PAGE_OPERATIONS = [
   pageOperation('get', '/', 'getHome', 'Home page'),
   documented({
-    ...pageOperation('get', '/docs/{file}', 'getDoc', 'A shipped Markdown doc, as plain text'),
-    success: { 200: media('text/plain', 'The Markdown text.') },
+    ...pageOperation('get', '/docs/{file}', 'getDoc', 'A shipped Markdown doc, as HTML (`?raw=1`: the Markdown text)'),
+    success: {
+      200: media(
+        'text/*',
+        'The doc as `text/html`; with `?raw=1` or `Accept: text/markdown`, its Markdown as `text/plain`.',
+      ),
+      304: empty('Not modified: the If-None-Match header holds the current ETag.'),
+    },
   }),
 ];

@@ -4,6 +4,15 @@ import { escapeHtml } from '../../core/html.js';
 export const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/**
+ * The page CSP, allowing exactly the inline scripts whose SHA-256 (base64) is given: a page's JSON-LD blocks
+ * (`<script type="application/ld+json">`, never executed, but a script element all the same). No hash: PAGE_CSP.
+ */
+export function pageCsp(scriptHashes: readonly string[] = []): string {
+  if (!scriptHashes.length) return PAGE_CSP;
+  return `${PAGE_CSP}; script-src ${scriptHashes.map((h) => `'sha256-${h}'`).join(' ')}`;
+}
+
 export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">

@@ -9,10 +9,18 @@ import { AcceptTermsBody } from '../../core/providers/providers.schemas.js';
 import { AcceptanceView, TermsView } from '../../core/terms/terms.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { env, media, type OperationDecl } from '../openapi/operation.js';
-import { mountRoutes, route, withMeta } from '../openapi/route.js';
+import type Router from '@koa/router';
+import type { AppState } from '../context.js';
+import { publicReads } from '../middleware/public-reads.js';
+import { mountRoutes, route, withMeta, type RouteDef } from '../openapi/route.js';
 
-/** A public GET of the catalog: most routes here and every route of listings.routes.ts. */
-export const CATALOG_GET = { method: 'get', tag: 'Catalog', auth: 'none' } as const satisfies Partial<OperationDecl>;
+/** A public GET of the catalog: most routes here and every route of listings.routes.ts (429: the per-address limit). */
+export const CATALOG_GET = {
+  method: 'get',
+  tag: 'Catalog',
+  auth: 'none',
+  errors: [429],
+} as const satisfies Partial<OperationDecl>;
 
 export const CATALOG_ROUTES = [
   // Public: hybrid search over live listings (core/catalog/search/search.service.ts); meta carries total, limit, offset.
@@ -115,4 +123,16 @@ export const CATALOG_ROUTES = [
   ),
 ];
 
-export const catalogRoutes = (services: Services) => mountRoutes(services, CATALOG_ROUTES);
+/**
+ * A router of public catalog reads: each GET route counts against the per-address limit of public reads
+ * (api/middleware/public-reads.ts) first, as the storefront's pages do. Put on each GET route's own layer, not with
+ * `router.use`: a nested router's `use` middleware runs for every route the parent matches.
+ */
+export function publicCatalogRouter(services: Services, routes: readonly RouteDef<Services>[]): Router<AppState> {
+  const router = mountRoutes(services, routes);
+  const limit = publicReads(services);
+  for (const layer of router.stack) if (layer.methods.includes('GET')) layer.stack.unshift(limit);
+  return router;
+}
+
+export const catalogRoutes = (services: Services) => publicCatalogRouter(services, CATALOG_ROUTES);

@@ -16,8 +16,8 @@ import { HistoryQuery, StatsQuery } from '../../core/catalog/listings/listings.s
 import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import type { Services } from '../../platform/services.js';
 import { env, rawJson } from '../openapi/operation.js';
-import { mountRoutes, route } from '../openapi/route.js';
-import { CATALOG_GET } from './catalog.routes.js';
+import { route } from '../openapi/route.js';
+import { CATALOG_GET, publicCatalogRouter } from './catalog.routes.js';
 
 export const LISTINGS_ROUTES = [
   route(
@@ -125,4 +125,4 @@ export const LISTINGS_ROUTES = [
   ),
 ];
 
-export const listingsRoutes = (services: Services) => mountRoutes(services, LISTINGS_ROUTES);
+export const listingsRoutes = (services: Services) => publicCatalogRouter(services, LISTINGS_ROUTES);

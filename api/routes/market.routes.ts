@@ -17,7 +17,8 @@ import {
 } from '../../core/catalog/rollups/rollups.schemas.js';
 import type { Services } from '../../platform/services.js';
 import { env } from '../openapi/operation.js';
-import { mountRoutes, route, withMeta } from '../openapi/route.js';
+import { route, withMeta } from '../openapi/route.js';
+import { publicCatalogRouter } from './catalog.routes.js';
 
 export const MARKET_ROUTES = [
   route(
@@ -27,6 +28,7 @@ export const MARKET_ROUTES = [
       operationId: 'getLeaderboard',
       summary: 'A ranked board of listings',
       tag: 'Market',
+      errors: [429],
       auth: 'none',
       query: LeaderboardQuery,
       success: {
@@ -45,6 +47,7 @@ export const MARKET_ROUTES = [
       operationId: 'getMarketOverview',
       summary: 'Market totals',
       tag: 'Market',
+      errors: [429],
       auth: 'none',
       success: { 200: env(MarketOverview, 'The overview.') },
     },
@@ -57,6 +60,7 @@ export const MARKET_ROUTES = [
       operationId: 'getMarketActivity',
       summary: 'Activity feed',
       tag: 'Market',
+      errors: [429],
       auth: 'bearer',
       query: ActivityQuery,
       success: { 200: env(z.array(ActivityItem), 'The feed.') },
@@ -91,6 +95,7 @@ export const MARKET_ROUTES = [
       operationId: 'listApiRequests',
       summary: 'Open API requests (without emails or notes)',
       tag: 'Market',
+      errors: [429],
       auth: 'none',
       query: ApiRequestsQuery,
       success: { 200: env(z.array(ApiRequestView), 'The requests.') },
@@ -99,4 +104,4 @@ export const MARKET_ROUTES = [
   ),
 ];
 
-export const marketRoutes = (services: Services) => mountRoutes(services, MARKET_ROUTES);
+export const marketRoutes = (services: Services) => publicCatalogRouter(services, MARKET_ROUTES);

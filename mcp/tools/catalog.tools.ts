@@ -61,7 +61,7 @@ const DEFS = {
         query: z.string().max(SEARCH_MAX_Q).describe('Empty browses in `sort` order.'),
         category: SearchCategory,
         sort: z.enum(SEARCH_SORTS).optional().describe('Default: relevance with a query, svc_score without.'),
-        max_price_cents: SearchQuery.shape.max_price_cents.describe('Some endpoint at most this price.'),
+        max_price_cents: SearchQuery.shape.max_price_cents.describe('Cheapest paid endpoint at most this.'),
         limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
         offset: z.number().int().min(0).max(1_000_000).optional(),
         callable_only: CallableOnly,

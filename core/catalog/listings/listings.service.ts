@@ -24,6 +24,8 @@ import type { TermsStatusView, TermsView } from '../../terms/terms.schemas.js';
 import { meritFor } from '../rollups/merit.js';
 import { exportOpenApi } from './openapi-export.js';
 import { apiArchivedError } from './retired.js';
+import { sitemapEntries, type SitemapEntries } from './sitemap.js';
+import { listingPage, type ListingPage } from './listing-page.js';
 import { quote, type QuoteCaller, type QuoteQuery } from './quote.js';
 import { HISTORY_LIMIT, historyFor, ranksFor } from '../rollups/rollup-reads.js';
 import { STATS_WINDOWS, statsFor, type StatsWindow } from '../rollups/stats.js';
@@ -108,9 +110,13 @@ export class ListingsService {
   }
 
   async detail(slug: string): Promise<ListingDetail> {
-    const { orm, clock, documents } = this.deps;
-    const em = orm.em.fork();
-    const api = await this.live(em, slug);
+    const em = this.deps.orm.em.fork();
+    return this.detailOf(em, await this.live(em, slug));
+  }
+
+  /** The detail of a listing already read (the storefront's page reads it once: listing-page.ts). */
+  async detailOf(em: EntityManager, api: IApi): Promise<ListingDetail> {
+    const { clock, documents } = this.deps;
     const [endpoints, profile, docs, category, merits] = await Promise.all([
       this.endpointsOf(em, api),
       em.findOne(Profile, { org: api.org.id }),
@@ -165,7 +171,10 @@ export class ListingsService {
 
   async schema(slug: string): Promise<ListingSchemaView> {
     const em = this.deps.orm.em.fork();
-    const api = await this.live(em, slug);
+    return this.schemaOf(em, await this.live(em, slug));
+  }
+
+  async schemaOf(em: EntityManager, api: IApi): Promise<ListingSchemaView> {
     const base = this.gatewayBase(api);
     return {
       api: api.slug,
@@ -241,6 +250,17 @@ export class ListingsService {
     const em = this.deps.orm.em.fork();
     const api = await this.live(em, slug);
     return quote(this.deps, em, api, query, caller, this.deps.clock.now());
+  }
+
+  /** Everything the storefront's listing page shows, with one read of the listing (listing-page.ts). */
+  async page(slug: string): Promise<ListingPage> {
+    const em = this.deps.orm.em.fork();
+    return listingPage(this, em, await this.live(em, slug), this.deps.clock.now());
+  }
+
+  /** What the storefront's sitemap lists (sitemap.ts). */
+  sitemap(): Promise<SitemapEntries> {
+    return sitemapEntries(this.deps.orm.em.fork());
   }
 
   /** The taxonomy with the number of live listings in each category. */

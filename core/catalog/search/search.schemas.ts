@@ -20,6 +20,12 @@ export type SearchSort = (typeof SEARCH_SORTS)[number];
 export const SEARCH_MAX_LIMIT = 500;
 export const SEARCH_MAX_Q = 500;
 
+/** `pricing`: `free`, every endpoint free; `paid`, at least one paid endpoint (docs/decisions.md, issue 31). */
+export const SEARCH_PRICING = ['free', 'paid'] as const;
+export type SearchPricing = (typeof SEARCH_PRICING)[number];
+
+const PriceBound = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
 export const SearchQuery = z
   .object({
     q: z.string().max(SEARCH_MAX_Q, `must be at most ${SEARCH_MAX_Q} characters`).trim().default(''),
@@ -27,12 +33,30 @@ export const SearchQuery = z
     sort: z.enum(SEARCH_SORTS, { error: `must be one of ${SEARCH_SORTS.join(', ')}` }).optional(),
     limit: z.coerce.number().int().min(1).max(SEARCH_MAX_LIMIT).default(50),
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-    max_price_cents: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    min_price_cents: PriceBound.optional().describe(
+      'Only listings whose cheapest paid endpoint costs at least this many cents (a listing whose endpoints are all ' +
+        'free counts as 0; a listing without endpoints is left out).',
+    ),
+    max_price_cents: PriceBound.optional().describe(
+      'Only listings whose cheapest paid endpoint costs at most this many cents (a listing whose endpoints are all ' +
+        'free counts as 0; a listing without endpoints is left out).',
+    ),
+    pricing: z
+      .enum(SEARCH_PRICING, { error: `must be one of ${SEARCH_PRICING.join(', ')}` })
+      .optional()
+      .describe('`free`: every endpoint is free; `paid`: at least one endpoint has a price.'),
     source: z.enum(API_SOURCES).optional(),
     /** `true`: only listings callable through the gateway (a provider's); `false`: only directory entries. */
     callable: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
   })
-  .strict();
+  .strict()
+  .refine(
+    (q) => q.min_price_cents === undefined || q.max_price_cents === undefined || q.min_price_cents <= q.max_price_cents,
+    {
+      path: ['min_price_cents'],
+      message: 'must not be more than max_price_cents',
+    },
+  );
 export type SearchQuery = z.infer<typeof SearchQuery>;
 
 /** One ranked listing of GET /v1/search (and of the search tool). */

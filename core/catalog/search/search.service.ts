@@ -27,6 +27,7 @@ import { readItems } from './search-items.js';
 import type { SearchItem } from './search.schemas.js';
 import { dotAt, nearest, RANKING, sortKey, type Entry } from './search-ranking.js';
 import { fullText, lexemesOf } from './search-text.js';
+import { listingPrices, priceFilter, pricedBy, type ListingPrices } from './search-prices.js';
 
 export type { SearchItem } from './search.schemas.js';
 export { RANKING } from './search-ranking.js';
@@ -318,17 +319,10 @@ export class SearchService {
       ids = this.filtered(query).map((e) => e.id);
     }
     const em = this.deps.orm.em.fork();
-    let prices: Map<string, { min: number; max: number }> | null = null;
-    if (query.max_price_cents !== undefined || sort === 'price') {
-      const rows = await em.execute<{ api_id: string; min: string; max: string }[]>(
-        `select e.api_id, min(e.price_cents) as min, max(e.price_cents) as max
-           from endpoints e join apis a on a.id = e.api_id and a.status = 'live' group by e.api_id`,
-      );
-      prices = new Map(rows.map((r) => [r.api_id, { min: Number(r.min), max: Number(r.max) }]));
-      if (query.max_price_cents !== undefined) {
-        const cap = query.max_price_cents;
-        ids = ids.filter((id) => (prices!.get(id)?.min ?? Infinity) <= cap);
-      }
+    let prices: Map<string, ListingPrices> | null = null;
+    if (pricedBy(query) || sort === 'price') {
+      prices = await listingPrices(em);
+      ids = ids.filter(priceFilter(query, prices));
     }
     const scores = await this.deps.scores.scoresFor(ids);
     const prior = (id: string) => (scores.get(id)?.svc_score ?? 50) / 100;

@@ -239,8 +239,11 @@ describe('console: Catalog and Provider', () => {
     expect(search.text).toContain('Free – $0.07 / call');
     const directoryOnly = await browser.request('GET', '/console/catalog?q=console+weather&source=directory');
     expect(directoryOnly.text).not.toContain('href="/console/catalog/apis/console-weather"');
-    const cheapOnly = await browser.request('GET', '/console/catalog?category=weather&max_price=0.00');
-    expect(cheapOnly.text).toContain('href="/console/catalog/apis/console-weather"'); // one endpoint is free
+    // The price range compares the cheapest PAID endpoint (issue 31): its free /health does not make it "free".
+    const upTo7 = await browser.request('GET', '/console/catalog?category=weather&max_price=0.07');
+    expect(upTo7.text).toContain('href="/console/catalog/apis/console-weather"');
+    const upTo6 = await browser.request('GET', '/console/catalog?category=weather&max_price=0.06');
+    expect(upTo6.text).not.toContain('href="/console/catalog/apis/console-weather"');
 
     const listing = await browser.request('GET', '/console/catalog/apis/console-weather');
     expectPage(listing, 200);

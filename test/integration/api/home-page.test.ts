@@ -1,6 +1,7 @@
 // The control plane's root: a browser gets a small HTML page (our page layout, strict CSP) saying what this is and
 // linking to sign-in, the docs and the Temporal UI; a JSON client asking for JSON still gets the 404 envelope. The
-// docs it links to are served from this checkout as plain text. Checked over HTTP and in headless Chromium.
+// docs it links to are served from this checkout as HTML (their Markdown with ?raw=1). Checked over HTTP and in
+// headless Chromium.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,16 +58,25 @@ describe('control plane root page', () => {
     expectFailure(json, 404, 'not_found');
   });
 
-  it('serves the linked docs as plain text, and nothing outside them', async () => {
-    const res = await http(server.url, 'GET', '/docs/spec.md');
+  it('serves the linked docs as HTML for this deployment, their Markdown with ?raw=1, and nothing outside them', async () => {
+    // Issue 31: rendered with markdown-it under the page CSP; placeholders read as the configured URLs.
+    const html = await http(server.url, 'GET', '/docs/agent-tools.md', { headers: { accept: 'text/html' } });
+    expect(html.status, show(html)).toBe(200);
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(html.headers.get('content-security-policy')).toBe(PAGE_CSP);
+    expect(html.text).toContain(`<h1 id="`);
+    expect(html.text).toContain(`<code>${stack.config.urls.mcp}/mcp</code>`);
+    expect(html.text).not.toMatch(/\{(mcp_url|base_url|gateway_url)\}/);
+    expect(html.text).not.toMatch(/<script/i);
+    // The Markdown text itself, as before: `?raw=1` or `Accept: text/markdown`.
+    const res = await http(server.url, 'GET', '/docs/spec.md?raw=1');
     expect(res.status, show(res)).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
     expect(res.text).toBe(await readFile(path.join(ROOT, 'docs', 'spec.md'), 'utf8'));
-    expect((await http(server.url, 'GET', '/docs/README.md')).text).toBe(
-      await readFile(path.join(ROOT, 'README.md'), 'utf8'),
-    );
+    const markdown = await http(server.url, 'GET', '/docs/README.md', { headers: { accept: 'text/markdown' } });
+    expect(markdown.text).toBe(await readFile(path.join(ROOT, 'README.md'), 'utf8'));
     // The project's testing notes are not served to visitors (issue 22).
     const internal = ['/docs/testing.md', '/docs/testing-properties.md', '/docs/reliability.md'];
     for (const p of [...internal, '/docs/nope.md', '/docs/..%2Fpackage.json', '/docs/%2E%2E%2F.gitignore', '/docs/']) {
@@ -94,7 +104,9 @@ describe('control plane root page', () => {
       await page.goBack();
       await page.getByRole('link', { name: /Service Specification/ }).click();
       await page.waitForURL(`${server.url}/docs/spec.md`);
-      expect(await page.textContent('body')).toContain('## Response envelope');
+      expect(await page.getByRole('heading', { name: 'Response envelope' }).getAttribute('id')).toBe(
+        'response-envelope',
+      );
       expect(problems).toEqual([]);
       await page.close();
     });

@@ -103,7 +103,7 @@ describe('OpenAPI document: served, complete, browsable', () => {
     // The Markdown docs keep their route, and other pages keep the strict CSP.
     const readme = await http(server.url, 'GET', '/docs/README.md');
     expect(readme.status, show(readme)).toBe(200);
-    expect(readme.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(readme.headers.get('content-type')).toBe('text/html; charset=utf-8'); // rendered (issue 31)
     const login = await http(server.url, 'GET', '/login');
     expect(login.headers.get('content-security-policy')).toBe(PAGE_CSP);
   });
