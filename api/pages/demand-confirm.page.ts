@@ -22,7 +22,7 @@ const day = (d: Date) => d.toISOString().slice(0, 10);
 /** The request as the public board shows it: its words, its votes, and the listing that fulfilled it, if any. */
 function requestBlock(f: ConfirmationFacts): string {
   const fulfilled = f.fulfilledBy
-    ? `<p>It is already answered: <a href="/v1/apis/${encodeURIComponent(f.fulfilledBy.slug)}">${escapeHtml(f.fulfilledBy.name)}</a> is live.</p>`
+    ? `<p>It is already answered: <a href="/apis/${encodeURIComponent(f.fulfilledBy.slug)}">${escapeHtml(f.fulfilledBy.name)}</a> is live.</p>`
     : '';
   return `<blockquote><p>${escapeHtml(f.query)}</p></blockquote>
 <p class="muted">${f.votes} organization${f.votes === 1 ? '' : 's'} asked for it.</p>${fulfilled}`;

@@ -261,7 +261,7 @@ export class DemandService {
       );
     });
     const queries = new Map(matched.map((r) => [r.id, r.query]));
-    const url = `${this.deps.publicBase}/v1/apis/${api.slug}`;
+    const url = `${this.deps.publicBase}/apis/${api.slug}`; // its storefront page
     for (const vote of toTell) {
       try {
         await this.deps.mailer.send(

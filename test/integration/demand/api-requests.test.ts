@@ -113,7 +113,8 @@ describe('api requests (demand)', () => {
 
     const mail = await s.smtp.waitForMail(alice.email, { subject: /Harbour Tides/ });
     expect(mail.text).toContain('Tide tables for UK harbours');
-    expect(mail.text).toContain('/v1/apis/harbour-tides');
+    expect(mail.text).toContain('/apis/harbour-tides');
+    expect(mail.text).not.toContain('/v1/apis/harbour-tides');
     await s.smtp.waitForMail(bob.email, { subject: /Harbour Tides/ });
 
     const fulfilled = await http(s.base, 'GET', '/v1/api-requests?status=fulfilled');

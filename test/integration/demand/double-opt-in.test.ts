@@ -174,7 +174,7 @@ describe('demand board: double opt-in', () => {
 
     await publish(`glacier-${topic}`, `Glacier ${topic}`, `Glacier melt measurements from ${topic} stations`);
     const told = await s.smtp.waitForMail(confirmedAddress, { subject: /An API you asked for is live/ });
-    expect(told.text).toContain(`/v1/apis/glacier-${topic}`);
+    expect(told.text).toContain(`/apis/glacier-${topic}`);
     // The publish run sends its mails before it finishes: everything it will send is here.
     expect(mailsTo(pendingAddress).map((m) => m.subject)).toEqual(['Confirm your email for an API request']);
     expect((await vote(pendingAddress))!.notified_at).toBeNull();
@@ -185,7 +185,7 @@ describe('demand board: double opt-in', () => {
     const { browser, csrf } = await openLink(token);
     const done = await browser.request('POST', '/api-requests/confirm', { token, csrf });
     expect(done.text).toContain('already answered');
-    expect(done.text).toContain(`href="/v1/apis/glacier-${topic}"`);
+    expect(done.text).toContain(`href="/apis/glacier-${topic}"`);
   });
 
   it('confirmation mails are limited per address and per requesting org: 429 rate_limited, nothing recorded', async () => {
