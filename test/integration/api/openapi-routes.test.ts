@@ -129,9 +129,14 @@ describe('OpenAPI document: served, complete, browsable', () => {
       for (let step = 0; step < 400; step++) {
         for (const id of await page.locator('.opblock').evaluateAll((els) => els.map((e) => e.id))) seen.add(id);
         const atEnd = await page.evaluate(() => {
-          const before = window.scrollY;
-          window.scrollBy(0, window.innerHeight / 2);
-          return window.scrollY === before;
+          const w = globalThis as unknown as {
+            scrollY: number;
+            innerHeight: number;
+            scrollBy(x: number, y: number): void;
+          };
+          const before = w.scrollY;
+          w.scrollBy(0, w.innerHeight / 2);
+          return w.scrollY === before;
         });
         if (atEnd) break;
         await page.waitForTimeout(30);
