@@ -173,17 +173,18 @@ function addRow(groups: Map<ParamPlace, Group>, row: ParamRow, i: number, templa
     const label = `Parameter ${i + 1}, name`;
     return fieldError(rowId(i, 'name'), label, `${row.name} is already a ${row.in} parameter above`).fields;
   }
+  // Taken even when its example is refused, so a later row of the same name is refused too.
+  const prop: Json = { type: row.type };
+  group.properties[row.name] = prop;
+  if (row.in === 'path' || row.required) group.required.push(row.name);
   try {
-    const prop: Json = { type: row.type };
     if (row.example !== '') prop.example = exampleValue(row, i);
-    if (row.description) prop.description = row.description;
-    group.properties[row.name] = prop;
-    if (row.in === 'path' || row.required) group.required.push(row.name);
-    return {};
   } catch (err) {
     if (!(err instanceof FormError)) throw err;
     return err.fields;
   }
+  if (row.description) prop.description = row.description;
+  return {};
 }
 
 /** The rows (and the path's `{name}`s) → the input schema, or null when there is no parameter; every bad row refused. */
