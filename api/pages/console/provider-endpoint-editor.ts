@@ -67,6 +67,12 @@ interface EditorState {
   status: number;
 }
 
+/**
+ * The editor's form body: two JSON Schemas of up to 64 KB each, URL-encoded (up to three bytes a character for
+ * JSON's punctuation), and the rows.
+ */
+const EDITOR_FORM_LIMIT = 512 * 1024;
+
 const INPUT_FIELD: FieldSpec = { id: 'ep-input_schema', label: 'Input JSON Schema' };
 const OUTPUT_FIELD: FieldSpec = { id: 'ep-output_schema', label: 'Output JSON Schema' };
 
@@ -319,7 +325,7 @@ async function applyEndpoint(
 export function saveEndpoint(services: Services, isNew: boolean) {
   return consolePage(services, 'provider', async (ctx, person) => {
     requireProvider(person);
-    const body = await readForm(ctx);
+    const body = await readForm(ctx, EDITOR_FORM_LIMIT);
     const apiId = paramOf(ctx, 'id');
     const endpointId = isNew ? null : paramOf(ctx, 'endpoint_id');
     const values = typedValues(body);

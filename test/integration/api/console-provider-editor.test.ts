@@ -328,6 +328,28 @@ describe('console: the endpoint editor, revisions and retirement', () => {
     });
     await expectDone(saved, api.path, 'endpoint-added');
     expect((await endpointsOf(api.id)).find((e) => e.path === '/v1/search')!.input_schema).toEqual(raw);
+    // A large schema fits the editor's form (the other forms take 16 KB); over 64 KB of JSON is refused beside it.
+    const fields = (n: number) => ({
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: n }, (_, i) => [`field_${i}`, { type: 'string', description: 'd'.repeat(50) }]),
+      ),
+    });
+    const large = await submit(from, `${api.path}/endpoints`, {
+      ...base,
+      path: '/v1/large',
+      schema_mode: 'raw',
+      input_schema: JSON.stringify(fields(600), null, 2),
+    });
+    await expectDone(large, api.path, 'endpoint-added');
+    const tooLarge = await submit(from, `${api.path}/endpoints`, {
+      ...base,
+      path: '/v1/too-large',
+      schema_mode: 'raw',
+      input_schema: JSON.stringify(fields(1000)),
+    });
+    expectPage(tooLarge, 400);
+    expect(tooLarge.text).toContain('Input JSON Schema: use at most 65536 bytes of JSON.');
     // The rows cannot say minLength: its edit page opens on the JSON Schema.
     const id = (await endpointsOf(api.id)).find((e) => e.path === '/v1/search')!.id;
     const edit = await browser.request('GET', `${api.path}/endpoints/${id}`);
