@@ -59,7 +59,9 @@ function actionsCell(api: ProviderApiView, e: EndpointRow): string {
   if (api.status === 'archived' || e.state === 'sunset' || e.state === 'removing') return '—';
   const base = `/console/provider/apis/${encodeURIComponent(api.api_id)}/endpoints/${encodeURIComponent(e.endpoint_id)}`;
   const what = escapeHtml(`${e.method} ${e.path}`);
-  return `<a href="${base}" aria-label="Edit ${what}">Edit</a> · <a href="${base}/remove" aria-label="Remove ${what}">Remove</a>`;
+  // The endpoint in hidden text, not aria-label: a link's name is its text, and inputs keep their labels to themselves.
+  const named = (verb: string) => `${verb}<span class="visually-hidden"> ${what}</span>`;
+  return `<a href="${base}">${named('Edit')}</a> · <a href="${base}/remove">${named('Remove')}</a>`;
 }
 
 function endpointTable(api: ProviderApiView, rows: EndpointRow[]): string {
