@@ -87,10 +87,13 @@ export function csrfToken(ctx: AppContext): string {
   return token;
 }
 
-/** The submitted form after the CSRF check (double submit: the hidden field must match the cookie). */
-export async function readFormParams(ctx: AppContext): Promise<URLSearchParams> {
+/**
+ * The submitted form after the CSRF check (double submit: the hidden field must match the cookie). `limit`: a larger
+ * body for a form that carries documents (the endpoint editor's JSON Schemas).
+ */
+export async function readFormParams(ctx: AppContext, limit = FORM_LIMIT): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new ValidationError('Submit the form from the page.');
-  const params = new URLSearchParams((await readRawBody(ctx, FORM_LIMIT)).toString('utf8'));
+  const params = new URLSearchParams((await readRawBody(ctx, limit)).toString('utf8'));
   const cookie = ctx.cookies.get(CSRF_COOKIE);
   const sent = params.get('csrf');
   if (!cookie || !sent || !safeEqual(cookie, sent)) {
@@ -100,8 +103,8 @@ export async function readFormParams(ctx: AppContext): Promise<URLSearchParams> 
   return params;
 }
 
-export async function readForm(ctx: AppContext): Promise<Record<string, string>> {
-  return Object.fromEntries((await readFormParams(ctx)).entries());
+export async function readForm(ctx: AppContext, limit?: number): Promise<Record<string, string>> {
+  return Object.fromEntries((await readFormParams(ctx, limit)).entries());
 }
 
 /**

@@ -21,6 +21,11 @@ import {
   problemSummary,
 } from '../form-errors.js';
 import { pricingForm } from './provider-pricing-form.js';
+import { removedEndpointsOf } from '../../../core/providers/endpoint-reads.js';
+import { endpointsSection, IMPORT_FIELDS } from './provider-endpoint-table.js';
+import { removalTiming, whenRemoved } from './provider-endpoint-remove.js';
+import { endpointRows, openRevision, revisionSection, verificationBanner } from './provider-revision.js';
+import { retireSection } from './provider-retire.js';
 import { banner, consolePage, money } from './shell.js';
 import { upstreamProblem } from '../../../core/upstream/upstream-problem.js';
 import { options } from './provider-forms.js';
@@ -30,7 +35,7 @@ import { providerPage, requireProvider, statusBadge, type ProviderView } from '.
 // ---- one API --------------------------------------------------------------------------------------------------
 
 export interface ApiFormState {
-  form: 'pricing' | 'credentials' | 'publish' | 'details';
+  form: 'pricing' | 'credentials' | 'publish' | 'details' | 'revision' | 'import' | 'retire';
   /** A refusal: the summary and the messages beside the fields. */
   problems?: FormProblems;
   /** What was typed, shown again after a 400 (or a pricing preview). */
@@ -53,6 +58,9 @@ export const FORM_FIELDS: Record<ApiFormState['form'], FormFields> = {
   credentials: { secret: 'Secret', injection: 'How the gateway sends it', injection_name: 'Header or parameter name' },
   pricing: {},
   publish: {},
+  revision: {},
+  import: IMPORT_FIELDS,
+  retire: {},
 };
 
 function lifecycleForms(ctx: AppContext, api: ProviderApiView, state?: ApiFormState): string {
@@ -76,11 +84,11 @@ function verificationTable(api: ProviderApiView): string {
   const rows = result.checks
     .map(
       (c) =>
-        `<tr><td><code>${escapeHtml(c.method)} ${escapeHtml(c.path)}</code></td><td class="num">${c.status ?? '—'}</td><td class="num">${c.latency_ms ?? '—'}</td><td>${c.ok ? '<span class="ok">ok</span>' : `<span class="error">${escapeHtml(c.error ?? 'failed')}</span>`}</td></tr>`,
+        `<tr><td><code>${escapeHtml(c.method)} ${escapeHtml(c.path)}</code></td><td><code>${escapeHtml(c.target ?? '—')}</code></td><td class="num">${c.status ?? '—'}</td><td class="num">${c.latency_ms ?? '—'}</td><td>${c.ok ? '<span class="ok">ok</span>' : `<span class="error">${escapeHtml(c.error ?? 'failed')}</span>`}</td></tr>`,
     )
     .join('');
   return `<p>Smoke test ${result.passed ? '<strong class="ok">passed</strong>' : '<strong class="error">failed</strong>'} at ${escapeHtml(when(result.checked_at))}.</p>
-<table><caption class="visually-hidden">Smoke test checks</caption><thead><tr><th scope="col">Endpoint</th><th scope="col" class="num">HTTP status</th><th scope="col" class="num">Latency ms</th><th scope="col">Result</th></tr></thead><tbody>${rows}</tbody></table>`;
+<table><caption class="visually-hidden">Smoke test checks</caption><thead><tr><th scope="col">Endpoint</th><th scope="col">Called</th><th scope="col" class="num">HTTP status</th><th scope="col" class="num">Latency ms</th><th scope="col">Result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function scheduledTable(ctx: AppContext, api: ProviderApiView): string {
@@ -162,39 +170,79 @@ function credentialsForm(ctx: AppContext, api: ProviderApiView, state?: ApiFormS
 <p><button type="submit">Save credential</button></p></form>`;
 }
 
-export const apiView: ProviderView<ApiFormState> = async (services, ctx, person, state) => {
-  const api = await services.providers.get(person, paramOf(ctx, 'id'));
-  const docs = await services.documents.list(person, { api_id: api.api_id });
-  const docList = docs.length
-    ? `<ul>${docs.map((d) => `<li>${escapeHtml(d.title ?? d.kind)} (${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${statusBadge(d.status)})</li>`).join('')}</ul>`
-    : '<p class="muted">No documents for this API (organization-wide documents still apply).</p>';
+const section = (id: string, title: string, html: string) =>
+  `<section aria-labelledby="${id}-h"><h2 id="${id}-h">${escapeHtml(title)}</h2>${html}</section>`;
+
+/** The cards, the address-policy banner (issue 31), the summary and the URLs. */
+async function headerHtml(services: Services, api: ProviderApiView, endpoints: number): Promise<string> {
   // The address policy refusing the upstream (issue 31): what consumers get, and how to fix it.
-  const problem = await upstreamProblem(services.guard, api.base_url);
+  const problem = api.status === 'archived' ? null : await upstreamProblem(services.guard, api.base_url);
   const source = api.import_source
     ? `<p class="muted">Imported from ${escapeHtml(api.import_source.url)} on ${escapeHtml(when(api.import_source.imported_at))}.</p>`
     : '';
-  return providerPage(
-    ctx,
-    api.name,
-    '',
-    state ? (state.status ?? 400) : 200,
-    `<p><a href="/console/provider">← My APIs</a> · <a href="/console/provider/apis/${encodeURIComponent(api.api_id)}">Refresh status</a></p>
+  return `<p><a href="/console/provider">← My APIs</a> · <a href="/console/provider/apis/${encodeURIComponent(api.api_id)}">Refresh status</a></p>
 <div class="cards">
-<div class="card"><div class="muted">Status</div><div class="figure">${statusBadge(api.status)}</div><div class="muted">${api.published_at ? `since ${escapeHtml(when(api.published_at))}` : 'not published'}</div></div>
+<div class="card"><div class="muted">Status</div><div class="figure">${statusBadge(api.status)}</div><div class="muted">${api.status === 'archived' ? `archived ${escapeHtml(when(api.archived_at))}` : api.published_at ? `${api.status === 'live' ? 'since' : 'last published'} ${escapeHtml(when(api.published_at))}` : 'not published'}</div></div>
 <div class="card"><div class="muted">Verification</div><div class="figure">${statusBadge(api.verification.status)}</div></div>
-<div class="card"><div class="muted">Endpoints</div><div class="figure">${api.endpoints.length}</div></div>
+<div class="card"><div class="muted">Endpoints</div><div class="figure">${endpoints}</div></div>
 </div>
 ${problem ? banner('bad', `<strong>${escapeHtml(problem.message)}</strong> ${escapeHtml(problem.hint)}`) : ''}
 <p>${escapeHtml(api.summary)}</p>
 <p class="muted">Slug <code>${escapeHtml(api.slug)}</code> · upstream <code>${escapeHtml(api.base_url)}</code> · gateway <code>${escapeHtml(api.gateway_url)}</code></p>
-${source}
-<section aria-labelledby="lifecycle-h"><h2 id="lifecycle-h">Verify and publish</h2>${lifecycleForms(ctx, api, state)}${verificationTable(api)}</section>
-<section aria-labelledby="pricing-h"><h2 id="pricing-h">Prices</h2>${pricingForm(ctx, api, services.config.billing.platformFeePercent, state?.form === 'pricing' ? state : undefined)}</section>
-<section aria-labelledby="scheduled-h"><h2 id="scheduled-h">Scheduled changes</h2>${scheduledTable(ctx, api)}</section>
-<section aria-labelledby="details-h"><h2 id="details-h">Details</h2>${await detailsForm(services, ctx, api, state)}</section>
-<section aria-labelledby="credential-h"><h2 id="credential-h">Upstream credential</h2>${credentialsForm(ctx, api, state)}</section>
-<section aria-labelledby="docs-h"><h2 id="docs-h">Documents</h2>${docList}<p><a href="/console/provider/documents">Add or activate documents</a></p></section>`,
+${source}`;
+}
+
+export const apiView: ProviderView<ApiFormState> = async (services, ctx, person, state) => {
+  const api = await services.providers.get(person, paramOf(ctx, 'id'));
+  const revision = await openRevision(services, person, api);
+  const [docs, removed, timing] = await Promise.all([
+    services.documents.list(person, { api_id: api.api_id }),
+    removedEndpointsOf(services.orm, person.orgId, api.api_id),
+    removalTiming(services, person, api.api_id),
+  ]);
+  const docList = docs.length
+    ? `<ul>${docs.map((d) => `<li>${escapeHtml(d.title ?? d.kind)} (${escapeHtml(d.kind)}, version ${escapeHtml(d.version)}, ${statusBadge(d.status)})</li>`).join('')}</ul>`
+    : '<p class="muted">No documents for this API (organization-wide documents still apply).</p>';
+  const mine = (form: ApiFormState['form']) => (state?.form === form ? state : undefined);
+  const rows = endpointRows(api, revision);
+  const archived = api.status === 'archived';
+  const sections = [
+    archived
+      ? ''
+      : section('lifecycle', 'Verify and publish', `${lifecycleForms(ctx, api, state)}${verificationTable(api)}`),
+    api.status === 'live'
+      ? section(
+          'revision',
+          'Revision',
+          revisionSection(ctx, api, revision, (id) => whenRemoved(timing, id), mine('revision')?.problems),
+        )
+      : '',
+    section('endpoints', 'Endpoints', endpointsSection(ctx, api, rows, removed, mine('import'))),
+    archived
+      ? ''
+      : section(
+          'pricing',
+          'Prices',
+          pricingForm(ctx, api, services.config.billing.platformFeePercent, mine('pricing')),
+        ),
+    archived ? '' : section('scheduled', 'Scheduled changes', scheduledTable(ctx, api)),
+    archived ? '' : section('details', 'Details', await detailsForm(services, ctx, api, state)),
+    archived ? '' : section('credential', 'Upstream credential', credentialsForm(ctx, api, state)),
+    section(
+      'docs',
+      'Documents',
+      `${docList}<p><a href="/console/provider/documents">Add or activate documents</a></p>`,
+    ),
+    section('retire', 'Retire', `${problemSummary(mine('retire')?.problems)}${retireSection(ctx, api)}`),
+  ];
+  const view = providerPage(
+    ctx,
+    api.name,
+    '',
+    state ? (state.status ?? 400) : 200,
+    `${await headerHtml(services, api, rows.length)}\n${sections.filter(Boolean).join('\n')}`,
   );
+  return { ...view, banners: [...verificationBanner(ctx, api, revision), ...(view.banners ?? [])] };
 };
 
 /** Run a POST on one API; a 4xx re-renders the API's page with the message next to the form (400 keeps input). */
@@ -235,7 +283,10 @@ export function apiAction(
   });
 }
 
-/** verify / publish / unpublish outcome → the flash code. */
+/** verify / publish / unpublish outcome → the flash code (a failed verification: `verify-failed`). */
 export function outcomeCode(outcome: LifecycleOutcome, done: string): string {
-  return outcome.done ? done : 'running';
+  if (!outcome.done) return 'running';
+  // A verification that ran and failed is not good news: its banner is headed as failed (issue 31, section 4).
+  const evidence = outcome.result.verification;
+  return done === 'verified' && evidence && !evidence.passed ? 'verify-failed' : done;
 }

@@ -1,7 +1,7 @@
 /** Console · Provider · My APIs: the list with statuses, the create/import form, Stripe Connect onboarding. */
 import { escapeHtml } from '../../../core/html.js';
 import { connectStateOf } from '../../../core/providers/console-reads.js';
-import { CreateApiBody } from '../../../core/providers/providers.schemas.js';
+import { CreateApiBody, type ProviderApiSummary } from '../../../core/providers/providers.schemas.js';
 import type { SessionPrincipal } from '../../../core/sessions/sessions.service.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext } from '../../context.js';
@@ -84,6 +84,20 @@ async function connectCard(services: Services, ctx: AppContext, person: SessionP
   return `<div class="card"><div class="muted">Stripe Connect</div><div>${statusBadge(state.status)}</div><p>${escapeHtml(explain[state.status] ?? state.status)}</p>${action}</div>`;
 }
 
+/** Archived APIs, apart: retired, their URLs answer 410, restorable from their page. */
+function archivedSection(archived: ProviderApiSummary[]): string {
+  if (!archived.length) return '';
+  const rows = archived
+    .map(
+      (a) =>
+        `<tr><td><a href="/console/provider/apis/${encodeURIComponent(a.api_id)}">${escapeHtml(a.name)}</a><br><span class="muted">${escapeHtml(a.slug)}</span></td><td>${escapeHtml(when(a.archived_at))}</td><td>${escapeHtml(when(a.published_at))}</td></tr>`,
+    )
+    .join('');
+  return `<section aria-labelledby="archived-h"><h2 id="archived-h">Archived APIs</h2>
+<p class="muted">Retired: out of the catalog, their URLs answer 410 api_archived, their history and slugs kept. Open one to restore it to a draft.</p>
+<table><caption class="visually-hidden">Archived APIs</caption><thead><tr><th scope="col">API</th><th scope="col">Archived</th><th scope="col">Last published</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
 export const apisView: ProviderView<{ problems: FormProblems; values: CreateValues }> = async (
   services,
   ctx,
@@ -91,7 +105,8 @@ export const apisView: ProviderView<{ problems: FormProblems; values: CreateValu
   error,
 ) => {
   const page = await services.providers.list(person, { limit: 200, offset: 0 });
-  const rows = page.items
+  const current = page.items.filter((a) => a.status !== 'archived');
+  const rows = current
     .map(
       (
         a,
@@ -99,10 +114,12 @@ export const apisView: ProviderView<{ problems: FormProblems; values: CreateValu
 <td>${statusBadge(a.status)}</td><td>${statusBadge(a.verification_status)}</td><td class="num">${a.endpoint_count}</td><td>${escapeHtml(when(a.published_at))}</td><td>${escapeHtml(when(a.updated_at))}</td></tr>`,
     )
     .join('');
-  const list = page.items.length
+  const list = current.length
     ? `<table><caption class="visually-hidden">My APIs</caption><thead><tr><th scope="col">API</th><th scope="col">Status</th><th scope="col">Verification</th><th scope="col" class="num">Endpoints</th><th scope="col">Published</th><th scope="col">Updated</th></tr></thead><tbody>${rows}</tbody></table>`
     : emptyState(
-        '<p><strong>You have no APIs yet.</strong></p><p>Create one below: give it an upstream URL and endpoints, or import them from an OpenAPI document.</p>',
+        page.items.length
+          ? '<p><strong>All your APIs are archived.</strong></p><p>Restore one below, or create a new one.</p>'
+          : '<p><strong>You have no APIs yet.</strong></p><p>Create one below: give it an upstream URL and endpoints, or import them from an OpenAPI document.</p>',
       );
   const connect = await connectCard(services, ctx, person);
   return providerPage(
@@ -110,8 +127,9 @@ export const apisView: ProviderView<{ problems: FormProblems; values: CreateValu
     'Provider',
     '/console/provider',
     error ? 400 : 200,
-    `<div class="cards">${connect}<div class="card"><div class="muted">APIs</div><div class="figure">${page.pagination.total ?? page.items.length}</div><div class="muted">${page.items.filter((a) => a.status === 'live').length} live</div></div></div>
+    `<div class="cards">${connect}<div class="card"><div class="muted">APIs</div><div class="figure">${page.pagination.total ?? page.items.length}</div><div class="muted">${page.items.filter((a) => a.status === 'live').length} live${page.items.length > current.length ? `, ${page.items.length - current.length} archived` : ''}</div></div></div>
 <section aria-labelledby="apis-h"><h2 id="apis-h">My APIs</h2>${list}</section>
+${archivedSection(page.items.filter((a) => a.status === 'archived'))}
 ${await createForm(services, ctx, error?.values ?? {}, error?.problems)}`,
   );
 };

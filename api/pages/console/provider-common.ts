@@ -19,11 +19,52 @@ export const FLASH: Flash = {
   cancelled: ['good', 'The scheduled price change is cancelled.'],
   verified: ['good', 'Verification finished: see the smoke test below.'],
   published: ['good', 'Published: the API is live in the catalog.'],
-  'publish-failed': ['bad', 'Not published: the upstream smoke test failed (see below). Fix the upstream and retry.'],
   unpublished: ['good', 'Unpublished: the API is a draft again and out of the catalog.'],
   running: ['warn', 'The workflow is still running. Refresh this page to see its outcome.'],
   document: ['good', 'Document saved as a draft. Activate it to put it in force.'],
   activated: ['good', 'Document activated: it is in force for new acceptances.'],
+  // Endpoint changes, revisions and retirement (issue 31). A failed smoke test's banner is built from its evidence
+  // (provider-revision.ts verificationBanner), so it can name host:port.
+  'endpoint-added': ['good', 'Endpoint added.'],
+  'endpoint-saved': ['good', 'Endpoint saved.'],
+  'endpoint-unchanged': ['warn', 'Nothing changed: the endpoint is as it was.'],
+  'endpoint-moved': [
+    'warn',
+    'Method or path changed: that is a removal of the old endpoint plus an addition of a new one (a new id, the same price and schemas).',
+  ],
+  'endpoint-staged': ['good', 'Endpoint added to the open revision: callers see it once you publish the revision.'],
+  'endpoint-saved-staged': [
+    'good',
+    'Change staged in the open revision: callers see it once you publish the revision.',
+  ],
+  'endpoint-moved-staged': [
+    'warn',
+    'Method or path changed: staged in the revision as a removal of the old endpoint plus an addition of a new one. Once published, the old one is removed after its notice (at once if it had no call in 30 days).',
+  ],
+  'endpoint-removed': ['good', 'Endpoint removed.'],
+  'removal-staged': [
+    'good',
+    'Removal staged in the open revision: it takes effect once you publish the revision (when: see the revision).',
+  ],
+  'removal-scheduled': [
+    'good',
+    'Removal announced: calls carry Deprecation and Sunset headers until the date, then answer 410.',
+  ],
+  'addition-dropped': ['good', 'The staged addition is dropped from the revision.'],
+  reimported: ['good', 'Endpoints re-imported from the OpenAPI document.'],
+  'reimport-staged': [
+    'good',
+    'Re-import staged in the open revision: review it, then publish or discard the revision.',
+  ],
+  'revision-published': ['good', 'Revision published: its changes are live (removals after their notice).'],
+  'no-revision': ['warn', 'There was no open revision to publish.'],
+  'revision-discarded': ['good', 'Revision discarded: nothing it staged was applied.'],
+  archived: [
+    'good',
+    'Archived: the API is out of the catalog and its URLs answer 410 api_archived. Its history stays; restore it to publish it again.',
+  ],
+  restored: ['good', 'Restored to a draft: verify and publish it to go live again.'],
+  deleted: ['good', 'API deleted: its slug is free again.'],
 };
 
 const sub = [

@@ -1,6 +1,7 @@
 /**
  * Console · Provider: my APIs with their status, the create/import form, one API's page (credential, pricing
- * editor with scheduled increases, verify / publish / unpublish, the smoke test's evidence), documents, analytics
+ * editor with scheduled increases, verify / publish / unpublish, the smoke test's evidence, the endpoint editor, a
+ * live API's revision, archive / restore / delete: provider-change-routes.ts), documents, analytics
  * (GMV, calls, fees and payouts per day), Connect onboarding, and the open requests for missing APIs.
  * Every action calls the service the provider REST routes call, as the signed-in person (same scope and ownership
  * checks); verify and publish run the Temporal workflow with its bounded wait, and a run that outlasts it shows as
@@ -23,6 +24,7 @@ import { previewPrices, savePrices } from './provider-pricing-form.js';
 import { documentsView, createDocument } from './provider-documents.page.js';
 import { analyticsView, requestsView } from './provider-analytics.page.js';
 import { gate, requireProvider } from './provider-common.js';
+import { providerChangeRoutes } from './provider-change-routes.js';
 
 type Page = (
   fn: (ctx: AppContext, person: SessionPrincipal) => Promise<ConsoleView | void>,
@@ -156,5 +158,6 @@ export function providerConsole(services: Services, router: Router<AppState>): v
   viewRoutes(services, router, page);
   apiEditRoutes(services, router);
   apiLifecycleRoutes(services, router);
+  providerChangeRoutes(services, router);
   documentRoutes(services, router, page);
 }
