@@ -237,6 +237,14 @@ describe.skipIf(!existsSync(CHROMIUM))('a provider in Chromium on `UPSTREAM_ALLO
 
     expectFailure(await http(proc.urls.api, 'GET', `/v1/apis/${SLUG}`), 410, 'api_archived');
     expectFailure(await gateway('/v1/forecast?harbour=Bergen'), 410, 'api_archived');
+    // Its storefront page says it is gone (410), and it left the storefront's search.
+    const gone = await page.context().newPage();
+    const answer = await gone.goto(`${proc.urls.api}/apis/${SLUG}`);
+    expect(answer?.status()).toBe(410);
+    expect(await gone.locator('main').textContent()).toContain('archived');
+    await gone.goto(`${proc.urls.api}/apis?q=${encodeURIComponent('Harbour Weather')}`);
+    expect(await gone.locator(`a[href="/apis/${SLUG}"]`).count()).toBe(0);
+    await gone.close();
 
     await page.getByRole('link', { name: 'My APIs' }).first().click();
     await page.waitForSelector('h2:has-text("Archived APIs")');
