@@ -193,7 +193,7 @@ export const EnvSchema = z.object({
   REGISTER_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(60),
   SIGNUP_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(1_000_000).default(10),
   /** Storefront pages and public catalog JSON reads per client address (ctx.ip) per minute (issue 31). */
-  PUBLIC_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(10_000_000).default(1200),
+  PUBLIC_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).max(10_000_000).default(3000),
   PRICE_INCREASE_NOTICE_DAYS: z.coerce.number().min(0).max(365).default(7),
   PUBLISH_WAIT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   PLATFORM_FEE_PERCENT: z.coerce.number().int().min(0).max(100).default(20),

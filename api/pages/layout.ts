@@ -30,8 +30,10 @@ export function page(title: string, body: string): string {
 </style>
 </head>
 <body>
+<main>
 <h1>${escapeHtml(title)}</h1>
 ${body}
+</main>
 </body>
 </html>`;
 }

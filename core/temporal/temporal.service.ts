@@ -195,37 +195,38 @@ export class TemporalService {
   }
 
   /** Schedule (or reschedule: a running schedule for the same endpoint is replaced) a price increase. */
-  async schedulePriceChange(input: PriceChangeInput, attrs: ApiRunAttributes): Promise<{ workflowId: string }> {
+  schedulePriceChange(input: PriceChangeInput, attrs: ApiRunAttributes): Promise<{ workflowId: string }> {
     const workflowId = workflowIds.priceChange(input.apiId, input.endpointId);
-    await this.client.workflow.start(WORKFLOW_TYPES.priceChange, {
-      workflowId,
-      taskQueue: this.target.taskQueue,
-      args: [input],
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-      typedSearchAttributes: apiSearchAttributes(attrs),
-    });
-    return { workflowId };
+    return this.replaceTimer(WORKFLOW_TYPES.priceChange, workflowId, input, attrs);
   }
 
   /** Cancel a scheduled price increase; true when a running schedule was cancelled. */
-  async cancelPriceChange(apiId: string, endpointId: string): Promise<boolean> {
-    try {
-      await this.client.workflow.getHandle(workflowIds.priceChange(apiId, endpointId)).cancel();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+  cancelPriceChange(apiId: string, endpointId: string): Promise<boolean> {
+    return this.cancelTimer(workflowIds.priceChange(apiId, endpointId));
   }
 
   /**
    * Schedule an announced endpoint removal (endpointRemovalWorkflow, `removal:{apiId}:{endpointId}`): a running
    * schedule for the same endpoint is replaced.
    */
-  async scheduleEndpointRemoval(input: EndpointRemovalInput, attrs: ApiRunAttributes): Promise<{ workflowId: string }> {
+  scheduleEndpointRemoval(input: EndpointRemovalInput, attrs: ApiRunAttributes): Promise<{ workflowId: string }> {
     const workflowId = workflowIds.endpointRemoval(input.apiId, input.endpointId);
-    await this.client.workflow.start(WORKFLOW_TYPES.endpointRemoval, {
+    return this.replaceTimer(WORKFLOW_TYPES.endpointRemoval, workflowId, input, attrs);
+  }
+
+  /** Withdraw an announced removal; true when a running schedule was cancelled. */
+  cancelEndpointRemoval(apiId: string, endpointId: string): Promise<boolean> {
+    return this.cancelTimer(workflowIds.endpointRemoval(apiId, endpointId));
+  }
+
+  /** Start a listing's durable timer (a price change, a removal), replacing one already running under its id. */
+  private async replaceTimer(
+    type: string,
+    workflowId: string,
+    input: PriceChangeInput | EndpointRemovalInput,
+    attrs: ApiRunAttributes,
+  ): Promise<{ workflowId: string }> {
+    await this.client.workflow.start(type, {
       workflowId,
       taskQueue: this.target.taskQueue,
       args: [input],
@@ -236,10 +237,10 @@ export class TemporalService {
     return { workflowId };
   }
 
-  /** Withdraw an announced removal; true when a running schedule was cancelled. */
-  async cancelEndpointRemoval(apiId: string, endpointId: string): Promise<boolean> {
+  /** Cancel a running timer; true when one was running. */
+  private async cancelTimer(workflowId: string): Promise<boolean> {
     try {
-      await this.client.workflow.getHandle(workflowIds.endpointRemoval(apiId, endpointId)).cancel();
+      await this.client.workflow.getHandle(workflowId).cancel();
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;

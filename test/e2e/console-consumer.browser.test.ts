@@ -5,8 +5,8 @@
 // test-results/console-consumer/ and checked with axe-core (no serious or critical violation).
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expectAxeClean } from '../helpers/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
@@ -25,13 +25,6 @@ import { expectNoDrift } from '../helpers/books.js';
 
 const OUT = path.resolve('test-results/console-consumer');
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
 describe('console consumer sections in a browser', () => {
   let stripe: StripeMock;
   let smtp: SmtpCapture;
@@ -47,24 +40,8 @@ describe('console consumer sections in a browser', () => {
   let page: Page;
   let secret: string;
 
-  /** A screenshot of the page and an axe-core pass over it: no serious or critical violation. */
-  async function check(name: string): Promise<void> {
-    await page.screenshot({ path: path.join(OUT, `console-${name}.png`), fullPage: true });
-    await page.evaluate(axe.source);
-    const result = await page.evaluate(async () => {
-      const { axe: runner } = globalThis as unknown as {
-        axe: { run(): Promise<{ violations: AxeViolation[]; passes: unknown[] }> };
-      };
-      const r = await runner.run();
-      return {
-        passes: r.passes.length,
-        violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes })),
-      };
-    });
-    expect(result.passes, `${name}: axe ran its rules`).toBeGreaterThan(10);
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
+  /** A screenshot of the page and an axe-core pass over it: no violation at all. */
+  const check = (name: string) => expectAxeClean(page, `console-${name}`, OUT);
 
   /** Follow the console's nav to a section. */
   const section = (name: string) =>

@@ -4,8 +4,8 @@
 // preview of typed prices, and the provider's money story on Analytics after real paid calls through the gateway.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expectAxeClean } from '../helpers/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiApp } from '../../api/app.js';
 import type { RunningHttpServer } from '../../platform/runtime/http-server.js';
@@ -18,13 +18,6 @@ import { http, serve } from '../helpers/http.js';
 
 const OUT = path.resolve('test-results/console-forms');
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
 describe('console forms and money pages in a browser', () => {
   let g: GatewayStack;
   let app: RunningHttpServer;
@@ -32,23 +25,7 @@ describe('console forms and money pages in a browser', () => {
   let context: BrowserContext;
   let page: Page;
 
-  async function check(name: string, on: Page = page): Promise<void> {
-    await on.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
-    await on.evaluate(axe.source);
-    const result = await on.evaluate(async () => {
-      const { axe: runner } = globalThis as unknown as {
-        axe: { run(): Promise<{ violations: AxeViolation[]; passes: unknown[] }> };
-      };
-      const r = await runner.run();
-      return {
-        passes: r.passes.length,
-        violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes })),
-      };
-    });
-    expect(result.passes, `${name}: axe ran its rules`).toBeGreaterThan(10);
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-  }
+  const check = (name: string, on: Page = page) => expectAxeClean(on, name, OUT);
 
   /** The accessible description Chromium computes for an input: what a screen reader reads after its name. */
   const description = (selector: string) =>

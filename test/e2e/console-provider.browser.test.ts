@@ -5,8 +5,8 @@
 // test-results/console/ and passes axe-core without a serious or critical violation.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { expectAxeClean } from '../helpers/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../core/ids.js';
 import { createPerson, type Person } from '../helpers/accounts.js';
@@ -19,17 +19,8 @@ import { closeAll } from '../helpers/fixtures.js';
 
 const SHOTS = path.join(ROOT, 'test-results', 'console');
 
-/** Screenshot the page and run axe-core on it: no violation of impact serious or critical. */
-async function check(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage: true });
-  await page.evaluate(axe.source);
-  const result = await page.evaluate<axe.AxeResults>(() => (globalThis as unknown as { axe: typeof axe }).axe.run());
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(
-    bad.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    name,
-  ).toEqual([]);
-}
+/** Screenshot the page and run axe-core on it: no violation at all. */
+const check = (page: Page, name: string) => expectAxeClean(page, `console-${name}`, SHOTS);
 
 describe('console in a browser: publish an API, then find it in the catalog', () => {
   let s: FullStack;

@@ -1,8 +1,8 @@
 // The demand board's confirmation page (issue 31, section 8) in headless Chromium: the person opens the mailed link,
 // reads the request, presses Confirm (a plain form post: no JavaScript needed), and both pages pass axe-core with no
 // serious or critical violation.
-import axe from 'axe-core';
 import type { Browser, Page } from 'playwright-core';
+import { expectAxeClean } from '../helpers/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPerson } from '../helpers/accounts.js';
 import { launchBrowser } from '../helpers/browser.js';
@@ -10,25 +10,7 @@ import { sql } from '../helpers/db.js';
 import { startFullStack, type FullStack } from '../helpers/full-stack.js';
 import { describe as show, http } from '../helpers/http.js';
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-}
-
-async function axeClean(page: Page, name: string): Promise<void> {
-  await page.evaluate(axe.source);
-  const result = await page.evaluate(async () => {
-    const { axe: runner } = globalThis as unknown as {
-      axe: { run(): Promise<{ violations: AxeViolation[]; passes: unknown[] }> };
-    };
-    const r = await runner.run();
-    return { passes: r.passes.length, violations: r.violations.map(({ id, impact, help }) => ({ id, impact, help })) };
-  });
-  expect(result.passes, `${name}: axe ran its rules`).toBeGreaterThan(10);
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `${name}: ${JSON.stringify(bad)}`).toEqual([]);
-}
+const axeClean = (page: Page, name: string) => expectAxeClean(page, name);
 
 describe('demand confirmation page in a browser', () => {
   let s: FullStack;

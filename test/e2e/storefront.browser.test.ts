@@ -9,8 +9,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import axe from 'axe-core';
 import type { Browser, Page } from 'playwright-core';
+import { expectAxeClean } from '../helpers/axe.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPerson, type Person } from '../helpers/accounts.js';
 import { failedNavigations, launchBrowser } from '../helpers/browser.js';
@@ -27,31 +27,8 @@ import { startUpstream, type Upstream } from '../helpers/upstream.js';
 const OUT = path.resolve('test-results/storefront');
 const run = promisify(execFile);
 
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
-/** A screenshot and an axe-core pass over the page: no serious or critical violation. */
-async function checkPage(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
-  await page.evaluate(axe.source);
-  const result = await page.evaluate(async () => {
-    const { axe: runner } = globalThis as unknown as {
-      axe: { run(): Promise<{ violations: AxeViolation[]; passes: unknown[] }> };
-    };
-    const r = await runner.run();
-    return {
-      passes: r.passes.length,
-      violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes })),
-    };
-  });
-  expect(result.passes, `${name}: axe ran its rules`).toBeGreaterThan(10);
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad, `${name}: ${JSON.stringify(bad, null, 1)}`).toEqual([]);
-}
+/** A screenshot and an axe-core pass over the page: no violation at all. */
+const checkPage = (page: Page, name: string) => expectAxeClean(page, name, OUT);
 
 describe('the storefront in a browser, against the real processes', () => {
   let db: TestDatabase;

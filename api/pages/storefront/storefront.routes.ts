@@ -10,7 +10,7 @@ import { escapeHtml } from '../../../core/html.js';
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { countPublicRead } from '../../middleware/public-reads.js';
-import { documented, empty, media, redirect, type Operation } from '../../openapi/operation.js';
+import { documented, empty, media, type Operation } from '../../openapi/operation.js';
 import { formQuery } from '../console/provider-forms.js';
 import { pageError, paramOf, signedIn } from '../forms.js';
 import { pageRouter } from '../page-router.js';
@@ -66,13 +66,10 @@ function storefrontFile(services: Services, type: string, fn: () => Promise<stri
 }
 
 function catalogPages(router: Router<AppState>, services: Services): void {
-  // Where people look for a catalog first (issue 31 found `/catalog` a JSON 404): the storefront, filters kept.
-  router.get('/catalog', (ctx) => {
-    ctx.status = 301;
-    ctx.redirect(`/apis${ctx.querystring ? `?${ctx.querystring}` : ''}`);
-  });
+  // `/catalog` too, where people look for a catalog first (issue 31 found it a JSON 404): the same page, whose
+  // canonical URL is /apis (a redirect-only operation would be the document's one operation without a 2xx answer).
   router.get(
-    '/apis',
+    ['/apis', '/catalog'],
     storefrontPage(services, async (ctx) => {
       const query = formQuery(ctx);
       const page = await searchPage(services, STOREFRONT, query);
@@ -191,16 +188,11 @@ function storefrontOperation(path: string, operationId: string, summary: string,
 
 /** The documented operations of this file's routes (api/openapi/operations.ts gathers them). */
 export const STOREFRONT_OPERATIONS = [
-  documented({
-    method: 'get',
-    path: '/catalog',
-    operationId: 'getCatalogRedirect',
-    summary: 'Moved to the storefront, /apis (the query kept)',
-    tag: 'Pages',
-    auth: 'none',
-    html: true,
-    success: { 301: redirect('Moved permanently to /apis.') },
-  }),
+  storefrontOperation(
+    '/catalog',
+    'getCatalogPage',
+    'Storefront: search and browse (the /apis page, its canonical URL)',
+  ),
   storefrontOperation('/apis', 'getStorefrontSearch', 'Storefront: search and browse the catalog'),
   storefrontOperation('/apis/{slug}', 'getStorefrontListing', "Storefront: a listing's page"),
   storefrontOperation('/apis/{slug}/quote', 'getStorefrontQuote', 'Storefront: quote a call of a listing'),

@@ -35,10 +35,12 @@ describe('storefront pages, anonymous', () => {
     expect(home.text).toContain('<form method="get" action="/apis" role="search">');
   });
 
-  it('/catalog, where people look first, moves to /apis with the query kept', async () => {
+  it('/catalog, where people look first, is the storefront search (its canonical URL /apis), the query kept', async () => {
     const res = await fetch(`${f.api.url}/catalog?q=fjord`, { redirect: 'manual' });
-    expect(res.status).toBe(301);
-    expect(res.headers.get('location')).toBe('/apis?q=fjord');
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain(`<link rel="canonical" href="${f.stack.services.config.urls.publicBase}/apis">`);
+    expect(html).toMatch(/<input[^>]*name="q"[^>]*value="fjord"/);
   });
 
   it('/apis browses every live listing (directory entry included, drafts and unpublished not) and links each', async () => {
