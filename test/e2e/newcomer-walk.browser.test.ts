@@ -196,7 +196,7 @@ describe.skipIf(!existsSync(CHROMIUM))('a newcomer in Chromium on `npm start -- 
     });
   }, 60_000);
 
-  it('Usage lists the call and its cost; Overview and Billing show the balance down by a cent', async () => {
+  it('Usage lists the call and its cost; Overview and Billing show the balance down by a cent; Provider, test mode', async () => {
     await consoleNav('Usage');
     await page.waitForURL(`${proc.urls.api}/console/usage`);
     // Each call a row of cells: time, key, API, request, status, outcome, cost, latency.
@@ -239,6 +239,14 @@ describe.skipIf(!existsSync(CHROMIUM))('a newcomer in Chromium on `npm start -- 
     expect(portal.status()).toBe(503);
     expect(await portal.text()).toContain('The billing portal needs a Stripe account (STRIPE_SECRET_KEY)');
     await check('billing');
+
+    // The console's Provider section on embedded payments: no onboarding button that leads nowhere, but where
+    // earnings stay until payouts can be set up.
+    await consoleNav('Provider');
+    await page.waitForSelector('text=You have no APIs yet');
+    expect(await main()).toContain('so payouts cannot be set up here. Net earnings stay in your organization');
+    expect(await page.getByRole('button', { name: 'Start payouts onboarding' }).count()).toBe(0);
+    await check('provider');
     expect(failed).toEqual([]);
   }, 90_000);
 
