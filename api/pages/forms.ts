@@ -264,11 +264,20 @@ export interface CodeStep {
   submitLabel: string;
   hiddenFields?: Record<string, string | undefined>;
   after?: string;
+  /** How this marketplace sends mail (`config.mail.kind`): with none configured, the step says where the code is. */
+  mail: 'smtp' | 'console';
 }
+
+/**
+ * With no SMTP_URL the mail is printed where the marketplace runs (`npm start`'s terminal), so the code step says so
+ * rather than leaving a newcomer to search an inbox.
+ */
+export const PRINTED_MAIL_NOTE = `<p class="muted">This marketplace sends no email yet (no <code>SMTP_URL</code> is set): the
+mail is printed in the terminal where the marketplace runs (<code>npm start</code>), under “Mail to” your address.</p>`;
 
 export function codeStep(s: CodeStep): string {
   return `${problemSummary(s.problems) || errorLine(s.message)}
-${s.intro}
+${s.intro}${s.mail === 'console' ? `\n${PRINTED_MAIL_NOTE}` : ''}
 <form method="post" action="${escapeHtml(s.action)}">
   ${hidden('csrf', s.csrf)}
   ${hiddenAll(s.hiddenFields)}

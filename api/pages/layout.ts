@@ -24,7 +24,7 @@ export function page(title: string, body: string): string {
   body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 4rem auto; padding: 0 1rem; color: #1b1b1f; }
   h1 { font-size: 1.4rem; }
   label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
-  input[type=email], input[type=text] { width: 100%; padding: .6rem; font-size: 1rem; box-sizing: border-box; }
+  input:not([type]), input[type=email], input[type=text] { width: 100%; padding: .6rem; font-size: 1rem; box-sizing: border-box; }
   button { margin-top: 1rem; padding: .6rem 1.2rem; font-size: 1rem; cursor: pointer; }
   .error { color: #a4161a; } .ok { color: #1b6b2c; } .muted { color: #666; font-size: .9rem; }
 </style>

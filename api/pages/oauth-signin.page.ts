@@ -30,8 +30,15 @@ import {
   proofKey,
 } from './oauth-interaction.js';
 
-const codeForm = (ctx: AppContext, c: ClientView, email: string, message?: string) => `${clientLine(c)}
+const codeForm = (
+  deps: OAuthPagesDeps,
+  ctx: AppContext,
+  c: ClientView,
+  email: string,
+  message?: string,
+) => `${clientLine(c)}
 ${codeStep({
+  mail: deps.services.config.mail.kind,
   action: `${base(ctx)}/code`,
   csrf: csrf(ctx),
   email,
@@ -71,7 +78,7 @@ function emailPost(router: Router<AppState>, deps: OAuthPagesDeps): void {
           return;
         }
         await deps.services.loginCodes.requestLoginCode(body.data, clientOf(ctx), { mailUnknown: true });
-        render(ctx, 200, 'Check your email', codeForm(ctx, client, body.data.email));
+        render(ctx, 200, 'Check your email', codeForm(deps, ctx, client, body.data.email));
         allowRedirectTo(ctx, client);
       },
       async (ctx, err) => {
@@ -103,7 +110,7 @@ function codePost(router: Router<AppState>, deps: OAuthPagesDeps): void {
       async (ctx, err) => {
         const { client } = await clientOfInteraction(deps, ctx);
         const email = String(ctx.state.pageEmail ?? '');
-        render(ctx, err.status, 'Check your email', codeForm(ctx, client, email, err.message));
+        render(ctx, err.status, 'Check your email', codeForm(deps, ctx, client, email, err.message));
       },
     ),
   );

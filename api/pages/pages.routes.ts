@@ -13,6 +13,7 @@ import { clientOf } from '../middleware/auth.js';
 import {
   codeProblems,
   codeStep,
+  type CodeStep,
   csrfToken,
   emailStep,
   errorLine,
@@ -41,8 +42,9 @@ function emailForm(csrf: string, problems?: FormProblems, email = '', next?: str
   });
 }
 
-function codeForm(csrf: string, email: string, problems?: FormProblems, next?: string): string {
+function codeForm(mail: CodeStep['mail'], csrf: string, email: string, problems?: FormProblems, next?: string): string {
   return codeStep({
+    mail,
     action: '/login/verify',
     csrf,
     email,
@@ -78,7 +80,12 @@ function loginPages(router: Router<AppState>, services: Services): void {
         ctx.state.pageEmail = (form.email ?? '').slice(0, 320);
         const body = parseForm(LoginRequestBody, { email: form.email }, SIGN_IN_FIELDS);
         await services.loginCodes.requestLoginCode(body, clientOf(ctx));
-        render(ctx, 200, 'Check your email', codeForm(csrfToken(ctx), body.email, undefined, ctx.state.pageNext));
+        render(
+          ctx,
+          200,
+          'Check your email',
+          codeForm(services.config.mail.kind, csrfToken(ctx), body.email, undefined, ctx.state.pageNext),
+        );
       },
       (ctx, err) =>
         render(
@@ -109,7 +116,7 @@ function loginPages(router: Router<AppState>, services: Services): void {
           err.status,
           email ? 'Check your email' : 'Sign in',
           email
-            ? codeForm(csrf, email, codeProblems(err), ctx.state.pageNext)
+            ? codeForm(services.config.mail.kind, csrf, email, codeProblems(err), ctx.state.pageNext)
             : emailForm(csrf, problemsOf(err, SIGN_IN_FIELDS), '', ctx.state.pageNext),
         );
       },

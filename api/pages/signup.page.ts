@@ -56,8 +56,9 @@ function signupForm(ctx: AppContext, services: Services, state: SignupState, p?:
 <p class="muted">Already have an account? <a href="/login${state.next ? `?next=${encodeURIComponent(state.next)}` : ''}">Sign in</a>.</p>`;
 }
 
-function codeForm(ctx: AppContext, state: SignupState, problems?: FormProblems): string {
+function codeForm(ctx: AppContext, services: Services, state: SignupState, problems?: FormProblems): string {
   return codeStep({
+    mail: services.config.mail.kind,
     action: '/signup/verify',
     csrf: csrfToken(ctx),
     email: state.email,
@@ -115,7 +116,7 @@ function signupForms(router: Router<AppState>, services: Services): void {
           SIGNUP_FIELDS,
         );
         await services.signup.requestSignupCode(body, clientOf(ctx));
-        render(ctx, 200, 'Check your email', codeForm(ctx, { ...posted, email: body.email }));
+        render(ctx, 200, 'Check your email', codeForm(ctx, services, { ...posted, email: body.email }));
       },
       (ctx, err) =>
         render(
@@ -148,7 +149,7 @@ function signupVerify(router: Router<AppState>, services: Services): void {
           err.status,
           posted.email ? 'Check your email' : 'Create an account',
           posted.email
-            ? codeForm(ctx, posted, codeProblems(err))
+            ? codeForm(ctx, services, posted, codeProblems(err))
             : signupForm(ctx, services, posted, problemsOf(err, SIGNUP_FIELDS)),
         );
       },

@@ -44,6 +44,10 @@ function acceptAction(ctx: AppContext, slug: string, terms: Terms, person: Signe
 </form>`;
 }
 
+/** The way back to the listing's page (the terms page has no site header). */
+const backToListing = (api: { slug: string; name: string }) =>
+  `<p><a href="/apis/${encodeURIComponent(api.slug)}">← ${escapeHtml(api.name)}</a></p>`;
+
 /** `GET /terms/:slug`: the terms in force and what the person can do about them. */
 function termsPage(router: Router<AppState>, services: Services): void {
   router.get(
@@ -52,9 +56,17 @@ function termsPage(router: Router<AppState>, services: Services): void {
       async (ctx) => {
         const slug = paramOf(ctx, 'slug');
         const person = await signedIn(ctx, services);
-        const terms = await services.listings.terms(slug, person);
+        const [terms, detail] = await Promise.all([
+          services.listings.terms(slug, person),
+          services.listings.detail(slug),
+        ]);
         const docs = await termsDocuments(services, terms);
-        render(ctx, 200, `Terms of ${slug}`, `${docs}\n${acceptAction(ctx, slug, terms, person)}`);
+        render(
+          ctx,
+          200,
+          `Terms of ${detail.name}`,
+          `${backToListing(detail)}\n${docs}\n${acceptAction(ctx, slug, terms, person)}`,
+        );
       },
       (ctx, err) => render(ctx, err.status, 'Terms', errorLine(err.message)),
     ),
@@ -85,7 +97,8 @@ function acceptTerms(router: Router<AppState>, services: Services): void {
         ctx,
         200,
         'Terms accepted',
-        `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>`,
+        `<p class="ok" role="status">Accepted for your organization. Calls to <strong>${escapeHtml(slug)}</strong> can go through now.</p>
+${backToListing(await services.listings.detail(slug))}`,
       );
     }),
   );
@@ -94,7 +107,7 @@ function acceptTerms(router: Router<AppState>, services: Services): void {
 const BILLING_RETURN: Record<string, [string, string]> = {
   success: [
     'Payment received',
-    'Thanks. Your credits are added as soon as Stripe confirms the payment (usually within seconds).',
+    'Thanks. Your credits are added as soon as the payment is confirmed (usually within seconds).',
   ],
   card_added: ['Card saved', 'Your card is saved. Paid calls can now be billed to it once your credits run out.'],
   portal: ['Billing updated', 'You can close this tab.'],
@@ -106,7 +119,13 @@ function stripeReturnPages(router: Router<AppState>): void {
   router.get('/billing/return', (ctx) => {
     const status = typeof ctx.query.status === 'string' ? ctx.query.status : '';
     const [title, text] = BILLING_RETURN[status] ?? ['Billing', 'You can close this tab.'];
-    render(ctx, 200, title, `<p role="status">${escapeHtml(text)}</p>`);
+    // The embedded payments' pages come back here in the same tab: the way back to the console.
+    render(
+      ctx,
+      200,
+      title,
+      `<p role="status">${escapeHtml(text)}</p>\n<p><a href="/console/billing">Back to Billing</a></p>`,
+    );
   });
 
   router.get('/connect/return', (ctx) => {

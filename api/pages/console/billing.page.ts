@@ -27,7 +27,7 @@ export const STRIPE_HOSTED = ['https://checkout.stripe.com', 'https://billing.st
 const BILLING_CSP = PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${STRIPE_HOSTED.join(' ')}`);
 
 const DONE = {
-  checkout: 'Thanks. Your credits are added as soon as Stripe confirms the payment (usually within seconds).',
+  checkout: 'Thanks. Your credits are added as soon as the payment is confirmed (usually within seconds).',
   cancelled: 'Checkout cancelled: nothing was charged.',
   'auto-reload': 'Auto-reload settings saved.',
 };
@@ -69,10 +69,18 @@ function packs(csrf: string): string {
   ).join('')}</div>`;
 }
 
-function cardForms(csrf: string, account: AccountView): string {
-  return `<form method="post" action="/console/billing/card" class="inline">${hidden('csrf', csrf)}<button type="submit">${account.has_payment_method ? 'Replace card' : 'Add a card'}</button></form>
+/** With `npm start`'s embedded payments (no Stripe account), the pages a payment continues on and what is missing. */
+const EMBEDDED_NOTE = `<p class="muted">Test mode: this marketplace runs on embedded payments (no Stripe account is
+configured), so buying credits and saving a card continue on its own test pages and no card is charged. The billing
+portal (invoices, receipts) comes with a Stripe account (<code>STRIPE_SECRET_KEY</code>).</p>`;
+
+function cardForms(csrf: string, account: AccountView, embedded: boolean): string {
+  const card = `<form method="post" action="/console/billing/card" class="inline">${hidden('csrf', csrf)}<button type="submit">${account.has_payment_method ? 'Replace card' : 'Add a card'}</button></form>`;
+  const charged = 'With a card saved, usage beyond your credits is charged to it.';
+  if (embedded) return `${card}\n<p class="muted">${charged}</p>\n${EMBEDDED_NOTE}`;
+  return `${card}
 <form method="post" action="/console/billing/portal" class="inline">${hidden('csrf', csrf)}<button type="submit">Open the billing portal</button></form>
-<p class="muted">Both continue on Stripe's hosted pages. With a card saved, usage beyond your credits is charged to it.</p>`;
+<p class="muted">Both continue on Stripe's hosted pages. ${charged}</p>`;
 }
 
 /** The auto-reload form's fields by the billing route's schema (form-errors.ts). */
@@ -157,7 +165,7 @@ async function billingView(
     ? `${problemSummary(refused?.problems)}<p class="muted">Verify your email (the link in the mail we sent you) to buy credits and add a card.</p>`
     : !services.stripe
       ? `${problemSummary(refused?.problems)}<p class="muted">Payments are not configured on this marketplace, so credits cannot be bought here.</p>`
-      : `<h2>Buy credits</h2>${packs(csrf)}<h2>Card</h2>${cardForms(csrf, account)}<h2 id="auto-reload">Auto-reload</h2>${autoReloadForm(csrf, account, refused)}`;
+      : `<h2>Buy credits</h2>${packs(csrf)}<h2>Card</h2>${cardForms(csrf, account, !!services.embeddedPayments)}<h2 id="auto-reload">Auto-reload</h2>${autoReloadForm(csrf, account, refused)}`;
   return {
     section: 'billing',
     title: 'Billing',
@@ -250,7 +258,15 @@ export function billingConsole(services: Services, router: Router<AppState>): vo
 
   router.post(
     '/console/billing/portal',
-    stripeStep(services, async (_form, person) => (await services.billing.portal(person)).url),
+    stripeStep(services, async (_form, person) => {
+      // stripe-mock answers a made-up host for the portal: say what is missing rather than send the browser nowhere.
+      if (services.embeddedPayments) {
+        throw new ServiceUnavailableError(
+          'The billing portal needs a Stripe account (STRIPE_SECRET_KEY): this marketplace runs on embedded payments, in test mode. Buy credits and save a card on the Billing page.',
+        );
+      }
+      return (await services.billing.portal(person)).url;
+    }),
   );
 
   router.post(

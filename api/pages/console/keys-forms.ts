@@ -42,6 +42,14 @@ export interface TypedKey {
   name: string;
   scopes: readonly string[];
   caps: Record<string, string>;
+  /** Where to offer the way back to once the key exists (the form's `next`). */
+  next?: string;
+}
+
+/** Where the person came to Keys from (a listing's "Create a key" link: `?next=`), for the way back. */
+export interface KeyReturn {
+  href: string;
+  label: string;
 }
 
 function scopeBox(scope: Scope, checked: boolean): string {
@@ -61,10 +69,16 @@ ${fieldMessage(p, 'new-scopes')}</fieldset>`;
 }
 
 /** The create form, filled from a refused submission (values kept, messages beside their fields). */
-export function createForm(csrf: string, person: SessionPrincipal, typed?: TypedKey, p?: FormProblems): string {
+export function createForm(
+  csrf: string,
+  person: SessionPrincipal,
+  typed?: TypedKey,
+  p?: FormProblems,
+  next?: string,
+): string {
   const caps = capsFieldset('new', undefined, { typed: typed?.caps, problems: p });
   return `${problemSummary(p)}<form method="post" action="/console/keys" class="panel">
-${hidden('csrf', csrf)}
+${hidden('csrf', csrf)}${next ? hidden('next', next) : ''}
 <label for="new-name">Name</label>
 <input id="new-name" name="name" required maxlength="100" autocomplete="off" value="${escapeHtml(typed?.name ?? '')}"${invalidAttrs(p, 'new-name')}>${fieldMessage(p, 'new-name')}
 ${caps}
@@ -121,11 +135,16 @@ export async function takeSecret(
   return value;
 }
 
-export function createdBox(created: Pick<OnceSecret, 'name' | 'api_key'>): string {
+/** The new key's secret, once, and what to do with it: back to the API the person came from, or the Catalog. */
+export function createdBox(created: Pick<OnceSecret, 'name' | 'api_key'>, back?: KeyReturn): string {
+  const where = back
+    ? `from its page: <a href="${escapeHtml(back.href)}">Back to ${escapeHtml(back.label)}</a>`
+    : `from an API's page in the <a href="/console/catalog">Catalog</a>`;
   return banner(
     'good',
     `<strong>Key “${escapeHtml(created.name)}” created.</strong> Copy its secret now: it is shown only this once.
-<div><label for="secret">Secret key</label><input id="secret" readonly size="60" autocomplete="off" spellcheck="false" value="${escapeHtml(created.api_key)}"></div>`,
+<div><label for="secret">Secret key</label><input id="secret" readonly size="60" autocomplete="off" spellcheck="false" value="${escapeHtml(created.api_key)}"></div>
+<p>To call an API with it, put it in <code>SVC_API_KEY</code> in your terminal (<code>export SVC_API_KEY=${escapeHtml(created.api_key)}</code>) and run a snippet ${where}.</p>`,
   );
 }
 

@@ -15,13 +15,14 @@ import type { SessionPrincipal } from '../../../core/sessions/sessions.service.j
 import type { Services } from '../../../platform/services.js';
 import type { AppContext, AppState } from '../../context.js';
 import { capBar } from '../charts.js';
-import { csrfToken, hidden, paramOf, readFormParams } from '../forms.js';
+import { csrfToken, hidden, paramOf, readFormParams, safeNext } from '../forms.js';
 import { capsFieldset, capsFields, capsFromForm } from '../caps-fieldset.js';
 import { fieldError, fieldMessage, fixable, type FormProblems, invalidAttrs, problemSummary } from '../form-errors.js';
 import {
   CREATE_KEY_FIELDS,
   createdBox,
   createForm,
+  type KeyReturn,
   revokeConfirmation,
   SHOWN_ONCE,
   stashSecret,
@@ -139,7 +140,7 @@ async function keysView(
     : '<a href="/console/keys?revoked=1">Show revoked keys</a>';
   const refused = extra.form?.kind === 'create' ? extra.form : undefined;
   const body = `<h2>Create a key</h2>
-${createForm(csrf, person, refused?.typed, refused?.problems)}
+${createForm(csrf, person, refused?.typed, refused?.problems, refused ? refused.typed.next : safeNext(ctx.query.next))}
 <h2>Your keys</h2>
 <p class="muted">${page.pagination.total} key${page.pagination.total === 1 ? '' : 's'} · ${toggle}</p>
 ${keysTable(page.items, csrf, extra.form)}
@@ -154,11 +155,23 @@ ${approvals(page.items, person, csrf, extra.form)}`;
   };
 }
 
+/** The way back to where the person came to Keys from: named after the listing when `next` is one. */
+async function keyReturn(services: Services, next: string | undefined): Promise<KeyReturn | undefined> {
+  if (!next) return undefined;
+  const slug = /^\/(?:console\/catalog\/)?apis\/([a-z0-9-]+)$/.exec(next)?.[1];
+  if (!slug) return { href: next, label: 'where you were' };
+  const name = await services.listings.detail(slug).then(
+    (d) => d.name,
+    () => undefined,
+  );
+  return { href: next, label: name ?? 'the API' };
+}
+
 /** The banner of the page a create's 303 leads to: the secret, once; after that, that it was shown once. */
 async function createdBanner(ctx: AppContext, services: Services, person: SessionPrincipal): Promise<string[]> {
   if (ctx.query.done !== 'created') return flash(ctx, DONE);
   const secret = await takeSecret(ctx, services, person);
-  return [secret ? createdBox(secret) : SHOWN_ONCE];
+  return [secret ? createdBox(secret, await keyReturn(services, safeNext(ctx.query.next))) : SHOWN_ONCE];
 }
 
 /** A refused key form: the page again (400), its form as typed with the messages beside the fields. */
@@ -183,7 +196,8 @@ function createRoute(services: Services, router: Router<AppState>): void {
       requireScope(person, 'keys:write');
       const form = Object.fromEntries(params.entries());
       const listed = params.has('scopes_listed');
-      const typed: TypedKey = { name: form.name ?? '', scopes: params.getAll('scope'), caps: form };
+      const next = safeNext(form.next);
+      const typed: TypedKey = { name: form.name ?? '', scopes: params.getAll('scope'), caps: form, next };
       try {
         // The form marks that it sent its scope boxes (none ticked is an error); without them: the person's scopes.
         const body = parseForm(
@@ -192,7 +206,7 @@ function createRoute(services: Services, router: Router<AppState>): void {
           CREATE_KEY_FIELDS,
         );
         await stashSecret(ctx, services, person, await services.keyAdmin.create(person, body));
-        seeOther(ctx, '/console/keys?done=created');
+        seeOther(ctx, `/console/keys?done=created${next ? `&next=${encodeURIComponent(next)}` : ''}`);
       } catch (err) {
         return refusedForm(ctx, services, person, err, (problems) => ({ kind: 'create', typed, problems }));
       }

@@ -69,6 +69,14 @@ ${problemSummary(p)}
 <p><button type="submit">Create API</button></p></form></section>`;
 }
 
+/**
+ * `npm start`'s embedded payments have no Connect onboarding page (stripe-mock's link leads nowhere): say so, and
+ * where the earnings are meanwhile, instead of a button to a dead end.
+ */
+const EMBEDDED_PAYOUTS = `<p class="muted">Test mode: this marketplace runs on embedded payments (no Stripe account is
+configured), so payouts cannot be set up here. Net earnings stay in your organization's balance, which also pays for
+your own calls; payouts need a Stripe account (<code>STRIPE_SECRET_KEY</code>).</p>`;
+
 async function connectCard(services: Services, ctx: AppContext, person: SessionPrincipal): Promise<string> {
   const state = await connectStateOf(services.orm, person.orgId);
   const explain: Record<string, string> = {
@@ -78,9 +86,11 @@ async function connectCard(services: Services, ctx: AppContext, person: SessionP
   };
   const action = !services.stripe
     ? '<p class="muted">Payments are not configured on this marketplace.</p>'
-    : state.status === 'enabled'
-      ? ''
-      : `<form method="post" action="/console/provider/connect">${hidden('csrf', csrfToken(ctx))}<button type="submit">${state.status === 'none' ? 'Start payouts onboarding' : 'Continue onboarding'}</button></form>`;
+    : services.embeddedPayments
+      ? EMBEDDED_PAYOUTS
+      : state.status === 'enabled'
+        ? ''
+        : `<form method="post" action="/console/provider/connect">${hidden('csrf', csrfToken(ctx))}<button type="submit">${state.status === 'none' ? 'Start payouts onboarding' : 'Continue onboarding'}</button></form>`;
   return `<div class="card"><div class="muted">Stripe Connect</div><div>${statusBadge(state.status)}</div><p>${escapeHtml(explain[state.status] ?? state.status)}</p>${action}</div>`;
 }
 
@@ -188,12 +198,12 @@ export async function startConnect(
 ): Promise<ConsoleView | void> {
   requireProvider(person);
   await readForm(ctx);
-  if (!services.stripe) {
+  if (!services.stripe || services.embeddedPayments) {
     renderConsole(ctx, person, {
       section: 'provider',
       title: 'Payouts onboarding',
       status: 503,
-      body: `${emptyState('<p>Payments are not configured on this marketplace, so payouts cannot be set up.</p>')}<p><a href="/console/provider">Back</a></p>`,
+      body: `${services.stripe ? EMBEDDED_PAYOUTS : emptyState('<p>Payments are not configured on this marketplace, so payouts cannot be set up.</p>')}<p><a href="/console/provider">Back</a></p>`,
     });
     return;
   }

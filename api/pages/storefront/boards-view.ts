@@ -20,6 +20,25 @@ export function metricText(board: Board, value: number): string {
   return String(Math.round(value * 1000) / 1000);
 }
 
+/** Each board's metric for people: a column header, and what "ranked by" means (the field name follows in code). */
+const METRIC_WORDS: Record<Board, { header: string; ranked: string }> = {
+  top_grossing: { header: 'GMV, 30 days', ranked: 'the GMV of successful calls over 30 days' },
+  most_used: { header: 'Successful calls, 30 days', ranked: 'successful calls over 30 days' },
+  most_reliable: {
+    header: 'Reliability',
+    ranked: 'the lower bound (Wilson, 95%) of the success rate, from 20 judged calls in 30 days',
+  },
+  best_value: {
+    header: 'Reliability per cent',
+    ranked: 'that reliability divided by the cheapest paid price in cents (free counts as 1 cent)',
+  },
+  trending: { header: 'Growth, 7 days', ranked: 'the growth of calls over the last 7 days against the 7 before' },
+  new_rising: { header: 'Calls per day', ranked: 'calls per day of APIs published in the last 30 days' },
+};
+
+const rankedBy = (board: Board) =>
+  `<p class="muted">Ranked by ${METRIC_WORDS[board].ranked} (<code>${escapeHtml(BOARD_METRICS[board])}</code>).</p>`;
+
 const NOT_RANKED =
   '<p><strong>No API is ranked on this board yet.</strong></p><p>Boards are recomputed from calls every few minutes; an API appears once it has traffic.</p>';
 
@@ -30,15 +49,16 @@ function categoryFilter(action: string, categories: { slug: string; name: string
   )}</select></div><div><button type="submit">Show</button></div></form>`;
 }
 
-function boardTable(site: CatalogSite, board: Board, result: Leaderboard, caption: string): string {
-  const metric = BOARD_METRICS[board];
+/** A board's table; `compact` (the six side by side) leaves category and provider to the board's own page. */
+function boardTable(site: CatalogSite, board: Board, result: Leaderboard, caption: string, compact = false): string {
   const rows = result.items
     .map(
       (i) =>
-        `<tr><td class="num">${i.rank}</td><td>${listingLink(site, i.slug, i.name)}</td><td>${categoryLink(site, i.category)}</td><td>${providerName(i.provider)}</td><td class="num">${escapeHtml(metricText(board, i.metric.value))}</td></tr>`,
+        `<tr><td class="num">${i.rank}</td><td>${listingLink(site, i.slug, i.name)}</td>${compact ? '' : `<td>${categoryLink(site, i.category)}</td><td>${providerName(i.provider)}</td>`}<td class="num">${escapeHtml(metricText(board, i.metric.value))}</td></tr>`,
     )
     .join('');
-  return `<table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr><th scope="col" class="num">Rank</th><th scope="col">API</th><th scope="col">Category</th><th scope="col">Provider</th><th scope="col" class="num">${escapeHtml(metric)}</th></tr></thead><tbody>${rows}</tbody></table>`;
+  const more = compact ? '' : '<th scope="col">Category</th><th scope="col">Provider</th>';
+  return `<table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr><th scope="col" class="num">Rank</th><th scope="col">API</th>${more}<th scope="col" class="num">${escapeHtml(METRIC_WORDS[board].header)}</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 async function knownCategory(services: Services, slug: string | undefined) {
@@ -62,10 +82,10 @@ export async function leaderboardsPage(
   const sections = BOARDS.map((b, i) => {
     const result = boards[i]!;
     const table = result.items.length
-      ? boardTable(site, b, result, BOARD_LABELS[b])
+      ? boardTable(site, b, result, BOARD_LABELS[b], true)
       : emptyState('<p>No API is ranked on this board yet.</p>');
     return `<section aria-labelledby="board-${b}"><h2 id="board-${b}"><a href="${site.leaderboard(b, category?.slug)}">${escapeHtml(BOARD_LABELS[b])}</a></h2>
-<p class="muted">Ranked by <code>${escapeHtml(result.metric)}</code>.</p>${table}</section>`;
+${rankedBy(b)}${table}</section>`;
   }).join('\n');
   return {
     title: category ? `Leaderboards in ${category.name}` : 'Leaderboards',
@@ -88,7 +108,7 @@ export async function leaderboardPage(
   const board = boardName as Board;
   const { categories, category } = await knownCategory(services, query.category);
   const result = await services.market.leaderboard(board, { category: category?.slug, limit: 50 });
-  const metric = BOARD_METRICS[board];
+  const metric = METRIC_WORDS[board].header;
   const format = (v: number) => metricText(board, v);
   const table = result.items.length
     ? `${barChart([{ name: metric, points: result.items.slice(0, 10).map((i) => ({ label: i.name.slice(0, 18), value: i.metric.value })) }], { title: `${BOARD_LABELS[board]}: top ${Math.min(10, result.items.length)} by ${metric}`, format })}
@@ -100,7 +120,7 @@ ${boardTable(site, board, result, BOARD_LABELS[board])}`
     body: `<p><a href="${site.leaderboards}${category ? `?category=${encodeURIComponent(category.slug)}` : ''}">← All leaderboards</a></p>
 ${boardsNav(site, board, category?.slug)}
 ${categoryFilter(site.leaderboard(board), categories, category?.slug)}
-<p class="muted">Ranked by <code>${escapeHtml(metric)}</code>.</p>
+${rankedBy(board)}
 ${table}`,
   };
 }

@@ -22,6 +22,8 @@ export const callingKeys = (keys: readonly KeySummaryView[]) => keys.filter((k) 
 /** What the viewer does first: sign up, create a key, or use one of theirs. */
 export function callStep(site: CatalogSite, detail: ListingDetail, keys: KeySummaryView[], viewer: Viewer): string {
   const here = site.listing(detail.slug);
+  // Keys offers the way back here once the key exists.
+  const keysPage = `/console/keys?next=${encodeURIComponent(here)}`;
   const paid = detail.endpoints.some((e) => !e.free);
   const credit = paid
     ? ' A new account gets $1.00 of trial credit for paid calls.'
@@ -32,7 +34,7 @@ export function callStep(site: CatalogSite, detail: ListingDetail, keys: KeySumm
   if (!viewer.person) {
     steps = `<h2 id="start-h">Sign up to call it</h2><ol>
 <li><a href="/signup?next=${encodeURIComponent(here)}">Create an account</a> (or <a href="/login?next=${encodeURIComponent(here)}">sign in</a>): your email and a 6-digit code.${credit}</li>
-<li><a href="/console/keys">Create a key</a> in the console under Keys; its secret is shown once.</li>
+<li><a href="${keysPage}">Create a key</a> in the console under Keys; its secret is shown once.</li>
 ${run}</ol>`;
   } else {
     const usable = callingKeys(keys);
@@ -41,9 +43,9 @@ ${run}</ol>`;
           .map((k) => `<strong>${escapeHtml(k.name)}</strong> <code>${escapeHtml(k.keyPrefix)}…</code>`)
           .join(
             ', ',
-          )}. The console showed each secret once; <a href="/console/keys">create a key</a> if you no longer have it.</p><ol>${run}</ol>`
+          )}. The console showed each secret once; <a href="${keysPage}">create a key</a> if you no longer have it.</p><ol>${run}</ol>`
       : `<h2 id="start-h">Create a key to call it</h2><ol>
-<li><a href="/console/keys">Create a key</a> in the console under Keys (it needs <code>proxy:call</code>); its secret is shown once.</li>
+<li><a href="${keysPage}">Create a key</a> in the console under Keys (it needs <code>proxy:call</code>); its secret is shown once.</li>
 ${run}</ol>`;
   }
   return `<section class="step" aria-labelledby="start-h">${steps}</section>`;

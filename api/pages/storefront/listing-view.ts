@@ -24,6 +24,7 @@ import {
   priceRange,
   providerLink,
   webUrl,
+  withCodeSpans,
   type CatalogSite,
 } from './site.js';
 
@@ -158,7 +159,7 @@ function listingHeader(site: CatalogSite, detail: ListingDetail): string {
     : `<div class="banner warn" role="note"><strong>Directory entry: not callable here.</strong> ${escapeHtml(detail.directory_entry?.note ?? '')} ${escapeHtml(detail.directory_entry?.how_to_list ?? '')}</div>${docs ? `<p><a href="${escapeHtml(docs)}" rel="noopener noreferrer nofollow">Go to its own site: ${escapeHtml(docs)}</a></p>` : ''}`;
   return `<p><a href="${site.search}">← All APIs</a></p>
 <p><strong>${escapeHtml(detail.summary)}</strong></p>
-${detail.description ? `<p>${escapeHtml(detail.description)}</p>` : ''}
+${detail.description ? `<p>${withCodeSpans(detail.description)}</p>` : ''}
 <table class="facts"><caption class="visually-hidden">About this API</caption><tbody>
 <tr><th scope="row">Provider</th><td>${providerLink(detail.provider)}</td></tr>
 <tr><th scope="row">Category</th><td>${categoryLink(site, detail.category)}</td></tr>

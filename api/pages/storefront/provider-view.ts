@@ -8,7 +8,7 @@ import type { Services } from '../../../platform/services.js';
 import { when } from '../console/forms.js';
 import type { StorefrontView } from './frame.js';
 import { organizationJsonLd } from './json-ld.js';
-import { emptyState, plural, providerPath, STOREFRONT } from './site.js';
+import { emptyState, plural, providerPath, STOREFRONT, withCodeSpans } from './site.js';
 
 const BADGE_TEXT: Record<ProviderDetail['badges'][number], string> = {
   verified_email: 'Verified email',
@@ -16,19 +16,21 @@ const BADGE_TEXT: Record<ProviderDetail['badges'][number], string> = {
   verified_upstream: 'Upstream verified',
 };
 
-function apisList(p: ProviderDetail): string {
+/** The provider's live APIs, each category by its name (the profile carries its slug). */
+function apisList(p: ProviderDetail, categoryNames: ReadonlyMap<string, string>): string {
   if (!p.apis.length) return emptyState('<p>No live API yet.</p>');
   const rows = p.apis
     .map(
       (a) =>
-        `<tr><td><a href="${STOREFRONT.listing(a.slug)}">${escapeHtml(a.name)}</a><br><span class="muted">${escapeHtml(a.summary)}</span></td><td>${a.category ? `<a href="${STOREFRONT.category(a.category)}">${escapeHtml(a.category)}</a>` : '—'}</td><td>${escapeHtml(when(a.published_at))}</td></tr>`,
+        `<tr><td><a href="${STOREFRONT.listing(a.slug)}">${escapeHtml(a.name)}</a><br><span class="muted">${escapeHtml(a.summary)}</span></td><td>${a.category ? `<a href="${STOREFRONT.category(a.category)}">${escapeHtml(categoryNames.get(a.category) ?? a.category)}</a>` : '—'}</td><td>${escapeHtml(when(a.published_at))}</td></tr>`,
     )
     .join('');
   return `<table><caption class="visually-hidden">Live APIs</caption><thead><tr><th scope="col">API</th><th scope="col">Category</th><th scope="col">Published</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 export async function providerView(services: Services, slug: string): Promise<StorefrontView> {
-  const p = await services.providerDirectory.get(slug);
+  const [p, categories] = await Promise.all([services.providerDirectory.get(slug), services.listings.categories()]);
+  const categoryNames = new Map(categories.map((c) => [c.slug, c.name]));
   const name = p.display_name ?? p.slug;
   const page = providerPath(p.slug);
   const badges = p.badges.length
@@ -46,10 +48,10 @@ export async function providerView(services: Services, slug: string): Promise<St
       jsonLd: [organizationJsonLd(p, { publicBase: services.config.urls.publicBase, page })],
     },
     body: `<div class="provider-head">${p.avatar_url ? `<img src="${escapeHtml(p.avatar_url)}" alt="${escapeHtml(name)} logo">` : ''}<div>
-${p.bio ? `<p>${escapeHtml(p.bio)}</p>` : ''}
+${p.bio ? `<p>${withCodeSpans(p.bio)}</p>` : ''}
 ${p.website ? `<p><a href="${escapeHtml(p.website)}" rel="noopener noreferrer nofollow">${escapeHtml(p.website)}</a></p>` : ''}</div></div>
 ${badges}
 <div class="cards">${card('Live APIs', String(p.stats.live_apis))}${card('Calls, 30 days', p.stats.calls_30d.toLocaleString('en-US'))}${card('Success rate, 30 days', rate)}</div>
-<section aria-labelledby="apis-h"><h2 id="apis-h">Live APIs</h2>${apisList(p)}</section>`,
+<section aria-labelledby="apis-h"><h2 id="apis-h">Live APIs</h2>${apisList(p, categoryNames)}</section>`,
   };
 }

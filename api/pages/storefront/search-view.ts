@@ -112,7 +112,8 @@ ${category}
 ${select(
   'sort',
   'Sort by',
-  'Best match',
+  // What no choice sorts by (the search's default), named as the results line names it.
+  `Default (${SORT_LABELS[query.q?.trim() ? 'relevance' : 'svc_score']})`,
   SEARCH_SORTS.map((s) => ({ value: s, label: SORT_LABELS[s] })),
   query.sort,
 )}

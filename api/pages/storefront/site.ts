@@ -75,6 +75,9 @@ export const webUrl = (url: string | null | undefined): string | undefined =>
   url && /^https?:\/\//i.test(url) ? url : undefined;
 
 /** A clear empty state: what is missing and what to do next. */
+/** A provider's plain text with its `code` spans set as code (the one bit of Markdown descriptions often carry). */
+export const withCodeSpans = (text: string) => escapeHtml(text).replace(/`([^`\n]+)`/g, '<code>$1</code>');
+
 export const emptyState = (html: string) => `<div class="empty">${html}</div>`;
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -196,6 +196,8 @@ describe('storefront pages, anonymous', () => {
     expect(res.text).toContain('Calls, 30 days');
     for (const slug of ['fjord-forecasts', 'free-fjord-facts', 'pricey-fjord-pixels'])
       expect(res.text).toContain(`href="/apis/${slug}"`);
+    // Each API's category by its name, as on the listing.
+    expect(res.text).toContain('<a href="/categories/weather">Weather</a>');
     expect(res.text).not.toContain('gone-gale');
     await page('/providers/nobody-here', 404);
   });
@@ -214,8 +216,11 @@ describe('storefront pages, anonymous', () => {
     for (const b of BOARDS) expect(all.text).toContain(`href="/leaderboards/${b}"`);
     const weather = await page('/leaderboards?category=weather');
     expect(weather.text).toContain('<h1>Leaderboards in Weather</h1>');
+    // Metrics in words (the field name in code after them), a header a person reads.
+    expect(all.text).toContain('Ranked by successful calls over 30 days (<code>successful_calls_30d</code>).');
     const one = await page('/leaderboards/most_used');
     expect(one.text).toContain('Leaderboard: Most used');
+    expect(one.text).toContain('Ranked by successful calls over 30 days');
     await page('/leaderboards/no_such_board', 404);
   });
 

@@ -65,5 +65,12 @@ describe("a listing's prices and terms on its page", () => {
     const forecast = ld.offers.find((o) => o.name === 'GET /forecast/{city}')!;
     expect(forecast.price).toBe('0.05');
     expect(forecast.priceValidUntil).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
+    // The listing's "Read and accept the terms": the API by name, and the way back to its page.
+    const terms = await http(f.api.url, 'GET', '/terms/fjord-forecasts', { headers: { accept: 'text/html' } });
+    expect(terms.status, show(terms)).toBe(200);
+    expect(terms.text).toContain('<h1>Terms of Fjord Forecasts</h1>');
+    expect(terms.text).toContain('<p><a href="/apis/fjord-forecasts">← Fjord Forecasts</a></p>');
+    expect(terms.text).toContain('Use the forecasts kindly.');
   });
 });

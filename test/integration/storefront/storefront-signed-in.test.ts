@@ -34,7 +34,8 @@ describe('storefront for a signed-in person', () => {
     expect(mine.text).toContain(prefix.slice(0, 9));
     const none = await as(keyless, '/apis/fjord-forecasts');
     expect(none.text).toContain('Create a key to call it');
-    expect(none.text).toContain('href="/console/keys"');
+    // Keys offers the way back to this listing once the key exists.
+    expect(none.text).toContain('href="/console/keys?next=%2Fapis%2Ffjord-forecasts"');
     expect(none.text).not.toContain('name="key"');
   });
 
@@ -75,6 +76,7 @@ describe('storefront for a signed-in person', () => {
       /<p><a href="[^"]*">← All APIs<\/a><\/p>[\s\S]*?<h2 id="terms-h">[\s\S]*?<\/section>/.exec(html)?.[0];
     const unprefixed = body(console.text)!
       .replace(/\/console\/catalog\/apis\//g, '/apis/')
+      .replace(/next=%2Fconsole%2Fcatalog%2Fapis%2F/g, 'next=%2Fapis%2F')
       .replace(/\/console\/catalog\/categories\//g, '/categories/')
       .replace(/\/console\/catalog\/leaderboards/g, '/leaderboards')
       .replace(/"\/console\/catalog(["?])/g, '"/apis$1');
