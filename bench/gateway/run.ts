@@ -202,6 +202,10 @@ async function main(): Promise<number> {
     ...(gateway?.targets ?? []),
     ...(allInOne?.targets ?? []),
   ];
+  // BENCH_ROWS=floor_node_gateway,gateway_paid (opt-in, for experiments): measure only these rows; the recorded run
+  // measures every row.
+  const only = (process.env.BENCH_ROWS ?? '').split(',').filter(Boolean);
+  if (only.length > 0) targets.splice(0, targets.length, ...targets.filter((t) => only.includes(t.name)));
   const names = new Set(targets.map((t) => t.name));
   if (names.size !== targets.length) throw new Error(`duplicate target names: ${targets.map((t) => t.name).join()}`);
   console.log(gateway ? 'gateway targets: provided' : 'gateway targets: none (gateway-targets.ts returned null)');

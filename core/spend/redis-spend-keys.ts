@@ -19,7 +19,19 @@ export function spendBucket(orgId: string): number {
   return (h >>> 0) % SPEND_BUCKETS;
 }
 
-export const tag = (orgId: string) => `sp:{${spendBucket(orgId)}}`;
+/** The tags of the orgs seen lately (every key of a call is built from one; a few a call on the hot path). */
+const tags = new Map<string, string>();
+const MAX_TAGS = 100_000;
+
+export function tag(orgId: string): string {
+  let t = tags.get(orgId);
+  if (t === undefined) {
+    if (tags.size >= MAX_TAGS) tags.clear();
+    t = `sp:{${spendBucket(orgId)}}`;
+    tags.set(orgId, t);
+  }
+  return t;
+}
 export const orgKey = (orgId: string) => `${tag(orgId)}:o:${orgId}`;
 export const keyKey = (orgId: string, keyId: string) => `${tag(orgId)}:k:${keyId}`;
 export const dayKey = (orgId: string, keyId: string, day: string) => `${tag(orgId)}:d:${keyId}:${day}`;

@@ -157,6 +157,8 @@ select json_build_object(
 
 /** The common case: no call of the batch is in Postgres yet (a duplicate fails the statement on a unique key). */
 const ONE_STATEMENT_COMMIT = COMMIT_TEMPLATE.replace('/*KNOWN*/', '');
+/** The common case's text (the benchmark's EXPLAIN, bench/gateway/commit-cost.ts). */
+export const COMMIT_STATEMENT = ONE_STATEMENT_COMMIT;
 /**
  * After a unique violation: some calls of the batch are already in Postgres (drained again after a drainer died
  * between its commit and its acknowledgement), and are skipped. A separate statement because the probe runs per call

@@ -29,6 +29,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.js';
 import { writeCarefully } from './usage-careful-write.js';
 import { commitJson, committedCalls, runCommit } from './usage-commit-statement.js';
+import { leanCommitted, leanEligible, leanParams, runLeanCommit } from './usage-lean-commit.js';
 
 export interface CallRecord {
   usageId: string;
@@ -121,6 +122,11 @@ export class UsageCommitter {
        * waits behind one (the calls are durable in the fast state's stream meanwhile; `flush` does not wait).
        */
       minIntervalMs?: number;
+      /**
+       * Book the common case with the lean statement (core/spend/usage-lean-commit.ts; default on). Off: every batch
+       * through the full statement (the tests that compare the two).
+       */
+      lean?: boolean;
     } = {},
   ) {}
 
@@ -229,6 +235,10 @@ export class UsageCommitter {
    * sum in call order. The prepaid CHECK makes it fail rather than overdraw.
    */
   private async writeOneStatement(batch: Pending[], dedup: boolean): Promise<CommittedCall[]> {
+    if (!dedup && this.options.lean !== false && leanEligible(batch)) {
+      const params = leanParams(batch, this.deps.feePercent);
+      return leanCommitted(batch, await runLeanCommit(this.deps.orm, this.deps.prepared === true, params));
+    }
     const json = commitJson(batch, this.deps.feePercent);
     return committedCalls(batch, await runCommit(this.deps.orm, this.deps.prepared === true, json, dedup));
   }

@@ -20,8 +20,10 @@ export const UsageEvent = defineEntity({
   tableName: 'usage_events',
   properties: {
     id: prefixedId(),
-    org: p.manyToOne(Org),
-    key: p.manyToOne(ApiKey),
+    // No foreign keys (Migration20261128183000_usage_events_no_foreign_keys): each cost a lookup and a row lock per
+    // inserted row; the gateway records only keys it authenticated, and orgs and keys are never deleted.
+    org: p.manyToOne(Org).createForeignKeyConstraint(false),
+    key: p.manyToOne(ApiKey).createForeignKeyConstraint(false),
     apiSlug: p.string().length(64),
     apiId: idRef().nullable(),
     endpointId: idRef().nullable(),

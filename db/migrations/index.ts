@@ -22,6 +22,7 @@ import { Migration20261127131304_usage_batches } from './Migration20261127131304
 import { Migration20261127160000_mcp_installed_tools } from './Migration20261127160000_mcp_installed_tools.js';
 import { Migration20261128144512_provider_lifecycle } from './Migration20261128144512_provider_lifecycle.js';
 import { Migration20261128144647_demand_double_opt_in } from './Migration20261128144647_demand_double_opt_in.js';
+import { Migration20261128183000_usage_events_no_foreign_keys } from './Migration20261128183000_usage_events_no_foreign_keys.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -47,4 +48,8 @@ export const MIGRATIONS = [
   { name: 'Migration20261127160000_mcp_installed_tools', class: Migration20261127160000_mcp_installed_tools },
   { name: 'Migration20261128144512_provider_lifecycle', class: Migration20261128144512_provider_lifecycle },
   { name: 'Migration20261128144647_demand_double_opt_in', class: Migration20261128144647_demand_double_opt_in },
+  {
+    name: 'Migration20261128183000_usage_events_no_foreign_keys',
+    class: Migration20261128183000_usage_events_no_foreign_keys,
+  },
 ];
