@@ -10,11 +10,17 @@ local function add(keys, field, by)
   end
 end
 -- Append a usage event and deliver it to this consumer at once (its pending list is the drainer's claim ticket).
+-- The consumer group is made on first use only (no existence check per append): a stream without the group (new, or
+-- lost with the fast state) answers NOGROUP, and the group is then created from the stream's start, so entries that
+-- were never delivered are delivered now (to this drainer; the loop below reads up to its own).
 local function append(streamKey, consumer, event, credit, billable)
-  if redis.call('EXISTS', streamKey) == 0 then redis.call('XGROUP', 'CREATE', streamKey, GROUP, '$', 'MKSTREAM') end
   local id = redis.call('XADD', streamKey, '*', 'e', event, 'c', credit, 'b', billable)
   for _ = 1, 100 do
-    local got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', streamKey, '>')
+    local got = redis.pcall('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', streamKey, '>')
+    if type(got) == 'table' and got.err then
+      redis.call('XGROUP', 'CREATE', streamKey, GROUP, '0')
+      got = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', streamKey, '>')
+    end
     if not got or got[1][2][1][1] == id then break end
   end
   return id
