@@ -33,6 +33,8 @@ const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'USER'];
 export interface AllInOne {
   targets: BenchTarget[];
   pid: number;
+  /** Its event-loop stalls over 20 ms so far (event_loop_stalls_total on its /metrics). */
+  stalls(): Promise<number>;
   verify(traffic: Record<string, TrafficCount>): Promise<VerifyResult>;
   stop(): Promise<void>;
 }
@@ -72,7 +74,7 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
   if (process.env.BENCH_SKIP_ALLINONE === '1') return null;
   const root = await mkdtemp(join(tmpdir(), 'bench-allinone-'));
   const dataDir = join(root, 'data');
-  const [api, gw, mcp, temporal, temporalUi] = await Promise.all([1, 2, 3, 4, 5].map(() => freePort()));
+  const [api, gw, mcp, temporal, temporalUi, metricsPort] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()));
   const env: NodeJS.ProcessEnv = {};
   for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name];
   Object.assign(env, {
@@ -82,6 +84,8 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
     MCP_PORT: String(mcp),
     TEMPORAL_DEV_PORT: String(temporal),
     TEMPORAL_UI_PORT: String(temporalUi),
+    // Its /metrics (as an operator would run it) carries event_loop_stalls_total for the stall probe.
+    METRICS_PORT: String(metricsPort),
     UPSTREAM_ALLOW_PRIVATE: 'true',
     GATEWAY_RATE_LIMIT_PER_MIN: '1000000',
     LOG_LEVEL: 'warn',
@@ -159,6 +163,12 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
     const none = () => ({ redis: [], postgres: [] });
     return {
       pid: child.pid,
+      async stalls() {
+        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        const line = /^event_loop_stalls_total (\d+)/m.exec(text);
+        if (!line) throw new Error('all-in-one: no event_loop_stalls_total on /metrics');
+        return Number(line[1]);
+      },
       targets: [
         { name: TARGET.allinonePaid, url: paidUrl, headers: auth, pids, services: none },
         { name: TARGET.allinoneFree, url: freeUrl, headers: auth, pids, services: none },

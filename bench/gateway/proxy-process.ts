@@ -3,13 +3,23 @@
 // on SIGTERM or SIGINT.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Pool } from 'undici';
+import { processStalls } from '../../core/stall-monitor.js';
 
 /** More connections than wrk's 32 so the pool never queues; keep-alive well past a round's length. */
 export const upstreamPool = (upstream: string): Pool =>
   new Pool(upstream, { connections: 64, pipelining: 1, keepAliveTimeout: 60_000 });
 
+/** The path a benchmark proxy answers itself: its event-loop stalls so far (the gateway bench's stall probe). */
+export const STALLS_PATH = '/__bench/stalls';
+
 export function proxyServer(forward: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Server {
+  processStalls.start();
   const server = createServer((req, res) => {
+    if (req.url === STALLS_PATH) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ stalls: processStalls.count, longest_ms: processStalls.longest }));
+      return;
+    }
     forward(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: 'bad_gateway', message: String(err) }));

@@ -261,12 +261,14 @@ export function renderMarkdown(input: ReportInput): string {
       'coordinated-omission back-fill. A cross-check only: its histogram has 1 ms resolution and each connection ' +
       'sends its per-second quota in a burst. The targets use the µs-resolution open-loop generator (p50/p90/p99).',
     '',
-    '## Targets (issue 23)',
+    '## Targets (issue 32)',
     '',
-    'Ratios are of capacity req/s to bare_node_proxy’s; added latency is p50/p99 minus bare_node_proxy’s at the ' +
-      'fixed rate; CPU above bare is the row’s total CPU-µs per call minus the bare proxy process’s. Redis and ' +
-      'Postgres counts are gateway_paid’s capacity runs (store operations below); RSS per 100k keys is the memory ' +
-      'row. "in npm start": the all-in-one process on embedded PGlite and in-process counters.',
+    'Each against floor_node_gateway measured in the same run: CPU is the row’s total CPU-µs per call in its ' +
+      'capacity run (process + its Redis + its Postgres), Postgres the Postgres part alone. Redis and Postgres counts ' +
+      'are gateway_paid’s capacity runs (store operations below); the scale ratio and RSS per 100k keys come from the ' +
+      'scale and memory rows. "npm start": the all-in-one process on embedded PGlite and in-process counters; its ' +
+      'stalls are event-loop delays over 20 ms (perf_hooks.monitorEventLoopDelay) during 60 s at the fixed rate, ' +
+      'against the bare proxy’s over the same probe.',
     '',
     table(['target', 'wanted', 'measured', 'result'], checkRows),
     '',

@@ -23,6 +23,7 @@ import { runLatency } from './latency.js';
 import { machineInfo } from './machine.js';
 import { startNginxProxy, startUpstream } from './nginx.js';
 import { findBinary, signalAllChildrenNow, stopAllChildren } from './proc.js';
+import { STALLS_PATH } from './proxy-process.js';
 import { computeRatios, evaluateChecks, renderMarkdown, summarize, warnings, type Round } from './report.js';
 import { median, round } from './stats.js';
 import { TARGET, type BenchTarget, type GatewayTargets, type TrafficCount, type VerifyResult } from './types.js';
@@ -54,6 +55,8 @@ interface Config {
   processes: number;
   /** BENCH_SKIP_EXTENDED=1: no drain, scale or memory rows (the small setup only). */
   skipExtended: boolean;
+  /** Seconds of the stall probe at the fixed rate (issue 32: 60). */
+  stallProbeS: number;
 }
 
 function positiveInt(name: string, fallback: number): number {
@@ -79,6 +82,7 @@ function readConfig(): Config {
     resultsDir: process.env.BENCH_RESULTS_DIR || join(REPO_ROOT, 'bench', 'results'),
     processes: process.env.BENCH_PROCESSES ? positiveInt('BENCH_PROCESSES', 1) : 0,
     skipExtended: process.env.BENCH_SKIP_EXTENDED === '1',
+    stallProbeS: positiveInt('BENCH_STALL_PROBE_S', 60),
   };
 }
 
@@ -315,6 +319,33 @@ async function main(): Promise<number> {
     Object.assign(extended, scaled);
   }
 
+  // The stall probe (issue 32): the bare proxy and the all-in-one's paid row, each STALL_PROBE_S at the fixed rate,
+  // event-loop stalls over 20 ms counted by each process itself (core/stall-monitor.ts) before and after.
+  const stalls = { bare: null as number | null, allinone: null as number | null };
+  const probeStalls = async (name: string, read: () => Promise<number>): Promise<number | null> => {
+    const target = targets.find((t) => t.name === name);
+    if (!target) return null;
+    const before = await read();
+    const probe = await runLatency(
+      target,
+      { rate: config.rate, warmupS: 1, durationS: config.stallProbeS },
+      groups(target),
+    );
+    for (const t of probe.traffic) addTraffic(traffic, target.name, t);
+    const count = (await read()) - before;
+    console.log(`stalls over 20 ms, ${name}: ${count} in ${config.stallProbeS} s at ${config.rate} req/s`);
+    await sleep(SETTLE_MS);
+    return count;
+  };
+  if (allInOne) {
+    const a: AllInOne = allInOne;
+    stalls.bare = await probeStalls(TARGET.bare, async () => {
+      const res = await request(`${bare.url}${STALLS_PATH}`);
+      return ((await res.body.json()) as { stalls: number }).stalls;
+    });
+    stalls.allinone = await probeStalls(TARGET.allinonePaid, () => a.stalls());
+  }
+
   // Books check after all traffic, while the gateway and the all-in-one are still up.
   const failedVerify = (err: unknown): VerifyResult => ({ ok: false, details: { error: String(err) } });
   const verify: VerifyResult | null = gateway
@@ -342,6 +373,8 @@ async function main(): Promise<number> {
   const ratios = computeRatios(new Map(summaries.map((s) => [s.name, s])), {
     paidStore: medianStoreOps(paidRounds),
     rssBytesPer100kKeys: extended.memory?.gatewayRssBytes.per100kKeys ?? null,
+    scaleVsSmallCpu: extended.scale?.vsSmall?.cpuUsPerRequest ?? null,
+    stalls,
   });
   const checks = evaluateChecks(ratios);
   const warned = warnings(summaries, config.rate, machine);

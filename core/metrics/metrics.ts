@@ -6,6 +6,7 @@
  * at scrape time through the `watch*` hooks, so the hot path pays for none of them.
  */
 import client, { type Counter, type Gauge, type Histogram, type Registry } from 'prom-client';
+import { processStalls, STALL_MS } from '../stall-monitor.js';
 
 /** Seconds buckets from 1 ms to 30 s: HTTP requests, upstream calls, drain lag. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -77,6 +78,12 @@ export class Metrics {
     if (this.defaultsOn) return;
     this.defaultsOn = true;
     client.collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
+    processStalls.start();
+    this.watchedCounter(
+      'event_loop_stalls_total',
+      `Times this process's event loop was blocked for more than ${STALL_MS} ms (core/stall-monitor.ts).`,
+      () => processStalls.count,
+    );
   }
 
   /** Open reservations of this gateway process and the oldest one's age, read at scrape time. */
@@ -139,6 +146,19 @@ export class Metrics {
   }
 
   /** A gauge whose value lives elsewhere: `read` at scrape time. */
+  /** A counter whose total is read at scrape time (it only grows). */
+  private watchedCounter(name: string, help: string, read: () => number): void {
+    new client.Counter({
+      name,
+      help,
+      registers: this.registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+
   private watched(name: string, help: string, read: () => number | Promise<number>): void {
     new client.Gauge({
       name,

@@ -1,6 +1,6 @@
-// The gateway benchmark's verdicts (bench/gateway/report.ts): issue 23's targets computed from the rows' medians, the
-// store operations and the memory row, each PASS/FAIL at its limit, "not measured" when a row did not run, and the
-// report's targets table showing CPU above the bare proxy beside the absolute figure.
+// The gateway benchmark's verdicts (bench/gateway/report.ts): issue 32's targets, each against the floor row of the
+// same run, computed from the rows' medians, the store operations, the scale, memory and stall figures, each PASS/FAIL
+// at its limit, "not measured" when a row did not run, and the report's targets table with the absolute figures.
 import { describe, expect, it } from 'vitest';
 import {
   computeRatios,
@@ -58,117 +58,120 @@ const byName = (rows: Record<string, Row>) =>
 
 /** A gateway that meets every target but the ones a test breaks on purpose. */
 const GOOD: Record<string, Row> = {
-  bare_node_proxy: { rps: 10_000, p50: 0.4, p99: 2, cpu: 90, cpuProxy: 70 },
-  gateway_paid: { rps: 8_000, p50: 0.6, p99: 4.5, cpu: 110, cpuProxy: 80 },
-  gateway_free: { rps: 9_000 },
+  bare_node_proxy: { rps: 10_000, p50: 0.4, p99: 2, cpu: 50, cpuProxy: 45 },
+  floor_node_gateway: { rps: 8_000, p50: 0.5, p99: 2.5, cpu: 60, cpuProxy: 50 },
+  gateway_paid: { rps: 6_000, p50: 0.6, p99: 4.5, cpu: 84, cpuProxy: 64 },
+  gateway_free: { rps: 6_500, cpu: 80, cpuProxy: 64 },
   gateway_429: { rps: 12_000 },
   gateway_replay: { rps: 10_500 },
-  allinone_paid: { rps: 7_600, p50: 0.7, p99: 5, cpu: 120 },
+  allinone_paid: { rps: 5_600, p50: 0.7, p99: 5, cpu: 120 },
   allinone_free: { rps: 8_500 },
   allinone_replay: { rps: 11_000 },
 };
-const STORE = { redisCommands: 1.9, redisScripts: 0.15, pgRowsWritten: 1.05 };
+const STORE = { redisCommands: 0.9, redisScripts: 0.05, pgRowsWritten: 1.02 };
 const RSS_250_MB = 250 * 1024 * 1024;
+const INPUTS = {
+  paidStore: STORE,
+  rssBytesPer100kKeys: RSS_250_MB,
+  scaleVsSmallCpu: 1.1,
+  stalls: { bare: 2, allinone: 2 },
+};
 
-const verdicts = (rows: Record<string, Row>, store = STORE, rss: number | null = RSS_250_MB) =>
-  Object.fromEntries(
-    evaluateChecks(computeRatios(byName(rows), { paidStore: store, rssBytesPer100kKeys: rss })).map((c) => [c.id, c]),
-  );
+const verdicts = (rows: Record<string, Row>, inputs: Parameters<typeof computeRatios>[1] = INPUTS) =>
+  Object.fromEntries(evaluateChecks(computeRatios(byName(rows), inputs)).map((c) => [c.id, c]));
 
-describe('gateway benchmark targets (issue 23)', () => {
+describe('gateway benchmark targets (issue 32, against the floor row of the same run)', () => {
   it('passes a run that meets every row of the table, and lists each row once', () => {
-    const checks = evaluateChecks(computeRatios(byName(GOOD), { paidStore: STORE, rssBytesPer100kKeys: RSS_250_MB }));
+    const checks = evaluateChecks(computeRatios(byName(GOOD), INPUTS));
     expect(checks.map((c) => [c.id, c.wanted, c.pass])).toEqual([
-      ['paid_throughput', '≥ 0.75×', true],
-      ['paid_throughput_floor', '≥ 0.6×', true],
-      ['added_latency_p50', '≤ +0.3 ms', true],
-      ['added_latency_p99', '≤ +3 ms', true],
-      ['cpu_above_bare', '≤ 50 µs', true],
-      ['redis_commands', '≤ 2', true],
-      ['redis_scripts', '≤ 0.2', true],
+      ['paid_cpu_vs_floor', '≤ 1.5×', true],
+      ['free_cpu_vs_paid', '≤ 1×', true],
+      ['free_cpu_vs_floor', '≤ 1.5×', true],
+      ['pg_cpu_vs_floor', '≤ 2×', true],
       ['pg_rows', '≤ 1.1', true],
+      ['redis_commands', '≤ 1', true],
+      ['redis_scripts', '≤ 0.2', true],
+      ['scale_cpu', '≤ 1.15×', true],
       ['rss_per_100k_keys', '≤ 300 MB', true],
-      ['free_throughput', '≥ 0.85×', true],
-      ['replay_throughput', '≥ 1×', true],
-      ['throughput_429', '≥ 1×', true],
-      ['allinone_paid_throughput', '≥ 0.75×', true],
-      ['allinone_paid_throughput_floor', '≥ 0.6×', true],
-      ['allinone_added_latency_p50', '≤ +0.3 ms', true],
       ['allinone_added_latency_p99', '≤ +3 ms', true],
-      ['allinone_cpu_above_bare', '≤ 50 µs', true],
-      ['allinone_free_throughput', '≥ 0.85×', true],
-      ['allinone_replay_throughput', '≥ 1×', true],
+      ['allinone_stalls', '≤ 0', true],
+      ['allinone_throughput', '≥ 0.9×', true],
     ]);
   });
 
-  it('tells the 0.75× target from the 0.6× floor, and holds each limit inclusively', () => {
-    const between = verdicts({ ...GOOD, gateway_paid: { ...GOOD.gateway_paid!, rps: 7_000 } });
-    expect([between.paid_throughput!.pass, between.paid_throughput_floor!.pass]).toEqual([false, true]);
-    expect(between.paid_throughput!.measured).toBe(0.7);
-    const below = verdicts({ ...GOOD, gateway_paid: { ...GOOD.gateway_paid!, rps: 5_900 } });
-    expect([below.paid_throughput!.pass, below.paid_throughput_floor!.pass]).toEqual([false, false]);
+  it('holds each limit inclusively and fails just past it', () => {
     const exact = verdicts(
-      { ...GOOD, gateway_paid: { ...GOOD.gateway_paid!, rps: 7_500, p50: 0.7, p99: 5 } },
       {
-        redisCommands: 2,
-        redisScripts: 0.2,
-        pgRowsWritten: 1.1,
+        ...GOOD,
+        gateway_paid: { ...GOOD.gateway_paid!, cpu: 90, cpuProxy: 70 },
+        gateway_free: { rps: 6_500, cpu: 90, cpuProxy: 70 },
+        allinone_paid: { ...GOOD.allinone_paid!, rps: 5_400, p99: 5 },
       },
+      { ...INPUTS, paidStore: { redisCommands: 1, redisScripts: 0.2, pgRowsWritten: 1.1 }, scaleVsSmallCpu: 1.15 },
     );
-    for (const id of ['paid_throughput', 'added_latency_p50', 'added_latency_p99', 'redis_commands', 'pg_rows']) {
+    for (const id of [
+      'paid_cpu_vs_floor',
+      'free_cpu_vs_paid',
+      'free_cpu_vs_floor',
+      'pg_cpu_vs_floor',
+      'redis_commands',
+    ]) {
       expect(exact[id]!.pass, id).toBe(true);
     }
-    const over = verdicts(GOOD, { redisCommands: 2.01, redisScripts: 0.21, pgRowsWritten: 1.11 }, 301 * 1024 * 1024);
-    for (const id of ['redis_commands', 'redis_scripts', 'pg_rows', 'rss_per_100k_keys']) {
-      expect(over[id]!.pass, id).toBe(false);
+    for (const id of ['redis_scripts', 'pg_rows', 'scale_cpu', 'allinone_added_latency_p99', 'allinone_throughput']) {
+      expect(exact[id]!.pass, id).toBe(true);
     }
+    const over = verdicts(
+      {
+        ...GOOD,
+        gateway_paid: { ...GOOD.gateway_paid!, cpu: 91, cpuProxy: 69 },
+        gateway_free: { rps: 6_500, cpu: 92, cpuProxy: 80 },
+        allinone_paid: { ...GOOD.allinone_paid!, rps: 5_390, p99: 5.1 },
+      },
+      {
+        paidStore: { redisCommands: 1.01, redisScripts: 0.21, pgRowsWritten: 1.11 },
+        rssBytesPer100kKeys: 301 * 1024 * 1024,
+        scaleVsSmallCpu: 1.16,
+        stalls: { bare: 2, allinone: 3 },
+      },
+    );
+    expect(
+      Object.values(over)
+        .filter((c) => c.pass !== false)
+        .map((c) => c.id),
+    ).toEqual([]);
   });
 
-  it('charges CPU above the bare proxy process, not above its noisy store columns, and shows the absolute figure', () => {
-    // Gateway 110 µs total; the bare proxy's process 70 µs (its 20 µs of "postgres" is other people's work).
+  it('shows the absolute figures beside the ratios', () => {
     const v = verdicts(GOOD);
-    expect(v.cpu_above_bare).toMatchObject({ measured: 40, pass: true });
-    expect(v.cpu_above_bare!.detail).toBe('absolute 110 µs; bare proxy 70 µs');
-    const heavy = verdicts({ ...GOOD, gateway_paid: { ...GOOD.gateway_paid!, cpu: 121 } });
-    expect(heavy.cpu_above_bare).toMatchObject({ measured: 51, pass: false });
-    expect(v.allinone_cpu_above_bare).toMatchObject({ measured: 50, pass: true });
+    expect(v.paid_cpu_vs_floor).toMatchObject({ measured: 1.4, detail: '84 µs over the floor’s 60 µs' });
+    expect(v.pg_cpu_vs_floor).toMatchObject({ measured: 2, detail: '20 µs over 10 µs' });
+    expect(v.allinone_stalls).toMatchObject({ measured: 0, detail: '2 against the bare proxy’s 2' });
+    // A free call dearer than the paid one fails even under 1.5× the floor.
+    const dear = verdicts({ ...GOOD, gateway_free: { rps: 6_500, cpu: 85, cpuProxy: 65 } });
+    expect([dear.free_cpu_vs_paid!.pass, dear.free_cpu_vs_floor!.pass]).toEqual([false, true]);
   });
 
-  it('judges the free, replay and 429 rows and the npm start rows against the bare proxy', () => {
-    const v = verdicts({
-      ...GOOD,
-      gateway_free: { rps: 8_400 },
-      gateway_429: { rps: 9_900 },
-      allinone_paid: { ...GOOD.allinone_paid!, rps: 6_500, p99: 5.1 },
-      allinone_replay: { rps: 9_000 },
-    });
-    expect(v.free_throughput).toMatchObject({ measured: 0.84, pass: false });
-    expect(v.throughput_429).toMatchObject({ measured: 0.99, pass: false });
-    expect(v.replay_throughput!.pass).toBe(true);
-    expect([v.allinone_paid_throughput!.pass, v.allinone_paid_throughput_floor!.pass]).toEqual([false, true]);
-    expect(v.allinone_added_latency_p99).toMatchObject({ measured: 3.1, pass: false });
-    expect(v.allinone_replay_throughput).toMatchObject({ measured: 0.9, pass: false });
-  });
-
-  it('reports a target as not measured when its row, the store counts or the memory row are missing', () => {
+  it('reports a target as not measured when its row, the store counts or the extended rows are missing', () => {
     const rows = { ...GOOD };
     delete rows.allinone_paid;
-    delete rows.gateway_free;
+    delete rows.floor_node_gateway;
     const checks = evaluateChecks(computeRatios(byName(rows), {}));
     const missing = checks.filter((c) => c.pass === null).map((c) => c.id);
     expect(missing).toEqual([
+      'paid_cpu_vs_floor',
+      'free_cpu_vs_floor',
+      'pg_cpu_vs_floor',
+      'pg_rows',
       'redis_commands',
       'redis_scripts',
-      'pg_rows',
+      'scale_cpu',
       'rss_per_100k_keys',
-      'free_throughput',
-      'allinone_paid_throughput',
-      'allinone_paid_throughput_floor',
-      'allinone_added_latency_p50',
       'allinone_added_latency_p99',
-      'allinone_cpu_above_bare',
+      'allinone_stalls',
+      'allinone_throughput',
     ]);
-    expect(checks.find((c) => c.id === 'allinone_cpu_above_bare')!.detail).toBeUndefined();
+    expect(checks.find((c) => c.id === 'allinone_stalls')!.detail).toBeUndefined();
   });
 
   it('feeds the store rows from the median of gateway_paid’s rounds', () => {
@@ -192,9 +195,7 @@ describe('gateway benchmark targets (issue 23)', () => {
   });
 
   it('prints wanted, measured (CPU above bare beside the absolute) and the result in the report', () => {
-    const ratios = computeRatios(byName({ ...GOOD, gateway_paid: { ...GOOD.gateway_paid!, rps: 5_000 } }), {
-      paidStore: STORE,
-    });
+    const ratios = computeRatios(byName(GOOD), { paidStore: STORE });
     const md = renderMarkdown({
       date: '2026-01-01',
       machine: { cpuModel: 'test', cores: 2, node: 'v24', nginx: 'nginx', wrk: 'wrk', loadAverageAtStart: [0, 0, 0] },
@@ -213,11 +214,11 @@ describe('gateway benchmark targets (issue 23)', () => {
       verifyAllInOne: { ok: false, details: { reconcile_ok: false } },
       serviceCpuScope: 'test',
     });
-    expect(md).toContain('| paid-call throughput ÷ bare Node proxy | ≥ 0.75× | 0.5× | **FAIL** |');
     expect(md).toContain(
-      '| CPU per paid call above the bare proxy’s (gateway + Redis + Postgres) | ≤ 50 µs | ' +
-        '40 µs (absolute 110 µs; bare proxy 70 µs) | PASS |',
+      '| paid call: CPU per call ÷ the floor row’s (gateway + Redis + Postgres; aim 1.25×) | ≤ 1.5× | ' +
+        '1.4× (84 µs over the floor’s 60 µs) | PASS |',
     );
+    expect(md).toContain('| npm start: paid throughput ÷ the gateway process’s | ≥ 0.9× | 0.933× | PASS |');
     expect(md).toContain('| gateway RSS per 100k keys seen | ≤ 300 MB | not measured | not measured |');
     expect(md).toContain('All-in-one: **FAILED**: `{"reconcile_ok":false}`');
   });
