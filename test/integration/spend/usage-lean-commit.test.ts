@@ -184,6 +184,22 @@ describe('lean usage commit', () => {
     ]);
   });
 
+  it('books the same through the unprepared path the embedded database uses', async () => {
+    const viaKnex = await accounts();
+    const viaFull = await accounts();
+    const base = Date.now() + 1_000;
+    const make = (lean: boolean) =>
+      new UsageCommitter(
+        { orm: stack.services.orm, logger: stack.services.logger, feePercent: FEE, prepared: false },
+        { lean },
+      );
+    const lean = make(true);
+    await Promise.all(calls(viaKnex, base).map((c) => lean.commit(c)));
+    const full = make(false);
+    await Promise.all(calls(viaFull, base + 100).map((c) => full.commit(c)));
+    expect(await books(viaKnex)).toEqual(await books(viaFull));
+  });
+
   it('leaves to the full statement what only it decides', () => {
     const a = {
       orgId: 'org_x',
