@@ -80,8 +80,9 @@ export default tseslint.config(
     },
   },
   {
-    // Plain JavaScript outside the TypeScript program: the configs and the CLI's launcher (bin/svc.js).
-    files: ['eslint.config.js', 'bin/**/*.js', '.dependency-cruiser.mjs'],
+    // Plain JavaScript outside the TypeScript program: the configs, the CLI's launcher (bin/svc.js) and the embedded
+    // database's thread (db/embedded-thread.js).
+    files: ['eslint.config.js', 'bin/**/*.js', 'db/embedded-thread.js', '.dependency-cruiser.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
   prettier,

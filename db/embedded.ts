@@ -1,14 +1,13 @@
 /**
  * The embedded database for `npm start` with no DATABASE_URL: PGlite (Postgres compiled to WASM) with its files
- * under `.data/`, served on a loopback port through pglite-socket so the rest of the code speaks plain `pg`.
+ * under `.data/`, in a thread of its own, served on a loopback port through pglite-socket so the rest of the code
+ * speaks plain `pg`.
  * PGlite is a single-connection database: callers use a pool of one, and one process owns the files (a lock file
  * stops a second process from opening them). The owner of a running marketplace also serves operator commands on
  * `${dataDir}.ops.sock` (platform/operators/ops-server.ts), so `npm run admin` and `npm run catalog:import` run inside it.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -47,21 +46,50 @@ async function takeLock(lockFile: string, dataDir: string): Promise<void> {
   await writeFile(lockFile, String(process.pid));
 }
 
+/**
+ * Open the embedded database in `dataDir` and serve it on a loopback port. PGlite runs in a thread of its own
+ * (db/embedded-thread.js): its statements run synchronously in WASM, and on the marketplace's own event loop each one
+ * would hold up every answer of the gateway behind it (issue 32).
+ */
 export async function startEmbeddedDatabase(dataDir: string, port = 0): Promise<EmbeddedDatabase> {
   await mkdir(dataDir, { recursive: true });
   const lockFile = lockFileOf(dataDir);
   await takeLock(lockFile, dataDir);
-  // pg_trgm: catalog search's typo matching (Migration20261123120000_search creates the extension).
-  const db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port, maxConnections: 1 });
-  await server.start();
-  const conn = server.getServerConn(); // "127.0.0.1:PORT"
+  const thread = new Worker(new URL('./embedded-thread.js', import.meta.url), {
+    workerData: { dataDir, port },
+    // The thread is plain JavaScript: no loader hooks (tsx) needed in it.
+    execArgv: [],
+  });
+  let conn: string;
+  try {
+    conn = await new Promise<string>((resolve, reject) => {
+      thread.once('error', reject);
+      thread.once('exit', (code) => reject(new Error(`the embedded database thread exited (${code}) before serving`)));
+      thread.once('message', (m: { conn?: string; error?: string }) =>
+        m.conn ? resolve(m.conn) : reject(new Error(`the embedded database did not open: ${m.error ?? 'unknown'}`)),
+      );
+    });
+  } catch (err) {
+    await thread.terminate();
+    await rm(lockFile, { force: true });
+    throw err;
+  }
+  thread.removeAllListeners();
+  let stopped: Promise<void> | undefined;
   return {
     url: `postgresql://postgres:postgres@${conn}/postgres?sslmode=disable`,
-    async stop() {
-      await server.stop();
-      await db.close();
-      await rm(lockFile, { force: true });
+    stop() {
+      stopped ??= (async () => {
+        await new Promise<void>((resolve) => {
+          const done = () => resolve();
+          thread.once('message', done);
+          thread.once('exit', done);
+          thread.postMessage('stop');
+        });
+        await thread.terminate();
+        await rm(lockFile, { force: true });
+      })();
+      return stopped;
     },
   };
 }
