@@ -31,6 +31,11 @@ export const LEDGER_WRITERS = {
     kinds: ['usage'],
     what: "the gateway's group commit: one consumer debit per (org, usage batch), with its calls' usage rows",
   },
+  'core/spend/usage-lean-commit.ts': {
+    via: 'sql',
+    kinds: ['usage'],
+    what: "the group commit's common case: the same debits, summed per (org, usage batch) in the process",
+  },
   'core/spend/usage-careful-write.ts': {
     via: 'sql',
     kinds: ['usage'],
@@ -70,6 +75,7 @@ export const LEDGER_WRITERS = {
   },
   'bench/gateway/gateway-targets.ts': { via: 'post', kinds: ['grant'], what: "the benchmark consumer's credit" },
   'bench/gateway/extended.ts': { via: 'post', kinds: ['grant'], what: "the extended benchmark's consumers' credit" },
+  'bench/gateway/commit-cost.ts': { via: 'post', kinds: ['grant'], what: "the write-path benchmark's consumer credit" },
   'bench/soak/run.ts': { via: 'post', kinds: ['grant'], what: "the soak's consumer credit and its top-ups" },
 } as const satisfies Record<string, { via: LedgerWriterVia; kinds: readonly LedgerKind[]; what: string }>;
 
