@@ -35,6 +35,8 @@ export interface AllInOne {
   pid: number;
   /** Its event-loop stalls over 20 ms so far (event_loop_stalls_total on its /metrics). */
   stalls(): Promise<number>;
+  /** Its garbage collections over 20 ms so far (gc_pauses_long_total): what part of the stalls were collections. */
+  longGcs(): Promise<number>;
   verify(traffic: Record<string, TrafficCount>): Promise<VerifyResult>;
   stop(): Promise<void>;
 }
@@ -159,16 +161,18 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
       Number((await call(apiBase, 'GET', '/v1/billing/balance', consumerKey)).data.credit_cents);
     const startBalance = await settledBalance(balance);
 
+    const metric = async (name: string) => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const line = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
+      if (!line) throw new Error(`all-in-one: no ${name} on /metrics`);
+      return Number(line[1]);
+    };
     const pids = () => [child.pid];
     const none = () => ({ redis: [], postgres: [] });
     return {
       pid: child.pid,
-      async stalls() {
-        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-        const line = /^event_loop_stalls_total (\d+)/m.exec(text);
-        if (!line) throw new Error('all-in-one: no event_loop_stalls_total on /metrics');
-        return Number(line[1]);
-      },
+      stalls: () => metric('event_loop_stalls_total'),
+      longGcs: () => metric('gc_pauses_long_total'),
       targets: [
         { name: TARGET.allinonePaid, url: paidUrl, headers: auth, pids, services: none },
         { name: TARGET.allinoneFree, url: freeUrl, headers: auth, pids, services: none },

@@ -164,13 +164,13 @@ async function cloneRows(
   );
 }
 
-interface ScaleSeed {
+export interface ScaleSeed {
   keys: { plaintext: string; id: string }[];
   slugs: string[];
 }
 
 /** 10 orgs × 100 called keys and 100 live APIs through the services (real key hashes), the rest cloned in SQL. */
-async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
+export async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
   const services = await createServices(
     loadConfig({
       DATABASE_URL: g.databaseUrl,
@@ -252,7 +252,7 @@ async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
 }
 
 /** wrk Lua: request i uses key i mod 1000 and API (i / 10) mod 100, so every key meets several APIs. */
-function scaleScript(seed: ScaleSeed): string {
+export function scaleScript(seed: ScaleSeed): string {
   const keys = seed.keys.map((k) => `"Bearer ${k.plaintext}"`).join(',\n');
   const paths = seed.slugs.map((s) => `"/v1/proxy/${s}/v1/quote?symbol=ACME"`).join(',\n');
   return `local keys = {\n${keys}\n}

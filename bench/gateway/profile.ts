@@ -1,23 +1,40 @@
 // Profile one gateway row on its own: `BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile"
-// npx tsx bench/gateway/profile.ts [gateway_paid|gateway_429|gateway_replay]` starts the nginx upstream and the
-// gateway (as the benchmark does), drives the row with wrk -t1 -c32 for 8 s, prints wrk's report and stops; the
-// gateway writes its V8 CPU profile on exit (open it in Chrome DevTools or speedscope).
+// npx tsx bench/gateway/profile.ts [gateway_paid|gateway_free|gateway_429|gateway_replay|gateway_paid_scale]` starts
+// the nginx upstream and the gateway (as the benchmark does), drives the row with wrk -t1 -c32 for 8 s (the scale row
+// first seeds 100k keys and 10k listings and warms its 1,000 keys for 8 s), prints wrk's report and the store
+// operations per call, and stops; the gateway writes its V8 CPU profile on exit (open it in Chrome DevTools or
+// speedscope).
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scaleScript, seedScale } from './extended.js';
 import { startGatewayTargets } from './gateway-targets.js';
 import { startUpstream } from './nginx.js';
 import { findBinary, stopAllChildren } from './proc.js';
 import { perCall, readCounters, readCountersSettled } from './store-ops.js';
 
 const row = process.argv[2] ?? 'gateway_paid';
+const seconds = Number(process.env.PROFILE_SECONDS ?? 8);
 const upstream = await startUpstream();
 const gateway = await startGatewayTargets({ upstreamUrl: upstream.url });
 try {
-  const target = gateway?.targets.find((t) => t.name === row);
-  if (!target) throw new Error(`no target ${row}`);
-  const headers = Object.entries(target.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const internals = gateway!.extended!;
+  let args: string[];
+  if (row === 'gateway_paid_scale') {
+    const seed = await seedScale(internals);
+    const dir = mkdtempSync(join(tmpdir(), 'profile-wrk-'));
+    writeFileSync(join(dir, 'scale.lua'), scaleScript(seed));
+    args = ['-s', join(dir, 'scale.lua'), `${internals.gatewayBase}/`];
+    // Warm-up: every key and API touched before the measured run.
+    execFileSync(findBinary('wrk'), ['-t1', '-c32', `-d${seconds}s`, ...args], { encoding: 'utf8' });
+  } else {
+    const target = gateway?.targets.find((t) => t.name === row);
+    if (!target) throw new Error(`no target ${row}`);
+    args = [...Object.entries(target.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), target.url];
+  }
   const before = await readCounters(internals.redisUrl, internals.databaseUrl);
-  const out = execFileSync(findBinary('wrk'), ['-t1', '-c32', '-d8s', ...headers, target.url], { encoding: 'utf8' });
+  const out = execFileSync(findBinary('wrk'), ['-t1', '-c32', `-d${seconds}s`, ...args], { encoding: 'utf8' });
   console.log(out);
   const after = await readCountersSettled(internals.redisUrl, internals.databaseUrl);
   const calls = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);

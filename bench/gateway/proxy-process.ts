@@ -17,7 +17,13 @@ export function proxyServer(forward: (req: IncomingMessage, res: ServerResponse)
   const server = createServer((req, res) => {
     if (req.url === STALLS_PATH) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ stalls: processStalls.count, longest_ms: processStalls.longest }));
+      res.end(
+        JSON.stringify({
+          stalls: processStalls.count,
+          long_gcs: processStalls.gcPauses,
+          longest_ms: processStalls.longest,
+        }),
+      );
       return;
     }
     forward(req, res).catch((err: unknown) => {

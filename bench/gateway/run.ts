@@ -322,7 +322,10 @@ async function main(): Promise<number> {
   // The stall probe (issue 32): the bare proxy and the all-in-one's paid row, each STALL_PROBE_S at the fixed rate,
   // event-loop stalls over 20 ms counted by each process itself (core/stall-monitor.ts) before and after.
   const stalls = { bare: null as number | null, allinone: null as number | null };
-  const probeStalls = async (name: string, read: () => Promise<number>): Promise<number | null> => {
+  const probeStalls = async (
+    name: string,
+    read: () => Promise<{ stalls: number; longGcs: number }>,
+  ): Promise<number | null> => {
     const target = targets.find((t) => t.name === name);
     if (!target) return null;
     const before = await read();
@@ -332,8 +335,12 @@ async function main(): Promise<number> {
       groups(target),
     );
     for (const t of probe.traffic) addTraffic(traffic, target.name, t);
-    const count = (await read()) - before;
-    console.log(`stalls over 20 ms, ${name}: ${count} in ${config.stallProbeS} s at ${config.rate} req/s`);
+    const after = await read();
+    const count = after.stalls - before.stalls;
+    console.log(
+      `stalls over 20 ms, ${name}: ${count} in ${config.stallProbeS} s at ${config.rate} req/s ` +
+        `(garbage collections over 20 ms: ${after.longGcs - before.longGcs}; p99 ${probe.result.latencyMs.p99} ms)`,
+    );
     await sleep(SETTLE_MS);
     return count;
   };
@@ -341,9 +348,13 @@ async function main(): Promise<number> {
     const a: AllInOne = allInOne;
     stalls.bare = await probeStalls(TARGET.bare, async () => {
       const res = await request(`${bare.url}${STALLS_PATH}`);
-      return ((await res.body.json()) as { stalls: number }).stalls;
+      const seen = (await res.body.json()) as { stalls: number; long_gcs: number };
+      return { stalls: seen.stalls, longGcs: seen.long_gcs };
     });
-    stalls.allinone = await probeStalls(TARGET.allinonePaid, () => a.stalls());
+    stalls.allinone = await probeStalls(TARGET.allinonePaid, async () => ({
+      stalls: await a.stalls(),
+      longGcs: await a.longGcs(),
+    }));
   }
 
   // Books check after all traffic, while the gateway and the all-in-one are still up.

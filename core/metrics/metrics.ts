@@ -84,6 +84,11 @@ export class Metrics {
       `Times this process's event loop was blocked for more than ${STALL_MS} ms (core/stall-monitor.ts).`,
       () => processStalls.count,
     );
+    this.watchedCounter(
+      'gc_pauses_long_total',
+      `Garbage collections of this process that took more than ${STALL_MS} ms (a cause of event-loop stalls).`,
+      () => processStalls.gcPauses,
+    );
   }
 
   /** Open reservations of this gateway process and the oldest one's age, read at scrape time. */

@@ -36,16 +36,29 @@ export class ProviderCredentialsService {
 
   /** The decrypted credential (server side only: the smoke test and the gateway). */
   async credentialOf(em: EntityManager, api: IApi): Promise<UpstreamCredential | null> {
-    if (!api.injection) return null;
-    const [row] = await em.execute<{ credential_ciphertext: string | null }[]>(
-      'select credential_ciphertext from apis where id = ?',
-      [api.id],
+    return (await this.credentialsOf(em, [api])).get(api.id) ?? null;
+  }
+
+  /** The decrypted credentials of several listings in one read (the gateway's catalog refresh), by listing id. */
+  async credentialsOf(em: EntityManager, apis: readonly IApi[]): Promise<Map<string, UpstreamCredential | null>> {
+    const out = new Map<string, UpstreamCredential | null>();
+    const injected = apis.filter((a) => a.injection);
+    for (const api of apis) out.set(api.id, null);
+    if (injected.length === 0) return out;
+    const rows = await em.execute<{ id: string; credential_ciphertext: string | null }[]>(
+      `select id, credential_ciphertext from apis where id in (${injected.map(() => '?').join(',')})`,
+      injected.map((a) => a.id),
     );
-    if (!row?.credential_ciphertext) return null;
-    return {
-      secret: this.deps.secrets.open(row.credential_ciphertext),
-      injection: api.injection,
-      injectionName: api.injectionName ?? null,
-    };
+    const sealed = new Map(rows.map((r) => [r.id, r.credential_ciphertext]));
+    for (const api of injected) {
+      const ciphertext = sealed.get(api.id);
+      if (!ciphertext) continue;
+      out.set(api.id, {
+        secret: this.deps.secrets.open(ciphertext),
+        injection: api.injection!,
+        injectionName: api.injectionName ?? null,
+      });
+    }
+    return out;
   }
 }

@@ -70,10 +70,10 @@ export function admitArgs(a: AdmitInput, ancestorIds: readonly string[], offsetM
 }
 
 /**
- * SETTLE's arguments for a batch in one bucket; `keys` (the bucket's stream and reservations) gets every other key
- * the batch touches, each once, and the arguments refer to them by position.
+ * SETTLE's arguments for a batch (one bucket, or any buckets on a single server); `keys` (the first call's bucket's
+ * stream) gets every other key the batch touches, each once, and the arguments refer to them by position.
  */
-export function settleArgs(batch: readonly SettleInput[], consumer: string, bucket: number, keys: string[]): Args {
+export function settleArgs(batch: readonly SettleInput[], consumer: string, keys: string[]): Args {
   const index = new Map<string, number>();
   const at = (key: string) => {
     let i = index.get(key);
@@ -82,7 +82,6 @@ export function settleArgs(batch: readonly SettleInput[], consumer: string, buck
   };
   const args: Args = [consumer, batch[0]!.idempotencyTtlMs, batch.length];
   for (const s of batch) {
-    if (spendBucket(s.orgId) !== bucket) throw new Error('a settle batch spans spend buckets');
     const idem = s.idempotencyKey !== null && s.record !== null;
     const held = [keyKey(s.orgId, s.keyId), dayKey(s.orgId, s.keyId, s.day)];
     for (const id of s.ancestorKeyIds) held.push(keyKey(s.orgId, id));
@@ -90,6 +89,7 @@ export function settleArgs(batch: readonly SettleInput[], consumer: string, buck
     args.push(
       s.priceCents,
       s.leaseId ? '' : memberOf(s),
+      s.leaseId ? 0 : at(resvKey(s.orgId)),
       at(orgKey(s.orgId)),
       idem ? at(idemKey(s.orgId, s.idempotencyKey)) : 0,
       s.record?.head ?? '',

@@ -210,17 +210,26 @@ export class RedisSpendStore implements SpendStore {
     return (await this.settleBatch([s])).results[0]!;
   }
 
+  /**
+   * Calls settle together when they share a batch key: on a single server every call (one script per batch, whatever
+   * the orgs: a thousand keys of ten orgs share it, issue 32's scale row); on a cluster the org's bucket (a script
+   * touches one slot).
+   */
   batchKey(orgId: string): string {
-    return String(spendBucket(orgId));
+    return this.redis.isCluster ? String(spendBucket(orgId)) : '';
   }
 
-  /** One script for the batch (every org in one bucket): see SETTLE. */
+  /** One script for the batch (every org in one bucket, or any buckets on a single server): see SETTLE. */
   async settleBatch(batch: readonly SettleInput[]): Promise<SettleBatchOutcome> {
-    const listing = this.inBucket(batch[0]!.orgId);
-    if (listing) await listing;
+    const listings: Promise<void>[] = [];
+    for (const s of batch) {
+      const listing = this.inBucket(s.orgId);
+      if (listing) listings.push(listing);
+    }
+    if (listings.length > 0) await Promise.all(listings);
     const bucket = spendBucket(batch[0]!.orgId);
-    const keys = [usageStreamKey(bucket), bucketResvKey(bucket)];
-    const args = settleArgs(batch, this.consumer, bucket, keys);
+    const keys = [usageStreamKey(bucket)];
+    const args = settleArgs(batch, this.consumer, keys);
     return settled(await this.run<string[]>('spSettle', keys, args), batch.length, bucket);
   }
 

@@ -136,6 +136,28 @@ export class DocumentsService {
     );
   }
 
+  /** `effectiveFor` of several listings in one read (the gateway's catalog refresh), by listing id. */
+  async effectiveForMany(em: EntityManager, apis: readonly IApi[]): Promise<Map<string, IDocument[]>> {
+    const out = new Map<string, IDocument[]>(apis.map((a) => [a.id, []]));
+    if (apis.length === 0) return out;
+    const docs = await em.find(
+      Document,
+      {
+        org: { $in: [...new Set(apis.map((a) => a.org.id))] },
+        status: 'active',
+        $or: [{ api: { $in: apis.map((a) => a.id) } }, { api: null }],
+      },
+      { orderBy: { kind: 'asc', activatedAt: 'asc' } },
+    );
+    for (const api of apis) {
+      const own = out.get(api.id)!;
+      for (const d of docs) {
+        if (d.org.id === api.org.id && (d.api === null || d.api === undefined || d.api.id === api.id)) own.push(d);
+      }
+    }
+    return out;
+  }
+
   /** Required documents in force for `api` that `orgId` has not accepted (the gateway's 428 check). */
   async unacceptedRequired(em: EntityManager, api: IApi, orgId: string): Promise<TermsRequirement[]> {
     const docs = (await this.effectiveFor(em, api)).filter((d) => d.acceptanceMode === 'required');

@@ -1,17 +1,18 @@
--- SETTLE (RedisSpendStore.settleBatch, spSettle): a batch of calls of one bucket. Each call is decided in order, as a
+-- SETTLE (RedisSpendStore.settleBatch, spSettle): a batch of calls of one bucket, or on a single Redis server of any
+-- buckets (one script per batch however many orgs the calls belong to: issue 32's scale row). Each call is decided in order, as a
 -- settle of its own would decide it, over a running balance per org (chargeCall); the holds and pending spend move
 -- once per org and per key; the settled calls are appended as one usage stream entry (records joined by newlines,
 -- their splits by commas) and delivered to this drainer.
 --
--- KEYS[1] streamKey  the bucket's usage stream (sp:{b}:u)
--- KEYS[2] resvKey    the bucket's reservation set
--- KEYS[3..]          the batch's orgs, keys, days, idempotency records, seen sets and leases, each once, named below
---                    by index
+-- KEYS[1] streamKey  the usage stream of the first call's bucket (sp:{b}:u)
+-- KEYS[2..]          the batch's reservation sets, orgs, keys, days, idempotency records, seen sets and leases, each
+--                    once, named below by index
 -- ARGV[1] consumer   this process's name in the consumer group
 -- ARGV[2] idemTtl    ms the idempotency records are kept
 -- ARGV[3] n          the number of calls
--- Then per call, FIELDS (12) values and its held keys:
---   price; member (its reservation, '' for a leased call); org (KEYS index); idem (KEYS index, 0: no replay
+-- Then per call, FIELDS (13) values and its held keys:
+--   price; member (its reservation, '' for a leased call); resv (KEYS index of its bucket's reservation set, 0 for a
+--   leased call); org (KEYS index); idem (KEYS index, 0: no replay
 --   record); head, middle, tail (the replay record around its credit and billable); seen (KEYS index, 0: none);
 --   seen hash; event (the usage event); lease (KEYS index, 0: the call's own reservation); held count h; then h KEYS
 --   indexes (the key, its day, the ancestors and their days).
@@ -19,9 +20,9 @@
 -- Reply: {entry id ('' when nothing was appended), then per call 'credit:billable' or 'gone' (its reservation or lease
 -- was swept: not charged)}.
 -- include: helpers.lua
-local streamKey, resvKey = KEYS[1], KEYS[2] -- KEYS[3..]: the batch's orgs, keys, days, idempotency and seen keys
+local streamKey = KEYS[1] -- KEYS[2..]: the batch's reservation sets, orgs, keys, days, idempotency and seen keys
 local consumer, idemTtl, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local FIELDS = 12 -- per call: price, member, org, idem, head, middle, tail, seen, seen hash, event, lease, held count
+local FIELDS = 13 -- per call: price, member, resv, org, idem, head, middle, tail, seen, seen hash, event, lease, held
 local orgs, orgOrder, held, heldOrder = {}, {}, {}, {}
 local leases, leaseOrder = {}, {}
 local events, credits, billables, out = {}, {}, {}, {}
@@ -29,12 +30,13 @@ local a = 3
 for i = 1, n do
   local price = tonumber(ARGV[a + 1])
   local member = ARGV[a + 2]
-  local orgIdx = tonumber(ARGV[a + 3])
-  local idemIdx = tonumber(ARGV[a + 4]) -- 0: no replay record
-  local seenIdx = tonumber(ARGV[a + 8]) -- 0: no seen set
-  local event = ARGV[a + 10]
-  local leaseIdx = tonumber(ARGV[a + 11]) -- 0: the call's own reservation (member); else its lease's hash
-  local nHeld = tonumber(ARGV[a + 12])
+  local resvIdx = tonumber(ARGV[a + 3]) -- 0: a leased call (no reservation of its own)
+  local orgIdx = tonumber(ARGV[a + 4])
+  local idemIdx = tonumber(ARGV[a + 5]) -- 0: no replay record
+  local seenIdx = tonumber(ARGV[a + 9]) -- 0: no seen set
+  local event = ARGV[a + 11]
+  local leaseIdx = tonumber(ARGV[a + 12]) -- 0: the call's own reservation (member); else its lease's hash
+  local nHeld = tonumber(ARGV[a + 13])
   local firstHeld = a + FIELDS
   local o = orgs[orgIdx]
   if not o then
@@ -56,7 +58,7 @@ for i = 1, n do
       open = l.open
       if open then l.spent = l.spent + price end
     else
-      open = redis.call('ZREM', resvKey, member) == 1
+      open = redis.call('ZREM', KEYS[resvIdx], member) == 1
     end
     if open then
       if not o.mode then
@@ -83,8 +85,8 @@ for i = 1, n do
     credits[#credits + 1] = credit
     billables[#billables + 1] = billable
     if idemIdx > 0 then
-      redis.call('SET', KEYS[idemIdx], ARGV[a + 5] .. credit .. ARGV[a + 6] .. billable .. ARGV[a + 7], 'PX', idemTtl)
-      if seenIdx > 0 then redis.call('SADD', KEYS[seenIdx], ARGV[a + 9]) end
+      redis.call('SET', KEYS[idemIdx], ARGV[a + 6] .. credit .. ARGV[a + 7] .. billable .. ARGV[a + 8], 'PX', idemTtl)
+      if seenIdx > 0 then redis.call('SADD', KEYS[seenIdx], ARGV[a + 10]) end
     end
     out[i] = credit .. ':' .. billable
   else

@@ -738,6 +738,53 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
     });
   });
 
+  it('settles the calls of orgs in different buckets together wherever the batch key lets them (issue 32)', async () => {
+    const a = await account(100);
+    let b = await account(100);
+    while (spendBucket(b.orgId) === spendBucket(a.orgId)) b = await account(100);
+    const clustered = name === 'redis cluster';
+    // One server (or the process itself): one batch for every org; a cluster: a batch per bucket (one slot a script).
+    expect(store.batchKey(a.orgId) === store.batchKey(b.orgId)).toBe(!clustered);
+    if (clustered) return;
+    const calls = [
+      { acct: a, id: `use_x_${a.orgId}_1`, price: 5 },
+      { acct: b, id: `use_x_${b.orgId}_1`, price: 7 },
+      { acct: a, id: `use_x_${a.orgId}_2`, price: 0 },
+      { acct: b, id: `use_x_${b.orgId}_2`, price: 3 },
+    ];
+    for (const c of calls) {
+      expect((await c.acct.admit({ reservationId: c.id, priceCents: c.price })).outcome).toBe('admitted');
+    }
+    const refOf = (c: (typeof calls)[number]) => ({ ...c.acct.ref, reservationId: c.id, priceCents: c.price });
+    const batch = await store.settleBatch(
+      calls.map((c) => ({ ...refOf(c), event: eventOf(refOf(c)), record: null, idempotencyTtlMs: 0, nowMs: NOW })),
+    );
+    expect(batch.entry).not.toBeNull();
+    expect(batch.results.map((r) => r.outcome)).toEqual(['settled', 'settled', 'settled', 'settled']);
+    expect(await store.pendingUsage(a.orgId)).toBe(2);
+    expect(await store.pendingUsage(b.orgId)).toBe(2);
+    // Each reservation left its own bucket's set: none is voided by the sweeper later.
+    for (const c of calls) expect(await store.void(refOf(c))).toBe(false);
+    // Held until Postgres has them: 100 - 5 pending for a, 100 - 10 for b.
+    expect((await a.admit({ priceCents: 96 })).outcome).toBe('funds');
+    expect((await b.admit({ priceCents: 91 })).outcome).toBe('funds');
+    await store.ackUsage(
+      calls.map((c, i) => ({
+        ...refOf(c),
+        entry: batch.entry!,
+        pendingCents: c.price,
+        org: { creditCents: c.acct === a ? 95 : 90, balanceVersion: 2 + i },
+        key: null,
+        ancestorSpentCents: null,
+      })),
+    );
+    expect(await store.pendingUsage(a.orgId)).toBe(0);
+    expect(await store.pendingUsage(b.orgId)).toBe(0);
+    expect((await a.admit({ priceCents: 95 })).outcome).toBe('admitted');
+    expect((await b.admit({ priceCents: 91 })).outcome).toBe('funds');
+    expect((await b.admit({ priceCents: 90 })).outcome).toBe('admitted');
+  });
+
   it('settles a batch in one step: call by call over a running balance, a voided call gone, one entry acked once', async () => {
     // Card billing: 7 cents of balance and a 10-cent credit limit, so the second call is partly billable.
     const a = await account(7, { mode: 'card', limit: 10 });
