@@ -8,7 +8,9 @@
 //
 // Rows: allinone_paid, allinone_free and allinone_replay (a fixed Idempotency-Key after one billed call). CPU is the
 // one process and its children (the Temporal dev server); no Redis or Postgres process is charged, the stores run
-// inside it. Settings beyond npm start's: loopback upstreams allowed, the per-key rate limit at its maximum (as the
+// inside it. The second setup (issue 32: "in both all-in-one setups"), allinone_pg_redis_*: the same `npm start`
+// with DATABASE_URL (a fresh database on the benchmark's Postgres) and REDIS_URL (a redis-server of its own), its
+// Redis and Postgres charged to it as the gateway rows' are. Settings beyond npm start's: loopback upstreams allowed, the per-key rate limit at its maximum (as the
 // gateway rows), warn-level logs (as the gateway rows), free ports. BENCH_SKIP_ALLINONE=1 leaves it out.
 //
 // verify(): the consumer's balance fell by exactly its billed calls (paid responses, within wrk's in-flight window,
@@ -20,6 +22,9 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
+import { createBenchDatabase } from '../bench-db.js';
+import { startRedis } from './gateway-targets.js';
 import { freePort, nodeTsArgs, startChild, waitForHttp, type ManagedChild } from './proc.js';
 import { TARGET, type BenchTarget, type TrafficCount, type VerifyResult } from './types.js';
 
@@ -72,13 +77,33 @@ async function until<T>(what: string, timeoutMs: number, fn: () => Promise<T | u
   }
 }
 
-export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | null> {
+/** `embedded`: npm start's defaults (PGlite, in-process store); `pg_redis`: real Postgres and Redis. */
+export type AllInOneSetup = 'embedded' | 'pg_redis';
+
+const ROWS: Record<AllInOneSetup, { paid: string; free: string; replay: string }> = {
+  embedded: { paid: TARGET.allinonePaid, free: TARGET.allinoneFree, replay: TARGET.allinoneReplay },
+  pg_redis: { paid: TARGET.allinonePgPaid, free: TARGET.allinonePgFree, replay: TARGET.allinonePgReplay },
+};
+
+function postgresPids(): number[] {
+  try {
+    return execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+export async function startAllInOne(upstreamUrl: string, setup: AllInOneSetup = 'embedded'): Promise<AllInOne | null> {
   if (process.env.BENCH_SKIP_ALLINONE === '1') return null;
+  const rows = ROWS[setup];
   const root = await mkdtemp(join(tmpdir(), 'bench-allinone-'));
   const dataDir = join(root, 'data');
   const [api, gw, mcp, temporal, temporalUi, metricsPort] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => freePort()));
   const env: NodeJS.ProcessEnv = {};
   for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name];
+  const stores =
+    setup === 'pg_redis' ? { redis: await startRedis(), db: await createBenchDatabase('allinone') } : undefined;
+  if (stores) Object.assign(env, { DATABASE_URL: stores.db.url, REDIS_URL: stores.redis.url });
   Object.assign(env, {
     DATA_DIR: dataDir,
     API_PORT: String(api),
@@ -106,6 +131,7 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
   const stop = async () => {
     await child.stop();
     await rm(root, { recursive: true, force: true });
+    await stores?.db.drop().catch(() => undefined);
   };
   try {
     const apiBase = `http://127.0.0.1:${api}`;
@@ -168,18 +194,21 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
       return Number(line[1]);
     };
     const pids = () => [child.pid];
-    const none = () => ({ redis: [], postgres: [] });
+    const none = () =>
+      stores
+        ? { redis: stores.redis.pid === null ? [] : [stores.redis.pid], postgres: postgresPids() }
+        : { redis: [], postgres: [] };
     return {
       pid: child.pid,
       stalls: () => metric('event_loop_stalls_total'),
       longGcs: () => metric('gc_pauses_long_total'),
       targets: [
-        { name: TARGET.allinonePaid, url: paidUrl, headers: auth, pids, services: none },
-        { name: TARGET.allinoneFree, url: freeUrl, headers: auth, pids, services: none },
-        { name: TARGET.allinoneReplay, url: paidUrl, headers: replayHeaders, pids, services: none },
+        { name: rows.paid, url: paidUrl, headers: auth, pids, services: none },
+        { name: rows.free, url: freeUrl, headers: auth, pids, services: none },
+        { name: rows.replay, url: paidUrl, headers: replayHeaders, pids, services: none },
       ],
       async verify(traffic) {
-        const paid = traffic[TARGET.allinonePaid] ?? { expected: 0, maybeInFlight: 0 };
+        const paid = traffic[rows.paid] ?? { expected: 0, maybeInFlight: 0 };
         const endBalance = await settledBalance(balance);
         const spent = startBalance - endBalance;
         const reconcile = await admin(env, ['reconcile']).then(
@@ -193,8 +222,8 @@ export async function startAllInOne(upstreamUrl: string): Promise<AllInOne | nul
             consumer_spent_cents: spent,
             paid_expected: paid.expected,
             paid_maybe_in_flight: paid.maybeInFlight,
-            free_responses: traffic[TARGET.allinoneFree]?.expected ?? 0,
-            replay_responses: traffic[TARGET.allinoneReplay]?.expected ?? 0,
+            free_responses: traffic[rows.free]?.expected ?? 0,
+            replay_responses: traffic[rows.replay]?.expected ?? 0,
             reconcile_ok: reconcile,
           },
         };

@@ -34,7 +34,7 @@ const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * The gateway's own Redis: a redis-server the benchmark starts on a free port (no persistence, as the machine's), so
  * its CPU and its command counts are the gateway's alone; BENCH_REDIS_URL points at another one instead.
  */
-async function startRedis(): Promise<{ url: string; pid: number | null }> {
+export async function startRedis(): Promise<{ url: string; pid: number | null }> {
   if (process.env.BENCH_REDIS_URL) return { url: process.env.BENCH_REDIS_URL, pid: null };
   const port = await freePort();
   const child = startChild('redis', findBinary('redis-server'), [

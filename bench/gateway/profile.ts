@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { scaleScript, seedScale } from './extended.js';
 import { startGatewayTargets } from './gateway-targets.js';
 import { startUpstream } from './nginx.js';
@@ -39,6 +40,17 @@ try {
   const after = await readCountersSettled(internals.redisUrl, internals.databaseUrl);
   const calls = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
   console.log('store operations per call:', JSON.stringify(perCall(before, after, calls)));
+  // Which updates were HOT (no index touched): the write path's per-row cost (docs/durability.md, "The write path").
+  const db = new pg.Client({ connectionString: internals.databaseUrl });
+  await db.connect();
+  const hot = await db.query<{ relname: string; n_tup_upd: string; n_tup_hot_upd: string }>(
+    'select relname, n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where n_tup_upd > 0 order by n_tup_upd desc',
+  );
+  await db.end();
+  console.log(
+    'updates (HOT of all):',
+    hot.rows.map((r) => `${r.relname} ${r.n_tup_hot_upd}/${r.n_tup_upd}`).join(', '),
+  );
 } finally {
   await gateway?.stop();
   await stopAllChildren();

@@ -188,6 +188,8 @@ export interface ReportInput {
   verify: VerifyResult | null;
   /** The all-in-one's books check (allinone.ts), when it ran. */
   verifyAllInOne?: VerifyResult | null;
+  /** The same for the all-in-one on real Postgres and Redis. */
+  verifyAllInOnePg?: VerifyResult | null;
   /** Which redis/postgres processes the CPU columns count. */
   serviceCpuScope: string;
 }
@@ -266,8 +268,9 @@ export function renderMarkdown(input: ReportInput): string {
     'Each against floor_node_gateway measured in the same run: CPU is the row’s total CPU-µs per call in its ' +
       'capacity run (process + its Redis + its Postgres), Postgres the Postgres part alone. Redis and Postgres counts ' +
       'are gateway_paid’s capacity runs (store operations below); the scale ratio and RSS per 100k keys come from the ' +
-      'scale and memory rows. "npm start": the all-in-one process on embedded PGlite and in-process counters; its ' +
-      'stalls are event-loop delays over 20 ms (perf_hooks.monitorEventLoopDelay) during 60 s at the fixed rate, ' +
+      'scale and memory rows. "npm start": the all-in-one process on embedded PGlite and in-process counters, and ' +
+      '"npm start on Postgres and Redis" the same with DATABASE_URL and REDIS_URL; their stalls are event-loop ' +
+      'delays over 20 ms (core/stall-monitor.ts: a 10 ms timer more than 20 ms late) during 60 s at the fixed rate, ' +
       'against the bare proxy’s over the same probe.',
     '',
     table(['target', 'wanted', 'measured', 'result'], checkRows),
@@ -281,6 +284,10 @@ export function renderMarkdown(input: ReportInput): string {
   if (input.verifyAllInOne) {
     const v = input.verifyAllInOne;
     parts.push('', `All-in-one: ${v.ok ? 'OK' : '**FAILED**'}: \`${JSON.stringify(v.details)}\``);
+  }
+  if (input.verifyAllInOnePg) {
+    const v = input.verifyAllInOnePg;
+    parts.push('', `All-in-one on Postgres and Redis: ${v.ok ? 'OK' : '**FAILED**'}: \`${JSON.stringify(v.details)}\``);
   }
   if (input.warnings.length > 0) {
     parts.push('', '## Warnings', '', ...input.warnings.map((w) => `- ${w}`));

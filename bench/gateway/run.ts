@@ -127,6 +127,8 @@ function addTraffic(ledger: Map<string, TrafficCount>, name: string, add: Traffi
 
 let gateway: GatewayTargets | null = null;
 let allInOne: AllInOne | null = null;
+/** The all-in-one on real Postgres and Redis (allinone.ts `pg_redis`). */
+let allInOnePg: AllInOne | null = null;
 let cleanup: Promise<void> | null = null;
 /** Set on SIGINT/SIGTERM: the measurements then fail as their processes are stopped, which is not news. */
 let interrupted = false;
@@ -137,6 +139,8 @@ function stopEverything(): Promise<void> {
       await gateway.stop().catch((err: unknown) => console.error('gateway targets: stop failed:', err));
     }
     if (allInOne) await allInOne.stop().catch((err: unknown) => console.error('all-in-one: stop failed:', err));
+    if (allInOnePg)
+      await allInOnePg.stop().catch((err: unknown) => console.error('all-in-one (pg): stop failed:', err));
     await stopAllChildren();
   })();
   return cleanup;
@@ -173,11 +177,15 @@ async function main(): Promise<number> {
   const upstream = await startUpstream();
   const nginxProxy = await startNginxProxy(upstream.port);
   const bare = await startBareProxy(upstream.url);
-  // The gateway's own process and the all-in-one start side by side (the all-in-one's Temporal dev server and
-  // publish workflow take the longer); neither is measured yet.
+  // The gateway's own process and the two all-in-ones start side by side (an all-in-one's Temporal dev server and
+  // publish workflow take the longer); none is measured yet. BENCH_ROWS without an all-in-one's row leaves it out.
+  const rowsAsked = (process.env.BENCH_ROWS ?? '').split(',').filter(Boolean);
+  const wantPg = rowsAsked.length === 0 || rowsAsked.some((r) => r.startsWith('allinone_pg_redis'));
+  const wantEmbedded = rowsAsked.length === 0 || rowsAsked.some((r) => /^allinone_(paid|free|replay)$/.test(r));
   const started = await Promise.allSettled([
     startGatewayTargets({ upstreamUrl: upstream.url }).then((g) => (gateway = g)),
-    startAllInOne(upstream.url).then((a) => (allInOne = a)),
+    wantEmbedded ? startAllInOne(upstream.url).then((a) => (allInOne = a)) : Promise.resolve(null),
+    wantPg ? startAllInOne(upstream.url, 'pg_redis').then((a) => (allInOnePg = a)) : Promise.resolve(null),
   ]);
   for (const s of started) if (s.status === 'rejected') throw s.reason;
   const internals = gateway?.extended;
@@ -205,6 +213,7 @@ async function main(): Promise<number> {
       : []),
     ...(gateway?.targets ?? []),
     ...(allInOne?.targets ?? []),
+    ...(allInOnePg?.targets ?? []),
   ];
   // BENCH_ROWS=floor_node_gateway,gateway_paid (opt-in, for experiments): measure only these rows; the recorded run
   // measures every row.
@@ -213,7 +222,13 @@ async function main(): Promise<number> {
   const names = new Set(targets.map((t) => t.name));
   if (names.size !== targets.length) throw new Error(`duplicate target names: ${targets.map((t) => t.name).join()}`);
   console.log(gateway ? 'gateway targets: provided' : 'gateway targets: none (gateway-targets.ts returned null)');
-  console.log(allInOne ? `all-in-one: npm start, pid ${allInOne.pid}` : 'all-in-one: skipped (BENCH_SKIP_ALLINONE=1)');
+  console.log(
+    allInOne
+      ? `all-in-one: npm start, pid ${allInOne.pid}`
+      : 'all-in-one: not started (BENCH_SKIP_ALLINONE=1, or BENCH_ROWS without its rows)',
+  );
+  const pgStarted = allInOnePg as AllInOne | null;
+  if (pgStarted) console.log(`all-in-one on Postgres and Redis: npm start, pid ${pgStarted.pid}`);
 
   const services = gateway?.servicePids?.() ?? null;
   const groups = (target: BenchTarget): CpuGroups => ({
@@ -321,7 +336,7 @@ async function main(): Promise<number> {
 
   // The stall probe (issue 32): the bare proxy and the all-in-one's paid row, each STALL_PROBE_S at the fixed rate,
   // event-loop stalls over 20 ms counted by each process itself (core/stall-monitor.ts) before and after.
-  const stalls = { bare: null as number | null, allinone: null as number | null };
+  const stalls = { bare: null as number | null, allinone: null as number | null, allinonePg: null as number | null };
   const probeStalls = async (
     name: string,
     read: () => Promise<{ stalls: number; longGcs: number }>,
@@ -344,14 +359,24 @@ async function main(): Promise<number> {
     await sleep(SETTLE_MS);
     return count;
   };
-  if (allInOne) {
-    const a: AllInOne = allInOne;
+  const anyAllInOne = allInOne ?? (allInOnePg as AllInOne | null);
+  if (anyAllInOne) {
     stalls.bare = await probeStalls(TARGET.bare, async () => {
       const res = await request(`${bare.url}${STALLS_PATH}`);
       const seen = (await res.body.json()) as { stalls: number; long_gcs: number };
       return { stalls: seen.stalls, longGcs: seen.long_gcs };
     });
+  }
+  if (allInOne) {
+    const a: AllInOne = allInOne;
     stalls.allinone = await probeStalls(TARGET.allinonePaid, async () => ({
+      stalls: await a.stalls(),
+      longGcs: await a.longGcs(),
+    }));
+  }
+  if (allInOnePg) {
+    const a: AllInOne = allInOnePg;
+    stalls.allinonePg = await probeStalls(TARGET.allinonePgPaid, async () => ({
       stalls: await a.stalls(),
       longGcs: await a.longGcs(),
     }));
@@ -364,6 +389,10 @@ async function main(): Promise<number> {
     : null;
   const verifyAllInOne: VerifyResult | null = allInOne
     ? await allInOne.verify(Object.fromEntries(traffic)).catch(failedVerify)
+    : null;
+  const pgSetup = allInOnePg as AllInOne | null;
+  const verifyAllInOnePg: VerifyResult | null = pgSetup
+    ? await pgSetup.verify(Object.fromEntries(traffic)).catch(failedVerify)
     : null;
 
   const allNames = [
@@ -378,6 +407,9 @@ async function main(): Promise<number> {
     TARGET.allinonePaid,
     TARGET.allinoneFree,
     TARGET.allinoneReplay,
+    TARGET.allinonePgPaid,
+    TARGET.allinonePgFree,
+    TARGET.allinonePgReplay,
     ...targets.map((t) => t.name).filter((n) => !(Object.values(TARGET) as string[]).includes(n)),
   ];
   const summaries = allNames.map((name) => summarize(name, rounds.get(name) ?? []));
@@ -405,9 +437,11 @@ async function main(): Promise<number> {
     warnings: warned,
     verify,
     verifyAllInOne,
+    verifyAllInOnePg,
     serviceCpuScope:
       (services ? 'the gateway’s own Redis and Postgres' : 'every redis-server and postgres process') +
-      '; the all-in-one rows: its one process and its children (the Temporal dev server), stores inside it',
+      '; the all-in-one rows: its one process and its children (the Temporal dev server), stores inside it; the ' +
+      'all-in-one on Postgres and Redis: its process and children, its own redis-server and every postgres process',
   });
 
   const fullMarkdown = `${markdown}${renderStoreOps(rounds)}${renderExtended(extended, small)}`;
@@ -437,6 +471,7 @@ async function main(): Promise<number> {
     warnings: warned,
     verify,
     verifyAllInOne,
+    verifyAllInOnePg,
     extended,
   };
   mkdirSync(config.resultsDir, { recursive: true });
@@ -459,6 +494,10 @@ async function main(): Promise<number> {
   }
   if (verifyAllInOne && !verifyAllInOne.ok) {
     console.error('books check FAILED on the all-in-one: the balance did not fall by its billed calls, or drift');
+    return 1;
+  }
+  if (verifyAllInOnePg && !verifyAllInOnePg.ok) {
+    console.error('books check FAILED on the all-in-one on Postgres and Redis: its balance or its reconciliation');
     return 1;
   }
   return 0;

@@ -61,6 +61,11 @@ export interface Ratios {
   /** Event-loop stalls over 20 ms in 60 s at the fixed rate: the bare proxy's and the all-in-one's. */
   bareStalls: number | null;
   allinoneStalls: number | null;
+  /** The all-in-one on real Postgres and Redis: added p99, paid throughput ÷ the gateway's, stalls. */
+  allinonePgAddedLatencyP99Ms: number | null;
+  allinonePgVsGatewayThroughput: number | null;
+  allinonePgCpuUsPerCall: number | null;
+  allinonePgStalls: number | null;
 }
 
 /** What the targets need beyond the rows' own medians. */
@@ -72,7 +77,7 @@ export interface RatioInputs {
   /** extended.ts: the scale row's CPU per call ÷ the small setup's. */
   scaleVsSmallCpu?: number | null;
   /** allinone.ts: event-loop stalls over 20 ms in the stall probe (60 s at the fixed rate). */
-  stalls?: { bare: number | null; allinone: number | null } | null;
+  stalls?: { bare: number | null; allinone: number | null; allinonePg?: number | null } | null;
 }
 
 export function computeRatios(byName: ReadonlyMap<string, TargetSummary>, inputs: RatioInputs = {}): Ratios {
@@ -139,6 +144,10 @@ export function computeRatios(byName: ReadonlyMap<string, TargetSummary>, inputs
     allinoneVsGatewayThroughput: ratio(rps(TARGET.allinonePaid), rps(TARGET.gatewayPaid)),
     bareStalls: inputs.stalls?.bare ?? null,
     allinoneStalls: inputs.stalls?.allinone ?? null,
+    allinonePgAddedLatencyP99Ms: minus(lat(TARGET.allinonePgPaid, 'p99Ms'), lat(TARGET.bare, 'p99Ms')),
+    allinonePgVsGatewayThroughput: ratio(rps(TARGET.allinonePgPaid), rps(TARGET.gatewayPaid)),
+    allinonePgCpuUsPerCall: cpu(TARGET.allinonePgPaid),
+    allinonePgStalls: inputs.stalls?.allinonePg ?? null,
   };
 }
 
@@ -176,8 +185,9 @@ export function evaluateChecks(ratios: Ratios): Check[] {
   const r = ratios;
   const us = (v: number | null) => (v === null ? '–' : `${v} µs`);
   const cpuDetail = (row: number | null) => `${us(row)} over the floor’s ${us(r.floorCpuUsPerCall)}`;
-  const stallsOverBare =
-    r.allinoneStalls === null || r.bareStalls === null ? null : Math.max(0, r.allinoneStalls - r.bareStalls);
+  const overBare = (stalls: number | null) =>
+    stalls === null || r.bareStalls === null ? null : Math.max(0, stalls - r.bareStalls);
+  const stallsOverBare = overBare(r.allinoneStalls);
   return [
     atMost(
       'paid_cpu_vs_floor',
@@ -227,6 +237,28 @@ export function evaluateChecks(ratios: Ratios): Check[] {
       'allinone_throughput',
       'npm start: paid throughput ÷ the gateway process’s',
       r.allinoneVsGatewayThroughput,
+      0.9,
+      '×',
+    ),
+    atMost(
+      'allinone_pg_added_latency_p99',
+      'npm start on Postgres and Redis: added p99 over the bare proxy at the fixed rate',
+      r.allinonePgAddedLatencyP99Ms,
+      3,
+      ' ms',
+    ),
+    atMost(
+      'allinone_pg_stalls',
+      'npm start on Postgres and Redis: event-loop stalls over 20 ms in 60 s, beyond the bare proxy’s',
+      overBare(r.allinonePgStalls),
+      0,
+      '',
+      `${r.allinonePgStalls ?? '–'} against the bare proxy’s ${r.bareStalls ?? '–'}`,
+    ),
+    atLeast(
+      'allinone_pg_throughput',
+      'npm start on Postgres and Redis: paid throughput ÷ the gateway process’s',
+      r.allinonePgVsGatewayThroughput,
       0.9,
       '×',
     ),

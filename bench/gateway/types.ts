@@ -20,6 +20,10 @@ export const TARGET = {
   allinonePaid: 'allinone_paid',
   allinoneFree: 'allinone_free',
   allinoneReplay: 'allinone_replay',
+  /** The same on `npm start` pointed at real Postgres and Redis (DATABASE_URL, REDIS_URL; allinone.ts). */
+  allinonePgPaid: 'allinone_pg_redis_paid',
+  allinonePgFree: 'allinone_pg_redis_free',
+  allinonePgReplay: 'allinone_pg_redis_replay',
 } as const;
 
 /** One thing the load generators hit. The reference rows and the gateway rows use the same shape. */

@@ -67,6 +67,7 @@ const GOOD: Record<string, Row> = {
   allinone_paid: { rps: 5_600, p50: 0.7, p99: 5, cpu: 120 },
   allinone_free: { rps: 8_500 },
   allinone_replay: { rps: 11_000 },
+  allinone_pg_redis_paid: { rps: 5_500, p50: 0.7, p99: 4.8, cpu: 110 },
 };
 const STORE = { redisCommands: 0.9, redisScripts: 0.05, pgRowsWritten: 1.02 };
 const RSS_250_MB = 250 * 1024 * 1024;
@@ -74,7 +75,7 @@ const INPUTS = {
   paidStore: STORE,
   rssBytesPer100kKeys: RSS_250_MB,
   scaleVsSmallCpu: 1.1,
-  stalls: { bare: 2, allinone: 2 },
+  stalls: { bare: 2, allinone: 2, allinonePg: 1 },
 };
 
 const verdicts = (rows: Record<string, Row>, inputs: Parameters<typeof computeRatios>[1] = INPUTS) =>
@@ -96,6 +97,9 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
       ['allinone_added_latency_p99', '≤ +3 ms', true],
       ['allinone_stalls', '≤ 0', true],
       ['allinone_throughput', '≥ 0.9×', true],
+      ['allinone_pg_added_latency_p99', '≤ +3 ms', true],
+      ['allinone_pg_stalls', '≤ 0', true],
+      ['allinone_pg_throughput', '≥ 0.9×', true],
     ]);
   });
 
@@ -106,6 +110,7 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
         gateway_paid: { ...GOOD.gateway_paid!, cpu: 90, cpuProxy: 70 },
         gateway_free: { rps: 6_500, cpu: 90, cpuProxy: 70 },
         allinone_paid: { ...GOOD.allinone_paid!, rps: 5_400, p99: 5 },
+        allinone_pg_redis_paid: { ...GOOD.allinone_pg_redis_paid!, rps: 5_400, p99: 5 },
       },
       { ...INPUTS, paidStore: { redisCommands: 1, redisScripts: 0.2, pgRowsWritten: 1.1 }, scaleVsSmallCpu: 1.15 },
     );
@@ -118,7 +123,15 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
     ]) {
       expect(exact[id]!.pass, id).toBe(true);
     }
-    for (const id of ['redis_scripts', 'pg_rows', 'scale_cpu', 'allinone_added_latency_p99', 'allinone_throughput']) {
+    for (const id of [
+      'redis_scripts',
+      'pg_rows',
+      'scale_cpu',
+      'allinone_added_latency_p99',
+      'allinone_throughput',
+      'allinone_pg_added_latency_p99',
+      'allinone_pg_throughput',
+    ]) {
       expect(exact[id]!.pass, id).toBe(true);
     }
     const over = verdicts(
@@ -127,12 +140,13 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
         gateway_paid: { ...GOOD.gateway_paid!, cpu: 91, cpuProxy: 69 },
         gateway_free: { rps: 6_500, cpu: 92, cpuProxy: 80 },
         allinone_paid: { ...GOOD.allinone_paid!, rps: 5_390, p99: 5.1 },
+        allinone_pg_redis_paid: { ...GOOD.allinone_pg_redis_paid!, rps: 5_390, p99: 5.1 },
       },
       {
         paidStore: { redisCommands: 1.01, redisScripts: 0.21, pgRowsWritten: 1.11 },
         rssBytesPer100kKeys: 301 * 1024 * 1024,
         scaleVsSmallCpu: 1.16,
-        stalls: { bare: 2, allinone: 3 },
+        stalls: { bare: 2, allinone: 3, allinonePg: 3 },
       },
     );
     expect(
@@ -155,6 +169,7 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
   it('reports a target as not measured when its row, the store counts or the extended rows are missing', () => {
     const rows = { ...GOOD };
     delete rows.allinone_paid;
+    delete rows.allinone_pg_redis_paid;
     delete rows.floor_node_gateway;
     const checks = evaluateChecks(computeRatios(byName(rows), {}));
     const missing = checks.filter((c) => c.pass === null).map((c) => c.id);
@@ -170,6 +185,9 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
       'allinone_added_latency_p99',
       'allinone_stalls',
       'allinone_throughput',
+      'allinone_pg_added_latency_p99',
+      'allinone_pg_stalls',
+      'allinone_pg_throughput',
     ]);
     expect(checks.find((c) => c.id === 'allinone_stalls')!.detail).toBeUndefined();
   });
