@@ -227,7 +227,7 @@ async function main(): Promise<number> {
       ? `all-in-one: npm start, pid ${allInOne.pid}`
       : 'all-in-one: not started (BENCH_SKIP_ALLINONE=1, or BENCH_ROWS without its rows)',
   );
-  const pgStarted = allInOnePg as AllInOne | null;
+  const pgStarted = allInOnePg;
   if (pgStarted) console.log(`all-in-one on Postgres and Redis: npm start, pid ${pgStarted.pid}`);
 
   const services = gateway?.servicePids?.() ?? null;
@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     await sleep(SETTLE_MS);
     return count;
   };
-  const anyAllInOne = allInOne ?? (allInOnePg as AllInOne | null);
+  const anyAllInOne = allInOne ?? (allInOnePg);
   if (anyAllInOne) {
     stalls.bare = await probeStalls(TARGET.bare, async () => {
       const res = await request(`${bare.url}${STALLS_PATH}`);
@@ -390,7 +390,7 @@ async function main(): Promise<number> {
   const verifyAllInOne: VerifyResult | null = allInOne
     ? await allInOne.verify(Object.fromEntries(traffic)).catch(failedVerify)
     : null;
-  const pgSetup = allInOnePg as AllInOne | null;
+  const pgSetup = allInOnePg;
   const verifyAllInOnePg: VerifyResult | null = pgSetup
     ? await pgSetup.verify(Object.fromEntries(traffic)).catch(failedVerify)
     : null;
