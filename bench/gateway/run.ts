@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     await sleep(SETTLE_MS);
     return count;
   };
-  const anyAllInOne = allInOne ?? (allInOnePg);
+  const anyAllInOne = allInOne ?? allInOnePg;
   if (anyAllInOne) {
     stalls.bare = await probeStalls(TARGET.bare, async () => {
       const res = await request(`${bare.url}${STALLS_PATH}`);
