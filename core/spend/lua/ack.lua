@@ -1,7 +1,7 @@
--- ACK (RedisSpendStore.ackUsage, spAck): Postgres has these entries' calls (one bucket's). Each entry acknowledged here
+-- ACK (RedisSpendStore.ackUsage, spAck): Postgres has these entries' calls (one stream's). Each entry acknowledged here
 -- (once, whoever acks it again) releases what its calls held: the releases of all such entries are summed per key and
--- field and applied once each. Then Postgres's totals after the commits are merged in (newer balance versions only,
--- spend only grows), one per key.
+-- field. Postgres's totals after the commits are merged in (newer balance versions only, spend only grows). Each key
+-- is then read once and written once.
 --
 -- KEYS[1] streamKey  the bucket's usage stream
 -- KEYS[2..]          the orgs, keys and days named below by index
@@ -13,9 +13,21 @@
 -- Reply: 1.
 -- include: helpers.lua
 local streamKey = KEYS[1] -- KEYS[2..]: the orgs, keys and days named below
+-- Everything this ack changes, per key (in order of first mention): each key is read once (HMGET) and written once
+-- (HSET), whatever mix of releases, balance and spend it gets (issue 32: at a thousand keys a call's key and day are
+-- each their own keys, and four commands per key were most of a call's Redis work).
+local perKey, keyOrder = {}, {}
+local function of(index)
+  local k = perKey[index]
+  if not k then
+    k = {rel = {}, relOrder = {}}
+    perKey[index] = k
+    keyOrder[#keyOrder + 1] = index
+  end
+  return k
+end
 local a = 1
 local nEntries = tonumber(ARGV[a])
-local totals, order = {}, {}
 for _ = 1, nEntries do
   local id, nRel = ARGV[a + 1], tonumber(ARGV[a + 2])
   local acked = redis.call('XACK', streamKey, GROUP, id) == 1
@@ -23,36 +35,65 @@ for _ = 1, nEntries do
   for j = 0, nRel - 1 do
     local r = a + 3 + j * 3 -- key index, field ('pend' or 'pn'), amount
     if acked then
-      local slot = ARGV[r] .. ' ' .. ARGV[r + 1]
-      if not totals[slot] then
-        totals[slot] = 0
-        order[#order + 1] = {tonumber(ARGV[r]), ARGV[r + 1], slot}
+      local k, field = of(tonumber(ARGV[r])), ARGV[r + 1]
+      if not k.rel[field] then
+        k.rel[field] = 0
+        k.relOrder[#k.relOrder + 1] = field
       end
-      totals[slot] = totals[slot] + tonumber(ARGV[r + 2])
+      k.rel[field] = k.rel[field] + tonumber(ARGV[r + 2])
     end
   end
   a = a + 2 + nRel * 3
 end
-for _, o in ipairs(order) do
-  local key, field = KEYS[o[1]], o[2]
-  if redis.call('HEXISTS', key, field) == 1 then add({key}, field, -totals[o[3]]) end
-end
 local nBal = tonumber(ARGV[a + 1])
 a = a + 1
 for _ = 1, nBal do
-  local orgKey, balance, version = KEYS[tonumber(ARGV[a + 1])], ARGV[a + 2], ARGV[a + 3]
-  local b = redis.call('HMGET', orgKey, 'mode', 'ver')
-  if b[1] and tonumber(version) > tonumber(b[2] or '-1') then
-    redis.call('HSET', orgKey, 'bal', balance, 'ver', version)
-  end
+  of(tonumber(ARGV[a + 1])).bal = {ARGV[a + 2], tonumber(ARGV[a + 3])} -- balance, its version
   a = a + 3
 end
 local nSpent = tonumber(ARGV[a + 1])
 a = a + 1
 for _ = 1, nSpent do
-  local key, spent = KEYS[tonumber(ARGV[a + 1])], ARGV[a + 2]
-  local sp = redis.call('HGET', key, 'sp')
-  if sp and tonumber(spent) > tonumber(sp) then redis.call('HSET', key, 'sp', spent) end
+  of(tonumber(ARGV[a + 1])).sp = ARGV[a + 2]
   a = a + 2
+end
+for _, index in ipairs(keyOrder) do
+  local key, k = KEYS[index], perKey[index]
+  local fields = {}
+  for _, field in ipairs(k.relOrder) do fields[#fields + 1] = field end
+  local spAt, balAt = 0, 0
+  if k.sp then
+    fields[#fields + 1] = 'sp'
+    spAt = #fields
+  end
+  if k.bal then
+    fields[#fields + 1] = 'mode'
+    fields[#fields + 1] = 'ver'
+    balAt = #fields - 1
+  end
+  local got = redis.call('HMGET', key, unpack(fields))
+  local set = {}
+  -- A release moves a hold or pending spend down, never below zero, and only where the field exists (a key forgotten
+  -- by the fast state is not recreated by its acks).
+  for i, field in ipairs(k.relOrder) do
+    if got[i] then
+      local left = tonumber(got[i]) - k.rel[field]
+      set[#set + 1] = field
+      set[#set + 1] = left < 0 and '0' or string.format('%d', left)
+    end
+  end
+  -- Spend only grows, on a key the fast state holds.
+  if spAt > 0 and got[spAt] and tonumber(k.sp) > tonumber(got[spAt]) then
+    set[#set + 1] = 'sp'
+    set[#set + 1] = k.sp
+  end
+  -- Postgres's balance, when it is newer than the one held (an org the fast state holds).
+  if balAt > 0 and got[balAt] and k.bal[2] > tonumber(got[balAt + 1] or '-1') then
+    set[#set + 1] = 'bal'
+    set[#set + 1] = k.bal[1]
+    set[#set + 1] = 'ver'
+    set[#set + 1] = k.bal[2]
+  end
+  if #set > 0 then redis.call('HSET', key, unpack(set)) end
 end
 return 1
