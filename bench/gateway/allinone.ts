@@ -34,6 +34,8 @@ const GRANT_CENTS = 1_000_000_000;
 const SLUG = 'bench-allinone';
 /** What a user's shell passes on; DATABASE_URL, REDIS_URL, TEMPORAL_ADDRESS and the rest are left out on purpose. */
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'USER'];
+/** Node's flags in `npm start` (scripts/start.sh's `exec node ...` line): the all-in-one rows run with the same. */
+export const NPM_START_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 export interface AllInOne {
   targets: BenchTarget[];
@@ -122,6 +124,7 @@ export async function startAllInOne(upstreamUrl: string, setup: AllInOneSetup = 
     'allinone',
     process.execPath,
     [
+      ...NPM_START_NODE_FLAGS,
       ...(process.env.BENCH_ALLINONE_NODE_ARGS ?? '').split(' ').filter(Boolean),
       ...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')),
       'all',
