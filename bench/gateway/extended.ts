@@ -7,8 +7,9 @@
 //   generate_series: one INSERT per table), then wrk spreading paid calls over 1,000 keys (10 orgs) and 100 live APIs
 //   with a Lua script: req/s and CPU-µs per call against gateway_paid's (the small setup), flat within 10% wanted.
 // - memory: the gateway process's RSS (/proc/<pid>/status VmRSS) and Redis (INFO used_memory, and the sum of MEMORY
-//   USAGE over the gateway's own key prefix) before and after the scale row's warm-up touches the 1,000 keys; the
-//   growth per key times 100,000 is the "per 100k keys" figure (linear extrapolation from 1,000 keys).
+//   USAGE over the gateway's own key prefix) before and after 1,000 keys not seen before get their first calls, once
+//   the scale row's warm-up on its own 1,000 keys has grown the heap to its steady state; the growth per key times
+//   100,000 is the "per 100k keys" figure (linear extrapolation from 1,000 keys).
 // - processes (BENCH_PROCESSES=N, opt-in): a second gateway started with `--processes N`, the scale row's load on it.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -168,7 +169,10 @@ async function cloneRows(
 }
 
 export interface ScaleSeed {
+  /** The 1,000 keys the load spreads over. */
   keys: { plaintext: string; id: string }[];
+  /** 1,000 more, first called by the memory row (after the load on `keys` grew the heap to its steady state). */
+  fresh: { plaintext: string; id: string }[];
   slugs: string[];
 }
 
@@ -209,7 +213,7 @@ export async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
       em.create(Org, { id: newId('org'), kind: 'standard', name: `Scale consumer ${i}` }),
     );
     const keys: { plaintext: string; id: string }[] = [];
-    for (let i = 0; i < SCALE.calledKeys; i++) {
+    for (let i = 0; i < 2 * SCALE.calledKeys; i++) {
       const made = services.keys.create(em, {
         orgId: orgs[i % SCALE.orgs]!.id,
         name: `scale-${i}`,
@@ -226,7 +230,7 @@ export async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
     const db = new pg.Client({ connectionString: g.databaseUrl });
     await db.connect();
     try {
-      const fillerKeys = SCALE.keys - SCALE.calledKeys;
+      const fillerKeys = SCALE.keys - 2 * SCALE.calledKeys;
       await cloneRows(db, 'api_keys', keys[0]!.id, fillerKeys, {
         id: `'key_scalefill' || g`,
         name: `'filler ' || g`,
@@ -248,14 +252,14 @@ export async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
     } finally {
       await db.end();
     }
-    return { keys, slugs };
+    return { keys: keys.slice(0, SCALE.calledKeys), fresh: keys.slice(SCALE.calledKeys), slugs };
   } finally {
     await services.close();
   }
 }
 
 /** wrk Lua: request i uses key i mod 1000 and API (i / 10) mod 100, so every key meets several APIs. */
-export function scaleScript(seed: ScaleSeed): string {
+export function scaleScript(seed: Pick<ScaleSeed, 'keys' | 'slugs'>): string {
   const keys = seed.keys.map((k) => `"Bearer ${k.plaintext}"`).join(',\n');
   const paths = seed.slugs.map((s) => `"/v1/proxy/${s}/v1/quote?symbol=ACME"`).join(',\n');
   return `local keys = {\n${keys}\n}
@@ -318,30 +322,41 @@ export async function runScaleAndMemory(
   const redis = new Redis(g.redisUrl, { lazyConnect: true });
   await redis.connect();
   try {
-    const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
-    // Warm-up: every one of the 1,000 keys and 100 APIs is touched (wrk cycles through them many times).
-    // A key's first call is its slowest (its copy, its version and its fast state are read): the warm-up goes on
+    // A key's first call is its slowest (its copy, its version and its fast state are read): each warm-up goes on
     // until every key has had WARM_CALLS_PER_KEY calls (bounded by WARM_MAX_S), so the measured rounds see the
     // steady state and not a mix with first calls.
-    const warmStarted = performance.now();
-    const warm = await runCapacity(target, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(target));
-    let warmCalls = warm.result.requests;
-    while (warmCalls < SCALE.calledKeys * WARM_CALLS_PER_KEY && performance.now() - warmStarted < WARM_MAX_S * 1000) {
-      const more = await runCapacity(target, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(target));
-      warm.traffic.expected += more.traffic.expected;
-      warm.traffic.maybeInFlight += more.traffic.maybeInFlight;
-      warmCalls += more.result.requests;
-    }
-    opts.log(
-      `warm-up gateway_paid_scale: ${warmCalls} calls in ${((performance.now() - warmStarted) / 1000).toFixed(1)} s ` +
-        `(${Math.round(warm.result.requestsPerSec)} req/s in its first ${opts.warmupS} s)`,
-    );
+    const warmUp = async (on: BenchTarget, label: string) => {
+      const warmStarted = performance.now();
+      const first = await runCapacity(on, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(on));
+      let calls = first.result.requests;
+      while (calls < SCALE.calledKeys * WARM_CALLS_PER_KEY && performance.now() - warmStarted < WARM_MAX_S * 1000) {
+        const more = await runCapacity(on, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(on));
+        first.traffic.expected += more.traffic.expected;
+        first.traffic.maybeInFlight += more.traffic.maybeInFlight;
+        calls += more.result.requests;
+      }
+      opts.log(
+        `warm-up ${label}: ${calls} calls in ${((performance.now() - warmStarted) / 1000).toFixed(1)} s ` +
+          `(${Math.round(first.result.requestsPerSec)} req/s in its first ${opts.warmupS} s)`,
+      );
+      return first;
+    };
+    const warm = await warmUp(target, 'gateway_paid_scale');
+    // Memory: the growth while 1,000 keys never seen before get their calls, under the same load that has just grown
+    // the heap to its steady state on the first 1,000 (measured from a cold start, the heap's own growth under load
+    // swamped the keys' share: 3 to 44 MB across runs of the same code).
+    const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
+    const freshTarget: BenchTarget = { ...target, wrkScript: scaleScript({ keys: seed.fresh, slugs: seed.slugs }) };
+    const warmFresh = await warmUp(freshTarget, 'the memory row (1,000 new keys)');
+    warm.traffic.expected += warmFresh.traffic.expected;
+    warm.traffic.maybeInFlight += warmFresh.traffic.maybeInFlight;
     const after = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
     const per100k = (a: number, b: number) => ((b - a) / SCALE.calledKeys) * 100_000;
     const memory: MemoryResult = {
       method:
-        `growth while the scale warm-up touched ${SCALE.calledKeys} keys (${SCALE.calledApis} APIs) for the first ` +
-        'time, per key, × 100,000 (linear extrapolation); RSS from /proc/<pid>/status, Redis from INFO used_memory ' +
+        `growth while ${SCALE.calledKeys} keys not seen before got their first calls (over ${SCALE.calledApis} APIs), ` +
+        `after the same load on ${SCALE.calledKeys} other keys had grown the heap to its steady state; per key, × ` +
+        '100,000 (linear extrapolation); RSS from /proc/<pid>/status, Redis from INFO used_memory ' +
         '(the whole server: other tenants add noise) and from MEMORY USAGE summed over the gateway’s key prefix',
       gatewayRssBytes: { before: before.rss, after: after.rss, per100kKeys: per100k(before.rss, after.rss) },
       redisUsedMemoryBytes: {
@@ -405,7 +420,7 @@ export async function runScaleAndMemory(
       (
         await db.query<{ n: string }>(
           "select count(*) as n from usage_events where key_id = any($1) and outcome = 'success'",
-          [seed.keys.map((k) => k.id)],
+          [[...seed.keys, ...seed.fresh].map((k) => k.id)],
         )
       ).rows[0]!.n,
     );
