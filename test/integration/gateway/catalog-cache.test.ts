@@ -10,7 +10,8 @@ import { CatalogCache, type CachedApi } from '../../../gateway/catalog-cache.js'
 import { createTestStack, type TestStack } from '../../helpers/services.js';
 
 const LISTINGS = 20;
-const TTL_MS = 400;
+/** Long enough that a loaded machine's late timer still lands between one lifetime and two. */
+const TTL_MS = 1_000;
 
 describe('the catalog cache', () => {
   let stack: TestStack;
@@ -99,7 +100,7 @@ describe('the catalog cache', () => {
     await db.execute('update endpoints set price_cents = 9 where id = ?', [endpointIds[7]]);
     await db.execute(`update apis set status = 'archived', archived_at = now() where slug = ?`, [slugs[11]]);
 
-    await new Promise((r) => setTimeout(r, TTL_MS + 50));
+    await new Promise((r) => setTimeout(r, TTL_MS + 100));
     // Past their lifetime (within twice it): every call is answered at once from the copy, none waits.
     for (const [i, slug] of slugs.entries()) {
       const got = cache.get(slug);
