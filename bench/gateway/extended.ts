@@ -11,7 +11,8 @@
 //   the scale row's warm-up on its own 1,000 keys has grown the heap to its steady state; the growth per key times
 //   100,000 is the "per 100k keys" figure (linear extrapolation from 1,000 keys).
 // - processes (BENCH_PROCESSES=N, opt-in): a second gateway started with `--processes N`, the scale row's load on it.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -54,6 +55,11 @@ export interface ScaleResult {
 export interface MemoryResult {
   method: string;
   gatewayRssBytes: { before: number; after: number; per100kKeys: number };
+  /**
+   * The gateway's live heap: the self sizes of every object in a heap snapshot (V8 collects before it writes one),
+   * so what keys keep, without the heap's expansion that RSS also shows. Null when no snapshot came.
+   */
+  gatewayHeapRetainedBytes: { before: number; after: number; per100kKeys: number } | null;
   redisUsedMemoryBytes: { before: number; after: number; per100kKeys: number };
   redisPrefixBytes: { before: number; after: number; per100kKeys: number };
 }
@@ -274,6 +280,40 @@ end
 `;
 }
 
+/** The gateway's live heap: SIGUSR2 writes a snapshot (after a full collection); its objects' self sizes summed. */
+async function retainedHeapBytes(pid: number, dir: string): Promise<number | null> {
+  const known = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + 120_000;
+  let file: string | undefined;
+  let lastSize = -1;
+  while (Date.now() < deadline) {
+    await sleep(500);
+    file ??= readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !known.has(f));
+    if (!file) continue;
+    const size = statSync(join(dir, file)).size;
+    if (size > 0 && size === lastSize) break;
+    lastSize = size;
+  }
+  if (!file) return null;
+  try {
+    const snapshot = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      snapshot: { meta: { node_fields: string[] } };
+      nodes: number[];
+    };
+    const fields = snapshot.snapshot.meta.node_fields;
+    const stride = fields.length;
+    const selfSize = fields.indexOf('self_size');
+    let total = 0;
+    for (let i = selfSize; i < snapshot.nodes.length; i += stride) total += snapshot.nodes[i]!;
+    return total;
+  } catch {
+    return null; // a snapshot cut short: no figure rather than a wrong one
+  } finally {
+    rmSync(join(dir, file), { force: true });
+  }
+}
+
 function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
@@ -345,20 +385,32 @@ export async function runScaleAndMemory(
     // Memory: the growth while 1,000 keys never seen before get their calls, under the same load that has just grown
     // the heap to its steady state on the first 1,000 (measured from a cold start, the heap's own growth under load
     // swamped the keys' share: 3 to 44 MB across runs of the same code).
-    const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
+    // The snapshot first: writing one grows the process's RSS, which must not land between the two RSS readings.
+    const heapBefore = await retainedHeapBytes(g.gatewayPid, g.heapSnapshotDir);
+    const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix), heap: heapBefore };
     const freshTarget: BenchTarget = { ...target, wrkScript: scaleScript({ keys: seed.fresh, slugs: seed.slugs }) };
     const warmFresh = await warmUp(freshTarget, 'the memory row (1,000 new keys)');
     warm.traffic.expected += warmFresh.traffic.expected;
     warm.traffic.maybeInFlight += warmFresh.traffic.maybeInFlight;
-    const after = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix) };
+    const after = {
+      rss: rssBytes(g.gatewayPid),
+      redis: await redisMemory(redis, g.redisPrefix),
+      heap: await retainedHeapBytes(g.gatewayPid, g.heapSnapshotDir),
+    };
     const per100k = (a: number, b: number) => ((b - a) / SCALE.calledKeys) * 100_000;
     const memory: MemoryResult = {
       method:
         `growth while ${SCALE.calledKeys} keys not seen before got their first calls (over ${SCALE.calledApis} APIs), ` +
         `after the same load on ${SCALE.calledKeys} other keys had grown the heap to its steady state; per key, × ` +
         '100,000 (linear extrapolation); RSS from /proc/<pid>/status, Redis from INFO used_memory ' +
-        '(the whole server: other tenants add noise) and from MEMORY USAGE summed over the gateway’s key prefix',
+        '(the whole server: other tenants add noise) and from MEMORY USAGE summed over the gateway’s key prefix; the ' +
+        'live heap from a heap snapshot of the gateway (SIGUSR2; V8 collects before writing it), what keys keep ' +
+        'without the heap expansion RSS also counts',
       gatewayRssBytes: { before: before.rss, after: after.rss, per100kKeys: per100k(before.rss, after.rss) },
+      gatewayHeapRetainedBytes:
+        before.heap === null || after.heap === null
+          ? null
+          : { before: before.heap, after: after.heap, per100kKeys: per100k(before.heap, after.heap) },
       redisUsedMemoryBytes: {
         before: before.redis.used,
         after: after.redis.used,
@@ -485,6 +537,9 @@ export function renderExtended(x: ExtendedResults, small: { requestsPerSec: numb
       '| memory | before | after 1,000 keys | per 100k keys |',
       '| --- | ---: | ---: | ---: |',
       `| gateway RSS | ${mb(m.gatewayRssBytes.before)} | ${mb(m.gatewayRssBytes.after)} | ${mb(m.gatewayRssBytes.per100kKeys)} |`,
+      m.gatewayHeapRetainedBytes
+        ? `| gateway live heap (heap snapshot) | ${mb(m.gatewayHeapRetainedBytes.before)} | ${mb(m.gatewayHeapRetainedBytes.after)} | ${mb(m.gatewayHeapRetainedBytes.per100kKeys)} |`
+        : '| gateway live heap (heap snapshot) | – | – | – |',
       `| Redis used_memory | ${mb(m.redisUsedMemoryBytes.before)} | ${mb(m.redisUsedMemoryBytes.after)} | ${mb(m.redisUsedMemoryBytes.per100kKeys)} |`,
       `| Redis, the gateway's keys | ${mb(m.redisPrefixBytes.before)} | ${mb(m.redisPrefixBytes.after)} | ${mb(m.redisPrefixBytes.per100kKeys)} |`,
       '',

@@ -9,6 +9,8 @@
 // paid and the free key equal their successful responses (within wrk's in-flight window), the free ones cost 0, the replay and 429 keys wrote nothing
 // beyond the priming call, no balance went negative and the ledger has no drift.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -100,6 +102,8 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
   }
 
   const extraGateways: ManagedChild[] = [];
+  // Where the gateway writes a heap snapshot on SIGUSR2 (the memory row's retained-heap figure, extended.ts).
+  const diagnosticDir = mkdtempSync(join(tmpdir(), 'bench-gateway-heap-'));
   const launch = async (processes: number) => {
     const port = await freePort();
     const child = startChild(
@@ -108,6 +112,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
       // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile" profiles the gateway alone.
       [
         ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean),
+        ...(processes > 1 ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diagnosticDir}`]),
         ...nodeTsArgs(join(REPO_ROOT, 'scripts/start.ts')),
         'gateway',
         ...(processes > 1 ? ['--processes', String(processes)] : []),
@@ -172,6 +177,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
       redisPrefix: prefix,
       upstreamUrl: ctx.upstreamUrl,
       gatewayPid: gateway.pid,
+      heapSnapshotDir: diagnosticDir,
       gatewayBase: base,
       paidKey: seed.paidKey,
       paidKeyId: seed.paidKeyId,

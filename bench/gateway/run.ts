@@ -416,6 +416,7 @@ async function main(): Promise<number> {
   const ratios = computeRatios(new Map(summaries.map((s) => [s.name, s])), {
     paidStore: medianStoreOps(paidRounds),
     rssBytesPer100kKeys: extended.memory?.gatewayRssBytes.per100kKeys ?? null,
+    heapBytesPer100kKeys: extended.memory?.gatewayHeapRetainedBytes?.per100kKeys ?? null,
     scaleVsSmallCpu: extended.scale?.vsSmall?.cpuUsPerRequest ?? null,
     stalls,
   });

@@ -37,6 +37,8 @@ export interface Ratios {
   pgRowsWrittenPerCall: number | null;
   /** The gateway's RSS growth per 100k keys seen, MB (extended.ts: linear extrapolation from 1,000 keys). */
   rssMbPer100kKeys: number | null;
+  /** The same for its live heap (heap snapshots): what the keys keep, without the heap's expansion. */
+  heapMbPer100kKeys: number | null;
   /** The same on the all-in-one `npm start` (allinone.ts); CPU is its one process and children. */
   allinonePaidVsBareThroughput: number | null;
   allinoneFreeVsBareThroughput: number | null;
@@ -74,6 +76,8 @@ export interface RatioInputs {
   paidStore?: { redisCommands: number; redisScripts: number; pgRowsWritten: number } | null;
   /** extended.ts: the gateway's RSS growth per 100k keys, bytes. */
   rssBytesPer100kKeys?: number | null;
+  /** extended.ts: the gateway's live-heap growth per 100k keys, bytes. */
+  heapBytesPer100kKeys?: number | null;
   /** extended.ts: the scale row's CPU per call ÷ the small setup's. */
   scaleVsSmallCpu?: number | null;
   /** allinone.ts: event-loop stalls over 20 ms in the stall probe (60 s at the fixed rate). */
@@ -124,6 +128,12 @@ export function computeRatios(byName: ReadonlyMap<string, TargetSummary>, inputs
       inputs.rssBytesPer100kKeys === null || inputs.rssBytesPer100kKeys === undefined
         ? null
         : inputs.rssBytesPer100kKeys / 1024 / 1024,
+      1,
+    ),
+    heapMbPer100kKeys: finite(
+      inputs.heapBytesPer100kKeys === null || inputs.heapBytesPer100kKeys === undefined
+        ? null
+        : inputs.heapBytesPer100kKeys / 1024 / 1024,
       1,
     ),
     allinonePaidVsBareThroughput: ratio(rps(TARGET.allinonePaid), bare),
@@ -217,7 +227,14 @@ export function evaluateChecks(ratios: Ratios): Check[] {
     atMost('redis_commands', 'Redis commands per paid call at 32 connections', r.redisCommandsPerCall, 1, ''),
     atMost('redis_scripts', 'Redis scripts per paid call at 32 connections', r.redisScriptsPerCall, 0.2, ''),
     atMost('scale_cpu', 'at scale: CPU per paid call ÷ the small setup’s', r.scaleVsSmallCpu, 1.15, '×'),
-    atMost('rss_per_100k_keys', 'gateway RSS per 100k keys seen', r.rssMbPer100kKeys, 300, ' MB'),
+    atMost(
+      'rss_per_100k_keys',
+      'gateway RSS per 100k keys seen',
+      r.rssMbPer100kKeys,
+      300,
+      ' MB',
+      r.heapMbPer100kKeys === null ? undefined : `live heap ${r.heapMbPer100kKeys} MB per 100k keys (heap snapshots)`,
+    ),
     atMost(
       'allinone_added_latency_p99',
       'npm start: added p99 over the bare proxy at the fixed rate',

@@ -207,6 +207,8 @@ export interface GatewayInternals {
   upstreamUrl: string;
   /** The gateway process (scripts/start.ts gateway). */
   gatewayPid: number;
+  /** Where the gateway writes a heap snapshot when sent SIGUSR2 (`--heapsnapshot-signal`). */
+  heapSnapshotDir: string;
   gatewayBase: string;
   /** The paid row's key and its id (the drain row's lag probes use it, so the books check counts them). */
   paidKey: string;

@@ -161,6 +161,12 @@ describe('gateway benchmark targets (issue 32, against the floor row of the same
     expect(v.paid_cpu_vs_floor).toMatchObject({ measured: 1.4, detail: '84 µs over the floor’s 60 µs' });
     expect(v.pg_cpu_vs_floor).toMatchObject({ measured: 2, detail: '20 µs over 10 µs' });
     expect(v.allinone_stalls).toMatchObject({ measured: 0, detail: '2 against the bare proxy’s 2' });
+    // The live heap (heap snapshots) beside the RSS figure the target is stated in.
+    const heap = verdicts(GOOD, { ...INPUTS, heapBytesPer100kKeys: 150 * 1024 * 1024 });
+    expect(heap.rss_per_100k_keys).toMatchObject({
+      measured: 250,
+      detail: 'live heap 150 MB per 100k keys (heap snapshots)',
+    });
     // A free call dearer than the paid one fails even under 1.5× the floor.
     const dear = verdicts({ ...GOOD, gateway_free: { rps: 6_500, cpu: 85, cpuProxy: 65 } });
     expect([dear.free_cpu_vs_paid!.pass, dear.free_cpu_vs_floor!.pass]).toEqual([false, true]);
