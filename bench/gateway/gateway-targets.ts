@@ -9,7 +9,7 @@
 // paid and the free key equal their successful responses (within wrk's in-flight window), the free ones cost 0, the replay and 429 keys wrote nothing
 // beyond the priming call, no balance went negative and the ledger has no drift.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -252,6 +252,7 @@ export async function startGatewayTargets(ctx: GatewayTargetsContext): Promise<G
     async stop() {
       await Promise.all(extraGateways.map((g) => g.stop()));
       await gateway.stop();
+      rmSync(diagnosticDir, { recursive: true, force: true });
       const keys = await redis.keys(`${prefix}*`).catch(() => [] as string[]);
       for (let i = 0; i < keys.length; i += 500) {
         await redis.del(...keys.slice(i, i + 500).map((k) => k.slice(prefix.length)));
