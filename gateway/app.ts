@@ -58,8 +58,8 @@ export function createGatewayHandler(services: Services): GatewayHandler {
       orm: services.orm,
       logger: services.logger,
       feePercent: config.billing.platformFeePercent,
-      // A named prepared statement on PGlite too (through pglite-socket's extended protocol): planning the commit in
-      // WASM cost more than running it, about half of PGlite's time per call at 500 req/s (issue 32).
+      // A named prepared statement on PGlite too (pglite-socket speaks the extended protocol): planned once, not per
+      // commit; the PGlite thread's CPU at 500 req/s fell ~30% (issue 32, docs/decisions.md).
       prepared: true,
     },
     // One transaction per EMBEDDED_COMMIT_INTERVAL_MS on the embedded database (its one connection is shared).

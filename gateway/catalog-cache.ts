@@ -3,8 +3,9 @@
  * credential and the required documents in force, loaded once per slug and kept for a few seconds (misses too, so an
  * unknown slug cannot hammer Postgres), and refreshed in the background: one refresh reads every cached listing older
  * than half its lifetime in one set of queries (five, whatever the number of listings), so a gateway serving a
- * thousand listings pays a few reads every few seconds rather than five per listing (issue 32, the scale row). Prices are computed per call from the cached endpoint fields
- * (effectivePrice), so a scheduled increase takes effect at its exact instant; other listing edits are seen within
+ * thousand listings pays a few reads every few seconds rather than five per listing (issue 32, the scale row). Prices
+ * are computed per call from the cached endpoint fields (effectivePrice), so a scheduled increase takes effect at its
+ * exact instant; other listing edits are seen within
  * the cache lifetime, or at once when a writer announces the change (core/spend/gateway-events.ts: the gateway process
  * subscribes and calls `invalidate`). Terms acceptances are cached once seen (an acceptance is never withdrawn).
  */

@@ -10,8 +10,9 @@
 // one process and its children (the Temporal dev server); no Redis or Postgres process is charged, the stores run
 // inside it. The second setup (issue 32: "in both all-in-one setups"), allinone_pg_redis_*: the same `npm start`
 // with DATABASE_URL (a fresh database on the benchmark's Postgres) and REDIS_URL (a redis-server of its own), its
-// Redis and Postgres charged to it as the gateway rows' are. Settings beyond npm start's: loopback upstreams allowed, the per-key rate limit at its maximum (as the
-// gateway rows), warn-level logs (as the gateway rows), free ports. BENCH_SKIP_ALLINONE=1 leaves it out.
+// Redis and Postgres charged to it as the gateway rows' are. Settings beyond npm start's: loopback upstreams allowed,
+// the per-key rate limit at its maximum (as the gateway rows), warn-level logs (as the gateway rows), free ports;
+// node's flags are npm start's (NPM_START_NODE_FLAGS). BENCH_SKIP_ALLINONE=1 leaves both out.
 //
 // verify(): the consumer's balance fell by exactly its billed calls (paid responses, within wrk's in-flight window,
 // plus the replay's priming call) and `admin reconcile` finds the books balanced.

@@ -129,11 +129,7 @@ export class DocumentsService {
 
   /** Active documents in force for a listing: its own, and the provider's org-wide ones. */
   async effectiveFor(em: EntityManager, api: IApi): Promise<IDocument[]> {
-    return em.find(
-      Document,
-      { org: api.org.id, status: 'active', $or: [{ api: api.id }, { api: null }] },
-      { orderBy: { kind: 'asc', activatedAt: 'asc' } },
-    );
+    return (await this.effectiveForMany(em, [api])).get(api.id) ?? [];
   }
 
   /** `effectiveFor` of several listings in one read (the gateway's catalog refresh), by listing id. */

@@ -1,8 +1,8 @@
 -- SETTLE (RedisSpendStore.settleBatch, spSettle): a batch of calls of one bucket, or on a single Redis server of any
--- buckets (one script per batch however many orgs the calls belong to: issue 32's scale row). Each call is decided in order, as a
--- settle of its own would decide it, over a running balance per org (chargeCall); the holds and pending spend move
--- once per org and per key; the settled calls are appended as one usage stream entry (records joined by newlines,
--- their splits by commas) and delivered to this drainer.
+-- buckets (one script per batch however many orgs the calls belong to: issue 32's scale row). Each call is decided in
+-- order, as a settle of its own would decide it, over a running balance per org (chargeCall); the holds and pending
+-- spend move once per org and per key; the settled calls are appended as one usage stream entry (records joined by
+-- newlines, their splits by commas) and delivered to this drainer.
 --
 -- KEYS[1] streamKey  the usage stream of the first call's bucket (sp:{b}:u)
 -- KEYS[2..]          the batch's reservation sets, orgs, keys, days, idempotency records, seen sets and leases, each
@@ -12,10 +12,10 @@
 -- ARGV[3] n          the number of calls
 -- Then per call, FIELDS (13) values and its held keys:
 --   price; member (its reservation, '' for a leased call); resv (KEYS index of its bucket's reservation set, 0 for a
---   leased call); org (KEYS index); idem (KEYS index, 0: no replay
---   record); head, middle, tail (the replay record around its credit and billable); seen (KEYS index, 0: none);
---   seen hash; event (the usage event); lease (KEYS index, 0: the call's own reservation); held count h; then h KEYS
---   indexes (the key, its day, the ancestors and their days).
+--   leased call); org (KEYS index); idem (KEYS index, 0: no replay record); head, middle, tail (the replay record
+--   around its credit and billable); seen (KEYS index, 0: none); seen hash; event (the usage event); lease (KEYS
+--   index, 0: the call's own reservation); held count h; then h KEYS indexes (the key, its day, the ancestors and
+--   their days).
 --
 -- Reply: {entry id ('' when nothing was appended), then per call 'credit:billable' or 'gone' (its reservation or lease
 -- was swept: not charged)}.
