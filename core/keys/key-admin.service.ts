@@ -79,13 +79,14 @@ export class KeyAdminService {
 
   /**
    * Today's (UTC) spend per key as its daily cap counts it: the key's own calls and those of every key below it,
-   * booked per key and day with the call (key_day_spend), like `spent_cents` for the budget.
+   * booked on the key's row with the call (`day_spent_cents` of its latest day, `spent_day`), like `spent_cents` for
+   * the budget.
    */
   private async spentToday(keyIds: string[]): Promise<Map<string, number>> {
     if (keyIds.length === 0) return new Map();
     const rows = await this.orm.em.fork().execute<{ key_id: string; spent: string }[]>(
-      `select key_id, spent_cents as spent from key_day_spend
-        where key_id in (${keyIds.map(() => '?').join(',')}) and day = ?`,
+      `select id as key_id, day_spent_cents as spent from api_keys
+        where id in (${keyIds.map(() => '?').join(',')}) and spent_day = ?`,
       [...keyIds, this.clock.now().toISOString().slice(0, 10)],
     );
     return new Map(rows.map((r) => [r.key_id, Number(r.spent)]));

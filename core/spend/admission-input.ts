@@ -78,6 +78,21 @@ export function leaseInput(
   };
 }
 
+/**
+ * A paid call of a key without governance of its own (no budget, daily cap, per-call maximum or ancestor): admitted on
+ * its org's shared lease (core/spend/rate-tokens.ts). Free calls keep their key's own lease, whose 1 s window is what
+ * bounds a revoked key's free calls.
+ */
+export function sharesOrgLease(input: AdmitInput): boolean {
+  return (
+    input.priceCents > 0 &&
+    input.budgetCents === null &&
+    input.dailyCapCents === null &&
+    input.perCallMaxCents === null &&
+    input.ancestors.length === 0
+  );
+}
+
 /** The decision's label in the operators' metrics: a call admitted against a lease is admitted like any other. */
 export function outcomeOf(decision: AdmissionDecision): string {
   if (decision.kind === 'refused') return decision.error.code;

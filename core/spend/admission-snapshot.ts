@@ -50,8 +50,8 @@ export async function loadSnapshot(
   };
   if (keyId !== undefined && day !== undefined) {
     const [key] = await em.execute<{ spent_cents: string; day_cents: string | null }[]>(
-      `select k.spent_cents, d.spent_cents as day_cents from api_keys k
-         left join key_day_spend d on d.key_id = k.id and d.day = ? where k.id = ?`,
+      `select k.spent_cents, case when k.spent_day = ? then k.day_spent_cents else 0 end as day_cents from api_keys k
+        where k.id = ?`,
       [day, keyId],
     );
     snapshot.keyId = keyId;
@@ -59,8 +59,8 @@ export async function loadSnapshot(
     snapshot.key = { spentCents: Number(key?.spent_cents ?? 0), daySpentCents: Number(key?.day_cents ?? 0) };
     if (ancestorKeyIds.length > 0) {
       const rows = await em.execute<{ id: string; spent_cents: string; day_cents: string | null }[]>(
-        `select k.id, k.spent_cents, d.spent_cents as day_cents from api_keys k
-           left join key_day_spend d on d.key_id = k.id and d.day = ?
+        `select k.id, k.spent_cents, case when k.spent_day = ? then k.day_spent_cents else 0 end as day_cents
+           from api_keys k
           where k.id in (${ancestorKeyIds.map(() => '?').join(',')})`,
         [day, ...ancestorKeyIds],
       );

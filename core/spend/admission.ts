@@ -19,7 +19,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../clock.js';
 import { AppError, RateLimitedError, ServiceUnavailableError, UnauthenticatedError } from '../errors.js';
-import { newId } from '../ids.js';
 import type { KeyAuth, KeysService } from '../keys/keys.service.js';
 import type { Logger } from '../logger.js';
 import type { Config } from '../config.js';
@@ -27,7 +26,6 @@ import type { Metrics } from '../metrics/metrics.js';
 import { idempotencyMismatch, keyGovernance, refusalError } from './admission-refusals.js';
 import {
   admitInput,
-  leaseInput,
   outcomeOf,
   refused,
   replayOf,
@@ -42,6 +40,8 @@ import { Reservation, type SettlementContext } from './settlement.js';
 import { SettleBatcher } from './settle-batcher.js';
 import { LEASE_WINDOW_MS, LeaseBook, type Lease } from './leases.js';
 import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
+import { RateTokens } from './rate-tokens.js';
+import { admitLeased, type LeasingContext } from './admission-leased.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
 
@@ -102,8 +102,27 @@ export class Admissions implements SettlementContext {
       );
       const leases = this.leases;
       spend.onOrgChange?.((orgId) => leases.dropOrg(orgId));
+      this.leasing = {
+        book: leases,
+        tokens: new RateTokens(
+          {
+            lease: (input) => spend.lease!(input),
+            returnLease: (ref, keep, tokens) => spend.returnLease!(ref, keep, tokens),
+          },
+          this.log,
+          () => this.clock.now().getTime(),
+        ),
+        vouch: (keyId) => this.vouch(keyId),
+        refresh: (orgId, generation) => this.refresh(orgId, generation),
+        hydrate: (input, generation) => this.hydrate(input, generation),
+        reloadKey: (key, version) => this.reloadKey(key, version),
+        reservation: (req, input, leased) => this.reservation('leased', req, input, leased),
+      };
     }
   }
+
+  /** What the lease paths (core/spend/admission-leased.ts) use of this admission. */
+  private readonly leasing: LeasingContext | undefined;
 
   /** Leases (core/spend/leases.ts), when the store supports them and GATEWAY_LEASES is on. */
   readonly leases: LeaseBook | undefined;
@@ -111,6 +130,7 @@ export class Admissions implements SettlementContext {
   /** Stop the background work (the unsynced loop). */
   close(): Promise<void> {
     this.leases?.closeAll();
+    this.leasing?.tokens.close();
     return this.seen.stop();
   }
 
@@ -152,7 +172,7 @@ export class Admissions implements SettlementContext {
     const input = admitInput(req, scopedKey, nowMs, this.services, this.seen.fastPath());
     if (this.leases && req.clientKey === null) {
       // A failing store is handled by the call-by-call path below (503 for a paid call, a degraded free call).
-      const leased = await this.leased(req, input).catch((err: unknown) => {
+      const leased = await admitLeased(this.leasing!, req, input).catch((err: unknown) => {
         if (err instanceof AppError) throw err;
         return undefined;
       });
@@ -198,43 +218,6 @@ export class Admissions implements SettlementContext {
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 50);
     }
-  }
-
-  /**
-   * A call without an Idempotency-Key, admitted in process against a lease (core/spend/leases.ts), or undefined when
-   * this key is admitted call by call now (exact mode, or the store could not lease). `input` is updated with a
-   * reloaded key's governance when the lease found the cached key stale.
-   */
-  private async leased(req: AdmitRequest, input: AdmitInput): Promise<Reservation | undefined> {
-    const book = this.leases!;
-    let key = req.key;
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, key.version);
-      const lease = book.take(slot, input.priceCents);
-      if (lease) {
-        // No Idempotency-Key on a leased call: its scoped and client keys are null.
-        return this.reservation('leased', req, input, { lease, book });
-      }
-      if (book.exact(slot)) return undefined;
-      const grant = await book.acquire(slot, input.orgId, leaseInput(input), newId('lease', input.nowMs));
-      switch (grant.outcome) {
-        case 'lease':
-          this.vouch(input.keyId);
-          if (grant.stale) this.refresh(input.orgId, grant.generation);
-          continue;
-        case 'exact':
-          return undefined;
-        case 'hydrate':
-          await this.hydrate(input, grant.generation);
-          continue;
-        case 'stale_key':
-          key = await this.reloadKey(key, grant.version);
-          Object.assign(input, keyGovernance(key), { keyVersion: grant.version });
-          (req as { key: KeyAuth }).key = key;
-          continue;
-      }
-    }
-    return undefined;
   }
 
   /** The store could not answer (a failing Redis): 503 for a paid call; a free call is served, unmetered. */

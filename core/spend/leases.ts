@@ -72,6 +72,25 @@ interface Slot {
   openLeases: number;
 }
 
+/** What returning a lease needs (the shared lease names no key and no ancestors). */
+function leaseRef(
+  leaseId: string,
+  orgId: string,
+  input: Pick<LeaseInput, 'keyId' | 'day' | 'ancestors'>,
+  rateWindow: string,
+  shared: boolean,
+): LeaseRef {
+  return {
+    leaseId,
+    orgId,
+    keyId: shared ? '' : input.keyId,
+    day: input.day,
+    ancestorKeyIds: shared ? [] : input.ancestors.map((a) => a.keyId),
+    rateWindow,
+    ...(shared ? { shared: true } : {}),
+  };
+}
+
 export class LeaseBook {
   private readonly slots = new Map<string, Slot>();
   private readonly open = new Set<Lease>();
@@ -88,6 +107,11 @@ export class LeaseBook {
   /** One slot per (org, key, UTC day, key version): a changed key never admits on a lease taken before. */
   static slotKey(orgId: string, keyId: string, day: string, version: string | undefined): string {
     return `${orgId}|${keyId}|${day}|${version ?? ''}`;
+  }
+
+  /** The org's shared slot (per UTC day and the org's key version): its keys without governance of their own. */
+  static sharedSlotKey(orgId: string, day: string, version: string | undefined): string {
+    return `${orgId}||${day}|${version ?? ''}`;
   }
 
   /** Admit one call of `price` against this process's lease for the slot, or null (none, closed, used up). */
@@ -149,6 +173,7 @@ export class LeaseBook {
     orgId: string,
     input: Omit<LeaseInput, 'leaseId' | 'wantCents' | 'wantTokens' | 'minCalls' | 'nowMs'>,
     leaseId: string,
+    shared = false,
   ): Promise<LeaseGrant> {
     let slot = this.slots.get(slotKey);
     if (!slot) {
@@ -166,27 +191,22 @@ export class LeaseBook {
         leaseId,
         nowMs: Date.now(),
         wantCents: calls * input.priceCents,
-        wantTokens: calls,
+        wantTokens: shared ? 0 : calls,
         minCalls: MIN_CALLS,
+        ...(shared ? { kind: 'shared' as const, keyId: '' } : {}),
       })
       .then((grant) => {
         if (grant.outcome === 'exact') s.exactUntil = performance.now() + EXACT_HOLD_MS;
         if (grant.outcome === 'lease') {
           if (s.current) this.close(s.current);
-          const ref: LeaseRef = {
-            leaseId,
-            orgId,
-            keyId: input.keyId,
-            day: input.day,
-            ancestorKeyIds: input.ancestors.map((a) => a.keyId),
-            rateWindow: grant.rateWindow,
-          };
+          const ref = leaseRef(leaseId, orgId, input, grant.rateWindow, shared);
           // The window starts when the lease was asked for: never later than the store's own start.
           const lease = new Lease(
             ref,
             s,
             grant.cents,
-            grant.tokens,
+            // The shared lease counts no tokens (each call takes its key's from the RateTokens book).
+            shared ? Number.MAX_SAFE_INTEGER : grant.tokens,
             startedAt + LEASE_WINDOW_MS,
             startedAtClock + LEASE_WINDOW_MS,
           );
@@ -202,6 +222,13 @@ export class LeaseBook {
       });
     s.acquiring = asked;
     return asked;
+  }
+
+  /** A call taken from `lease` that will not run on it after all (its key had no rate token): the take is undone. */
+  untake(lease: Lease, price: number): void {
+    lease.admitted -= 1;
+    lease.tokens += 1;
+    this.ended(lease, price, false);
   }
 
   /**
@@ -263,7 +290,7 @@ export class LeaseBook {
   }
 
   private send(lease: Lease, keepCents: number, unusedTokens: number): void {
-    this.spend.returnLease(lease.ref, keepCents, unusedTokens).catch((err: unknown) => {
+    this.spend.returnLease(lease.ref, keepCents, lease.ref.shared ? 0 : unusedTokens).catch((err: unknown) => {
       // The hold stays until the sweeper releases it (its expiry): never a loss, at worst room unused for a while.
       this.log.warn({ err, lease_id: lease.ref.leaseId }, 'lease return failed; the sweeper releases it');
     });

@@ -86,6 +86,8 @@ export function settleArgs(batch: readonly SettleInput[], consumer: string, keys
     const held = [keyKey(s.orgId, s.keyId), dayKey(s.orgId, s.keyId, s.day)];
     for (const id of s.ancestorKeyIds) held.push(keyKey(s.orgId, id));
     for (const id of s.ancestorKeyIds) held.push(dayKey(s.orgId, id, s.day));
+    // A call of the org's shared lease held nothing on its key and day: their pending spend only grows (negative).
+    const sign = s.sharedLease ? -1 : 1;
     args.push(
       s.priceCents,
       s.leaseId ? '' : memberOf(s),
@@ -100,7 +102,7 @@ export function settleArgs(batch: readonly SettleInput[], consumer: string, keys
       s.event,
       s.leaseId && s.priceCents > 0 ? at(leaseKey(s.orgId, s.leaseId)) : 0,
       held.length,
-      ...held.map(at),
+      ...held.map((key) => sign * at(key)),
     );
   }
   return args;
@@ -122,11 +124,13 @@ export function heldKeys(r: ReservationRef): string[] {
 }
 
 export function leaseKeys(l: LeaseInput, rateWindow: string): string[] {
+  // The shared lease names no key (its script reads neither; the org's hash stands in, in the same slot).
+  const shared = l.kind === 'shared';
   return [
     orgKey(l.orgId),
-    keyKey(l.orgId, l.keyId),
-    dayKey(l.orgId, l.keyId, l.day),
-    rateWindow,
+    shared ? orgKey(l.orgId) : keyKey(l.orgId, l.keyId),
+    shared ? orgKey(l.orgId) : dayKey(l.orgId, l.keyId, l.day),
+    shared ? orgKey(l.orgId) : rateWindow,
     resvKey(l.orgId),
     leaseKey(l.orgId, l.leaseId),
     ...l.ancestors.map((x) => keyKey(l.orgId, x.keyId)),
@@ -144,18 +148,25 @@ export function leaseArgs(l: LeaseInput, offsetMs: number): Args {
     offsetMs,
     l.holdTtlMs,
     l.staleAfterMs,
-    leaseMember({ ...l, ancestorKeyIds: l.ancestors.map((x) => x.keyId) }),
+    leaseMember({
+      ...l,
+      keyId: l.kind === 'shared' ? '' : l.keyId,
+      ancestorKeyIds: l.ancestors.map((x) => x.keyId),
+    }),
     l.perCallMaxCents ?? -1,
     l.keyVersion ?? '',
     l.wantCents,
     l.wantTokens,
     l.minCalls,
+    l.kind ?? '',
     ...l.ancestors.map((x) => x.budgetCents ?? -1),
     ...l.ancestors.map((x) => x.dailyCapCents ?? -1),
   ];
 }
 
 export function leaseReturnKeys(ref: LeaseRef): string[] {
+  // The shared lease held only the org (it never gives tokens back: it took none).
+  if (ref.shared) return [orgKey(ref.orgId), resvKey(ref.orgId), leaseKey(ref.orgId, ref.leaseId), orgKey(ref.orgId)];
   return [
     orgKey(ref.orgId),
     resvKey(ref.orgId),

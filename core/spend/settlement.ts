@@ -108,7 +108,10 @@ export class Reservation implements ReservationRef {
       nowMs: this.ctx.clock.now().getTime(),
       seenHash: this.clientKey === null ? undefined : seenKeyHash(this.keyId, this.clientKey),
     };
-    if (this.leased) input.leaseId = this.leased.lease.ref.leaseId;
+    if (this.leased) {
+      input.leaseId = this.leased.lease.ref.leaseId;
+      if (this.leased.lease.ref.shared) input.sharedLease = true;
+    }
     let settled;
     try {
       settled = await this.ctx.settler.settle(input, call);

@@ -131,6 +131,12 @@ export interface LeaseInput extends Pick<
   wantTokens: number;
   /** Under this many calls' worth of slack the answer is `exact` (call by call, as without leases). */
   minCalls: number;
+  /**
+   * `shared`: the org's lease for its keys without governance of their own (no budget, daily cap, per-call maximum or
+   * ancestor): the org's money only, no rate tokens, nothing held on a key. `tokens`: the key's rate tokens only (no
+   * money), refused with `hydrate` while the key's spend is not on the fast state. Absent: the key's own lease.
+   */
+  kind?: 'shared' | 'tokens';
 }
 
 export type LeaseGrant =
@@ -148,6 +154,8 @@ export interface LeaseRef {
   ancestorKeyIds: readonly string[];
   /** The rate window the lease's tokens were taken from (the store's own name for it). */
   rateWindow: string;
+  /** The org's shared lease (LeaseInput `kind: 'shared'`): it held nothing on a key (`keyId` is ''). */
+  shared?: boolean;
 }
 
 export interface ReservationRef {
@@ -179,6 +187,11 @@ export interface SettleInput extends ReservationRef {
   seenHash?: string;
   /** The call was admitted against this lease (its price leaves the lease's hold), not its own reservation. */
   leaseId?: string;
+  /**
+   * The lease is its org's shared one: the call held nothing on its key and day, whose pending spend grows by its price
+   * all the same (so the key's spend on the fast state stays what it was and is).
+   */
+  sharedLease?: boolean;
 }
 
 /** Where one usage event sits in the durable stream until Postgres has it. */

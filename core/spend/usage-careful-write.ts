@@ -9,6 +9,7 @@ import { splitPrice } from '../money/split.js';
 import { addKeySpend, chargeCall, crossesReloadThreshold } from '../money/money-rules.js';
 import { newId } from '../ids.js';
 import { listUnsynced } from './idempotency-seen.js';
+import { DAY_SPENT_SET } from './usage-commit-statement.js';
 import type { CallRecord, CommittedCall } from './usage-committer.js';
 
 interface OrgRow {
@@ -306,20 +307,23 @@ async function updateTotals(tem: EntityManager, books: Books, orgs: Map<string, 
   }
   const { keySpend, daySpend } = books;
   if (keySpend.size > 0) {
-    const keys = await tem.execute<{ id: string; spent_cents: string }[]>(
-      `update api_keys k set spent_cents = k.spent_cents + v.s, last_used_at = now()
-         from (values ${[...keySpend.keys()].map(() => '(?, ?::bigint)').join(',')}) v(id, s)
-        where k.id = v.id returning k.id, k.spent_cents`,
-      [...keySpend.entries()].flat(),
+    // Per key its latest day in the batch and the spend that day (only the latest day is kept: DAY_SPENT_SET).
+    const latest = new Map<string, { day: string; cents: number }>();
+    for (const [dk, cents] of daySpend) {
+      const [keyId, day] = dk.split('|') as [string, string];
+      const l = latest.get(keyId);
+      if (!l || day > l.day) latest.set(keyId, { day, cents });
+    }
+    const keys = await tem.execute<{ id: string; spent_cents: string; spent_day: string; day_spent_cents: string }[]>(
+      `update api_keys k set spent_cents = k.spent_cents + t.s, ${DAY_SPENT_SET}, last_used_at = now()
+         from (values ${[...keySpend.keys()].map(() => '(?, ?::bigint, ?::text, ?::bigint)').join(',')}) t(id, s, day, ds)
+        where k.id = t.id returning k.id, k.spent_cents, k.spent_day, k.day_spent_cents`,
+      [...keySpend.entries()].flatMap(([id, cents]) => [id, cents, latest.get(id)!.day, latest.get(id)!.cents]),
     );
-    for (const k of keys) after.keys.set(k.id, Number(k.spent_cents));
-    const days = await tem.execute<{ key_id: string; day: string; spent_cents: string }[]>(
-      `insert into key_day_spend (key_id, day, spent_cents) values ${rows(daySpend.size, 3)}
-       on conflict (key_id, day) do update set spent_cents = key_day_spend.spent_cents + excluded.spent_cents
-       returning key_id, day, spent_cents`,
-      [...daySpend.entries()].flatMap(([dk, cents]) => [...dk.split('|'), cents]),
-    );
-    for (const d of days) after.days.set(`${d.key_id}|${d.day}`, Number(d.spent_cents));
+    for (const k of keys) {
+      after.keys.set(k.id, Number(k.spent_cents));
+      after.days.set(`${k.id}|${k.spent_day}`, Number(k.day_spent_cents));
+    }
   }
   return after;
 }

@@ -1,7 +1,7 @@
 /**
  * The usage committer's common case (core/spend/usage-committer.ts) in one statement: the batch goes in as one JSON
  * parameter, and data-modifying CTEs write the usage events, the usage batches with their ledger rows, the accruals,
- * the orgs' balances and the keys' and key-days' spend; the totals come back for the fast state.
+ * the orgs' balances and the keys' spend (in all and on their latest day); the totals come back for the fast state.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { splitPrice } from '../money/split.js';
@@ -32,6 +32,16 @@ const RELOAD_CROSSED = crossesReloadThresholdSql(
   'balance_after - amount',
   'balance_after',
 );
+
+/**
+ * A key's spend on its latest UTC day, on its own row (issue 32): `t.day` is the latest day of the key's calls in the
+ * batch and `t.ds` their spend that day. A newer day starts over, an older one (a batch drained late) leaves the day's
+ * spend as it is: only the latest day is ever read (the daily cap, `spent_today_cents`).
+ */
+export const DAY_SPENT_SET = `day_spent_cents = case when k.spent_day = t.day then k.day_spent_cents + t.ds
+                                when k.spent_day is null or k.spent_day < t.day then t.ds
+                                else k.day_spent_cents end,
+         spent_day = greatest(k.spent_day, t.day)`;
 
 const COMMIT_TEMPLATE = `
 with raw as (
@@ -129,29 +139,24 @@ upd_orgs as (
 ),
 upd_keys as (
   update api_keys k set spent_cents = k.spent_cents + t.s,
+         ${DAY_SPENT_SET},
          last_used_at = case when t.own then now() else k.last_used_at end
-    from (select key_id, sum(price) as s, bool_or(own) as own from (
-            select key_id, price, true as own from calls where price > 0
-            union all
-            select a.key_id, c.price, false from calls c cross join lateral unnest(c.anc) as a(key_id) where c.price > 0
-          ) spend group by key_id) t
+    from (select key_id, sum(price) as s, bool_or(own) as own, max(day) as day,
+                 sum(case when day = latest then price else 0 end) as ds
+            from (select spend.*, max(day) over (partition by key_id) as latest from (
+                    select key_id, day, price, true as own from calls where price > 0
+                    union all
+                    select a.key_id, c.day, c.price, false from calls c cross join lateral unnest(c.anc) as a(key_id)
+                     where c.price > 0
+                  ) spend) latest_day
+           group by key_id) t
    where k.id = t.key_id
-  returning k.id, k.spent_cents as spent
-),
-upd_days as (
-  insert into key_day_spend (key_id, day, spent_cents)
-  select key_id, day, sum(price) from (
-           select key_id, day, price from calls where price > 0
-           union all
-           select a.key_id, c.day, c.price from calls c cross join lateral unnest(c.anc) as a(key_id) where c.price > 0
-         ) spend group by key_id, day
-  on conflict (key_id, day) do update set spent_cents = key_day_spend.spent_cents + excluded.spent_cents
-  returning key_id, day, spent_cents as spent
+  returning k.id, k.spent_cents as spent, k.spent_day as day, k.day_spent_cents as day_spent
 )
 select json_build_object(
   'orgs', (select json_agg(upd_orgs) from upd_orgs),
   'keys', (select json_agg(upd_keys) from upd_keys),
-  'days', (select json_agg(upd_days) from upd_days),
+  'days', (select json_agg(json_build_object('key_id', id, 'day', day, 'spent', day_spent)) from upd_keys),
   'usage', (select json_agg(ins_usage) from ins_usage)
 ) as result`;
 

@@ -1,7 +1,7 @@
 /**
  * The usage committer's lean statement (issue 32; docs/durability.md, "The write path"): Postgres writes only the
  * usage row per call. Everything else the books need per batch (per consumer org its usage batches and ledger rows,
- * per (batch, provider) an accrual, the orgs' balances, the keys' and their ancestors' spend, the key-days' spend) is
+ * per (batch, provider) an accrual, the orgs' balances, the keys' and their ancestors' spend, in all and on their latest day) is
  * aggregated here, in the process, from what the batch already carries: each paid call's price and the split
  * (credit applied, billable) the fast state's settle decided. The statement gets the calls as typed column arrays
  * (`unnest`, no per-row JSON) and a few aggregate rows, so its cost per call is the usage row's insert and little
@@ -15,6 +15,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { crossesReloadThresholdSql } from '../money/money-rules.js';
 import { splitPrice } from '../money/split.js';
 import { newId } from '../ids.js';
+import { DAY_SPENT_SET } from './usage-commit-statement.js';
 import type { CallRecord, CommittedCall } from './usage-committer.js';
 
 /** The slice of knex's pg client this file uses (a pooled node-postgres connection). */
@@ -115,21 +116,16 @@ upd_orgs as (
 ),
 upd_keys as (
   update api_keys k set spent_cents = k.spent_cents + t.s,
+         ${DAY_SPENT_SET},
          last_used_at = case when t.own then now() else k.last_used_at end
-    from jsonb_to_recordset($${N + 3}::jsonb) as t(key_id text, s bigint, own boolean)
+    from jsonb_to_recordset($${N + 3}::jsonb) as t(key_id text, s bigint, own boolean, day text, ds bigint)
    where k.id = t.key_id
-  returning k.id, k.spent_cents as spent
-),
-upd_days as (
-  insert into key_day_spend (key_id, day, spent_cents)
-  select key_id, day, s from jsonb_to_recordset($${N + 4}::jsonb) as t(key_id text, day text, s bigint)
-  on conflict (key_id, day) do update set spent_cents = key_day_spend.spent_cents + excluded.spent_cents
-  returning key_id, day, spent_cents as spent
+  returning k.id, k.spent_cents as spent, k.spent_day as day, k.day_spent_cents as day_spent
 )
 select json_build_object(
   'orgs', (select json_agg(upd_orgs) from upd_orgs),
   'keys', (select json_agg(upd_keys) from upd_keys),
-  'days', (select json_agg(upd_days) from upd_days)
+  'days', (select json_agg(json_build_object('key_id', id, 'day', day, 'spent', day_spent)) from upd_keys)
 ) as result`;
 
 /** A Postgres array literal of text values (NULL for null), cast to its column's type in the statement. */
@@ -174,8 +170,8 @@ interface AccrualRow {
 class Aggregates {
   readonly batches = new Map<string, BatchRow>();
   readonly accruals = new Map<string, AccrualRow>();
-  readonly keySpend = new Map<string, { key_id: string; s: number; own: boolean }>();
-  readonly daySpend = new Map<string, { key_id: string; day: string; s: number }>();
+  /** Per key: its spend, whether its own calls (not a descendant's) spent, its latest day and the spend that day. */
+  readonly keySpend = new Map<string, { key_id: string; s: number; own: boolean; day: string; ds: number }>();
 
   constructor(private readonly feePercent: number) {}
 
@@ -238,14 +234,18 @@ class Aggregates {
 
   private spend(keyId: string, day: string, price: number, own: boolean): void {
     const k = this.keySpend.get(keyId);
-    if (k) {
-      k.s += price;
-      k.own ||= own;
-    } else this.keySpend.set(keyId, { key_id: keyId, s: price, own });
-    const dayKey = `${keyId}|${day}`;
-    const d = this.daySpend.get(dayKey);
-    if (d) d.s += price;
-    else this.daySpend.set(dayKey, { key_id: keyId, day, s: price });
+    if (!k) {
+      this.keySpend.set(keyId, { key_id: keyId, s: price, own, day, ds: price });
+      return;
+    }
+    k.s += price;
+    k.own ||= own;
+    // Only the latest day's spend is kept on the key (DAY_SPENT_SET); a batch across midnight starts the new day.
+    if (day === k.day) k.ds += price;
+    else if (day > k.day) {
+      k.day = day;
+      k.ds = price;
+    }
   }
 }
 
@@ -276,7 +276,7 @@ function usageValues(c: CallRecord, batchId: string | null, at: string): (string
   ];
 }
 
-/** The statement's parameters: the usage columns, then the batches, accruals, key spend and day spend. */
+/** The statement's parameters: the usage columns, then the batches, accruals and key spend. */
 export function leanParams(batch: readonly { call: CallRecord }[], feePercent: number): string[] {
   const cols: (string | number | null)[][] = USAGE_COLUMNS.map(() => new Array<string | number | null>(batch.length));
   const books = new Aggregates(feePercent);
@@ -290,7 +290,6 @@ export function leanParams(batch: readonly { call: CallRecord }[], feePercent: n
     JSON.stringify([...books.batches.values()]),
     JSON.stringify([...books.accruals.values()]),
     JSON.stringify([...books.keySpend.values()]),
-    JSON.stringify([...books.daySpend.values()]),
   ];
 }
 

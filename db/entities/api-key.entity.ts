@@ -29,6 +29,13 @@ export const ApiKey = defineEntity({
     dailyCapCents: cents().nullable(),
     approvalMode: p.boolean().default(false),
     spentCents: cents().default(0),
+    /**
+     * The UTC day (YYYY-MM-DD) of the key's latest paid call and its spend that day, which the daily cap is checked
+     * against (issue 32: one row per key and batch instead of a key row and a key-day row; an older day's spend is
+     * never read again).
+     */
+    spentDay: p.string().length(10).nullable(),
+    daySpentCents: cents().default(0),
     /** Approval mode: the spend people have approved so far (cumulative); paid calls stop where spentCents meets it. */
     approvedCents: cents().default(0),
     ...timestamps(),
@@ -36,6 +43,7 @@ export const ApiKey = defineEntity({
     revokedAt: p.datetime().nullable(),
   },
   checks: [
+    { name: 'api_keys_day_spent_nonnegative', expression: 'day_spent_cents >= 0' },
     {
       name: 'api_keys_caps_nonnegative',
       expression:

@@ -21,7 +21,6 @@ import { Category } from './category.entity.js';
 import { Document } from './document.entity.js';
 import { EarningAccrual } from './earning-accrual.entity.js';
 import { EmailVerification } from './email-verification.entity.js';
-import { KeyDaySpend } from './key-day-spend.entity.js';
 import { Endpoint } from './endpoint.entity.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { IdempotencyUnsynced } from './idempotency-unsynced.entity.js';
@@ -66,7 +65,6 @@ export {
   Endpoint,
   IdempotencyRecord,
   IdempotencyUnsynced,
-  KeyDaySpend,
   LedgerEntry,
   LoginCode,
   McpInstalledTool,
@@ -97,7 +95,6 @@ export * from './email-verification.entity.js';
 export * from './earning-accrual.entity.js';
 export * from './endpoint.entity.js';
 export * from './idempotency-record.entity.js';
-export * from './key-day-spend.entity.js';
 export * from './ledger-entry.entity.js';
 export * from './login-code.entity.js';
 export * from './mcp-installed-tool.entity.js';
@@ -137,7 +134,6 @@ export const ENTITIES = [
   StripeEvent,
   Payment,
   Payout,
-  KeyDaySpend,
   IdempotencyRecord,
   IdempotencyUnsynced,
   EarningAccrual,

@@ -23,6 +23,7 @@ import { Migration20261127160000_mcp_installed_tools } from './Migration20261127
 import { Migration20261128144512_provider_lifecycle } from './Migration20261128144512_provider_lifecycle.js';
 import { Migration20261128144647_demand_double_opt_in } from './Migration20261128144647_demand_double_opt_in.js';
 import { Migration20261128183000_usage_events_no_foreign_keys } from './Migration20261128183000_usage_events_no_foreign_keys.js';
+import { Migration20261129020000_key_day_spend_on_keys } from './Migration20261129020000_key_day_spend_on_keys.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -52,4 +53,5 @@ export const MIGRATIONS = [
     name: 'Migration20261128183000_usage_events_no_foreign_keys',
     class: Migration20261128183000_usage_events_no_foreign_keys,
   },
+  { name: 'Migration20261129020000_key_day_spend_on_keys', class: Migration20261129020000_key_day_spend_on_keys },
 ];

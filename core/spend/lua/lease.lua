@@ -28,7 +28,11 @@
 -- ARGV[12] want        cents wanted
 -- ARGV[13] wantTokens  calls wanted
 -- ARGV[14] minCalls
--- ARGV[14+j]           the j-th ancestor's budget; ARGV[14+n+j] its daily cap (-1: none)
+-- ARGV[15] kind        '': the key's own lease; 'shared': the org's lease for its keys without governance of their
+--                      own (the org's money only: no rate tokens, nothing held on the key, which has no cap to hold
+--                      against); 'tokens': the key's rate tokens only (price 0), and `hydrate` while the key's or
+--                      its day's spend is not here (the shared lease's calls add to them when they settle)
+-- ARGV[15+j]           the j-th ancestor's budget; ARGV[15+n+j] its daily cap (-1: none)
 --
 -- Reply: {'lease', cents granted, tokens granted, stale ('1' or '0'), gen}; {'hydrate', gen?};
 -- {'stale_key', version}; {'exact'}.
@@ -51,7 +55,8 @@ local keyVersion = ARGV[11]
 local want = tonumber(ARGV[12]) -- cents wanted
 local wantTokens = tonumber(ARGV[13]) -- calls wanted
 local minCalls = tonumber(ARGV[14])
-local FIRST_LIMIT = 14 -- ARGV[FIRST_LIMIT + j]: the j-th ancestor's budget, ARGV[FIRST_LIMIT + n + j]: its daily cap
+local kind = ARGV[15]
+local FIRST_LIMIT = 15 -- ARGV[FIRST_LIMIT + j]: the j-th ancestor's budget, ARGV[FIRST_LIMIT + n + j]: its daily cap
 
 local function committed(h) return tonumber(h[1]) + tonumber(h[2] or '0') + tonumber(h[3] or '0') end
 
@@ -62,9 +67,18 @@ local gen = o[7] or '0'
 if not o[1] or not o[2] then return {'hydrate', gen} end
 if o[3] == '1' then return {'exact'} end
 if o[10] and now - tonumber(o[10]) < 2000 then return {'exact'} end
-local held = {orgKey, keyKey, dayKey}
+local shared = kind == 'shared'
+local held = shared and {orgKey} or {orgKey, keyKey, dayKey}
 local slack = math.huge
-if price > 0 then
+if kind == 'tokens' and (not redis.call('HGET', keyKey, 'sp') or not redis.call('HGET', dayKey, 'sp')) then
+  return {'hydrate'}
+end
+if price > 0 and shared then
+  local headroom = tonumber(o[1]) - tonumber(o[4] or '0') - tonumber(o[8] or '0')
+  if o[2] == 'card' then headroom = headroom + tonumber(o[6] or '0') end
+  slack = headroom
+  if slack < minCalls * price then return {'exact'} end
+elseif price > 0 then
   if perCallMax >= 0 and price > perCallMax then return {'exact'} end
   local k = redis.call('HMGET', keyKey, 'sp', 'res', 'pend')
   local d = redis.call('HMGET', dayKey, 'sp', 'res', 'pend')
@@ -86,11 +100,15 @@ if price > 0 then
   slack = math.min(slack, headroom)
   if slack < minCalls * price then return {'exact'} end
 end
--- Rate tokens: under 32 calls of room in the window, call by call too; else at most half the room.
-local used = tonumber(redis.call('GET', rateKey) or '0')
-if rateLimit - used < minCalls then return {'exact'} end
-local tokens = math.min(wantTokens, math.floor((rateLimit - used) / 2))
-if redis.call('INCRBY', rateKey, tokens) == tokens then redis.call('PEXPIRE', rateKey, windowMs) end
+-- Rate tokens: under 32 calls of room in the window, call by call too; else at most half the room. (None for the
+-- shared lease: its calls take their key's tokens from a `tokens` lease.)
+local tokens = 0
+if not shared then
+  local used = tonumber(redis.call('GET', rateKey) or '0')
+  if rateLimit - used < minCalls then return {'exact'} end
+  tokens = math.min(wantTokens, math.floor((rateLimit - used) / 2))
+  if redis.call('INCRBY', rateKey, tokens) == tokens then redis.call('PEXPIRE', rateKey, windowMs) end
+end
 local grant = 0
 if price > 0 then
   grant = math.min(want, math.floor(slack / 2))

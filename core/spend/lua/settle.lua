@@ -15,7 +15,8 @@
 --   leased call); org (KEYS index); idem (KEYS index, 0: no replay record); head, middle, tail (the replay record
 --   around its credit and billable); seen (KEYS index, 0: none); seen hash; event (the usage event); lease (KEYS
 --   index, 0: the call's own reservation); held count h; then h KEYS indexes (the key, its day, the ancestors and
---   their days).
+--   their days), negative for a call of its org's shared lease, which held nothing on them (their pending spend
+--   grows, no hold moves).
 --
 -- Reply: {entry id ('' when nothing was appended), then per call 'credit:billable' or 'gone' (its reservation or lease
 -- was swept: not charged)}.
@@ -24,6 +25,7 @@ local streamKey = KEYS[1] -- KEYS[2..]: the batch's reservation sets, orgs, keys
 local consumer, idemTtl, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local FIELDS = 13 -- per call: price, member, resv, org, idem, head, middle, tail, seen, seen hash, event, lease, held
 local orgs, orgOrder, held, heldOrder = {}, {}, {}, {}
+local pendOnly, pendOrder = {}, {} -- the keys and days of shared-lease calls: pending spend only
 local leases, leaseOrder = {}, {}
 local events, credits, billables, out = {}, {}, {}, {}
 local a = 3
@@ -71,11 +73,20 @@ for i = 1, n do
       o.delta = o.delta + price
       for j = 1, nHeld do
         local k = tonumber(ARGV[firstHeld + j])
-        if not held[k] then
-          held[k] = 0
-          heldOrder[#heldOrder + 1] = k
+        if k < 0 then
+          k = -k
+          if not pendOnly[k] then
+            pendOnly[k] = 0
+            pendOrder[#pendOrder + 1] = k
+          end
+          pendOnly[k] = pendOnly[k] + price
+        else
+          if not held[k] then
+            held[k] = 0
+            heldOrder[#heldOrder + 1] = k
+          end
+          held[k] = held[k] + price
         end
-        held[k] = held[k] + price
       end
     end
   end
@@ -110,6 +121,7 @@ for _, k in ipairs(heldOrder) do
   add({KEYS[k]}, 'res', -held[k])
   redis.call('HINCRBY', KEYS[k], 'pend', held[k])
 end
+for _, k in ipairs(pendOrder) do redis.call('HINCRBY', KEYS[k], 'pend', pendOnly[k]) end
 local id = ''
 if #events > 0 then
   id = append(streamKey, consumer, table.concat(events, '\n'), table.concat(credits, ','), table.concat(billables, ','))

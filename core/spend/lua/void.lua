@@ -38,7 +38,9 @@ if string.sub(reservationId, 1, 6) == 'lease_' then
   local l = redis.call('HMGET', leaseKey, 'rem', 'live')
   redis.call('DEL', leaseKey)
   if open == 1 and l[1] then
+    -- The org's shared lease (its member names no key) held the org only.
     local held = {orgKey, keyKey, dayKey}
+    if string.match(member, '^[^|]*|[^|]*|([^|]*)|') == '' then held = {orgKey} end
     for i = FIRST_ANCESTOR, #KEYS do held[#held + 1] = KEYS[i] end
     local rem = tonumber(l[1])
     if rem > 0 then add(held, 'res', -rem) end -- (never -0: HINCRBY refuses it)

@@ -159,6 +159,53 @@ describe('gateway leases across processes', () => {
     expect(await balance(d.orgId)).toBe(1_000 - 37);
   }, 60_000);
 
+  it("keys without caps share their org's lease (issue 32): exact charges over 30 keys, and a budget set binds at once", async () => {
+    const c = await consumer(1_000);
+    const em = stack.services.orm.em.fork();
+    const keys = Array.from({ length: 30 }, (_, i) =>
+      stack.services.keys.create(em, { orgId: c.orgId, name: `k${i}`, scopes: SCOPES, source: 'api' }),
+    );
+    await em.flush();
+    // Slow calls over every key and both processes: while they run, the org's shared lease (its member names no key)
+    // is what holds their money.
+    const inFlight = Promise.all(
+      Array.from({ length: 150 }, async (_, i) =>
+        tag(await patientCall(gateways[i % 2]!.urls.gateway, keys[i % keys.length]!.plaintext), i % 2),
+      ),
+    );
+    await expect
+      .poll(
+        async () =>
+          (await openReservations(REDIS_URL, stack.config.counters.keyPrefix)).some(
+            (r) => r.reservationId.startsWith('lease_') && r.member.split('|').slice(1, 3).join('|') === `${c.orgId}|`,
+          ),
+        { timeout: 5_000, interval: 50 },
+      )
+      .toBe(true);
+    const slow = await inFlight;
+    expect(statuses(slow)).toEqual({ 200: 150 });
+    const fast = await Promise.all(
+      Array.from({ length: 600 }, async (_, i) =>
+        tag(await call(gateways[i % 2]!.urls.gateway, api.slug, keys[i % keys.length]!.plaintext, undefined), i % 2),
+      ),
+    );
+    expect(statuses(fast)).toEqual({ 200: 600 });
+    await books([...slow, ...fast]);
+    expect(await balance(c.orgId)).toBe(1_000 - 750);
+
+    // A budget set on one of them (25 calls spent) leaves room for exactly 3 more: its calls leave the shared lease.
+    const session = await stack.services.authenticator.authenticate({ authorization: `Bearer ${c.session}` });
+    await stack.services.keyAdmin.patch(session, keys[0]!.key.id, { budget_cents: 28 });
+    await sleep(1_100); // authority within 1 s, pub/sub or not
+    const capped = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) =>
+        tag(await call(gateways[i % 2]!.urls.gateway, api.slug, keys[0]!.plaintext, undefined), i % 2),
+      ),
+    );
+    expect(statuses(capped)).toEqual({ 200: 3, 402: 37 });
+    await books(capped);
+  }, 90_000);
+
   it('a gateway SIGKILLed holding a lease: after the sweep exactly the remainder is spendable, the books balance', async () => {
     const [victim, survivor] = gateways as [RunningProcess, RunningProcess];
     const c = await consumer(500);

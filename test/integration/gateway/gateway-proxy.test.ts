@@ -270,15 +270,13 @@ describe('gateway proxy', () => {
       expect((await call(c, 'POST', '/items', { body: {} })).status).toBe(200);
       expectFailure(await call(c, 'POST', '/items', { body: {} }), 402, 'daily_cap_exceeded');
       await gateway.drain.flush();
+      // The key's row keeps its latest day's spend (the new day started over at 0).
       const days = await sql(
         stack.db.url,
-        'select day, spent_cents from key_day_spend where key_id = $1 order by day',
+        'select spent_day, day_spent_cents, spent_cents from api_keys where id = $1',
         [c.keyId],
       );
-      expect(days).toEqual([
-        { day: '2026-11-22', spent_cents: '10' },
-        { day: '2026-11-23', spent_cents: '10' },
-      ]);
+      expect(days).toEqual([{ spent_day: '2026-11-23', day_spent_cents: '10', spent_cents: '20' }]);
     } finally {
       clock.set(new Date('2026-11-22T12:00:00Z'));
     }

@@ -1,6 +1,7 @@
 // Leases as a property (issue 23; fast-check, docs/testing-properties.md): N simulated gateway processes, each with
 // its own LeaseBook over one real Redis (the lease scripts run on a 3-master cluster in the store's contract tests),
-// admit calls of random prices against one org's balance, a key's budget and its daily cap, by lease or call
+// admit calls of random prices against one org's balance, a key's budget and its daily cap (a key with neither on its
+// org's shared lease, issue 32), by lease or call
 // by call (exact mode, with recalls), then settle or fail them; processes close their leases (their window ends),
 // crash (their leases are left to the sweeper) and sweeps run. After every step, Σ charged never exceeds any cap;
 // at the end, with everything returned and swept, nothing is held and exactly the rest can still be spent.
@@ -123,7 +124,11 @@ describe('property: leases of several processes against every cap (issue 23)', (
     async function admit(p: number, price: number): Promise<void> {
       const id = `use_pl_${run}_${++seq}`;
       const book = books[p]!;
-      const slot = LeaseBook.slotKey(orgId, keyId, DAY, undefined);
+      // A key without caps of its own shares its org's lease (issue 32), as the gateway's admission does.
+      const shared = c.budget === null && c.dailyCap === null;
+      const slot = shared
+        ? LeaseBook.sharedSlotKey(orgId, DAY, undefined)
+        : LeaseBook.slotKey(orgId, keyId, DAY, undefined);
       for (let attempt = 0; attempt < 3; attempt++) {
         const lease = book.take(slot, price);
         if (lease) {
@@ -136,6 +141,7 @@ describe('property: leases of several processes against every cap (issue 23)', (
           orgId,
           { ...base, priceCents: price, holdTtlMs: TTL },
           `lease_pl_${run}_${++seq}`,
+          shared,
         );
         if (grant.outcome !== 'lease') break;
       }
@@ -165,6 +171,7 @@ describe('property: leases of several processes against every cap (issue 23)', (
         idempotencyTtlMs: 60_000,
         nowMs: clock.now().getTime(),
         ...(call.lease ? { leaseId: call.lease.ref.leaseId } : {}),
+        ...(call.lease?.ref.shared ? { sharedLease: true } : {}),
       };
       if (ok) {
         const settled = await store.settle(input);

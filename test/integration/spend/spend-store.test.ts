@@ -643,8 +643,15 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
       ancestorKeyIds: [],
       rateWindow,
     });
-    const settleOn = (a: Awaited<ReturnType<typeof account>>, leaseId: string, reservationId: string, price = 1) =>
+    const settleOn = (
+      a: Awaited<ReturnType<typeof account>>,
+      leaseId: string,
+      reservationId: string,
+      price = 1,
+      sharedLease = false,
+    ) =>
       store.settle({
+        ...(sharedLease ? { sharedLease } : {}),
         orgId: a.orgId,
         keyId: a.keyId,
         ancestorKeyIds: [],
@@ -720,6 +727,75 @@ describe.each(factories)('SpendStore contract: %s', (name, make) => {
         // 5 settled (pending until Postgres has it); the other 95 free again.
         expect((await a.admit({ priceCents: 95, noRecall: true })).outcome).toBe('admitted');
         expect((await a.admit({ priceCents: 1, noRecall: true })).outcome).toBe('funds');
+      },
+    );
+
+    leaseIt(
+      "the org's shared lease (issue 32) holds the org only; its calls add to their key's pending spend, which caps see",
+      async () => {
+        const a = await account(100);
+        const shared = { ...leaseOf(a, 'lease_o1', 40), keyId: '', kind: 'shared' as const };
+        const grant = await store.lease!(shared);
+        // 40 of the 50 it could hold, and no rate tokens (the key's come from a `tokens` lease).
+        expect(grant).toMatchObject({ outcome: 'lease', cents: 40, tokens: 0 });
+        // Nothing held on the key: a call of it with a 10-cent budget is admitted beside the lease (its own 5 held).
+        expect((await a.admit({ priceCents: 5, budgetCents: 10, noRecall: true })).outcome).toBe('admitted');
+        // Two shared-lease calls settle: the key's pending spend grows by 10, its own call's hold stays.
+        for (const id of ['use_o1', 'use_o2'])
+          expect((await settleOn(a, 'lease_o1', id, 5, true)).outcome).toBe('settled');
+        expect((await a.admit({ priceCents: 5, budgetCents: 20, noRecall: true })).outcome).toBe('admitted');
+        expect((await a.admit({ priceCents: 1, budgetCents: 20, noRecall: true })).outcome).toBe('budget');
+        // Returned: the 30 unused come back to the org; 10 pending and 2 × 5 held leave 80.
+        const ref = { ...refOf(a, 'lease_o1', (grant as { rateWindow: string }).rateWindow), keyId: '', shared: true };
+        await store.returnLease!(ref, 0, 0);
+        expect((await a.admit({ priceCents: 81, noRecall: true })).outcome).toBe('funds');
+        expect((await a.admit({ priceCents: 80, noRecall: true })).outcome).toBe('admitted');
+      },
+    );
+
+    leaseIt(
+      'a shared lease its process abandoned is swept: the org gets its remainder back, the key keeps its spend',
+      async () => {
+        const a = await account(100);
+        const shared = { ...leaseOf(a, 'lease_o2', 40), keyId: '', kind: 'shared' as const, holdTtlMs: 1_000 };
+        expect((await store.lease!(shared)).outcome).toBe('lease');
+        expect((await settleOn(a, 'lease_o2', 'use_o3', 5, true)).outcome).toBe('settled');
+        const expired = (await store.expired(at(NOW + 2_000), 10_000)).filter((r) => r.reservationId === 'lease_o2');
+        expect(expired).toHaveLength(1);
+        expect(expired[0]!.keyId).toBe('');
+        expect(await store.void(expired[0]!)).toBe(true);
+        expect((await settleOn(a, 'lease_o2', 'use_o4', 5, true)).outcome).toBe('gone');
+        // The key's 5 pending count against a cap; the org's other 95 are free again.
+        expect((await a.admit({ priceCents: 1, budgetCents: 5, noRecall: true })).outcome).toBe('budget');
+        expect((await a.admit({ priceCents: 95, noRecall: true })).outcome).toBe('admitted');
+        expect((await a.admit({ priceCents: 1, noRecall: true })).outcome).toBe('funds');
+      },
+    );
+
+    leaseIt(
+      "a key's rate tokens alone: hydrate first, half the window's room, exact under 32, no money held",
+      async () => {
+        const a = await account(100);
+        const tokens = (leaseId: string, keyId = a.keyId) => ({
+          ...leaseOf(a, leaseId, 0, 1),
+          keyId,
+          priceCents: 0,
+          ratePerMin: 100,
+          wantTokens: 100,
+          kind: 'tokens' as const,
+        });
+        // A key whose spend the fast state does not hold is hydrated before its calls share the org's lease.
+        expect(await store.lease!(tokens('lease_t0', `${a.keyId}_cold`))).toMatchObject({ outcome: 'hydrate' });
+        expect(await store.lease!(tokens('lease_t1'))).toMatchObject({ outcome: 'lease', cents: 0, tokens: 50 });
+        expect(await store.lease!(tokens('lease_t2'))).toMatchObject({ outcome: 'lease', tokens: 25 });
+        expect(await store.lease!(tokens('lease_t3'))).toEqual({ outcome: 'exact' });
+        // 25 calls of room left in the window; the org's money untouched.
+        for (let i = 0; i < 25; i++)
+          expect((await a.admit({ ratePerMin: 100, priceCents: 0 })).outcome).toBe('admitted');
+        expect((await a.admit({ ratePerMin: 100, priceCents: 0 })).outcome).toBe('rate_limited');
+        expect((await a.admit({ priceCents: 100, noRecall: true, rateKey: `${a.base.rateKey}_other` })).outcome).toBe(
+          'admitted',
+        );
       },
     );
 

@@ -133,8 +133,8 @@ describe('lean usage commit', () => {
         [keys],
       ),
       days: await rows(
-        `select array_position($1::text[], key_id::text) as which, spent_cents::int as spent
-           from key_day_spend where key_id = any($1) order by 1`,
+        `select array_position($1::text[], id::text) as which, spent_day as day, day_spent_cents::int as spent
+           from api_keys where id = any($1) order by 1`,
         [keys],
       ),
       usage: await rows(
