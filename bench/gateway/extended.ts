@@ -382,16 +382,38 @@ export async function runScaleAndMemory(
       return first;
     };
     const warm = await warmUp(target, 'gateway_paid_scale');
+    const capacity: CapacityResult[] = [];
+    // The measured rounds first: the memory row's heap snapshots (and its 1,000 new keys) disturb the process for a
+    // while after (a scale round measured right after them read ~2× the CPU per call of one measured before).
+    let expected = warm.traffic.expected;
+    let maybeInFlight = warm.traffic.maybeInFlight;
+    for (let r = 0; r < opts.rounds; r++) {
+      const run = await runCapacity(target, opts.wrk, opts.groups(target));
+      capacity.push(run.result);
+      expected += run.traffic.expected;
+      maybeInFlight += run.traffic.maybeInFlight;
+      opts.log(
+        `round ${r + 1}/${opts.rounds} gateway_paid_scale ${Math.round(run.result.requestsPerSec)} req/s, ` +
+          `${round(run.result.cpuUsPerRequest, 1)} CPU-µs/req`,
+      );
+      await sleep(500);
+    }
+
     // Memory: the growth while 1,000 keys never seen before get their calls, under the same load that has just grown
     // the heap to its steady state on the first 1,000 (measured from a cold start, the heap's own growth under load
     // swamped the keys' share: 3 to 44 MB across runs of the same code).
-    // The snapshot first: writing one grows the process's RSS, which must not land between the two RSS readings.
+    // The snapshot first, then the same load on the first 1,000 keys again before RSS is read: V8 collects before it
+    // writes a snapshot and the heap shrinks, so RSS read right after it is below the steady state and the load's
+    // regrowth landed between the two readings (+165 MB for 1,000 keys whose live heap grew by 1.5 MB).
     const heapBefore = await retainedHeapBytes(g.gatewayPid, g.heapSnapshotDir);
+    const regrow = await runCapacity(target, opts.wrk, opts.groups(target));
+    expected += regrow.traffic.expected;
+    maybeInFlight += regrow.traffic.maybeInFlight;
     const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix), heap: heapBefore };
     const freshTarget: BenchTarget = { ...target, wrkScript: scaleScript({ keys: seed.fresh, slugs: seed.slugs }) };
     const warmFresh = await warmUp(freshTarget, 'the memory row (1,000 new keys)');
-    warm.traffic.expected += warmFresh.traffic.expected;
-    warm.traffic.maybeInFlight += warmFresh.traffic.maybeInFlight;
+    expected += warmFresh.traffic.expected;
+    maybeInFlight += warmFresh.traffic.maybeInFlight;
     const after = {
       rss: rssBytes(g.gatewayPid),
       redis: await redisMemory(redis, g.redisPrefix),
@@ -422,21 +444,6 @@ export async function runScaleAndMemory(
         per100kKeys: per100k(before.redis.prefix, after.redis.prefix),
       },
     };
-
-    const capacity: CapacityResult[] = [];
-    let expected = warm.traffic.expected;
-    let maybeInFlight = warm.traffic.maybeInFlight;
-    for (let r = 0; r < opts.rounds; r++) {
-      const run = await runCapacity(target, opts.wrk, opts.groups(target));
-      capacity.push(run.result);
-      expected += run.traffic.expected;
-      maybeInFlight += run.traffic.maybeInFlight;
-      opts.log(
-        `round ${r + 1}/${opts.rounds} gateway_paid_scale ${Math.round(run.result.requestsPerSec)} req/s, ` +
-          `${round(run.result.cpuUsPerRequest, 1)} CPU-µs/req`,
-      );
-      await sleep(500);
-    }
 
     let processes: ExtendedResults['processes'] = null;
     if (opts.processes > 1) {

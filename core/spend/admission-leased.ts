@@ -31,61 +31,66 @@ export interface LeasingContext {
 /** Enough for the longest path: tokens after a hydration, then the shared lease after a key reload. */
 const ATTEMPTS = 6;
 
-export async function admitLeased(
-  ctx: LeasingContext,
-  req: AdmitRequest,
-  input: AdmitInput,
-): Promise<Reservation | undefined> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const shared = sharesOrgLease(input);
-    const outcome = shared ? await sharedStep(ctx, req, input) : await ownStep(ctx, req, input);
-    if (outcome === undefined || outcome === 'exact') return undefined;
-    if (typeof outcome !== 'string') return outcome;
-  }
-  return undefined;
-}
-
-/** One try on the key's own lease: the reservation, or what to do next. */
-async function ownStep(
-  ctx: LeasingContext,
-  req: AdmitRequest,
-  input: AdmitInput,
-): Promise<Reservation | 'exact' | 'again'> {
-  const { book } = ctx;
-  const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, req.key.version);
-  const lease = book.take(slot, input.priceCents);
-  // No Idempotency-Key on a leased call: its scoped and client keys are null.
-  if (lease) return ctx.reservation(req, input, { lease, book });
-  if (book.exact(slot)) return 'exact';
-  return handle(ctx, req, input, await book.acquire(slot, input.orgId, leaseInput(input), newId('lease', input.nowMs)));
-}
-
 /**
- * One try on the org's shared lease (money) with one of the key's rate tokens. A key that gains a cap changes the org's
- * key version: its next call is decided under the new version, and, having governance of its own now, on its own lease
- * or call by call.
+ * The common case, without a promise: the call taken from a lease this process holds (its reservation), `exact` (call
+ * by call), or `acquire` (a lease or the key's rate tokens must be asked for: `admitLeased`).
  */
-async function sharedStep(
+export function takeLeased(
   ctx: LeasingContext,
   req: AdmitRequest,
   input: AdmitInput,
-): Promise<Reservation | 'exact' | 'again'> {
-  const { book, tokens } = ctx;
+): Reservation | 'exact' | 'acquire' {
+  const { book } = ctx;
+  if (!sharesOrgLease(input)) {
+    const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, req.key.version);
+    const lease = book.take(slot, input.priceCents);
+    // No Idempotency-Key on a leased call: its scoped and client keys are null.
+    if (lease) return ctx.reservation(req, input, { lease, book });
+    return book.exact(slot) ? 'exact' : 'acquire';
+  }
+  // The org's shared lease (money) with one of the key's rate tokens. A key that gains a cap changes the org's key
+  // version: its next call is decided under the new version and, having governance of its own, not here.
   const slot = LeaseBook.sharedSlotKey(input.orgId, input.day, req.key.version);
   const lease = book.take(slot, input.priceCents);
-  if (!lease) {
-    // Not busy enough for a lease (or exact): call by call, without taking tokens nobody would spend.
-    if (book.exact(slot)) return 'exact';
-    return handle(ctx, req, input, await book.acquire(slot, input.orgId, leaseInput(input), leaseId(input), true));
-  }
+  // Not busy enough for a lease (or exact): call by call, without taking tokens nobody would spend.
+  if (!lease) return book.exact(slot) ? 'exact' : 'acquire';
+  const { tokens } = ctx;
   if (tokens.available(input.rateKey, input.nowMs) >= 1) {
     tokens.take(input.rateKey);
     return ctx.reservation(req, input, { lease, book });
   }
   // No token: the price goes back to the lease while the key's tokens are asked for (or the call goes call by call).
   book.untake(lease, input.priceCents);
-  if (tokens.exact(input.rateKey)) return 'exact';
-  return handle(ctx, req, input, await tokens.acquire({ ...leaseInput(input), nowMs: input.nowMs }, leaseId(input)));
+  return tokens.exact(input.rateKey) ? 'exact' : 'acquire';
+}
+
+/** The call after `takeLeased` said `acquire`: ask, then take again (a few times), or undefined (call by call). */
+export async function admitLeased(
+  ctx: LeasingContext,
+  req: AdmitRequest,
+  input: AdmitInput,
+): Promise<Reservation | undefined> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const grant = await acquire(ctx, input, req);
+    if ((await handle(ctx, req, input, grant)) === 'exact') return undefined;
+    const taken = takeLeased(ctx, req, input);
+    if (taken === 'exact') return undefined;
+    if (taken !== 'acquire') return taken;
+  }
+  return undefined;
+}
+
+/** What `takeLeased` lacked: the key's own lease, the org's shared one, or the key's rate tokens. */
+function acquire(ctx: LeasingContext, input: AdmitInput, req: AdmitRequest): Promise<LeaseGrant> {
+  const { book, tokens } = ctx;
+  if (!sharesOrgLease(input)) {
+    const slot = LeaseBook.slotKey(input.orgId, input.keyId, input.day, req.key.version);
+    return book.acquire(slot, input.orgId, leaseInput(input), leaseId(input));
+  }
+  const slot = LeaseBook.sharedSlotKey(input.orgId, input.day, req.key.version);
+  if (!book.holds(slot, input.priceCents))
+    return book.acquire(slot, input.orgId, leaseInput(input), leaseId(input), true);
+  return tokens.acquire({ ...leaseInput(input), nowMs: input.nowMs }, leaseId(input));
 }
 
 const leaseId = (input: AdmitInput) => newId('lease', input.nowMs);

@@ -41,7 +41,7 @@ import { SettleBatcher } from './settle-batcher.js';
 import { LEASE_WINDOW_MS, LeaseBook, type Lease } from './leases.js';
 import type { Admission, AdmitInput, SeenCheck, SpendStore } from './spend-store.js';
 import { RateTokens } from './rate-tokens.js';
-import { admitLeased, type LeasingContext } from './admission-leased.js';
+import { admitLeased, takeLeased, type LeasingContext } from './admission-leased.js';
 import type { UsageDrain } from './usage-drain.js';
 import type { UsageCommitter } from './usage-committer.js';
 
@@ -171,11 +171,9 @@ export class Admissions implements SettlementContext {
     }
     const input = admitInput(req, scopedKey, nowMs, this.services, this.seen.fastPath());
     if (this.leases && req.clientKey === null) {
-      // A failing store is handled by the call-by-call path below (503 for a paid call, a degraded free call).
-      const leased = await admitLeased(this.leasing!, req, input).catch((err: unknown) => {
-        if (err instanceof AppError) throw err;
-        return undefined;
-      });
+      const pending = this.leased(req, input);
+      // The common case (a lease this process holds) without a promise.
+      const leased = pending instanceof Promise ? await pending : pending;
       if (leased) return leased;
       key = req.key;
     }
@@ -218,6 +216,21 @@ export class Admissions implements SettlementContext {
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 50);
     }
+  }
+
+  /**
+   * A call without an Idempotency-Key admitted on a lease (core/spend/admission-leased.ts): at once when this process
+   * holds one, after asking for one otherwise; undefined: call by call. A failing store is left to the call-by-call
+   * path (503 for a paid call, a degraded free call).
+   */
+  private leased(req: AdmitRequest, input: AdmitInput): Reservation | undefined | Promise<Reservation | undefined> {
+    const taken = takeLeased(this.leasing!, req, input);
+    if (taken === 'exact') return undefined;
+    if (taken !== 'acquire') return taken;
+    return admitLeased(this.leasing!, req, input).catch((err: unknown) => {
+      if (err instanceof AppError) throw err;
+      return undefined;
+    });
   }
 
   /** The store could not answer (a failing Redis): 503 for a paid call; a free call is served, unmetered. */

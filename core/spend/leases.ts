@@ -131,6 +131,13 @@ export class LeaseBook {
     return lease;
   }
 
+  /** The slot has a lease admitting now, with a token and room for a call of `price`. */
+  holds(slotKey: string, price: number): boolean {
+    const lease = this.slots.get(slotKey)?.current;
+    if (!lease || lease.closed || lease.tokens < 1 || lease.remaining < price) return false;
+    return performance.now() < lease.admitUntil && this.now() < lease.admitUntilClock;
+  }
+
   /**
    * The slot admits call by call for now: the store said `exact`, or the key is not busy enough for a lease to pay
    * (fewer than `LEASE_MIN_RATE` calls in its last second: a lease costs two scripts, a call by call admission one).
