@@ -168,6 +168,8 @@ export class McpSessions {
       if (counts) session.busy--;
       else session.streams--;
       this.markUsed(session);
+      // Over the cap because this session was busy when another was added: trim now that it is not.
+      if (this.live.size > this.options.cacheMax) this.trimCache(session);
       // A long call counts as activity at its end too (the store writes only when its time is due).
       if (counts) await this.touch(session);
     }
