@@ -8,9 +8,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/logger.js';
 import { subscribeGatewayEvents } from '../core/spend/gateway-events.js';
-import type { Services } from '../platform/services.js';
+import type { GatewayServices } from '../platform/services.js';
 import { UsageCommitter } from '../core/spend/usage-committer.js';
 import { CatalogCache } from './catalog-cache.js';
+import { dispatchInProcess, type InProcessRequest, type InProcessResponse } from './in-process.js';
 import { GatewayProxy, type GatewayCaller } from './proxy.js';
 import type { ResponseSink } from './respond.js';
 import { serveRequest, type ServeContext } from './serve.js';
@@ -40,6 +41,8 @@ export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => voi
    * the bearer step. Settles once the response is written.
    */
   dispatch(req: IncomingMessage, res: ResponseSink, caller: GatewayCaller): Promise<void>;
+  /** `dispatch` with a request built in memory and the response captured (gateway/in-process.ts). */
+  call(caller: GatewayCaller, request: InProcessRequest): Promise<InProcessResponse>;
   /** Stop the sweeper, commit what is queued, close upstream pools. */
   close(): Promise<void>;
   readonly proxy: GatewayProxy;
@@ -48,7 +51,7 @@ export type GatewayHandler = ((req: IncomingMessage, res: ServerResponse) => voi
   readonly drain: UsageDrain;
 };
 
-export function createGatewayHandler(services: Services): GatewayHandler {
+export function createGatewayHandler(services: GatewayServices): GatewayHandler {
   const log = services.logger.child({ surface: 'gateway' });
   const { config } = services;
   const upstream = upstreamClient(services);
@@ -84,8 +87,11 @@ export function createGatewayHandler(services: Services): GatewayHandler {
 
   const ctx: ServeContext = { services, gateway, log, logRequests: log.isLevelEnabled('info') };
   const handler = (req: IncomingMessage, res: ServerResponse): void => void serveRequest(ctx, req, res);
+  const dispatch = (req: IncomingMessage, res: ResponseSink, caller: GatewayCaller) =>
+    serveRequest(ctx, req, res, caller);
   return Object.assign(handler, {
-    dispatch: (req: IncomingMessage, res: ResponseSink, caller: GatewayCaller) => serveRequest(ctx, req, res, caller),
+    dispatch,
+    call: (caller: GatewayCaller, request: InProcessRequest) => dispatchInProcess({ dispatch }, caller, request),
     proxy: gateway,
     sweeper,
     drain,
@@ -102,7 +108,7 @@ export function createGatewayHandler(services: Services): GatewayHandler {
   });
 }
 
-function upstreamClient({ config, guard }: Services): UpstreamClient {
+function upstreamClient({ config, guard }: GatewayServices): UpstreamClient {
   return new UpstreamClient({
     allowPrivate: config.upstreamAllowPrivate,
     trustedAddresses: guard.options.trustedAddresses,
@@ -119,7 +125,7 @@ function upstreamClient({ config, guard }: Services): UpstreamClient {
  * forget the org's fast state and the listing, so the next call reads Postgres instead of waiting for a refresh.
  * Resolves to the unsubscribe, or undefined when the subscription failed.
  */
-function followGatewayEvents(services: Services, gateway: GatewayProxy, catalog: CatalogCache, log: Logger) {
+function followGatewayEvents(services: GatewayServices, gateway: GatewayProxy, catalog: CatalogCache, log: Logger) {
   return subscribeGatewayEvents(services.counters, {
     orgChanged: (orgId) => {
       gateway.admissions.leases?.dropOrg(orgId);

@@ -76,6 +76,14 @@ function requestOf(input: InProcessRequest): IncomingMessage {
   return req;
 }
 
+/**
+ * A gateway another role's code can call in process: the gateway role's handler (GatewayHandler.call), or, in the
+ * all-in-one, the gateway thread reached over its message port (gateway/thread.ts).
+ */
+export interface InProcessGateway {
+  call(caller: GatewayCaller, request: InProcessRequest): Promise<InProcessResponse>;
+}
+
 /** One gateway call as `caller`, through the gateway's request handler; resolves with the response it wrote. */
 export async function dispatchInProcess(
   gateway: Pick<GatewayHandler, 'dispatch'>,

@@ -13,7 +13,7 @@ import { requireScope, type Principal } from '../core/auth/scopes.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../core/errors.js';
 import { effectivePrice, type EffectivePrice } from '../core/pricing/effective-price.js';
 import { VERSIONED_KEY_TRUST_MS, type KeyAuth } from '../core/keys/keys.service.js';
-import type { Services } from '../platform/services.js';
+import type { GatewayServices } from '../platform/services.js';
 import { Admissions } from '../core/spend/admission.js';
 import { replayExtra, replayMeta, type Reservation } from '../core/spend/settlement.js';
 import type { CallRecord, UsageCommitter } from '../core/spend/usage-committer.js';
@@ -59,7 +59,7 @@ export class GatewayProxy {
   readonly admissions: Admissions;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: GatewayServices,
     private readonly catalog: CatalogCache,
     private readonly upstream: UpstreamClient,
     committer: UsageCommitter,

@@ -16,7 +16,7 @@ import { publicHealth } from '../core/health/health.service.js';
 import { newId } from '../core/ids.js';
 import { checkPath, checkSearch, checkText } from '../core/input.js';
 import type { Logger } from '../core/logger.js';
-import type { Services } from '../platform/services.js';
+import type { GatewayServices } from '../platform/services.js';
 import type { GatewayProxy, GatewayCaller } from './proxy.js';
 import { sendError, sendJson, type ResponseSink } from './respond.js';
 import { endHttpSpan, REQUEST_ID_ATTRIBUTE, startServerSpan, tracingOn, withSpan } from '../core/tracing.js';
@@ -25,7 +25,7 @@ const PROXY_RE = /^\/v1\/proxy\/([^/?#]+)(\/[^?#]*)?$/;
 
 /** What serving a request needs, fixed when the handler is made. */
 export interface ServeContext {
-  readonly services: Services;
+  readonly services: GatewayServices;
   readonly gateway: GatewayProxy;
   /** The gateway's logger, and whether it logs each request (info). */
   readonly log: Logger;

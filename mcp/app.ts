@@ -23,6 +23,7 @@ import { NotFoundError, ValidationError } from '../core/errors.js';
 import { McpSessionStore } from '../core/sessions/mcp-session-store.js';
 import type { Services } from '../platform/services.js';
 import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
+import type { InProcessGateway } from '../gateway/in-process.js';
 import { mcpAuthenticator } from './auth.js';
 import { stopToolListEvents } from './installed-tools.js';
 import { requestGuard } from './request-guard.js';
@@ -58,15 +59,17 @@ export interface McpSurface {
 export interface McpAppOptions {
   /**
    * The gateway call_api and run_probe go through (gateway/in-process.ts). In the all-in-one process this is the
-   * gateway role's own handler; alone, the agent-tool server starts one, with its committer, reservation sweeper and
-   * event subscription, exactly as a gateway process does, and closes it in close().
+   * gateway thread (gateway/thread.ts) or a gateway role's handler; alone, the agent-tool server
+   * starts one, with its committer, reservation sweeper and event subscription, exactly as a gateway process does,
+   * and closes it in close().
    */
-  gateway?: GatewayHandler;
+  gateway?: InProcessGateway;
 }
 
 export function createMcpApp(services: Services, options: McpAppOptions = {}): McpSurface {
   const { config } = services;
-  const gateway = options.gateway ?? createGatewayHandler(services);
+  const own: GatewayHandler | undefined = options.gateway ? undefined : createGatewayHandler(services);
+  const gateway: InProcessGateway = options.gateway ?? own!;
   const endpoint = `${config.urls.mcp}/mcp`;
   const metadataUrl = `${config.urls.mcp}/.well-known/oauth-protected-resource`;
   const sessions = createSessions(services, endpoint, gateway);
@@ -99,7 +102,7 @@ export function createMcpApp(services: Services, options: McpAppOptions = {}): M
       await sessions.closeAll();
       await stopToolListEvents(services);
       await modern.close();
-      if (!options.gateway) await gateway.close();
+      await own?.close();
     },
   };
 }
@@ -161,7 +164,7 @@ async function serveLegacy(
   countLegacy(ctx.res.statusCode, context);
 }
 
-function createSessions(services: Services, endpoint: string, gateway: GatewayHandler): McpSessions {
+function createSessions(services: Services, endpoint: string, gateway: InProcessGateway): McpSessions {
   const { mcp } = services.config;
   const store = new McpSessionStore(services.orm, {
     perOrg: mcp.sessionsPerOrg,

@@ -1,6 +1,6 @@
 import type { Principal } from '../core/auth/scopes.js';
 import type { Logger } from '../core/logger.js';
-import type { GatewayHandler } from '../gateway/app.js';
+import type { InProcessGateway } from '../gateway/in-process.js';
 
 /** What a tool knows about the session that calls it; refreshed on every request (the key's current scopes). */
 export interface ToolContext {
@@ -12,5 +12,5 @@ export interface ToolContext {
 /** What tools share across the sessions of one agent-tool process. */
 export interface ToolRuntime {
   /** The gateway's one enforcement path, driven in process (gateway/in-process.ts) by call_api and run_probe. */
-  gateway: Pick<GatewayHandler, 'dispatch'>;
+  gateway: InProcessGateway;
 }

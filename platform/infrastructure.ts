@@ -51,6 +51,8 @@ export async function openInfrastructure(
   logger: Logger,
   clock: Clock,
   cleanups: Array<() => Promise<void>>,
+  /** The all-in-one's gateway thread holds the memory spend store: this process uses it through this one. */
+  memorySpend?: SpendStore,
 ) {
   let dbUrl: string;
   let poolMax: number;
@@ -69,7 +71,9 @@ export async function openInfrastructure(
   const counters = await createCounterStore(config.counters, logger);
   cleanups.push(() => counters.close());
   const spend: SpendStore =
-    counters instanceof RedisCounterStore ? new RedisSpendStore(counters.client, { clock }) : new MemorySpendStore();
+    counters instanceof RedisCounterStore
+      ? new RedisSpendStore(counters.client, { clock })
+      : (memorySpend ?? new MemorySpendStore());
   const gatewayEvents = new GatewayEvents(counters, logger, spend);
 
   let devServer: DevServer | undefined;
@@ -89,7 +93,7 @@ export async function openInfrastructure(
 
   const mailer = createMailer(config.mail, logger);
   cleanups.push(() => mailer.close());
-  return { orm, counters, spend, gatewayEvents, temporal, devServer, mailer };
+  return { orm, counters, spend, gatewayEvents, temporal, temporalAddress, databaseUrl: dbUrl, devServer, mailer };
 }
 
 export type Infrastructure = Awaited<ReturnType<typeof openInfrastructure>>;

@@ -132,9 +132,36 @@ export interface Services {
   /** Requests for missing APIs. */
   readonly demand: DemandService;
   /** What actually runs, for the boot banner and /health. */
-  readonly runtime: { databaseBackend: 'postgres' | 'pglite'; temporalUiUrl?: string };
+  readonly runtime: {
+    databaseBackend: 'postgres' | 'pglite';
+    temporalUiUrl?: string;
+    /** The database this process connects to (the embedded one's loopback address on `npm start`). */
+    databaseUrl: string;
+    /** The Temporal frontend (the dev server's on `npm start`). */
+    temporalAddress: string;
+  };
   close(): Promise<void>;
 }
+
+/**
+ * What the gateway's request handler (gateway/app.ts) uses of the services: a whole Services satisfies it, and the
+ * all-in-one's gateway thread builds only this (platform/gateway-services.ts).
+ */
+export type GatewayServices = Pick<
+  Services,
+  | 'config'
+  | 'logger'
+  | 'clock'
+  | 'metrics'
+  | 'orm'
+  | 'counters'
+  | 'spend'
+  | 'keys'
+  | 'documents'
+  | 'providerCredentials'
+  | 'guard'
+  | 'health'
+>;
 
 export interface ServiceOptions {
   logger?: Logger;
@@ -142,6 +169,8 @@ export interface ServiceOptions {
   metrics?: Metrics;
   /** Tests inject a ManualClock to move time (code expiry, UTC days). */
   clock?: Clock;
+  /** The all-in-one's gateway thread holds the memory spend store (gateway/thread.ts). */
+  memorySpend?: SpendStore;
   /** Test seams of the SSRF guard: DNS resolution, and loopback addresses to treat as public. */
   upstream?: { lookup?: LookupAll; trustedAddresses?: readonly string[] };
 }
@@ -153,7 +182,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const closeAll = closer(cleanups, logger);
 
   try {
-    const infra = await openInfrastructure(config, logger, clock, cleanups);
+    const infra = await openInfrastructure(config, logger, clock, cleanups, options.memorySpend);
     const people = await peopleServices(config, clock, logger, infra, cleanups);
     const guard = new UpstreamGuard({
       allowPrivate: config.upstreamAllowPrivate,
@@ -177,7 +206,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     const health = new HealthService({ orm, counters, temporal, dbBackend, logger, metrics });
 
     let closed: Promise<void> | undefined;
-    const { devServer, ...infraServices } = infra;
+    const { devServer, temporalAddress, databaseUrl, ...infraServices } = infra;
     return {
       config,
       logger,
@@ -195,6 +224,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       runtime: {
         databaseBackend: config.database.kind === 'pglite' ? 'pglite' : 'postgres',
         temporalUiUrl: devServer?.uiUrl,
+        databaseUrl,
+        temporalAddress,
       },
       close: () => (closed ??= closeAll()),
     };

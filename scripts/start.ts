@@ -24,7 +24,10 @@ import { seedDemo } from '../core/demo/demo-seed.js';
 import { withDemoUpstream } from '../core/demo/demo-upstream.js';
 import { otlpTracesEndpoint, startTracing } from '../platform/tracing.js';
 import { initOrm, migrateUp } from '../db/mikro-orm.config.js';
-import { createGatewayHandler, type GatewayHandler } from '../gateway/app.js';
+import { createGatewayHandler } from '../gateway/app.js';
+import type { InProcessGateway } from '../gateway/in-process.js';
+import { startGatewayThread, type GatewayThread } from '../gateway/thread.js';
+import { RemoteSpendStore } from '../platform/remote-stores.js';
 import { RedisCounterStore } from '../core/counters/index.js';
 import { enforceRedisRequirements, RedisRequirementsError } from '../core/spend/redis-requirements.js';
 import { createMcpApp } from '../mcp/app.js';
@@ -135,10 +138,8 @@ async function main(): Promise<void> {
   const demo = args.includes('--demo');
   const { roles, allInOne } = parseRoles(args.filter((a) => a !== '--demo'));
   // The flag is DEMO_CATALOG for the whole process: the demo upstream is served and allowed by name (core/demo/).
-  const config = loadConfig(undefined, undefined, {
-    GATEWAY_PROCESSES: processes,
-    ...(demo ? { DEMO_CATALOG: 'true' } : {}),
-  });
+  const overrides = { GATEWAY_PROCESSES: processes, ...(demo ? { DEMO_CATALOG: 'true' } : {}) };
+  const config = loadConfig(undefined, undefined, overrides);
   const clustered = config.gateway.processes > 1;
   if (clustered && (allInOne || roles.size !== 1 || !roles.has('gateway'))) {
     throw new ConfigError([
@@ -154,7 +155,11 @@ async function main(): Promise<void> {
     endpoint: otlpTracesEndpoint(),
     serviceVersion: PACKAGE_VERSION,
   });
-  const services = await createServices(config);
+  // The gateway beside other roles runs on a thread of its own (gateway/thread.ts); on the embedded
+  // defaults that thread holds the memory spend store, and this thread reaches it through `memorySpend`.
+  const gatewayThreaded = roles.has('gateway') && roles.size > 1 && !cluster.isWorker;
+  const memorySpend = gatewayThreaded ? new RemoteSpendStore() : undefined;
+  const services = await createServices(config, { memorySpend });
   const log = services.logger;
   if (tracing.enabled) log.info({ endpoint: otlpTracesEndpoint() }, 'tracing: exporting spans over OTLP');
 
@@ -190,7 +195,8 @@ async function main(): Promise<void> {
   let worker: RunningWorker | undefined;
   let closeMcp: (() => Promise<void>) | undefined;
   let closeGateway: (() => Promise<void>) | undefined;
-  let gateway: GatewayHandler | undefined;
+  let gateway: InProcessGateway | undefined;
+  let gatewayThread: GatewayThread | undefined;
   const common = { host: config.host, logger: log, graceMs: config.shutdownGraceMs };
 
   if (roles.has('api')) {
@@ -199,7 +205,21 @@ async function main(): Promise<void> {
     const handler = config.demoCatalog ? withDemoUpstream(app.callback()) : app.callback();
     servers.push(await startHttpServer({ ...common, name: 'api', port: config.ports.api, handler }));
   }
-  if (roles.has('gateway')) {
+  if (gatewayThreaded) {
+    gatewayThread = await startGatewayThread({
+      overrides,
+      databaseUrl: services.runtime.databaseUrl,
+      temporalAddress: services.runtime.temporalAddress,
+      logger: log,
+      graceMs: config.shutdownGraceMs,
+      embedded:
+        memorySpend && services.spend === memorySpend ? { counters: services.counters, spend: memorySpend } : undefined,
+    });
+    const thread = gatewayThread;
+    gateway = thread.gateway;
+    closeGateway = () => thread.stop();
+    if (config.metrics) services.metrics.addRemote(() => thread.metrics());
+  } else if (roles.has('gateway')) {
     const handler = createGatewayHandler(services);
     gateway = handler;
     closeGateway = () => handler.close();
@@ -288,6 +308,10 @@ async function main(): Promise<void> {
     log.fatal({ err }, 'temporal worker stopped unexpectedly');
     void shutdown('worker-failure');
   });
+  gatewayThread?.done.catch((err: unknown) => {
+    log.fatal({ err }, 'the gateway thread stopped unexpectedly');
+    void shutdown('gateway-failure');
+  });
 
   const label: Record<string, string> = {
     api: 'control plane',
@@ -296,7 +320,10 @@ async function main(): Promise<void> {
     metrics: 'metrics',
   };
   const suffix: Record<string, string> = { mcp: '/mcp', metrics: '/metrics' };
-  const lines = servers.map((s) => `  ${label[s.name]!.padEnd(15)} ${s.url}${suffix[s.name] ?? ''}`);
+  // The gateway thread's listener beside this thread's, in the usual order (control plane, gateway, agent tools).
+  const surfaces = servers.map((s) => ({ name: s.name, url: s.url }));
+  if (gatewayThread) surfaces.splice(roles.has('api') ? 1 : 0, 0, { name: 'gateway', url: gatewayThread.url });
+  const lines = surfaces.map((s) => `  ${label[s.name]!.padEnd(15)} ${s.url}${suffix[s.name] ?? ''}`);
   if (worker) lines.push(`  ${'worker'.padEnd(15)} task queue "${config.temporal.taskQueue}"`);
   if (services.runtime.temporalUiUrl) lines.push(`  ${'Temporal UI'.padEnd(15)} ${services.runtime.temporalUiUrl}`);
   const backends = [
@@ -306,7 +333,7 @@ async function main(): Promise<void> {
     config.mail.kind === 'console' ? 'mail to console' : 'SMTP',
   ];
   console.log(`\nMarketplace is running (${backends.join(', ')}):\n${lines.join('\n')}\n`);
-  log.info({ surfaces: Object.fromEntries(servers.map((s) => [s.name, s.url])), roles: [...roles] }, 'ready');
+  log.info({ surfaces: Object.fromEntries(surfaces.map((s) => [s.name, s.url])), roles: [...roles] }, 'ready');
 }
 
 process.on('unhandledRejection', (reason) => {

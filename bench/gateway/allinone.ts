@@ -191,9 +191,13 @@ export async function startAllInOne(upstreamUrl: string, setup: AllInOneSetup = 
       Number((await call(apiBase, 'GET', '/v1/billing/balance', consumerKey)).data.credit_cents);
     const startBalance = await settledBalance(balance);
 
+    // The gateway's own event loop: the gateway thread's series when `npm start` runs one (thread="gateway",
+    // gateway/thread.ts), else the process's.
     const metric = async (name: string) => {
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const line = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
+      const line =
+        new RegExp(`^${name}\\{thread="gateway"\\} (\\d+)`, 'm').exec(text) ??
+        new RegExp(`^${name} (\\d+)`, 'm').exec(text);
       if (!line) throw new Error(`all-in-one: no ${name} on /metrics`);
       return Number(line[1]);
     };

@@ -5,7 +5,14 @@
  * reasons are fixed words. Values that live elsewhere (open reservations, the drain's backlog, ledger drift) are read
  * at scrape time through the `watch*` hooks, so the hot path pays for none of them.
  */
-import client, { type Counter, type Gauge, type Histogram, type Registry } from 'prom-client';
+import client, {
+  type Counter,
+  type Gauge,
+  type Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type Registry,
+} from 'prom-client';
 import { processStalls, STALL_MS } from '../stall-monitor.js';
 
 /** Seconds buckets from 1 ms to 30 s: HTTP requests, upstream calls, drain lag. */
@@ -16,6 +23,9 @@ export interface ReservationsView {
   /** Age of the oldest open reservation, in seconds (0 when none). */
   oldestAgeSeconds: number;
 }
+
+/** A registry's series as prom-client's JSON. */
+export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
 export class Metrics {
   readonly registry: Registry = new client.Registry();
@@ -129,8 +139,31 @@ export class Metrics {
     );
   }
 
+  /** Another registry's series served with this one's (the all-in-one's gateway thread, labelled thread="gateway"). */
+  private readonly remotes: Array<() => Promise<MetricsJson>> = [];
+
+  /**
+   * `thread`: a label on every series of this registry (the all-in-one's gateway thread: its series and the main
+   * thread's share one /metrics, and each thread has its own event loop, heap and stall count).
+   */
+  constructor(options: { thread?: string } = {}) {
+    if (options.thread) this.registry.setDefaultLabels({ thread: options.thread });
+  }
+
+  /** Serve `read`'s series too (prom-client's aggregation: same name and labels add up, other labels stay apart). */
+  addRemote(read: () => Promise<MetricsJson>): void {
+    this.remotes.push(read);
+  }
+
+  /** This registry's series as prom-client's JSON (what addRemote reads from another thread). */
+  json(): Promise<MetricsJson> {
+    return this.registry.getMetricsAsJSON();
+  }
+
   async exposition(): Promise<string> {
-    return this.registry.metrics();
+    if (this.remotes.length === 0) return this.registry.metrics();
+    const parts = await Promise.all([this.json(), ...this.remotes.map((read) => read().catch(() => []))]);
+    return client.AggregatorRegistry.aggregate(parts).metrics();
   }
 
   get contentType(): string {

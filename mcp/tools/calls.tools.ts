@@ -17,7 +17,6 @@ import { QuoteQuery } from '../../core/catalog/listings/quote.js';
 import { InternalError, ValidationError } from '../../core/errors.js';
 import type { Services } from '../../platform/services.js';
 import { ENDPOINT_METHODS } from '../../db/entities/index.js';
-import { dispatchInProcess } from '../../gateway/in-process.js';
 import type { ToolContext, ToolRuntime } from '../tool-context.js';
 import { SlugArg } from './catalog.tools.js';
 import { BillingMetaOut } from './consumer-schemas.js';
@@ -131,7 +130,7 @@ export async function callThroughGateway(
     const principal = keyPrincipal(ctx);
     const caller = await gatewayCaller(services, principal);
     const request = gatewayRequest(args);
-    const res = await dispatchInProcess(runtime.gateway, caller, { method: args.method, ...request });
+    const res = await runtime.gateway.call(caller, { method: args.method, ...request });
     let envelope: Envelope;
     try {
       envelope = JSON.parse(res.body) as Envelope;

@@ -13,6 +13,7 @@ import { tokenFromMail } from '../helpers/full-stack.js';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp.js';
 import { startUpstream, type Upstream } from '../helpers/upstream.js';
 import { startTemporal } from '../helpers/temporal.js';
+import { connectV2, LEGACY } from '../helpers/mcp-eras.js';
 
 interface Mode {
   name: string;
@@ -192,6 +193,32 @@ describe.each(MODES)('$name', (mode) => {
     const usage = await http(api, 'GET', '/v1/usage', { token: consumer.api_key });
     expect(usage.body.data).toHaveLength(1);
     expect(usage.body.data[0]).toMatchObject({ api_slug: slug, cost_cents: 3, status: 200 });
+
+    // The agent tools reach the same gateway (in the all-in-one, the gateway's own thread) and are billed alike.
+    const agent = await connectV2(proc.urls.mcp, LEGACY, consumer.api_key, { name: 'register-me' });
+    try {
+      const viaTools = await agent.callTool({ name: 'call_api', arguments: { slug, endpoint: '/quote/ACME' } });
+      expect(viaTools.isError, JSON.stringify(viaTools.content)).toBeFalsy();
+      expect(viaTools.structuredContent).toMatchObject({ status: 200, body: { symbol: 'ACME', price: 42 } });
+    } finally {
+      await agent.close();
+    }
+    expect((await http(api, 'GET', '/v1/me', { token: consumer.api_key })).body.data.credit_cents).toBe(94);
+
+    // A key revoked on the control plane is refused by the gateway within a second (the invalidation crosses from
+    // the control plane's thread to the gateway's).
+    const made = await http(api, 'POST', '/v1/keys', { token: consumer.session_token, body: { name: 'short-lived' } });
+    expect(made.status, show(made)).toBe(201);
+    const shortLived = made.body.data as { id: string; api_key: string };
+    const viaShortLived = () =>
+      http(proc.urls.gateway, 'GET', `/v1/proxy/${slug}/quote/ACME`, { token: shortLived.api_key });
+    expect((await viaShortLived()).status).toBe(200);
+    const revoked = await http(api, 'DELETE', `/v1/keys/${shortLived.id}`, { token: consumer.session_token });
+    expect(revoked.status, show(revoked)).toBe(200);
+    const since = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - since < 1_000) status = (await viaShortLived()).status;
+    expect(status).toBe(401);
   });
 
   it('answers failures with the envelope whose request_id equals X-Request-Id', async () => {
