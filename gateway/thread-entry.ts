@@ -22,6 +22,7 @@ import type { InProcessRequest, InProcessResponse } from './in-process.js';
 import type { GatewayCaller } from './proxy.js';
 import { createGatewayServices } from '../platform/gateway-services.js';
 import { startHttpServer } from '../platform/runtime/http-server.js';
+import { startTracing } from '../platform/tracing.js';
 import { RemoteCounterStore, type CountersPort } from '../platform/remote-stores.js';
 
 export interface GatewayThreadData {
@@ -33,6 +34,8 @@ export interface GatewayThreadData {
   counters?: MessagePort;
   /** Where this thread exposes its API. */
   api: MessagePort;
+  /** Traces on (the main thread's OTLP endpoint and service name): this thread's spans export beside its own. */
+  tracing?: { serviceName: string; serviceVersion?: string; endpoint: string };
 }
 
 export interface GatewayThreadApi {
@@ -50,6 +53,8 @@ const data = workerData as GatewayThreadData;
 async function main(): Promise<void> {
   const config = loadConfig(process.env, process.cwd(), data.overrides);
   const logger = createLogger({ level: config.logLevel }).child({ thread: 'gateway' });
+  // A tracer provider is per thread: without one here the gateway's spans would be lost in the all-in-one.
+  const tracing = data.tracing ? startTracing(data.tracing) : undefined;
   const counters = data.counters
     ? new RemoteCounterStore(Comlink.wrap<CountersPort>(nodeEndpoint(data.counters)))
     : undefined;
@@ -99,6 +104,7 @@ async function main(): Promise<void> {
         await server.close();
         await handler.close();
         await services.close();
+        await tracing?.shutdown();
       })()),
   };
   Comlink.expose(api, nodeEndpoint(data.api));

@@ -33,6 +33,8 @@ export interface GatewayThreadOptions {
   temporalAddress: string;
   logger: Logger;
   graceMs: number;
+  /** The main thread's tracing (its OTLP endpoint and service name), when traces are on. */
+  tracing?: GatewayThreadData['tracing'];
   /** Embedded mode: the main thread's counters, lent to the thread, and the spend store to attach to its memory store. */
   embedded?: { counters: CounterStore; spend: RemoteSpendStore };
 }
@@ -78,6 +80,7 @@ export async function startGatewayThread(opts: GatewayThreadOptions): Promise<Ga
     temporalAddress: opts.temporalAddress,
     api: apiChannel.port2,
     counters: countersChannel?.port2,
+    tracing: opts.tracing,
   };
   const ts = entryUrl().pathname.endsWith('.ts');
   const worker = new Worker(entryUrl(), {

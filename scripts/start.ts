@@ -150,11 +150,12 @@ async function main(): Promise<void> {
   if (clustered && cluster.isPrimary) return runGatewayPrimary(config);
 
   // Before the services: their Temporal client takes the tracing interceptor only when tracing is on.
-  const tracing = startTracing({
+  const traced = {
     serviceName: `${process.env.OTEL_SERVICE_NAME?.trim() || 'svc-marketplace'}${allInOne ? '' : `-${[...roles].join('-')}`}`,
     endpoint: otlpTracesEndpoint(),
     serviceVersion: PACKAGE_VERSION,
-  });
+  };
+  const tracing = startTracing(traced);
   // The gateway beside other roles runs on a thread of its own (gateway/thread.ts); on the embedded
   // defaults that thread holds the memory spend store, and this thread reaches it through `memorySpend`.
   const gatewayThreaded = roles.has('gateway') && roles.size > 1 && !cluster.isWorker;
@@ -212,6 +213,7 @@ async function main(): Promise<void> {
       temporalAddress: services.runtime.temporalAddress,
       logger: log,
       graceMs: config.shutdownGraceMs,
+      tracing: traced.endpoint ? { ...traced, endpoint: traced.endpoint } : undefined,
       embedded:
         memorySpend && services.spend === memorySpend ? { counters: services.counters, spend: memorySpend } : undefined,
     });

@@ -4,13 +4,15 @@
 // metrics join the main thread's, labelled; it stops gracefully with its usage committed. The embedded defaults
 // (the counters and the memory spend store shared over message ports) run in test/e2e/register-me.e2e.test.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { RunningHttpServer } from '../../../platform/runtime/http-server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../core/logger.js';
 import { Metrics } from '../../../core/metrics/metrics.js';
 import { startGatewayThread, type GatewayThread } from '../../../gateway/thread.js';
 import { createConsumer, createPaidApi } from '../../helpers/fixtures.js';
 import { sql } from '../../helpers/db.js';
-import { http } from '../../helpers/http.js';
+import { http, serve } from '../../helpers/http.js';
 import { freePort } from '../../helpers/ports.js';
 import { stackRoleEnv } from '../../helpers/processes.js';
 import { createTestStack, NO_TEMPORAL, type TestStack } from '../../helpers/services.js';
@@ -19,6 +21,9 @@ let stack: TestStack;
 let upstream: ChildProcess;
 let slug: string;
 let thread: GatewayThread;
+/** What the thread exported over OTLP (request bodies of a loopback traces receiver). */
+const exported: string[] = [];
+let collector: RunningHttpServer;
 
 /** An upstream in a process of its own (one on this thread would stop answering while this thread is blocked). */
 async function childUpstream(): Promise<{ child: ChildProcess; url: string }> {
@@ -45,8 +50,19 @@ beforeAll(async () => {
       endpoints: [{ method: 'GET', path: '/paid', priceCents: 2 }],
     })
   ).slug;
+  collector = await serve((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      exported.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
   const port = await freePort();
+  const scheduleDelay = process.env.OTEL_BSP_SCHEDULE_DELAY;
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '100'; // the thread's copy of the environment is taken at its start
   thread = await startGatewayThread({
+    tracing: { serviceName: 'svc-thread-test', endpoint: `${collector.url}/v1/traces` },
     overrides: {
       ...stackRoleEnv(stack),
       GATEWAY_PORT: String(port),
@@ -59,6 +75,8 @@ beforeAll(async () => {
     logger: createLogger({ level: 'warn' }),
     graceMs: 2_000,
   });
+  if (scheduleDelay === undefined) delete process.env.OTEL_BSP_SCHEDULE_DELAY;
+  else process.env.OTEL_BSP_SCHEDULE_DELAY = scheduleDelay;
 }, 60_000);
 
 afterAll(async () => {
@@ -70,6 +88,7 @@ afterAll(async () => {
     expect(report.ok, JSON.stringify(report)).toBe(true);
   }
   await stack?.close();
+  await collector?.close();
   upstream?.kill();
 });
 
@@ -135,6 +154,19 @@ describe('the gateway thread', () => {
       )
       .toBe(seen.length + 1);
   }, 30_000);
+
+  it("exports its spans with the main thread's service name: a caller's trace continues in the thread", async () => {
+    const consumer = await createConsumer(stack.services, 100);
+    const traceId = randomBytes(16).toString('hex');
+    const res = await http(thread.url, 'GET', `/v1/proxy/${slug}/paid`, {
+      token: consumer.apiKey,
+      headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    });
+    expect(res.status).toBe(200);
+    await expect
+      .poll(() => exported.some((b) => b.includes(traceId) && b.includes('svc-thread-test')), { timeout: 10_000 })
+      .toBe(true);
+  });
 
   it('serves its series with the main thread\'s on one /metrics, labelled thread="gateway"', async () => {
     const main = new Metrics();
