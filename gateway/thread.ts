@@ -26,6 +26,8 @@ import { countersPort, type RemoteSpendStore } from '../platform/remote-stores.j
 
 /** How long the thread may take to stop (in-flight calls get the shutdown grace inside it) before it is terminated. */
 const STOP_MARGIN_MS = 15_000;
+/** The gateway thread's young generation: three semi-spaces of 16 MB (V8's default semi-space size on 64-bit). */
+export const GATEWAY_THREAD_YOUNG_MB = 48;
 
 export interface GatewayThreadOptions {
   overrides: Record<string, string | undefined>;
@@ -90,8 +92,11 @@ export async function startGatewayThread(opts: GatewayThreadOptions): Promise<Ga
     // TypeScript entry needs tsx's loader, as `npm start` gives the main thread; `--cpu-prof` flags profile this
     // thread too (a profile file per thread).
     execArgv: [...(ts ? ['--import', 'tsx'] : []), ...process.execArgv.filter((a) => a.startsWith('--cpu-prof'))],
-    // As npm start's --max-semi-space-size=64 for the main thread: short-lived per-call objects die young.
-    resourceLimits: { maxYoungGenerationSizeMb: 192 },
+    // V8's default young generation (16 MB semi-spaces), stated: a scavenge's pause grows with what it copies, and on
+    // the Redis path a call's objects outlive a scavenge or two (docs/decisions.md, "the young generation"). With
+    // 64 MB semi-spaces the thread scavenged every 1.3 s at 500 req/s, 16-30 ms each; with 16 MB every 0.37 s, 5 ms.
+    // Applies only when no process-wide --max-semi-space-size is given (scripts/start.sh gives none).
+    resourceLimits: { maxYoungGenerationSizeMb: GATEWAY_THREAD_YOUNG_MB },
   });
   if (opts.embedded && countersChannel) {
     Comlink.expose(countersPort(opts.embedded.counters), nodeEndpoint(countersChannel.port1));

@@ -9,7 +9,6 @@ cd "$(dirname "$0")/.."
 source scripts/node-runtime.sh
 bash scripts/ensure-deps.sh
 bash scripts/ensure-tools.sh --runtime
-# A 64 MB young generation (V8's semi-space; the default is 16 MB): the marketplace's short-lived per-request objects
-# die young instead of being promoted, so old-generation collections, whose pauses showed as event-loop stalls over
-# 20 ms under load, come less often (issue 32; bench/gateway/allinone.ts starts the all-in-one with the same flags).
-exec node --max-semi-space-size=64 --import tsx scripts/start.ts all "$@"
+# No process-wide V8 heap flags: the gateway's thread sets its own young generation (gateway/thread.ts), and a flag
+# such as --max-semi-space-size would override it in every thread (V8's flags win over a worker's resourceLimits).
+exec node --import tsx scripts/start.ts all "$@"

@@ -36,7 +36,7 @@ const SLUG = 'bench-allinone';
 /** What a user's shell passes on; DATABASE_URL, REDIS_URL, TEMPORAL_ADDRESS and the rest are left out on purpose. */
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'USER'];
 /** Node's flags in `npm start` (scripts/start.sh's `exec node ...` line): the all-in-one rows run with the same. */
-export const NPM_START_NODE_FLAGS = ['--max-semi-space-size=64'];
+export const NPM_START_NODE_FLAGS: readonly string[] = [];
 
 export interface AllInOne {
   targets: BenchTarget[];

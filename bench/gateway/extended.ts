@@ -6,10 +6,11 @@
 // - scale: 100k keys and 10k listings bulk-loaded into the gateway's database (a template row cloned with
 //   generate_series: one INSERT per table), then wrk spreading paid calls over 1,000 keys (10 orgs) and 100 live APIs
 //   with a Lua script: req/s and CPU-µs per call against gateway_paid's (the small setup), flat within 10% wanted.
-// - memory: the gateway process's RSS (/proc/<pid>/status VmRSS) and Redis (INFO used_memory, and the sum of MEMORY
-//   USAGE over the gateway's own key prefix) before and after 1,000 keys not seen before get their first calls, once
-//   the scale row's warm-up on its own 1,000 keys has grown the heap to its steady state; the growth per key times
-//   100,000 is the "per 100k keys" figure (linear extrapolation from 1,000 keys).
+// - memory: the gateway process's RSS (/proc/<pid>/status VmRSS), its live heap (a heap snapshot) and Redis (INFO
+//   used_memory, and the sum of MEMORY USAGE over the gateway's own key prefix), each read under the same steady load
+//   on the scale row's 1,000 keys before and after the other 99,000 keys get their calls (1,000 warmed as the scale
+//   row's, then a sweep calling each filler key once): the growth per key added times 100,000 is the "per 100k keys"
+//   figure, measured on all of them (an extrapolation from 1,000 keys multiplied the heap's own swings by 100).
 // - processes (BENCH_PROCESSES=N, opt-in): a second gateway started with `--processes N`, the scale row's load on it.
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +18,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { request } from 'undici';
+import { API_KEY_PREFIX } from '../../core/auth/bearer.js';
 import { loadConfig } from '../../core/config.js';
+import { DISPLAY_CHARS } from '../../core/keys/key-material.js';
 import { newId } from '../../core/ids.js';
 import { createServices } from '../../platform/services.js';
 import { Api, Endpoint, Org } from '../../db/entities/index.js';
@@ -54,6 +57,8 @@ export interface ScaleResult {
 
 export interface MemoryResult {
   method: string;
+  /** Keys that got their first calls between the two readings (the fresh 1,000 and the swept fillers). */
+  keysAdded: number;
   gatewayRssBytes: { before: number; after: number; per100kKeys: number };
   /**
    * The gateway's live heap: the self sizes of every object in a heap snapshot (V8 collects before it writes one),
@@ -179,7 +184,36 @@ export interface ScaleSeed {
   keys: { plaintext: string; id: string }[];
   /** 1,000 more, first called by the memory row (after the load on `keys` grew the heap to its steady state). */
   fresh: { plaintext: string; id: string }[];
+  /** The filler keys, 1..fillers, each callable with fillerKeyPlaintext(g). */
+  fillers: number;
   slugs: string[];
+}
+
+/**
+ * A filler key's plaintext: the key format (prefix + 24 base62 characters) with its number in the first 8, so the
+ * display prefixes stay unique. The same string in SQL (FILLER_PLAINTEXT_SQL, for the seed) and in Lua (sweepScript).
+ */
+const FILLER_TAIL = 'scalefillerkeyxx';
+export function fillerKeyPlaintext(g: number): string {
+  return `${API_KEY_PREFIX}${String(g).padStart(8, '0')}${FILLER_TAIL}`;
+}
+const FILLER_PLAINTEXT_SQL = `'${API_KEY_PREFIX}' || lpad(g::text, 8, '0') || '${FILLER_TAIL}'`;
+
+/**
+ * A wrk script that calls filler keys from..from+count-1 once each (then wraps around), over the scale row's APIs:
+ * the memory row's sweep over all 100k keys.
+ */
+export function sweepScript(slugs: readonly string[], from: number, count: number): string {
+  const paths = slugs.map((s) => `"/v1/proxy/${s}/v1/quote?symbol=ACME"`).join(',\n');
+  return `local paths = {\n${paths}\n}
+local i = 0
+request = function()
+  local g = ${from} + (i % ${count})
+  i = i + 1
+  local k = "Bearer ${API_KEY_PREFIX}" .. string.format("%08d", g) .. "${FILLER_TAIL}"
+  return wrk.format("GET", paths[(i % #paths) + 1], { ["Authorization"] = k })
+end
+`;
 }
 
 /** 10 orgs × 100 called keys and 100 live APIs through the services (real key hashes), the rest cloned in SQL. */
@@ -235,13 +269,15 @@ export async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
 
     const db = new pg.Client({ connectionString: g.databaseUrl });
     await db.connect();
+    const fillerKeys = SCALE.keys - 2 * SCALE.calledKeys;
     try {
-      const fillerKeys = SCALE.keys - 2 * SCALE.calledKeys;
       await cloneRows(db, 'api_keys', keys[0]!.id, fillerKeys, {
         id: `'key_scalefill' || g`,
         name: `'filler ' || g`,
-        key_hash: `md5('scale-hash-a' || g) || md5('scale-hash-b' || g)`,
-        key_prefix: `'scfill' || g`,
+        // Callable: the plaintext is fillerKeyPlaintext(g) (the memory row calls every one of them), only its
+        // SHA-256 is stored, as for any key.
+        key_hash: `encode(sha256(convert_to(${FILLER_PLAINTEXT_SQL}, 'UTF8')), 'hex')`,
+        key_prefix: `left(${FILLER_PLAINTEXT_SQL}, ${API_KEY_PREFIX.length + DISPLAY_CHARS})`,
       });
       const fillerApis = SCALE.listings - SCALE.calledApis;
       await cloneRows(db, 'apis', apiIds[0]!, fillerApis, {
@@ -258,7 +294,7 @@ export async function seedScale(g: GatewayInternals): Promise<ScaleSeed> {
     } finally {
       await db.end();
     }
-    return { keys: keys.slice(0, SCALE.calledKeys), fresh: keys.slice(SCALE.calledKeys), slugs };
+    return { keys: keys.slice(0, SCALE.calledKeys), fresh: keys.slice(SCALE.calledKeys), fillers: fillerKeys, slugs };
   } finally {
     await services.close();
   }
@@ -345,6 +381,31 @@ export interface ScaleRunOptions {
   log: (line: string) => void;
 }
 
+/** The sweep stops after this long whatever it covered (the figure is per key added, so a partial sweep still counts). */
+const SWEEP_MAX_S = 300;
+
+/** One call for each filler key, in wrk runs of the warm-up's length, each starting where the last stopped. */
+async function sweepFillers(
+  seed: ScaleSeed,
+  target: BenchTarget,
+  opts: ScaleRunOptions,
+): Promise<{ keys: number; traffic: Pick<TrafficCount, 'expected' | 'maybeInFlight'> }> {
+  const started = performance.now();
+  const traffic = { expected: 0, maybeInFlight: 0 };
+  let covered = 0;
+  while (covered < seed.fillers && performance.now() - started < SWEEP_MAX_S * 1000) {
+    const on: BenchTarget = { ...target, wrkScript: sweepScript(seed.slugs, 1 + covered, seed.fillers - covered) };
+    const run = await runCapacity(on, { ...opts.wrk, durationS: opts.warmupS }, opts.groups(on));
+    traffic.expected += run.traffic.expected;
+    traffic.maybeInFlight += run.traffic.maybeInFlight;
+    covered = Math.min(seed.fillers, covered + run.result.requests);
+    opts.log(
+      `memory row: ${covered.toLocaleString('en-US')} of ${seed.fillers.toLocaleString('en-US')} filler keys called`,
+    );
+  }
+  return { keys: covered, traffic };
+}
+
 export async function runScaleAndMemory(
   g: GatewayInternals,
   opts: ScaleRunOptions,
@@ -399,35 +460,43 @@ export async function runScaleAndMemory(
       await sleep(500);
     }
 
-    // Memory: the growth while 1,000 keys never seen before get their calls, under the same load that has just grown
-    // the heap to its steady state on the first 1,000 (measured from a cold start, the heap's own growth under load
-    // swamped the keys' share: 3 to 44 MB across runs of the same code).
-    // The snapshot first, then the same load on the first 1,000 keys again before RSS is read: V8 collects before it
-    // writes a snapshot and the heap shrinks, so RSS read right after it is below the steady state and the load's
-    // regrowth landed between the two readings (+165 MB for 1,000 keys whose live heap grew by 1.5 MB).
+    // Memory (issue 32: RSS ≤ 300 MB per 100k keys), measured on all 100k keys rather than extrapolated from 1,000 (×100
+    // turned the heap's own swings of ±50 MB into ±5 GB "per 100k keys"). Before: the steady state of the load on the
+    // 1,000 keys. Then every other key gets its calls: the 1,000 fresh ones (warmed as the scale row's), then a sweep
+    // over the 98,000 fillers, one call each. After: the same steady-state load on the first 1,000 again, so both
+    // readings see the heap at the load's size, and the difference is what 99,000 more keys in use cost.
+    // The heap snapshot first, then the load before RSS is read: V8 collects before it writes a snapshot and the heap
+    // shrinks, so RSS read right after it is below the steady state.
+    const steady = async () => {
+      const run = await runCapacity(target, opts.wrk, opts.groups(target));
+      expected += run.traffic.expected;
+      maybeInFlight += run.traffic.maybeInFlight;
+    };
     const heapBefore = await retainedHeapBytes(g.gatewayPid, g.heapSnapshotDir);
-    const regrow = await runCapacity(target, opts.wrk, opts.groups(target));
-    expected += regrow.traffic.expected;
-    maybeInFlight += regrow.traffic.maybeInFlight;
+    await steady();
     const before = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix), heap: heapBefore };
     const freshTarget: BenchTarget = { ...target, wrkScript: scaleScript({ keys: seed.fresh, slugs: seed.slugs }) };
     const warmFresh = await warmUp(freshTarget, 'the memory row (1,000 new keys)');
     expected += warmFresh.traffic.expected;
     maybeInFlight += warmFresh.traffic.maybeInFlight;
-    const after = {
-      rss: rssBytes(g.gatewayPid),
-      redis: await redisMemory(redis, g.redisPrefix),
-      heap: await retainedHeapBytes(g.gatewayPid, g.heapSnapshotDir),
-    };
-    const per100k = (a: number, b: number) => ((b - a) / SCALE.calledKeys) * 100_000;
+    const swept = await sweepFillers(seed, target, opts);
+    expected += swept.traffic.expected;
+    maybeInFlight += swept.traffic.maybeInFlight;
+    const heapAfterSweep = await retainedHeapBytes(g.gatewayPid, g.heapSnapshotDir);
+    await steady();
+    const after = { rss: rssBytes(g.gatewayPid), redis: await redisMemory(redis, g.redisPrefix), heap: heapAfterSweep };
+    const added = seed.fresh.length + swept.keys;
+    const per100k = (a: number, b: number) => ((b - a) / added) * 100_000;
     const memory: MemoryResult = {
       method:
-        `growth while ${SCALE.calledKeys} keys not seen before got their first calls (over ${SCALE.calledApis} APIs), ` +
-        `after the same load on ${SCALE.calledKeys} other keys had grown the heap to its steady state; per key, × ` +
-        '100,000 (linear extrapolation); RSS from /proc/<pid>/status, Redis from INFO used_memory ' +
-        '(the whole server: other tenants add noise) and from MEMORY USAGE summed over the gateway’s key prefix; the ' +
-        'live heap from a heap snapshot of the gateway (SIGUSR2; V8 collects before writing it), what keys keep ' +
-        'without the heap expansion RSS also counts',
+        `growth while ${added.toLocaleString('en-US')} more keys got their calls (${seed.fresh.length} warmed as the ` +
+        `scale row's keys, then one call each for ${swept.keys.toLocaleString('en-US')} others, over ` +
+        `${SCALE.calledApis} APIs), between two readings under the same steady load on ${SCALE.calledKeys} keys; ` +
+        'per 100,000 keys added; RSS from /proc/<pid>/status, Redis from INFO used_memory (the whole server: other ' +
+        'tenants add noise) and from MEMORY USAGE summed over the gateway’s key prefix; the live heap from a heap ' +
+        'snapshot of the gateway (SIGUSR2; V8 collects before writing it), what keys keep without the heap ' +
+        'expansion RSS also counts',
+      keysAdded: added,
       gatewayRssBytes: { before: before.rss, after: after.rss, per100kKeys: per100k(before.rss, after.rss) },
       gatewayHeapRetainedBytes:
         before.heap === null || after.heap === null
@@ -478,7 +547,8 @@ export async function runScaleAndMemory(
     const rows = Number(
       (
         await db.query<{ n: string }>(
-          "select count(*) as n from usage_events where key_id = any($1) and outcome = 'success'",
+          `select count(*) as n from usage_events
+            where (key_id = any($1) or key_id like 'key_scalefill%') and outcome = 'success'`,
           [[...seed.keys, ...seed.fresh].map((k) => k.id)],
         )
       ).rows[0]!.n,
@@ -541,7 +611,7 @@ export function renderExtended(x: ExtendedResults, small: { requestsPerSec: numb
     const m = x.memory;
     lines.push(
       '',
-      '| memory | before | after 1,000 keys | per 100k keys |',
+      `| memory | before | after ${m.keysAdded.toLocaleString('en-US')} more keys | per 100k keys |`,
       '| --- | ---: | ---: | ---: |',
       `| gateway RSS | ${mb(m.gatewayRssBytes.before)} | ${mb(m.gatewayRssBytes.after)} | ${mb(m.gatewayRssBytes.per100kKeys)} |`,
       m.gatewayHeapRetainedBytes

@@ -1,6 +1,6 @@
 // Child processes of the benchmark: one registry, so every exit path (success, error, SIGINT) can stop them all.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, createWriteStream, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,8 +62,13 @@ export function startChild(name: string, command: string, args: string[], option
     }
   };
   let tail = '';
+  // BENCH_CHILD_LOG_DIR=dir keeps each child's whole stdout+stderr in dir/<name>-<pid>.log (e.g. its --trace-gc lines).
+  const log: WriteStream | undefined = process.env.BENCH_CHILD_LOG_DIR
+    ? createWriteStream(join(process.env.BENCH_CHILD_LOG_DIR, `${name}-${pid}.log`))
+    : undefined;
   const keep = (chunk: Buffer): void => {
     tail = (tail + chunk.toString('utf8')).slice(-TAIL_BYTES);
+    log?.write(chunk);
   };
   child.stdout?.on('data', (chunk: Buffer) => {
     keep(chunk);
