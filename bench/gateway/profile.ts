@@ -1,7 +1,9 @@
 // Profile one gateway row on its own: `BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile"
-// npx tsx bench/gateway/profile.ts [gateway_paid|gateway_free|gateway_429|gateway_replay|gateway_paid_scale]` starts
+// npx tsx bench/gateway/profile.ts [gateway_paid|gateway_free|gateway_429|gateway_replay|gateway_paid_scale|
+// gateway_first_calls]` starts
 // the nginx upstream and the gateway (as the benchmark does), drives the row with wrk -t1 -c32 for 8 s (the scale row
-// first seeds 100k keys and 10k listings and warms its 1,000 keys for 8 s), prints wrk's report and the store
+// first seeds 100k keys and 10k listings and warms its 1,000 keys for 8 s; gateway_first_calls seeds the same and
+// calls filler keys never called before, one call each: a key's first call), prints wrk's report and the store
 // operations per call, and stops; the gateway writes its V8 CPU profile on exit (open it in Chrome DevTools or
 // speedscope).
 import { execFileSync } from 'node:child_process';
@@ -9,7 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { scaleScript, seedScale } from './extended.js';
+import { scaleScript, seedScale, sweepScript } from './extended.js';
 import { startGatewayTargets } from './gateway-targets.js';
 import { startUpstream } from './nginx.js';
 import { findBinary, stopAllChildren } from './proc.js';
@@ -22,7 +24,12 @@ const gateway = await startGatewayTargets({ upstreamUrl: upstream.url });
 try {
   const internals = gateway!.extended!;
   let args: string[];
-  if (row === 'gateway_paid_scale') {
+  if (row === 'gateway_first_calls') {
+    const seed = await seedScale(internals);
+    const dir = mkdtempSync(join(tmpdir(), 'profile-wrk-'));
+    writeFileSync(join(dir, 'sweep.lua'), sweepScript(seed.slugs, 1, seed.fillers));
+    args = ['-s', join(dir, 'sweep.lua'), `${internals.gatewayBase}/`];
+  } else if (row === 'gateway_paid_scale') {
     const seed = await seedScale(internals);
     const dir = mkdtempSync(join(tmpdir(), 'profile-wrk-'));
     writeFileSync(join(dir, 'scale.lua'), scaleScript(seed));
