@@ -19,6 +19,8 @@ import { perCall, readCounters, readCountersSettled } from './store-ops.js';
 
 const row = process.argv[2] ?? 'gateway_paid';
 const seconds = Number(process.env.PROFILE_SECONDS ?? 8);
+/** wrk's connections in the measured run (PROFILE_CONNECTIONS; 32 as the benchmark). */
+const connections = Number(process.env.PROFILE_CONNECTIONS ?? 32);
 const upstream = await startUpstream();
 const gateway = await startGatewayTargets({ upstreamUrl: upstream.url });
 try {
@@ -42,7 +44,9 @@ try {
     args = [...Object.entries(target.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), target.url];
   }
   const before = await readCounters(internals.redisUrl, internals.databaseUrl);
-  const out = execFileSync(findBinary('wrk'), ['-t1', '-c32', `-d${seconds}s`, ...args], { encoding: 'utf8' });
+  const out = execFileSync(findBinary('wrk'), ['-t1', `-c${connections}`, `-d${seconds}s`, ...args], {
+    encoding: 'utf8',
+  });
   console.log(out);
   const after = await readCountersSettled(internals.redisUrl, internals.databaseUrl);
   const calls = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
