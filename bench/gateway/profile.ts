@@ -1,11 +1,10 @@
 // Profile one gateway row on its own: `BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/gateway-profile"
-// npx tsx bench/gateway/profile.ts [gateway_paid|gateway_free|gateway_429|gateway_replay|gateway_paid_scale|
-// gateway_first_calls]` starts
-// the nginx upstream and the gateway (as the benchmark does), drives the row with wrk -t1 -c32 for 8 s (the scale row
-// first seeds 100k keys and 10k listings and warms its 1,000 keys for 8 s; gateway_first_calls seeds the same and
-// calls filler keys never called before, one call each: a key's first call), prints wrk's report and the store
-// operations per call, and stops; the gateway writes its V8 CPU profile on exit (open it in Chrome DevTools or
-// speedscope).
+// npx tsx bench/gateway/profile.ts <row>`, row one of gateway_paid, gateway_free, gateway_429, gateway_replay,
+// gateway_paid_scale, gateway_first_calls. It starts the nginx upstream and the gateway (as the benchmark does), drives
+// the row with wrk -t1 for 8 s over 32 connections (PROFILE_SECONDS, PROFILE_CONNECTIONS), prints wrk's report and
+// the store operations per call, and stops; the gateway writes its V8 CPU profile on exit (open it in Chrome DevTools
+// or speedscope). gateway_paid_scale first seeds 100k keys and 10k listings and warms its 1,000 keys for 8 s;
+// gateway_first_calls seeds the same and calls filler keys never called before, one call each (a key's first call).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
