@@ -191,13 +191,14 @@ export interface ScaleSeed {
 
 /**
  * A filler key's plaintext: the key format (prefix + 24 base62 characters) with its number in the first 8, so the
- * display prefixes stay unique. The same string in SQL (FILLER_PLAINTEXT_SQL, for the seed) and in Lua (sweepScript).
+ * display prefixes stay unique. The same string in SQL (FILLER_PLAINTEXT_SQL, over generate_series' `g`, for the
+ * seed) and in Lua (sweepScript); test/integration/tooling/bench-filler-keys.test.ts keeps the three equal.
  */
-const FILLER_TAIL = 'scalefillerkeyxx';
+export const FILLER_TAIL = 'scalefillerkeyxx';
 export function fillerKeyPlaintext(g: number): string {
   return `${API_KEY_PREFIX}${String(g).padStart(8, '0')}${FILLER_TAIL}`;
 }
-const FILLER_PLAINTEXT_SQL = `'${API_KEY_PREFIX}' || lpad(g::text, 8, '0') || '${FILLER_TAIL}'`;
+export const FILLER_PLAINTEXT_SQL = `'${API_KEY_PREFIX}' || lpad(g::text, 8, '0') || '${FILLER_TAIL}'`;
 
 /**
  * A wrk script that calls filler keys from..from+count-1 once each (then wraps around), over the scale row's APIs:

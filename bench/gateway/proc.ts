@@ -76,6 +76,7 @@ export function startChild(name: string, command: string, args: string[], option
   });
   child.stderr?.on('data', keep);
 
+  child.once('close', () => log?.end());
   const exited = new Promise<number | string>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
     child.once('error', (err) => {

@@ -15,4 +15,8 @@ describe('npm start node flags', () => {
       .filter((w) => w.startsWith('--') && w !== '--import');
     expect(flags).toEqual(NPM_START_NODE_FLAGS);
   });
+
+  it('passes no process-wide young-generation flag (it would override the gateway thread’s own, gateway/thread.ts)', () => {
+    expect(NPM_START_NODE_FLAGS.filter((f) => /semi-space|young-generation/.test(f))).toEqual([]);
+  });
 });
