@@ -70,3 +70,14 @@ export function when(iso: string | null | undefined): string {
   if (!iso) return '-';
   return iso.replace(/\.\d{3}Z$/, 'Z');
 }
+
+/**
+ * The search's count line: `5 of 57`, or `50 of 10000+` with a note when the total is a lower bound (more results
+ * than the result window holds, and only its first `total` can be paged through; docs/decisions.md, issue 33).
+ */
+export function searchCount(shown: number, meta: { total?: unknown; total_exact?: unknown }): string {
+  if (typeof meta.total !== 'number') return '';
+  if (meta.total_exact !== false) return `${shown} of ${meta.total}\n`;
+  const n = meta.total;
+  return `${shown} of ${n}+ (at least ${n}; results page within the first ${n}: refine the query to reach the rest)\n`;
+}

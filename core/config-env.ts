@@ -100,6 +100,10 @@ export const EnvSchema = z.object({
   MCP_ALLOWED_HOSTS: listOf(hostEntry),
 
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+  /** A streaming replica of DATABASE_URL that serves catalog search's reads (docs/operations.md, "Read replica"). */
+  DATABASE_READ_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' })
+    .optional(),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
   /** Redis Cluster mode: seed nodes `host:port,…` (the rest of the cluster is discovered). Instead of REDIS_URL. */

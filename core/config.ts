@@ -14,7 +14,9 @@ function hostPort(entry: string): { host: string; port: number } {
   return { host: entry.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(entry.slice(at + 1)) };
 }
 
-export type DatabaseConfig = { kind: 'postgres'; url: string; poolMax: number } | { kind: 'pglite'; dataDir: string };
+/** `readUrl` (DATABASE_READ_URL): a streaming replica of `url` that serves catalog search's reads. */
+export type DatabaseConfig =
+  { kind: 'postgres'; url: string; poolMax: number; readUrl?: string } | { kind: 'pglite'; dataDir: string };
 export type CounterConfig =
   | { kind: 'redis'; url: string; keyPrefix: string }
   | { kind: 'redis-cluster'; nodes: { host: string; port: number }[]; keyPrefix: string }
@@ -226,6 +228,13 @@ function checkCombinations(e: ParsedEnv): void {
     ]);
   }
 
+  if (e.DATABASE_READ_URL && !e.DATABASE_URL) {
+    throw new ConfigError([
+      'DATABASE_READ_URL: needs DATABASE_URL (the primary it replicates) to be set as well; the embedded database ' +
+        'has no replica',
+    ]);
+  }
+
   if (e.SECRETS_KEY_PREVIOUS?.length && !e.SECRETS_KEY) {
     throw new ConfigError(['SECRETS_KEY_PREVIOUS: needs SECRETS_KEY (the new key) to be set as well']);
   }
@@ -271,7 +280,12 @@ function urlsOf(e: ParsedEnv): Config['urls'] {
 function backendsOf(e: ParsedEnv, cwd: string, dataDir: string) {
   return {
     database: e.DATABASE_URL
-      ? { kind: 'postgres', url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX }
+      ? {
+          kind: 'postgres',
+          url: e.DATABASE_URL,
+          poolMax: e.DATABASE_POOL_MAX,
+          ...(e.DATABASE_READ_URL ? { readUrl: e.DATABASE_READ_URL } : {}),
+        }
       : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
     counters: e.REDIS_URL
       ? { kind: 'redis', url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX }

@@ -24,6 +24,8 @@ import { startDevServer, type DevServer } from './temporal-dev-server.js';
 import { TemporalService } from '../core/temporal/temporal.service.js';
 
 const CLOSE_STEP_TIMEOUT_MS = 10_000;
+/** The read replica's pool (search's reads only; DATABASE_POOL_MAX when that is smaller). */
+const READ_POOL_MAX = 5;
 
 /** Runs the cleanups newest first; each step is bounded, so a component that never answers cannot keep the process. */
 export function closer(cleanups: Array<() => Promise<void>>, logger: Logger): () => Promise<void> {
@@ -45,7 +47,10 @@ export function closer(cleanups: Array<() => Promise<void>>, logger: Logger): ()
   };
 }
 
-/** The components: database (embedded PGlite without DATABASE_URL), counters, Temporal (a dev server), mail. */
+/**
+ * The components: database (embedded PGlite without DATABASE_URL; and a read replica's ORM with DATABASE_READ_URL),
+ * counters, Temporal (a dev server), mail.
+ */
 export async function openInfrastructure(
   config: Config,
   logger: Logger,
@@ -67,6 +72,7 @@ export async function openInfrastructure(
   }
   const orm = await initOrm({ url: dbUrl, poolMax });
   cleanups.push(() => orm.close(true));
+  const readOrm = await openReadOrm(config, orm, cleanups);
 
   const counters = await createCounterStore(config.counters, logger);
   cleanups.push(() => counters.close());
@@ -93,10 +99,33 @@ export async function openInfrastructure(
 
   const mailer = createMailer(config.mail, logger);
   cleanups.push(() => mailer.close());
-  return { orm, counters, spend, gatewayEvents, temporal, temporalAddress, databaseUrl: dbUrl, devServer, mailer };
+  return {
+    orm,
+    readOrm,
+    counters,
+    spend,
+    gatewayEvents,
+    temporal,
+    temporalAddress,
+    databaseUrl: dbUrl,
+    devServer,
+    mailer,
+  };
 }
 
 export type Infrastructure = Awaited<ReturnType<typeof openInfrastructure>>;
+
+/**
+ * What catalog search reads through (platform/services.ts): with DATABASE_READ_URL an ORM of its own on the replica
+ * (same entities and options, a small pool, never migrated: it replays the primary's schema), else the primary's.
+ */
+async function openReadOrm(config: Config, primary: MikroORM, cleanups: Array<() => Promise<void>>): Promise<MikroORM> {
+  if (config.database.kind !== 'postgres' || !config.database.readUrl) return primary;
+  const { readUrl, poolMax } = config.database;
+  const replica = await initOrm({ url: readUrl, poolMax: Math.min(poolMax, READ_POOL_MAX) });
+  cleanups.push(() => replica.close(true));
+  return replica;
+}
 
 /**
  * Stripe: the configured account, or (no key, `npm start`) an embedded stripe-mock with test pages that pay its

@@ -33,6 +33,7 @@ import { SearchIndex } from '../core/catalog/search/search-index.js';
 import { SearchService } from '../core/catalog/search/search.service.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
+import { replicaBarrier } from '../core/db/replica.js';
 import { type CounterStore } from '../core/counters/index.js';
 import type { SpendStore } from '../core/spend/spend-store.js';
 import { type GatewayEvents } from '../core/spend/gateway-events.js';
@@ -65,6 +66,12 @@ export interface Services {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly orm: MikroORM;
+  /**
+   * What catalog search reads through (the per-process copy's sync, the query's lexemes and typo corrections, the
+   * page's fields, prices, scores): a streaming replica of DATABASE_URL when DATABASE_READ_URL is set, else `orm`
+   * itself. Never written to (docs/operations.md, "Read replica").
+   */
+  readonly readOrm: MikroORM;
   readonly counters: CounterStore;
   /** The gateway's fast money state (reservations, spend, idempotency, rate windows). */
   readonly spend: SpendStore;
@@ -303,10 +310,19 @@ function catalogServices(
   logger: Logger,
   deps: Infrastructure & Awaited<ReturnType<typeof peopleServices>> & { guard: UpstreamGuard; secrets: SecretBox },
 ) {
-  const { orm, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, counters, guard } = deps;
+  const { orm, readOrm, gatewayEvents, mailer, keys, authenticator, spend, profiles, usage, counters, guard } = deps;
   const embedder = createEmbedder(config.search);
+  // The index writes api_search on the primary; search reads through readOrm (a replica with DATABASE_READ_URL).
   const searchIndex = new SearchIndex({ orm, embedder });
-  const search = new SearchService({ orm, embedder, index: searchIndex, scores: new ScoresReader(orm), logger });
+  const scores = new ScoresReader(readOrm);
+  const search = new SearchService({
+    orm: readOrm,
+    embedder,
+    index: searchIndex,
+    scores,
+    logger,
+    replicaCaughtUp: replicaBarrier(orm, readOrm, logger),
+  });
   const directoryImport = new DirectoryImporter({ orm, index: searchIndex, logger });
   const listing = listingServices(config, clock, logger, { ...deps, searchIndex });
   const documents = new DocumentsService(orm, clock, config.urls.publicBase, gatewayEvents);

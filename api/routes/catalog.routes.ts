@@ -1,6 +1,6 @@
 /** Public catalog routes of this stage: search, listing detail, terms (and accepting them), providers, document snapshots. */
 import { z } from 'zod';
-import { SearchItem, SearchMeta, SearchQuery } from '../../core/catalog/search/search.schemas.js';
+import { SEARCH_WINDOW, SearchItem, SearchMeta, SearchQuery } from '../../core/catalog/search/search.schemas.js';
 import { ListingDetail } from '../../core/catalog/listings/listings.schemas.js';
 import { PaginationMeta } from '../../core/pagination.js';
 import { ProviderDetail, ProviderListItem } from '../../core/profiles/profiles.schemas.js';
@@ -23,21 +23,29 @@ export const CATALOG_GET = {
 } as const satisfies Partial<OperationDecl>;
 
 export const CATALOG_ROUTES = [
-  // Public: hybrid search over live listings (core/catalog/search/search.service.ts); meta carries total, limit, offset.
+  // Public: hybrid search over live listings (core/catalog/search/search.service.ts); meta: totals, limit, offset.
   route(
     {
       ...CATALOG_GET,
       path: '/v1/search',
       operationId: 'search',
       summary: 'Search live listings (hybrid vector and keyword ranking)',
+      description:
+        `Totals are exact up to ${SEARCH_WINDOW} results; beyond, \`meta.total\` is ${SEARCH_WINDOW} with ` +
+        `\`meta.total_exact: false\` (a lower bound). Results are paged within the first ${SEARCH_WINDOW}: ` +
+        `\`offset + limit\` above ${SEARCH_WINDOW} answers 400 \`validation_failed\` with a hint to refine the query.`,
       query: SearchQuery,
       success: {
-        200: env(z.array(SearchItem), 'Ranked listings; meta carries total, limit, offset and sort.', SearchMeta),
+        200: env(
+          z.array(SearchItem),
+          'Ranked listings; meta carries total, total_exact, limit, offset and sort.',
+          SearchMeta,
+        ),
       },
     },
     async (_ctx, { services, query }) => {
-      const { items, total, limit, offset, sort } = await services.search.search(query);
-      return withMeta(items, { total, limit, offset, sort });
+      const { items, total, total_exact, limit, offset, sort } = await services.search.search(query);
+      return withMeta(items, { total, total_exact, limit, offset, sort });
     },
   ),
   route(

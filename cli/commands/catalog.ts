@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { parseNonNegativeInt, parsePositiveInt, withCallTarget } from '../args.js';
 import type { Method } from '../client.js';
 import { cliOf, showing } from '../context.js';
-import { fields, money, pretty, priceRange, table, when } from '../format.js';
+import { fields, money, pretty, priceRange, searchCount, table, when } from '../format.js';
 import type { QuoteView } from '../../core/catalog/listings/listings.schemas.js';
 import type { ListingDetail as Listing } from '../../core/catalog/listings/listings.schemas.js';
 import type { BoardItem } from '../../core/catalog/rollups/rollups.schemas.js';
@@ -27,7 +27,7 @@ export function catalogCommands(program: Command): void {
     .option('--category <slug>', 'only this category (see: svc categories)')
     .option('--sort <sort>', 'svc_score, price, relevance, new, calls, gmv, reliability, value or momentum')
     .option('--limit <n>', 'at most this many results (max 500)', parsePositiveInt)
-    .option('--offset <n>', 'skip this many results', parseNonNegativeInt)
+    .option('--offset <n>', 'skip this many results (offset + limit at most 10000)', parseNonNegativeInt)
     .option('--callable', 'only APIs callable through the gateway (no directory entries)')
     .option('--source <source>', 'provider (callable listings) or directory (directory entries)')
     .action(async (q: string[], opts: SearchOptions, cmd) => {
@@ -60,7 +60,7 @@ export function catalogCommands(program: Command): void {
           ],
           'No listings match.',
         );
-        return typeof meta.total === 'number' ? `${rows}${items.length} of ${meta.total}\n` : rows;
+        return `${rows}${searchCount(items.length, meta)}`;
       });
     });
 

@@ -18,14 +18,10 @@ export const ApiSearch = defineEntity({
     document: p.type(FullTextType),
     embedding: p.blob(),
     embedder: p.string().length(100),
+    // The per-process copy's incremental sync (core/catalog/search/search-copy.ts). No index on `document`: keyword
+    // matching runs in the copy (keyword-index.ts).
     updatedAt: dbNow().index('api_search_updated_at_idx'),
   },
-  indexes: [
-    {
-      name: 'api_search_document_idx',
-      expression: 'create index "api_search_document_idx" on "api_search" using gin ("document")',
-    },
-  ],
 });
 
 export type IApiSearch = InferEntity<typeof ApiSearch>;

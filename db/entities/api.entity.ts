@@ -76,7 +76,11 @@ export const Api = defineEntity({
     archivedAt: p.datetime().nullable(),
     ...timestamps(),
   },
-  indexes: [{ name: 'apis_status_category_idx', properties: ['status', 'category'] }],
+  indexes: [
+    { name: 'apis_status_category_idx', properties: ['status', 'category'] },
+    // The search copy's incremental sync reads the listings changed since its watermark (search-copy.ts).
+    { name: 'apis_updated_at_idx', properties: ['updatedAt'] },
+  ],
   checks: [
     { name: 'apis_slug_format', expression: "slug ~ '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$'" },
     {

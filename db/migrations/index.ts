@@ -24,6 +24,7 @@ import { Migration20261128144512_provider_lifecycle } from './Migration202611281
 import { Migration20261128144647_demand_double_opt_in } from './Migration20261128144647_demand_double_opt_in.js';
 import { Migration20261128183000_usage_events_no_foreign_keys } from './Migration20261128183000_usage_events_no_foreign_keys.js';
 import { Migration20261129020000_key_day_spend_on_keys } from './Migration20261129020000_key_day_spend_on_keys.js';
+import { Migration20261129120000_search_copy_indexes } from './Migration20261129120000_search_copy_indexes.js';
 
 export const MIGRATIONS = [
   { name: 'Migration20261122030926_init', class: Migration20261122030926_init },
@@ -54,4 +55,5 @@ export const MIGRATIONS = [
     class: Migration20261128183000_usage_events_no_foreign_keys,
   },
   { name: 'Migration20261129020000_key_day_spend_on_keys', class: Migration20261129020000_key_day_spend_on_keys },
+  { name: 'Migration20261129120000_search_copy_indexes', class: Migration20261129120000_search_copy_indexes },
 ];

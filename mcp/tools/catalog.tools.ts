@@ -7,7 +7,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { requireScope } from '../../core/auth/scopes.js';
-import { SEARCH_MAX_LIMIT, SEARCH_MAX_Q, SEARCH_SORTS, SearchQuery } from '../../core/catalog/search/search.schemas.js';
+import {
+  SEARCH_MAX_LIMIT,
+  SEARCH_MAX_Q,
+  SEARCH_SORTS,
+  SearchMeta,
+  SearchQuery,
+} from '../../core/catalog/search/search.schemas.js';
 import { BOARDS } from '../../core/catalog/rollups/rollups.scoring.js';
 import { ApiRequestBody } from '../../core/demand/demand.service.js';
 import { ApiRequestMeta, ApiRequestView } from '../../core/demand/demand.schemas.js';
@@ -32,6 +38,9 @@ export const SlugArg = z.string().trim().min(1).max(200);
 
 const SearchCategory = SearchQuery.shape.category.describe('From get_categories.');
 
+/** `total` and `total_exact` as GET /v1/search's meta says them (exact up to the result window, then a lower bound). */
+const Totals = SearchMeta.pick({ total: true, total_exact: true }).shape;
+
 /** Only listings callable through the gateway (issue 22): directory entries are found, but not callable here. */
 const CallableOnly = z.boolean().optional().describe('No directory entries.');
 
@@ -48,9 +57,7 @@ const DEFS = {
         callable_only: CallableOnly,
       })
       .strict(),
-    outputSchema: dataOrError(
-      z.object({ query: z.string(), total: z.number().int(), items: z.array(CompactListingOut) }),
-    ),
+    outputSchema: dataOrError(z.object({ query: z.string(), ...Totals, items: z.array(CompactListingOut) })),
     annotations: CATALOG_READ,
   },
   search_apis: {
@@ -63,6 +70,8 @@ const DEFS = {
         sort: z.enum(SEARCH_SORTS).optional().describe('Default: relevance with a query, svc_score without.'),
         max_price_cents: SearchQuery.shape.max_price_cents.describe('Cheapest paid endpoint at most this.'),
         limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
+        // offset + limit beyond SEARCH_WINDOW is refused by SearchQuery with the hint (not described here: every byte
+        // of tools/list counts against the 29 KB of docs/decisions.md, issue 25).
         offset: z.number().int().min(0).max(1_000_000).optional(),
         callable_only: CallableOnly,
       })
@@ -70,7 +79,7 @@ const DEFS = {
     outputSchema: dataOrError(
       z.looseObject({
         items: z.array(SearchItemOut),
-        total: z.number().int(),
+        ...Totals,
         limit: z.number().int(),
         offset: z.number().int(),
         sort: z.string(),
@@ -156,6 +165,7 @@ function registerSearchTools(server: McpServer, services: Services, ctx: ToolCon
       return {
         query: query.q,
         total: result.total,
+        total_exact: result.total_exact,
         items: result.items.map((i) => ({
           slug: i.slug,
           name: i.name,

@@ -23,7 +23,8 @@ export const PG_BIN = '/usr/lib/postgresql/15/bin';
 /** `url` is the migrated database's; `kill()` takes every backend too and waits until all are gone. */
 export type ScratchPostgres = CrashableServer;
 
-function runAs(): { uid: number; gid: number } | undefined {
+/** The `postgres` OS user's ids when the tests run as root (Postgres refuses to run as root), else undefined. */
+export function runAs(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
   const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
@@ -124,7 +125,8 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-async function accepts(url: string): Promise<boolean> {
+/** Whether a server at `url` accepts a connection and answers a query. */
+export async function accepts(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
   client.on('error', () => undefined);
   try {

@@ -10,8 +10,21 @@ import { buildUrl } from '../../cli/client.js';
 import { profilePath, readProfile, writeProfile } from '../../cli/config.js';
 import { normalizeUrl } from '../../cli/context.js';
 import { chargeLine } from '../../cli/commands/call.js';
-import { fields, money, priceRange, table } from '../../cli/format.js';
+import { fields, money, priceRange, searchCount, table } from '../../cli/format.js';
 import { buildProgram } from '../../cli/program.js';
+
+describe('search count', () => {
+  it('is exact below the result window and a lower bound above it (issue 33)', () => {
+    expect(searchCount(5, { total: 57, total_exact: true })).toBe('5 of 57\n');
+    expect(searchCount(50, { total: 10_000, total_exact: true })).toBe('50 of 10000\n');
+    // An older server without total_exact: its total was exact.
+    expect(searchCount(3, { total: 3 })).toBe('3 of 3\n');
+    const above = searchCount(50, { total: 10_000, total_exact: false });
+    expect(above).toMatch(/^50 of 10000\+ \(at least 10000; /);
+    expect(above).toMatch(/refine the query/);
+    expect(searchCount(0, {})).toBe('');
+  });
+});
 
 describe('money', () => {
   it('prints integer cents as dollars', () => {

@@ -125,6 +125,28 @@ describe('loadConfig', () => {
     expect(c.secretsKey?.length).toBe(32);
   });
 
+  it('DATABASE_READ_URL: a postgres URL beside DATABASE_URL, never alone (issue 33)', () => {
+    const primary = 'postgres://u:p@db:5432/m';
+    expect(loadConfig({ DATABASE_URL: primary }).database).toStrictEqual({
+      kind: 'postgres',
+      url: primary,
+      poolMax: 10,
+    });
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'postgresql://u:p@replica/m' }).database).toEqual({
+      kind: 'postgres',
+      url: primary,
+      poolMax: 10,
+      readUrl: 'postgresql://u:p@replica/m',
+    });
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'mysql://replica/m' })).toThrow(
+      'DATABASE_READ_URL: must be a postgres:// or postgresql:// URL',
+    );
+    expect(() => loadConfig({ DATABASE_READ_URL: 'postgres://replica/m' })).toThrow(
+      /DATABASE_READ_URL: needs DATABASE_URL \(the primary it replicates\)/,
+    );
+    expect(loadConfig({ DATABASE_READ_URL: '' }).database.kind).toBe('pglite');
+  });
+
   it('rejects a SECRETS_KEY that is not 32 bytes', () => {
     expect(() => loadConfig({ SECRETS_KEY: 'short' })).toThrow(/SECRETS_KEY: must be 32 bytes/);
   });

@@ -107,6 +107,17 @@ describe('the OpenAPI document', () => {
     expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', maximum: 500 } });
   });
 
+  it('documents the search totals rule: total_exact in meta, the result window and its 400 (issue 33)', () => {
+    const search = doc.paths['/v1/search'].get;
+    const meta = search.responses['200'].content['application/json'].schema.properties.meta;
+    expect(meta.required).toEqual(expect.arrayContaining(['total', 'total_exact', 'limit', 'offset', 'sort']));
+    expect(meta.properties.total_exact).toMatchObject({ type: 'boolean' });
+    expect(meta.properties.total.description).toMatch(/at least this many \(10000/);
+    expect(search.description).toMatch(/exact up to 10000 results/);
+    expect(search.description).toMatch(/`offset \+ limit` above 10000 answers 400 `validation_failed`/);
+    expect(search.responses['400'].$ref).toBe('#/components/responses/Error400');
+  });
+
   it('declares the security schemes, per-operation security and scopes', () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearerKey', 'session', 'sessionCookie']);
     const createKey = doc.paths['/v1/keys'].post;

@@ -2,11 +2,13 @@
  * The catalog's search page, one implementation for the storefront (`/apis`, `/categories/{slug}`) and the console
  * (`/console/catalog…`): the same hybrid search as GET /v1/search (core/catalog/search), filters (words, category,
  * callable only, free or paid, a price range in dollars over the cheapest paid endpoint), every sort, a page size and
- * previous / next links that keep the filters.
+ * previous / next links that keep the filters. Totals and paging follow the result window (docs/decisions.md, issue
+ * 33): "10,000+ APIs" when the total is a lower bound, no link past the first 10,000 results.
  */
 import {
   SEARCH_PRICING,
   SEARCH_SORTS,
+  SEARCH_WINDOW,
   SearchQuery,
   type SearchSort,
 } from '../../../core/catalog/search/search.schemas.js';
@@ -17,6 +19,7 @@ import { escapeHtml } from '../../../core/html.js';
 import { BOARDS } from '../../../core/catalog/rollups/rollups.scoring.js';
 import type { Services } from '../../../platform/services.js';
 import { dollarsToCents, options } from '../console/provider-forms.js';
+import { FormError } from '../form-errors.js';
 import { errorLine, parseForm } from '../forms.js';
 import {
   BOARD_LABELS,
@@ -76,14 +79,51 @@ function resultsTable(site: CatalogSite, result: SearchResult): string {
 <tbody>${rows}</tbody></table>`;
 }
 
-/** Previous / next links that keep the other filters. */
+const WINDOW_TEXT = SEARCH_WINDOW.toLocaleString('en-US');
+const REFINE = 'more words, a category, a price range or callable only';
+
+/** "1,706 APIs", or "10,000+ APIs" when there are more than the window holds (`total` is then a lower bound). */
+export function totalLine(result: Pick<SearchResult, 'total' | 'total_exact'>): string {
+  const n = `${result.total.toLocaleString('en-US')}${result.total_exact ? '' : '+'}`;
+  return `${n} API${result.total === 1 && result.total_exact ? '' : 's'}`;
+}
+
+/**
+ * Previous / next links that keep the other filters, never past the window (a last page cut short at its edge); at
+ * the window's end of more results than it holds, a note to refine the search.
+ */
 function pager(base: string, query: Record<string, string>, result: SearchResult): string {
-  const link = (offset: number, label: string, rel: string) =>
-    `<a rel="${rel}" href="${base}?${escapeHtml(new URLSearchParams({ ...query, offset: String(offset) }).toString())}">${label}</a>`;
+  const link = (params: Record<string, string>, label: string, rel: string) =>
+    `<a rel="${rel}" href="${base}?${escapeHtml(new URLSearchParams({ ...query, ...params }).toString())}">${label}</a>`;
   const parts: string[] = [];
-  if (result.offset > 0) parts.push(link(Math.max(0, result.offset - result.limit), '← Previous', 'prev'));
-  if (result.offset + result.limit < result.total) parts.push(link(result.offset + result.limit, 'Next →', 'next'));
-  return parts.length ? `<nav aria-label="Result pages"><p>${parts.join(' · ')}</p></nav>` : '';
+  if (result.offset > 0) {
+    parts.push(link({ offset: String(Math.max(0, result.offset - result.limit)) }, '← Previous', 'prev'));
+  }
+  const next = result.offset + result.limit;
+  if (next < result.total && next < SEARCH_WINDOW) {
+    const limit = Math.min(result.limit, SEARCH_WINDOW - next);
+    parts.push(
+      link({ offset: String(next), ...(limit < result.limit ? { limit: String(limit) } : {}) }, 'Next →', 'next'),
+    );
+  }
+  const nav = parts.length ? `<nav aria-label="Result pages"><p>${parts.join(' · ')}</p></nav>` : '';
+  const end =
+    !result.total_exact && next >= SEARCH_WINDOW
+      ? `<p class="muted">Showing the first ${WINDOW_TEXT} results only: refine your search (${REFINE}) to see the others.</p>`
+      : '';
+  return nav + end;
+}
+
+/** A page asked for past the window (a hand-made or old link): a 400 saying what to do, not the schema's words. */
+function pastWindow(site: CatalogSite, base: string, query: Record<string, string>): string | undefined {
+  const offset = Number(query.offset ?? 0);
+  const limit = Number(query.limit ?? 25);
+  if (!Number.isInteger(offset) || !Number.isInteger(limit) || offset + limit <= SEARCH_WINDOW) return undefined;
+  const { offset: _offset, ...rest } = query;
+  const kept = new URLSearchParams(rest).toString();
+  const first = kept ? `${base}?${escapeHtml(kept)}` : base;
+  return `${errorLine(`Only the first ${WINDOW_TEXT} results can be paged through: this page goes past them. Refine your search (${REFINE}) to see the others.`)}
+<p><a href="${first}">Back to the first page</a> · <a href="${site.search}">Search the whole catalog</a></p>`;
 }
 
 const select = (id: string, label: string, any: string, items: { value: string; label: string }[], v?: string) =>
@@ -166,7 +206,9 @@ export async function searchResults(
     result = await services.search.search(searchInput(query, category?.slug));
   } catch (err) {
     if (!(err instanceof AppError) || err.status >= 500) throw err;
-    return { html: errorLine(err.message), status: err.status };
+    const past =
+      err instanceof FormError && err.fields.offset !== undefined ? pastWindow(site, base, query) : undefined;
+    return { html: past ?? errorLine(err.message), status: err.status };
   }
   if (!result.total) {
     const where = category ? ` in ${escapeHtml(category.name)}` : '';
@@ -178,10 +220,10 @@ export async function searchResults(
         : `<p><strong>No live API${where} matches these filters.</strong></p><p><a href="${site.search}">Search the whole catalog</a>, clear the filters, or request the API you need.</p>`;
     return { html: emptyState(html), status: 200 };
   }
-  const from = result.offset + 1;
-  const to = result.offset + result.items.length;
+  const from = (result.offset + 1).toLocaleString('en-US');
+  const to = (result.offset + result.items.length).toLocaleString('en-US');
   return {
-    html: `<p role="status">${plural(result.total, 'API')} · showing ${from}–${to} · sorted by ${escapeHtml(SORT_LABELS[result.sort])}</p>
+    html: `<p role="status">${totalLine(result)} · showing ${from}–${to} · sorted by ${escapeHtml(SORT_LABELS[result.sort])}</p>
 ${resultsTable(site, result)}${pager(base, query, result)}`,
     status: 200,
   };

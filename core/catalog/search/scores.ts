@@ -7,7 +7,7 @@
  * to STALE_MS.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { meritFor, neutralMerit } from '../rollups/merit.js';
+import { MERIT_PARTS, meritFor, meritFromRow, neutralMerit } from '../rollups/merit.js';
 import type { ScoreParts } from '../rollups/rollups.scoring.js';
 
 export interface Scores extends ScoreParts {
@@ -37,8 +37,16 @@ const clamp = (v: unknown, lo: number, hi: number, dflt: number) => {
   return Number.isFinite(n) ? Math.min(hi, Math.max(lo, n)) : dflt;
 };
 
+/** Every listing's scores with a rollup row (others are NEUTRAL_SCORES), and a version that moves when they change. */
+export interface ScoresSnapshot {
+  scores: ReadonlyMap<string, Scores>;
+  version: number;
+}
+
 export class ScoresReader {
   private cache = new Map<string, { at: number; scores: Scores }>();
+  private table: { at: number; snapshot: ScoresSnapshot } | null = null;
+  private tableLoading: Promise<void> | null = null;
 
   constructor(private readonly orm: MikroORM) {}
 
@@ -73,6 +81,58 @@ export class ScoresReader {
     if (!missing.length) return out;
     for (const [id, scores] of await this.read(missing)) out.set(id, scores);
     return out;
+  }
+
+  /**
+   * Scores of every listing with a rollup row, read whole (search's sorts and priors over the per-process copy: at
+   * 100,000 listings, a read per query of the ids it needs cost more than the query). Re-read in the background
+   * after CACHE_MS; the first call waits for the first read. `version` changes only when some score did.
+   */
+  async snapshot(): Promise<ScoresSnapshot> {
+    const now = Date.now();
+    if (!this.table || now - this.table.at >= CACHE_MS) {
+      this.tableLoading ??= this.readAll()
+        .catch(() => undefined) // the next call reads again
+        .finally(() => {
+          this.tableLoading = null;
+        });
+      if (!this.table || now - this.table.at >= STALE_MS) await this.tableLoading;
+    }
+    return this.table?.snapshot ?? { scores: new Map(), version: 0 };
+  }
+
+  private async readAll(): Promise<void> {
+    const em = this.orm.em.fork();
+    const [merit, stats, ranks] = await Promise.all([
+      em.execute<Record<string, unknown>[]>(
+        `select api_id, svc_score, reliability, latency, usage, value, freshness, updated_at from api_scores`,
+      ),
+      em.execute<Record<string, unknown>[]>(`select api_id, calls, gmv_cents from api_stats where "window" = '30d'`),
+      em.execute<Record<string, unknown>[]>(
+        `select api_id, metric from api_ranks where board = 'trending' and scope = 'overall'`,
+      ),
+    ]);
+    const out = new Map<string, Scores>();
+    const row = (id: string) => {
+      let s = out.get(id);
+      if (!s) out.set(id, (s = { ...NEUTRAL_SCORES }));
+      return s;
+    };
+    for (const r of merit) {
+      const m = meritFromRow(r as Parameters<typeof meritFromRow>[0]);
+      const s = row(String(r.api_id));
+      s.svc_score = m.svc_score;
+      for (const k of MERIT_PARTS) s[k] = m[k];
+    }
+    for (const r of stats) {
+      const s = row(String(r.api_id));
+      s.calls = clamp(r.calls, 0, Number.MAX_SAFE_INTEGER, 0);
+      s.gmv_cents = clamp(r.gmv_cents, 0, Number.MAX_SAFE_INTEGER, 0);
+    }
+    for (const r of ranks) row(String(r.api_id)).momentum = clamp(r.metric, -1e9, 1e9, 0);
+    const previous = this.table?.snapshot;
+    const same = previous !== undefined && sameScores(previous.scores, out);
+    this.table = { at: Date.now(), snapshot: same ? previous : { scores: out, version: (previous?.version ?? 0) + 1 } };
   }
 
   private async read(ids: readonly string[]): Promise<Map<string, Scores>> {
@@ -115,4 +175,14 @@ export class ScoresReader {
     }
     return out;
   }
+}
+
+function sameScores(a: ReadonlyMap<string, Scores>, b: ReadonlyMap<string, Scores>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, s] of b) {
+    const t = a.get(id);
+    if (!t) return false;
+    for (const k of Object.keys(s) as (keyof Scores)[]) if (s[k] !== t[k]) return false;
+  }
+  return true;
 }

@@ -1,18 +1,4 @@
-/**
- * Search's ranking parameters (RANKING) and the in-process pieces of ranking and ordering: the per-process copy's
- * entry, the dot product of the semantic scan, the semantic list's cut and each sort's key.
- */
-import type { SearchSort } from './search.schemas.js';
-import type { Scores } from './scores.js';
-
-/** A live listing in the per-process copy. */
-export interface Entry {
-  id: string;
-  category: string | null;
-  source: string;
-  publishedAt: number;
-  vec: Float32Array | null;
-}
+/** Search's ranking parameters (search.service.ts, keyword-index.ts, vector-index.ts through search-copy.ts). */
 
 /** Tuned on test/fixtures/search/dev-set.json with npm run eval:search (figures in docs/decisions.md). */
 export const RANKING = {
@@ -49,46 +35,3 @@ export const RANKING = {
   /** Prior: at most this share of a top-ranked fusion score, from svc_score. */
   prior: 0.02,
 };
-
-/** Ids of the first RANKING.semanticDepth (at least `results`) of a semantic list: those that add to fused scores. */
-export function nearest(list: { id: string }[], results: number): string[] {
-  return list.slice(0, Math.max(RANKING.semanticDepth, results)).map((s) => s.id);
-}
-
-/** Dot product of `q` with the vector stored at `off` in `v` (no subarray allocation on the hot loop). */
-export function dotAt(q: Float32Array, v: Float32Array, off: number): number {
-  let s = 0;
-  for (let i = 0; i < q.length; i++) s += q[i]! * v[off + i]!;
-  return s;
-}
-
-/** Descending sort key of a sort; `relevance` sorts only by the fused score (0 here). */
-export function sortKey(
-  sort: SearchSort,
-  scores: Map<string, Scores>,
-  entries: Map<string, Entry>,
-  prices: Map<string, { min: number }> | null,
-): (id: string) => number {
-  const s = (id: string) => scores.get(id)!;
-  switch (sort) {
-    case 'relevance':
-      return () => 0;
-    case 'svc_score':
-      return (id) => s(id).svc_score;
-    case 'price':
-      // Cheapest first; listings without endpoints (no price) last.
-      return (id) => -(prices?.get(id)?.min ?? Number.MAX_SAFE_INTEGER);
-    case 'new':
-      return (id) => entries.get(id)?.publishedAt ?? 0;
-    case 'calls':
-      return (id) => s(id).calls;
-    case 'gmv':
-      return (id) => s(id).gmv_cents;
-    case 'reliability':
-      return (id) => s(id).reliability;
-    case 'value':
-      return (id) => s(id).value;
-    case 'momentum':
-      return (id) => s(id).momentum;
-  }
-}

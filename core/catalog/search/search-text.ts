@@ -1,10 +1,9 @@
 /**
- * The keyword side of search (search.service.ts) in Postgres: the query's lexemes with their typo corrections, and
- * the full-text match of a set of lexemes, best first.
+ * The keyword side of search in Postgres (search.service.ts): the query's lexemes, parsed by the same `english`
+ * configuration as the stored documents, with their typo corrections. Matching and ranking run in process
+ * (keyword-index.ts).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { addFilter } from '../../db/sql.js';
-import type { SearchQuery } from './search.schemas.js';
 import { RANKING } from './search-ranking.js';
 
 /**
@@ -23,38 +22,6 @@ export async function lexemesOf(em: EntityManager, q: string): Promise<{ lex: st
        from l left join u on u.lex = l.lex`,
     [q],
   );
-}
-
-/**
- * Ids of every listing matching any of these lexemes (no cut-off: the search's total counts them all), best first:
- * those holding more of the words first, then by ts_rank. ts_rank alone sums occurrences by field weight, so a
- * listing with "weather" five times in its name, category and examples came before one saying "weather forecast" in
- * its summary and its endpoint (docs/decisions.md, "Callable first"). The tsquery and the words arrive as
- * parameters, parsed once when the statement is planned: built inside the statement, the tsquery was cast per row
- * (75 ms instead of 3 at 10k). Without filters, liveness is checked against the per-process copy (rank() drops ids
- * it does not hold): joining apis cost a scan of every listing per query.
- */
-export async function fullText(
-  em: EntityManager,
-  words: string[],
-  f: Pick<SearchQuery, 'category' | 'source'>,
-): Promise<string[]> {
-  const tsquery = tsOr(words);
-  if (tsquery === null) return [];
-  const filters: string[] = [];
-  const params: unknown[] = [tsquery];
-  addFilter(filters, params, ' and a.category = ?', f.category);
-  addFilter(filters, params, ' and a.source = ?', f.source);
-  const joined = filters.length > 0;
-  // How many of the words a document holds (one index-free match per word; none to count for a single word).
-  const held = words.length > 1 ? words.map(() => '(s.document @@ ?::tsquery)::int').join(' + ') : null;
-  const rows = await em.execute<{ id: string }[]>(
-    `select s.api_id as id from api_search s${joined ? ' join apis a on a.id = s.api_id' : ''}
-      where s.document @@ ?::tsquery${joined ? ` and a.status = 'live'${filters.join('')}` : ''}
-      order by ${held ? `${held} desc, ` : ''}ts_rank(s.document, ?::tsquery) desc, s.api_id`,
-    [...params, ...(held ? words.map((w) => tsOr([w])) : []), tsquery],
-  );
-  return rows.map((r) => r.id);
 }
 
 /** A lexeme quoted for a tsquery (quotes and backslashes doubled). */

@@ -19,6 +19,15 @@ export type SearchSort = (typeof SEARCH_SORTS)[number];
 
 export const SEARCH_MAX_LIMIT = 500;
 export const SEARCH_MAX_Q = 500;
+/**
+ * The result window (docs/decisions.md, "Search totals and the result window"): totals are exact up to this many
+ * results, then `total` is this lower bound with `total_exact: false`; results are paged only within it (`offset +
+ * limit` beyond it answers 400: refine the query instead).
+ */
+export const SEARCH_WINDOW = 10_000;
+export const SEARCH_WINDOW_HINT =
+  `must leave offset + limit at most ${SEARCH_WINDOW}: results are paged only within the first ${SEARCH_WINDOW}; ` +
+  'refine the query (more words, a category, a price filter or callable) to reach the rest';
 
 /** `pricing`: `free`, every endpoint free; `paid`, at least one paid endpoint (docs/decisions.md, issue 31). */
 export const SEARCH_PRICING = ['free', 'paid'] as const;
@@ -50,6 +59,7 @@ export const SearchQuery = z
     callable: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
   })
   .strict()
+  .refine((q) => q.offset + q.limit <= SEARCH_WINDOW, { path: ['offset'], message: SEARCH_WINDOW_HINT })
   .refine(
     (q) => q.min_price_cents === undefined || q.max_price_cents === undefined || q.min_price_cents <= q.max_price_cents,
     {
@@ -88,7 +98,15 @@ export type SearchItem = z.infer<typeof SearchItem>;
 /** The envelope `meta` of GET /v1/search: the totals and the sort applied. */
 export const SearchMeta = z.looseObject({
   request_id: z.string(),
-  total: z.number().int(),
+  total: z
+    .number()
+    .int()
+    .describe(
+      `Results in all when \`total_exact\`; otherwise at least this many (${SEARCH_WINDOW}, the result window).`,
+    ),
+  total_exact: z
+    .boolean()
+    .describe(`false when more than ${SEARCH_WINDOW} listings match: \`total\` is then a lower bound.`),
   limit: z.number().int(),
   offset: z.number().int(),
   sort: z.string(),

@@ -1,33 +1,34 @@
 /**
- * GET /v1/search: hybrid ranking of live listings.
+ * GET /v1/search: hybrid ranking of live listings over the per-process copy (search-copy.ts).
  *
- * - Keyword (Postgres): full-text search over api_search.document (weights A name/tags/category/examples, B summary
- *   and synonyms, C description and endpoint summaries, D endpoint path words), the query's words OR-ed, ranked by how
- *   many of them a listing holds, then ts_rank; plus a typo list: query words the index does not know
- *   (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
- * - Semantic (in process): cosine of the query's vector with every live listing's stored vector (brute force over a
- *   per-process copy; 10k listings × 100 dimensions is about 1 ms).
+ * - Keyword: the query's lexemes (Postgres's `english` configuration, search-text.ts) matched in the copy's inverted
+ *   index (keyword-index.ts), ranked by how many of them a listing holds, then ts_rank; plus a typo list: query words
+ *   the index does not know (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
+ * - Semantic: the query's vector against the listings' int8 vectors (vector-index.ts): exact below 60,000 vectors and
+ *   for filtered pools, through an inverted file above.
  * - Fusion: weighted reciprocal rank fusion of the three lists; a callable listing's score doubled (callable first);
  *   a small svc_score prior as tie breaker.
- * - Results, and the total: every keyword match (and corrected-word match) plus the matches by meaning
- *   (semanticMatches), uncapped: the total is the number a person can page through.
+ * - Results and the total: every keyword match (and corrected-word match) plus the matches by meaning
+ *   (semanticMatches, at most the vector index's candidates). The total is exact up to SEARCH_WINDOW, then a lower
+ *   bound (`total_exact: false`); pages reach SEARCH_WINDOW (docs/decisions.md, "Search at 100,000 listings").
  *
- * The per-process copy (id, category, source, published_at, vector) is refreshed incrementally from the rows'
- * updated_at at most every SYNC_MS, so a listing published or unpublished in another process (the worker) is
- * searchable, or gone, within about half a second. Browsing (no q) and the non-relevance sorts run over the same
- * copy; display fields are read for the page only.
+ * Browsing (no q) walks each sort's prepared order of the copy (search-orders.ts); display fields are read for the
+ * page only.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../logger.js';
-import { fromBytes, normalize, type Embedder } from './embedder.js';
-import { vectorUsable, type SearchIndex } from './search-index.js';
-import type { SearchQuery, SearchSort } from './search.schemas.js';
-import type { ScoresReader } from './scores.js';
+import { normalize, type Embedder } from './embedder.js';
+import type { SearchIndex } from './search-index.js';
+import { SEARCH_WINDOW, type SearchQuery, type SearchSort } from './search.schemas.js';
+import { NEUTRAL_SCORES, type Scores, type ScoresReader } from './scores.js';
 import { readItems } from './search-items.js';
 import type { SearchItem } from './search.schemas.js';
-import { dotAt, nearest, RANKING, sortKey, type Entry } from './search-ranking.js';
-import { fullText, lexemesOf } from './search-text.js';
+import { RANKING } from './search-ranking.js';
+import { lexemesOf } from './search-text.js';
 import { listingPrices, priceFilter, pricedBy, type ListingPrices } from './search-prices.js';
+import { SearchCopy, type Documents } from './search-copy.js';
+import { BrowseOrders, keyOf, orderDocs } from './search-orders.js';
+import type { VectorHit } from './vector-index.js';
 
 export type { SearchItem } from './search.schemas.js';
 export { RANKING } from './search-ranking.js';
@@ -37,47 +38,26 @@ export type Ranker = 'keyword' | 'semantic' | 'hybrid';
 
 export interface SearchResult {
   items: SearchItem[];
+  /** Exact up to SEARCH_WINDOW; beyond it SEARCH_WINDOW with `total_exact: false` (a lower bound). */
   total: number;
+  total_exact: boolean;
   limit: number;
   offset: number;
   sort: SearchSort;
 }
 
-const SYNC_MS = 400;
-const OVERLAP_MS = 5_000;
+/** The totals rule: exact up to SEARCH_WINDOW, then SEARCH_WINDOW as a lower bound. */
+export const totalOf = (count: number) =>
+  count <= SEARCH_WINDOW ? { total: count, total_exact: true } : { total: SEARCH_WINDOW, total_exact: false };
 
-/** A listing as the sync reads it: what the per-process copy holds, and its version. */
-interface SyncRow {
-  id: string;
-  status: string;
-  category: string | null;
-  source: string;
-  published_at: Date | null;
-  updated_at: Date;
-  embedding: Buffer | null;
-  embedder: string | null;
-  s_updated: Date | null;
-  v: string;
-}
+/** Below this many listings a filtered pool is scored exactly; above it through the vector index. */
+const EXACT_POOL = 20_000;
 
-/** Every live listing (the first sync), or the listings whose ids are given. */
-function syncRowsSql(first: boolean): string {
-  return `select a.id, a.status, a.category, a.source, a.published_at, a.updated_at,
-              s.embedding, s.embedder, s.updated_at as s_updated,
-              a.updated_at::text || '|' || coalesce(s.updated_at::text, '') as v
-         from apis a left join api_search s on s.api_id = a.id
-        where ${first ? `a.status = 'live'` : `a.id in (select jsonb_array_elements_text(?::jsonb))`}`;
-}
+type Filters = Pick<SearchQuery, 'category' | 'source'>;
 
 export class SearchService {
-  private entries = new Map<string, Entry>();
-  /** Each listing's version as last read (its and its search row's updated_at), live or not. */
-  private readonly versions = new Map<string, string>();
-  private watermark: Date | null = null;
-  private lastSync = 0;
-  private syncing: Promise<void> | null = null;
-  private common: { at: number; words: ReadonlySet<string> } | null = null;
-  private commonLoading: Promise<void> | null = null;
+  private readonly copy: SearchCopy;
+  private readonly orders = new BrowseOrders();
 
   constructor(
     private readonly deps: {
@@ -86,120 +66,47 @@ export class SearchService {
       index: SearchIndex;
       scores: ScoresReader;
       logger: Logger;
+      /** With a read replica: resolves once it has replayed what the primary had committed (core/db/replica.ts). */
+      replicaCaughtUp?: () => Promise<unknown>;
     },
-  ) {}
+  ) {
+    this.copy = new SearchCopy(deps);
+  }
 
-  /**
-   * Bring the per-process copy up to date (at most every SYNC_MS unless forced). A forced sync reflects every write
-   * committed before it was called: a sync already running may have read before that write, so it is waited out first.
-   */
+  /** Bring the per-process copy up to date (search-copy.ts; forced: reflect every write committed before the call). */
   async sync(force = false): Promise<void> {
-    if (!force && this.watermark && Date.now() - this.lastSync < SYNC_MS) return;
-    if (force && this.syncing) await this.syncing.catch(() => undefined);
-    this.syncing ??= this.doSync().finally(() => {
-      this.syncing = null;
-    });
-    await this.syncing;
+    if (force) await this.deps.replicaCaughtUp?.();
+    return this.copy.sync(force);
   }
 
-  private async doSync(): Promise<void> {
-    const started = Date.now();
-    const em = this.deps.orm.em.fork();
-    const first = this.watermark === null;
-    let ids: string[] | null = null;
-    if (!first) {
-      // What changed since the watermark (with an overlap for commits that land late), without the vectors: rows this
-      // process already holds at the same version are not read again (after a bulk import every listing sits in the
-      // overlap, and re-reading 10k vectors every 0.4 s cost ~100 ms a sync).
-      const since = new Date(this.watermark!.getTime() - OVERLAP_MS);
-      const changed = await em.execute<{ id: string; v: string }[]>(
-        `select a.id, a.updated_at::text || '|' || coalesce(s.updated_at::text, '') as v
-           from apis a left join api_search s on s.api_id = a.id
-          where a.id in (select id from apis where updated_at > ? union select api_id from api_search where updated_at > ?)`,
-        [since, since],
-      );
-      ids = changed.filter((c) => this.versions.get(c.id) !== c.v).map((c) => c.id);
-      if (ids.length === 0) {
-        this.lastSync = Date.now();
-        return;
-      }
-    }
-    const rows = await em.execute<SyncRow[]>(syncRowsSql(first), first ? [] : [JSON.stringify(ids)]);
-    let mark = this.watermark?.getTime() ?? 0;
-    const stale: string[] = [];
-    for (const r of rows) {
-      mark = Math.max(mark, new Date(r.updated_at).getTime(), r.s_updated ? new Date(r.s_updated).getTime() : 0);
-      this.versions.set(r.id, r.v);
-      if (r.status !== 'live') {
-        this.entries.delete(r.id);
-        continue;
-      }
-      // A vector of this embedder is used even when its document format is older; the row is indexed again.
-      const current = r.embedding && vectorUsable(r.embedder, this.deps.embedder.id);
-      if (r.embedder !== this.deps.index.marker) stale.push(r.id);
-      this.entries.set(r.id, {
-        id: r.id,
-        category: r.category,
-        source: r.source,
-        publishedAt: r.published_at ? new Date(r.published_at).getTime() : 0,
-        vec: current ? fromBytes(r.embedding!) : null,
-      });
-    }
-    this.watermark = new Date(mark || started);
-    this.lastSync = Date.now();
-    // Live listings with no vector, one from another embedder or an older document format: index them in the background.
-    if (first && stale.length) {
-      this.deps.logger.info({ count: stale.length }, 'search: indexing listings without a current vector');
-      this.deps.index.index(stale).catch((err: unknown) => this.deps.logger.warn({ err }, 'search: indexing failed'));
-    }
+  /** Resolves when the copy's vector index, if one is being built, is ready (the bench's build time). */
+  vectorIndexReady(): Promise<void> {
+    return this.copy.docs.vectors.ready();
   }
 
-  /** Lexemes in more than RANKING.commonShare of indexed documents (recomputed every 10 minutes; ~100 ms at 10k). */
-  private async commonLexemes(): Promise<ReadonlySet<string>> {
-    const now = Date.now();
-    if (this.common && now - this.common.at < 600_000) return this.common.words;
-    this.commonLoading ??= (async () => {
-      try {
-        const rows = await this.deps.orm.em.fork().execute<{ word: string }[]>(
-          `select word from ts_stat('select document from api_search')
-              where ndoc > greatest(20, ? * (select count(*) from api_search))`,
-          [RANKING.commonShare],
-        );
-        this.common = { at: Date.now(), words: new Set(rows.map((r) => r.word)) };
-      } finally {
-        this.commonLoading = null;
-      }
-    })();
-    await this.commonLoading;
-    return this.common?.words ?? new Set();
+  /** Bytes the per-process copy holds (the bench's memory row). */
+  copyBytes(): number {
+    return this.copy.docs.bytes();
   }
 
-  private filtered(q: Pick<SearchQuery, 'category' | 'source'>): Entry[] {
-    const out: Entry[] = [];
-    for (const e of this.entries.values()) {
-      if (q.category && e.category !== q.category) continue;
-      if (q.source && e.source !== q.source) continue;
-      out.push(e);
-    }
-    return out;
+  /** Whether a document passes the category and source filters (a category unknown to the copy keeps none). */
+  private keeper(docs: Documents, f: Filters): (d: number) => boolean {
+    const code = f.category === undefined ? -1 : docs.categories.indexOf(f.category);
+    const provider = f.source === undefined ? -1 : f.source === 'provider' ? 1 : 0;
+    if (f.category !== undefined && code < 0) return () => false;
+    return (d) =>
+      docs.live[d] === 1 && (code < 0 || docs.category[d] === code) && (provider < 0 || docs.provider[d] === provider);
   }
 
-  private semantic(qv: Float32Array, pool: Entry[]): { id: string; score: number }[] {
+  private semantic(docs: Documents, qv: Float32Array, f: Filters): VectorHit[] {
     if (!qv.some((x) => x !== 0)) return [];
-    const scored: { id: string; score: number }[] = [];
-    const dims = qv.length;
-    for (const e of pool) {
-      if (!e.vec) continue;
-      // The combined vector, raised toward the best-matching example question when one fits better.
-      const s0 = dotAt(qv, e.vec, 0);
-      let best = s0;
-      for (let off = dims; off < e.vec.length; off += dims) best = Math.max(best, dotAt(qv, e.vec, off));
-      const lift = e.source === 'provider' ? RANKING.providerIntentLift : RANKING.intentLift;
-      const s = s0 + lift * (best - s0);
-      if (s >= RANKING.semanticFloor) scored.push({ id: e.id, score: s });
+    const keep = this.keeper(docs, f);
+    if (f.category !== undefined || f.source !== undefined) {
+      const pool: number[] = [];
+      for (const d of docs.liveDocs()) if (keep(d)) pool.push(d);
+      if (pool.length <= EXACT_POOL) return docs.vectors.exact(qv, pool, RANKING.semanticFloor);
     }
-    scored.sort((a, b) => b.score - a.score);
-    return scored;
+    return docs.vectors.nearest(qv, keep, RANKING.semanticFloor, () => docs.liveDocs());
   }
 
   /**
@@ -208,131 +115,180 @@ export class SearchService {
    * no result on its own: word-vector cosines of unrelated texts reach 0.5, so above the floor alone most of the
    * catalog matched any query ("qr code": 6,691 of 10,000).
    */
-  private semanticMatches(list: { id: string; score: number }[]): string[] {
+  private semanticMatches(list: VectorHit[]): number[] {
     const { share, atLeast } = RANKING.semanticMatch;
     const cut = (list[0]?.score ?? 0) * share;
     const end = list.findIndex((x, i) => i >= atLeast && x.score < cut);
-    return (end < 0 ? list : list.slice(0, end)).map((x) => x.id);
+    return (end < 0 ? list : list.slice(0, end)).map((x) => x.doc);
   }
 
-  private async keyword(
-    q: string,
-    f: Pick<SearchQuery, 'category' | 'source'>,
-  ): Promise<{ fts: string[]; trigram: string[] }> {
-    const em = this.deps.orm.em.fork();
-    const [common, lexemes] = await Promise.all([this.commonLexemes(), lexemesOf(em, q)]);
-    // The query's lexemes OR-ed, without those in more than RANKING.commonShare of the documents ("get", "data",
-    // "free"): they match thousands of rows, cost the ranking its time and carry no meaning. When every lexeme is
-    // that common, all are kept.
-    const rare = lexemes.filter((l) => !common.has(l.lex));
+  private async keyword(docs: Documents, q: string, f: Filters): Promise<{ fts: number[]; trigram: number[] }> {
+    const lexemes = await lexemesOf(this.deps.orm.em.fork(), q);
+    // The query's lexemes OR-ed, without those in more than RANKING.commonShare of the live listings ("get", "data",
+    // "free"): they match thousands of rows and carry no meaning. When every lexeme is that common, all are kept.
+    const common = Math.max(20, RANKING.commonShare * docs.liveCount);
+    const rare = lexemes.filter((l) => docs.keyword.frequency(l.lex, docs.live) <= common);
     const main = (rare.length ? rare : lexemes).map((l) => l.lex);
     // Typos and partial words: lexemes the index does not know, replaced by their nearest indexed words.
     const fixes = [...new Set(lexemes.flatMap((l) => l.fixes ?? []))];
-    const [fts, typos] = await Promise.all([fullText(em, main, f), fullText(em, fixes, f)]);
+    const keep = this.keeper(docs, f);
+    const byId = (a: number, b: number) => (docs.ids[a]! < docs.ids[b]! ? -1 : docs.ids[a]! > docs.ids[b]! ? 1 : 0);
+    const fts = docs.keyword.match(main, keep, byId).map((h) => h.doc);
     // When the full-text list already holds plenty, corrections add little (a quarter weight) and mostly noise.
-    const trigram = fts.length < RANKING.trigramWhenFewer ? typos : [];
+    const trigram =
+      fts.length < RANKING.trigramWhenFewer && fixes.length
+        ? docs.keyword.match(fixes, keep, byId).map((h) => h.doc)
+        : [];
     return { fts, trigram };
   }
 
   /** Relevance-ordered ids with their fused score (0..1), for one ranker. Used by search and by the evaluation. */
-  async rank(
-    q: string,
-    f: Pick<SearchQuery, 'category' | 'source'> = {},
-    ranker: Ranker = 'hybrid',
-  ): Promise<Map<string, number>> {
+  async rank(q: string, f: Filters = {}, ranker: Ranker = 'hybrid'): Promise<Map<string, number>> {
     await this.sync();
+    const docs = this.copy.docs;
+    const fused = await this.rankDocs(docs, q, f, ranker);
+    return new Map([...fused].map(([d, s]) => [docs.ids[d]!, s]));
+  }
+
+  private async rankDocs(docs: Documents, q: string, f: Filters, ranker: Ranker): Promise<Map<number, number>> {
     const { weights } = RANKING;
-    const lists: [string[], number][] = [];
-    // The listings that are results: keyword matches, and matches by meaning (semanticMatches).
-    let byMeaning: string[] = [];
-    // The database works on the keyword lists while this process scores vectors.
-    const keyword = ranker !== 'semantic' ? this.keyword(q, f) : null;
+    const lists: [number[], number][] = [];
+    // The database parses the query's words while this process scores vectors.
+    const keyword = ranker !== 'semantic' ? this.keyword(docs, q, f) : null;
     keyword?.catch(() => undefined);
-    const pool = ranker !== 'keyword' ? this.filtered(f) : [];
-    // The query's vector, once: the feedback pass below moves it.
     const qv = ranker !== 'keyword' ? (await this.deps.embedder.embed([q]))[0] : undefined;
-    if (ranker !== 'keyword') {
-      const sem = qv ? this.semantic(qv, pool) : [];
+    let byMeaning: number[] = [];
+    if (qv) {
+      const sem = this.semantic(docs, qv, f);
       byMeaning = this.semanticMatches(sem);
-      lists.push([nearest(sem, byMeaning.length), weights.semantic]);
+      lists.push([nearestDocs(sem, byMeaning.length), weights.semantic]);
     }
-    let byWords: string[] = [];
+    let byWords: number[] = [];
     if (keyword) {
       const kw = await keyword;
       lists.push([kw.fts, weights.fts], [kw.trigram, weights.trigram]);
       byWords = [...kw.fts, ...kw.trigram];
     }
-    let fused = this.fuse(lists);
-    if (ranker === 'hybrid' && RANKING.feedback.top > 0 && fused.size) {
+    let fused = fuse(lists);
+    if (ranker === 'hybrid' && qv && RANKING.feedback.top > 0 && fused.size) {
       // Pseudo-relevance feedback in vector space: the query moved toward its first results' vectors, so a listing
-      // found through one precise intent brings its kind along (one more pass over the vectors, ~5 ms at 10k).
+      // found through one precise intent brings its kind along (one more pass over the vectors).
       const top = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, RANKING.feedback.top);
-      const moved = Float32Array.from(qv ?? []);
-      for (const [id] of top) {
-        const v = this.entries.get(id)?.vec;
+      const moved = Float32Array.from(qv);
+      for (const [d] of top) {
+        const v = docs.vectors.vectorOf(d);
         if (!v) continue;
         for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
       }
-      const sem = this.semantic(normalize(moved), pool);
+      const sem = this.semantic(docs, normalize(moved), f);
       byMeaning = this.semanticMatches(sem);
-      lists[0] = [nearest(sem, byMeaning.length), weights.semantic];
-      fused = this.fuse(lists);
+      lists[0] = [nearestDocs(sem, byMeaning.length), weights.semantic];
+      fused = fuse(lists);
     }
     const results = new Set([...byWords, ...byMeaning]);
-    for (const id of fused.keys()) if (!results.has(id)) fused.delete(id);
+    for (const d of fused.keys()) if (!results.has(d)) fused.delete(d);
     // Callable first: a listing people can call through the gateway with the key they hold is worth more to them than
     // a directory entry (a pointer to sign up elsewhere) of the same relevance. Multiplied, so a weak match stays weak.
-    for (const [id, score] of fused) {
-      if (this.entries.get(id)?.source === 'provider') fused.set(id, score * (1 + RANKING.callable));
-    }
-    return fused;
-  }
-
-  private fuse(lists: [string[], number][]): Map<string, number> {
-    const { rrfK } = RANKING;
-    const fused = new Map<string, number>();
-    const max = lists.reduce((s, [, w]) => s + w / (rrfK + 1), 0);
-    for (const [ids, w] of lists) {
-      ids.forEach((id, i) => {
-        if (this.entries.has(id)) fused.set(id, (fused.get(id) ?? 0) + w / (rrfK + 1 + i) / max);
-      });
-    }
+    for (const [d, score] of fused) if (docs.provider[d] === 1) fused.set(d, score * (1 + RANKING.callable));
     return fused;
   }
 
   async search(asked: SearchQuery): Promise<SearchResult> {
     // `callable` is the people's word for the source (issue 22): true a provider's listing, false a directory entry.
     const wanted = asked.callable === undefined ? undefined : asked.callable === 'true' ? 'provider' : 'directory';
-    if (wanted && asked.source && asked.source !== wanted) {
-      const sort = asked.sort ?? (asked.q ? 'relevance' : 'svc_score');
-      return { items: [], total: 0, limit: asked.limit, offset: asked.offset, sort };
-    }
+    const sort: SearchSort = asked.sort ?? (asked.q ? 'relevance' : 'svc_score');
+    const page = { limit: asked.limit, offset: asked.offset, sort };
+    if (wanted && asked.source && asked.source !== wanted) return { items: [], total: 0, total_exact: true, ...page };
     const query: SearchQuery = wanted ? { ...asked, source: wanted } : asked;
     await this.sync();
-    const sort: SearchSort = query.sort ?? (query.q ? 'relevance' : 'svc_score');
-    let relevance: Map<string, number> | null = null;
-    let ids: string[];
+    const docs = this.copy.docs;
+    const [snapshot, prices] = await Promise.all([
+      this.deps.scores.snapshot(),
+      pricedBy(query) || sort === 'price' ? listingPrices(this.deps.orm.em.fork()) : null,
+    ]);
+    const scoreOf = (d: number) => snapshot.scores.get(docs.ids[d]!) ?? NEUTRAL_SCORES;
+    const prior = (d: number) => scoreOf(d).svc_score / 100;
+    let relevance: Map<number, number> | null = null;
+    let ordered: ArrayLike<number>;
+    let count: number;
     if (query.q) {
-      relevance = await this.rank(query.q, query);
-      ids = [...relevance.keys()];
+      relevance = await this.rankDocs(docs, query.q, query, 'hybrid');
+      let ids = [...relevance.keys()];
+      if (prices) ids = ids.filter((d) => priceFilter(query, prices)(docs.ids[d]!));
+      const rel = (d: number) => relevance!.get(d)! + RANKING.prior * prior(d);
+      ordered = orderDocs(ids, docs, keyOf(sort, docs, snapshot.scores, prices), rel, prior);
+      count = ids.length;
     } else {
-      ids = this.filtered(query).map((e) => e.id);
+      ({ ordered, count } = this.browse(docs, query, sort, snapshot, prices));
     }
-    const em = this.deps.orm.em.fork();
-    let prices: Map<string, ListingPrices> | null = null;
-    if (pricedBy(query) || sort === 'price') {
-      prices = await listingPrices(em);
-      ids = ids.filter(priceFilter(query, prices));
-    }
-    const scores = await this.deps.scores.scoresFor(ids);
-    const prior = (id: string) => (scores.get(id)?.svc_score ?? 50) / 100;
-    const rel = (id: string) => (relevance ? (relevance.get(id) ?? 0) + RANKING.prior * prior(id) : 0);
-    const key = sortKey(sort, scores, this.entries, prices);
-    // Keys computed once per listing, not once per comparison (browsing 10k listings sorted in ~3 ms, not ~12).
-    const rows = ids.map((id) => ({ id, k: key(id), r: rel(id), p: prior(id) }));
-    rows.sort((a, b) => b.k - a.k || b.r - a.r || b.p - a.p || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const page = rows.slice(query.offset, query.offset + query.limit).map((r) => r.id);
-    const items = await readItems(em, page, scores, relevance ? rel : null);
-    return { items, total: ids.length, limit: query.limit, offset: query.offset, sort };
+    const pageDocs = Array.from(
+      { length: Math.max(0, Math.min(ordered.length, query.offset + query.limit) - query.offset) },
+      (_, i) => ordered[query.offset + i]!,
+    );
+    const pageIds = pageDocs.map((d) => docs.ids[d]!);
+    const pageScores = new Map<string, Scores>(pageDocs.map((d) => [docs.ids[d]!, scoreOf(d)]));
+    const fused = relevance;
+    const rel = fused
+      ? (id: string) =>
+          (fused.get(docs.docOf.get(id) ?? -1) ?? 0) + RANKING.prior * (pageScores.get(id)!.svc_score / 100)
+      : null;
+    const items = await readItems(this.deps.orm.em.fork(), pageIds, pageScores, rel);
+    return { items, ...totalOf(count), ...page };
   }
+
+  /** Browsing (no q): the sort's prepared order, filtered; the page and the count of what passes. */
+  private browse(
+    docs: Documents,
+    query: SearchQuery,
+    sort: SearchSort,
+    snapshot: Awaited<ReturnType<ScoresReader['snapshot']>>,
+    prices: Map<string, ListingPrices> | null,
+  ): { ordered: ArrayLike<number>; count: number } {
+    const keep = this.keeper(docs, query);
+    const priced = prices && pricedBy(query) ? priceFilter(query, prices) : null;
+    const pass = priced ? (d: number) => keep(d) && priced(docs.ids[d]!) : keep;
+    const orders: ArrayLike<number>[] = [];
+    let skip: Uint8Array | null = null;
+    if (sort === 'price') {
+      // Listings with a price first, cheapest first; then the rest in the svc_score order (their keys all tie).
+      const withPrice: number[] = [];
+      skip = new Uint8Array(docs.ids.length);
+      for (const id of prices!.keys()) {
+        const d = docs.docOf.get(id);
+        if (d === undefined) continue;
+        withPrice.push(d);
+        skip[d] = 1;
+      }
+      const prior = (d: number) => (snapshot.scores.get(docs.ids[d]!) ?? NEUTRAL_SCORES).svc_score;
+      orders.push(orderDocs(withPrice, docs, keyOf('price', docs, snapshot.scores, prices), () => 0, prior));
+      orders.push(this.orders.order('svc_score', docs, this.copy.version, snapshot));
+    } else orders.push(this.orders.order(sort === 'relevance' ? 'svc_score' : sort, docs, this.copy.version, snapshot));
+    const end = query.offset + query.limit;
+    const out: number[] = [];
+    let count = 0;
+    orders.forEach((order, part) => {
+      for (let i = 0; i < order.length; i++) {
+        const d = order[i]!;
+        if ((part > 0 && skip?.[d] === 1) || !pass(d)) continue;
+        if (count < end) out.push(d);
+        count++;
+      }
+    });
+    return { ordered: out, count };
+  }
+}
+
+/** Documents of the first RANKING.semanticDepth (at least `results`) of a semantic list: those that add to fused scores. */
+function nearestDocs(list: VectorHit[], results: number): number[] {
+  return list.slice(0, Math.max(RANKING.semanticDepth, results)).map((s) => s.doc);
+}
+
+function fuse(lists: [number[], number][]): Map<number, number> {
+  const { rrfK } = RANKING;
+  const fused = new Map<number, number>();
+  const max = lists.reduce((s, [, w]) => s + w / (rrfK + 1), 0);
+  for (const [docs, w] of lists) {
+    docs.forEach((d, i) => fused.set(d, (fused.get(d) ?? 0) + w / (rrfK + 1 + i) / max));
+  }
+  return fused;
 }

@@ -3,7 +3,7 @@
 // forecast" only in an endpoint summary in the first 10; a callable listing about something else is not lifted.
 // Totals are real: a query matching more listings than the old candidate depth (200 per list) reports every match,
 // paging through the results yields exactly `total` distinct listings, and REST, both MCP search tools, the console
-// and the CLI show the same number.
+// and the CLI show the same number, flagged exact (below the 10,000 window: search-totals.test.ts has above it).
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -164,6 +164,7 @@ describe('callable first: ranking and real totals', () => {
     const rest = await search('api', '&limit=10');
     const total = rest.body.meta.total as number;
     expect(total, show(rest)).toBeGreaterThan(200);
+    expect(rest.body.meta.total_exact).toBe(true);
 
     const client = new Client({ name: 'search-callable-test', version: '1.0.0' });
     await client.connect(
@@ -176,12 +177,12 @@ describe('callable first: ranking and real totals', () => {
       const tool = async (name: string, args: Record<string, unknown>) => {
         const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
         expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
-        return r.structuredContent as { total: number; items: Item[] };
+        return r.structuredContent as { total: number; total_exact: boolean; items: Item[] };
       };
       const discovered = await tool('discover_tools', { query: 'api' });
-      expect(discovered.total).toBe(total);
+      expect(discovered).toMatchObject({ total, total_exact: true });
       const searched = await tool('search_apis', { query: 'api', limit: 10 });
-      expect(searched.total).toBe(total);
+      expect(searched).toMatchObject({ total, total_exact: true });
       // The agent's compact search ranks as the REST one does.
       const weather = await tool('discover_tools', { query: 'weather forecast' });
       expect(weather.items.slice(0, 3).map((i) => i.slug)).toContain('cirrus-weather');
@@ -194,7 +195,7 @@ describe('callable first: ranking and real totals', () => {
     });
     const html = await page.text();
     expect(page.status, html.slice(0, 500)).toBe(200);
-    expect(html).toContain(`${total} APIs · showing 1–25`);
+    expect(html).toContain(`${total.toLocaleString('en-US')} APIs · showing 1–25`);
 
     const cli = await runSvc(['search', 'api', '--limit', '10'], {
       HOME: home,
@@ -203,6 +204,6 @@ describe('callable first: ranking and real totals', () => {
       SVC_API_KEY: consumer.apiKey,
     });
     expect(cli.code, shownRun(cli)).toBe(0);
-    expect(cli.stdout, shownRun(cli)).toContain(`10 of ${total}`);
+    expect(cli.stdout, shownRun(cli)).toMatch(new RegExp(`^10 of ${total}$`, 'm'));
   });
 });

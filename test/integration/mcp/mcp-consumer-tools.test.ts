@@ -204,13 +204,15 @@ describe('agent-tool server: consumer tools', () => {
       category: 'finance',
       sort: 'relevance',
     });
-    expect(search).toMatchObject({ limit: 50, offset: 0, sort: 'relevance' });
+    expect(search).toMatchObject({ total_exact: true, limit: 50, offset: 0, sort: 'relevance' });
     expect(search.items[0]).toMatchObject({ slug: market.slug, category: { slug: 'finance', name: 'Finance' } });
     const restSearch = await http(api.url, 'GET', '/v1/search?q=stock+market+quotes&category=finance&sort=relevance');
     expect(search.items).toEqual(restSearch.body.data);
     expect(search.total).toBe(restSearch.body.meta.total);
+    expect(search.total_exact).toBe(restSearch.body.meta.total_exact);
 
     const compact = await ok(client, 'discover_tools', { query: 'share prices for a ticker', max_results: 3 });
+    expect(compact).toMatchObject({ total: expect.any(Number), total_exact: true });
     expect(compact.items.length).toBeLessThanOrEqual(3);
     expect(compact.items).toContainEqual({
       slug: market.slug,
