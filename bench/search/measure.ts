@@ -18,7 +18,7 @@ import { createLogger } from '../../core/logger.js';
 import { addProviderListings, measurePages, type Percentiles } from './pages.js';
 import { scratchCatalog } from './scratch.js';
 
-export const ROUNDS = 4;
+export const ROUNDS = 10;
 
 const VARIANTS = ['Cloud', 'Pro', 'Lite', 'Edge', 'Labs', 'Hub', 'Express', 'Plus', 'Global', 'Open'];
 const REGIONS = ['for Europe', 'for Asia', 'for the Americas', 'for Africa', 'for Oceania'];

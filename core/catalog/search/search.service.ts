@@ -4,8 +4,8 @@
  * - Keyword: the query's lexemes (Postgres's `english` configuration, search-text.ts) matched in the copy's inverted
  *   index (keyword-index.ts), ranked by how many of them a listing holds, then ts_rank; plus a typo list: query words
  *   the index does not know (search_lexicon) corrected to their nearest indexed words by pg_trgm similarity.
- * - Semantic: the query's vector against the listings' int8 vectors (vector-index.ts): exact below 60,000 vectors and
- *   for filtered pools, through an inverted file above.
+ * - Semantic: the query's vector against the listings' int8 vectors (vector-index.ts): exact below 25,000 vectors and
+ *   for filtered pools of up to 5,000 listings, through an inverted file above.
  * - Fusion: weighted reciprocal rank fusion of the three lists; a callable listing's score doubled (callable first);
  *   a small svc_score prior as tie breaker.
  * - Results and the total: every keyword match (and corrected-word match) plus the matches by meaning
@@ -51,7 +51,7 @@ export const totalOf = (count: number) =>
   count <= SEARCH_WINDOW ? { total: count, total_exact: true } : { total: SEARCH_WINDOW, total_exact: false };
 
 /** Below this many listings a filtered pool is scored exactly; above it through the vector index. */
-const EXACT_POOL = 20_000;
+const EXACT_POOL = 5_000;
 
 type Filters = Pick<SearchQuery, 'category' | 'source'>;
 
@@ -98,13 +98,22 @@ export class SearchService {
       docs.live[d] === 1 && (code < 0 || docs.category[d] === code) && (provider < 0 || docs.provider[d] === provider);
   }
 
-  private semantic(docs: Documents, qv: Float32Array, f: Filters): VectorHit[] {
+  /**
+   * The semantic list: exact over a filtered pool of at most EXACT_POOL listings, else the vector index's nearest.
+   * `within`: score only these documents (the feedback pass over the first pass's candidates when those came from
+   * the index: the moved query is near the first, and a second probe cost as much again).
+   */
+  private semantic(docs: Documents, qv: Float32Array, f: Filters, within?: number[]): VectorHit[] {
     if (!qv.some((x) => x !== 0)) return [];
+    if (within) return docs.vectors.exact(qv, within, RANKING.semanticFloor);
     const keep = this.keeper(docs, f);
     if (f.category !== undefined || f.source !== undefined) {
       const pool: number[] = [];
       for (const d of docs.liveDocs()) if (keep(d)) pool.push(d);
-      if (pool.length <= EXACT_POOL) return docs.vectors.exact(qv, pool, RANKING.semanticFloor);
+      if (pool.length <= EXACT_POOL || !docs.vectors.indexed)
+        return docs.vectors.exact(qv, pool, RANKING.semanticFloor);
+      const share = pool.length / Math.max(1, docs.liveCount);
+      return docs.vectors.nearest(qv, keep, RANKING.semanticFloor, () => pool, share);
     }
     return docs.vectors.nearest(qv, keep, RANKING.semanticFloor, () => docs.liveDocs());
   }
@@ -158,8 +167,10 @@ export class SearchService {
     keyword?.catch(() => undefined);
     const qv = ranker !== 'keyword' ? (await this.deps.embedder.embed([q]))[0] : undefined;
     let byMeaning: number[] = [];
+    let candidates: number[] | undefined;
     if (qv) {
       const sem = this.semantic(docs, qv, f);
+      if (docs.vectors.indexed && sem.length >= RANKING.semanticDepth) candidates = sem.map((h) => h.doc);
       byMeaning = this.semanticMatches(sem);
       lists.push([nearestDocs(sem, byMeaning.length), weights.semantic]);
     }
@@ -180,7 +191,7 @@ export class SearchService {
         if (!v) continue;
         for (let i = 0; i < moved.length; i++) moved[i]! += (RANKING.feedback.weight / top.length) * v[i]!;
       }
-      const sem = this.semantic(docs, normalize(moved), f);
+      const sem = this.semantic(docs, normalize(moved), f, candidates);
       byMeaning = this.semanticMatches(sem);
       lists[0] = [nearestDocs(sem, byMeaning.length), weights.semantic];
       fused = fuse(lists);

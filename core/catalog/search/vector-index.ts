@@ -17,8 +17,8 @@
 
 const COARSE = 32;
 const FINE = 32;
-/** Below this many vectors the exact scan is fast enough (≤ ~4 ms) and an index is not worth its build. */
-export const IVF_MIN_VECTORS = 60_000;
+/** Below this many vectors (5,000 listings) the exact scan takes ≤ ~2 ms and an index is not worth its build. */
+export const IVF_MIN_VECTORS = 25_000;
 /** Share of the vectors an IVF query reads (the nearest leaves first). */
 const PROBE_SHARE = 0.05;
 /** Listings scored exactly after the probe. */
@@ -202,6 +202,8 @@ export class VectorIndex {
     keep: (doc: number) => boolean,
     floor: number,
     liveDocs: () => Iterable<number>,
+    /** The share of the live documents `keep` passes (a filtered query reads more leaves for as many candidates). */
+    poolShare = 1,
   ): VectorHit[] {
     if (!this.ivf) {
       if (this.arena.length >= this.ivfMin) void this.build().catch(() => undefined);
@@ -209,10 +211,16 @@ export class VectorIndex {
       for (const d of liveDocs()) if (keep(d)) docs.push(d);
       return this.exact(q, docs, floor);
     }
-    return this.probe(this.ivf, q, keep, floor);
+    return this.probe(this.ivf, q, keep, floor, poolShare);
   }
 
-  private probe(ivf: Ivf, q: Float32Array, keep: (doc: number) => boolean, floor: number): VectorHit[] {
+  private probe(
+    ivf: Ivf,
+    q: Float32Array,
+    keep: (doc: number) => boolean,
+    floor: number,
+    poolShare: number,
+  ): VectorHit[] {
     const { dims } = this;
     const leaves = ivf.leaves.length;
     const order = new Float64Array(leaves);
@@ -222,7 +230,8 @@ export class VectorIndex {
       order[l] = s;
     }
     const byScore = [...order.keys()].sort((a, b) => order[b]! - order[a]!);
-    const budget = Math.max(RESCORE, Math.ceil(this.arena.length * PROBE_SHARE));
+    // Rows of the pool to read: PROBE_SHARE of its vectors (rows `keep` rejects are not counted).
+    const budget = Math.max(RESCORE, Math.ceil(this.arena.length * poolShare * PROBE_SHARE));
     // Each document's best row seen, in flat arrays (a Map of 25,000 entries and its sort cost more than the dots).
     const slot = this.slots();
     const docs = new Int32Array(budget + FINE_LEAF_SLACK);
@@ -235,6 +244,7 @@ export class VectorIndex {
         const row = leaf.rows[i]!;
         const doc = this.arena.owner[row]!;
         if (!this.isLive(doc) || !keep(doc)) continue;
+        read++;
         const s = this.arena.dot(q, row);
         const at = slot.get(doc);
         if (at < 0) {
@@ -243,7 +253,6 @@ export class VectorIndex {
           best[n++] = s;
         } else if (s > best[at]!) best[at] = s;
       }
-      read += leaf.length;
       if (read >= budget) break;
     }
     slot.clear();
