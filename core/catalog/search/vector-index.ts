@@ -15,6 +15,8 @@
  * Document numbers are the per-process copy's (search-copy.ts); a dead document's vectors are skipped.
  */
 
+import { kmeans, nearestOf, sampleRows, yieldLoop } from './vector-kmeans.js';
+
 const COARSE = 32;
 const FINE = 32;
 /** Below this many vectors (5,000 listings) the exact scan takes ≤ ~2 ms and an index is not worth its build. */
@@ -24,7 +26,6 @@ const PROBE_SHARE = 0.05;
 /** Listings scored exactly after the probe. */
 const RESCORE = 2_000;
 const TRAIN_SAMPLE = 16_384;
-const KMEANS_ROUNDS = 8;
 
 /** A listing's semantic score against a query. */
 export interface VectorHit {
@@ -356,51 +357,4 @@ class DocSlots {
     for (const d of this.used) this.at[d] = -1;
     this.used.length = 0;
   }
-}
-
-const yieldLoop = () => new Promise<void>((r) => setImmediate(r));
-
-function nearestOf(centroids: Float32Array, k: number, v: Float32Array, dims: number): number {
-  let best = 0;
-  let bestS = -Infinity;
-  for (let c = 0; c < k; c++) {
-    let s = 0;
-    const base = c * dims;
-    for (let i = 0; i < dims; i++) s += v[i]! * centroids[base + i]!;
-    if (s > bestS) {
-      bestS = s;
-      best = c;
-    }
-  }
-  return best;
-}
-
-/** Evenly spaced rows (deterministic: the same catalog trains the same index). */
-function sampleRows(total: number, n: number): number[] {
-  if (total <= n) return [...Array(total).keys()];
-  const step = total / n;
-  return Array.from({ length: n }, (_, i) => Math.floor(i * step));
-}
-
-/** Spherical k-means (cosine), initialised with evenly spaced members; centroids normalised. */
-async function kmeans(points: Float32Array[], k: number, dims: number): Promise<Float32Array> {
-  const c = new Float32Array(k * dims);
-  const step = points.length / k;
-  for (let i = 0; i < k; i++) c.set(points[Math.floor(i * step)]!, i * dims);
-  for (let round = 0; round < KMEANS_ROUNDS; round++) {
-    const sums = new Float32Array(k * dims);
-    for (const p of points) {
-      const j = nearestOf(c, k, p, dims);
-      for (let i = 0; i < dims; i++) sums[j * dims + i]! += p[i]!;
-    }
-    for (let j = 0; j < k; j++) {
-      let n = 0;
-      for (let i = 0; i < dims; i++) n += sums[j * dims + i]! ** 2;
-      if (n === 0) continue; // an empty cluster keeps its centroid
-      n = Math.sqrt(n);
-      for (let i = 0; i < dims; i++) c[j * dims + i] = sums[j * dims + i]! / n;
-    }
-    await yieldLoop();
-  }
-  return c;
 }

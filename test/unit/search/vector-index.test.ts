@@ -42,7 +42,12 @@ describe('VectorIndex', () => {
     const rand = rng(33);
     const topics = Array.from({ length: 400 }, () => randomUnit(rand));
     const live = new Set<number>();
-    const index = new VectorIndex(DIMS, (d) => live.has(d), () => 0.75, { ivfMinVectors: 50_000 });
+    const index = new VectorIndex(
+      DIMS,
+      (d) => live.has(d),
+      () => 0.75,
+      { ivfMinVectors: 50_000 },
+    );
     for (let doc = 0; doc < 16_000; doc++) {
       const topic = topics[Math.floor(rand() * topics.length)]!;
       const vec = new Float32Array(DIMS * 5);
@@ -68,7 +73,12 @@ describe('VectorIndex', () => {
   it('skips dead documents and honours the filter, and a document added after the build is found', async () => {
     const rand = rng(7);
     const live = new Set<number>();
-    const index = new VectorIndex(DIMS, (d) => live.has(d), () => 1, { ivfMinVectors: 1_000 });
+    const index = new VectorIndex(
+      DIMS,
+      (d) => live.has(d),
+      () => 1,
+      { ivfMinVectors: 1_000 },
+    );
     const vecs: Float32Array[] = [];
     for (let doc = 0; doc < 400; doc++) {
       const v = randomUnit(rand);
@@ -78,12 +88,44 @@ describe('VectorIndex', () => {
     }
     await index.build();
     const target = vecs[17]!;
-    expect(index.nearest(target, () => true, 0.5, () => live.values())[0]!.doc).toBe(17);
+    expect(
+      index.nearest(
+        target,
+        () => true,
+        0.5,
+        () => live.values(),
+      )[0]!.doc,
+    ).toBe(17);
     live.delete(17);
-    expect(index.nearest(target, () => true, 0.5, () => live.values()).map((h) => h.doc)).not.toContain(17);
-    expect(index.nearest(vecs[18]!, (d) => d !== 18, 0.5, () => live.values()).map((h) => h.doc)).not.toContain(18);
+    expect(
+      index
+        .nearest(
+          target,
+          () => true,
+          0.5,
+          () => live.values(),
+        )
+        .map((h) => h.doc),
+    ).not.toContain(17);
+    expect(
+      index
+        .nearest(
+          vecs[18]!,
+          (d) => d !== 18,
+          0.5,
+          () => live.values(),
+        )
+        .map((h) => h.doc),
+    ).not.toContain(18);
     index.add(400, Float32Array.from(target));
     live.add(400);
-    expect(index.nearest(target, () => true, 0.5, () => live.values())[0]!.doc).toBe(400);
+    expect(
+      index.nearest(
+        target,
+        () => true,
+        0.5,
+        () => live.values(),
+      )[0]!.doc,
+    ).toBe(400);
   });
 });
