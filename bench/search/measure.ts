@@ -18,7 +18,9 @@ import { createLogger } from '../../core/logger.js';
 import { addProviderListings, measurePages, type Percentiles } from './pages.js';
 import { scratchCatalog } from './scratch.js';
 
-export const ROUNDS = 10;
+/** Passes over the query mix per round, and rounds (BENCH_ROUNDS, default 3): each percentile is the rounds' median. */
+export const PASSES = 10;
+export const BENCH_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const VARIANTS = ['Cloud', 'Pro', 'Lite', 'Edge', 'Labs', 'Hub', 'Express', 'Plus', 'Global', 'Open'];
 const REGIONS = ['for Europe', 'for Asia', 'for the Americas', 'for Africa', 'for Oceania'];
@@ -174,26 +176,9 @@ export async function measureAt(target: number, entries: DirectoryEntry[]): Prom
       })),
     ];
     for (const m of mix) await get(m.path); // warm-up (vector copy, plans, word table)
-    const byKind = new Map<string, number[]>();
-    const overall: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const m of mix) {
-        const { ms } = await get(m.path);
-        overall.push(ms);
-        byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), ms]);
-      }
-    }
-    const latency = {
-      overall: percentiles(overall),
-      ...Object.fromEntries(
-        [...byKind.entries()].map(([k, v]) => [k, percentiles(k.startsWith('sort_') ? v : v)] as const),
-      ),
-    };
-    const kinds = ['keyword', 'paraphrase', 'browse_category'];
-    const sorts = [...byKind.keys()].filter((k) => k.startsWith('sort_'));
-    console.log('\nGET /v1/search latency (ms, sequential, over HTTP):');
-    for (const k of ['overall', ...kinds, ...sorts]) {
-      const p = latency[k as keyof typeof latency];
+    const latency = await latencyRounds(mix, async (p) => (await get(p)).ms);
+    console.log(`\nGET /v1/search latency (ms, sequential, over HTTP; medians of ${BENCH_ROUNDS} rounds):`);
+    for (const [k, p] of Object.entries(latency)) {
       console.log(`  ${k.padEnd(18)} n=${String(p.n).padEnd(4)} p50=${p.p50}  p95=${p.p95}  p99=${p.p99}`);
     }
 
@@ -264,4 +249,36 @@ async function pagesRow(url: string, orm: Parameters<typeof measurePages>[1], se
     console.log(`  ${k.padEnd(24)} n=${String(p.n).padEnd(4)} p50=${p.p50}  p95=${p.p95}  p99=${p.p99}`);
   }
   return pages;
+}
+
+/** Each round: PASSES over the mix; per kind (and overall) the percentiles of each round, then their medians. */
+async function latencyRounds(
+  mix: { kind: string; path: string }[],
+  time: (path: string) => Promise<number>,
+): Promise<Record<string, Percentiles>> {
+  const rounds: Map<string, Percentiles>[] = [];
+  for (let r = 0; r < BENCH_ROUNDS; r++) {
+    const byKind = new Map<string, number[]>([['overall', []]]);
+    for (let pass = 0; pass < PASSES; pass++) {
+      for (const m of mix) {
+        const ms = await time(m.path);
+        byKind.get('overall')!.push(ms);
+        byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), ms]);
+      }
+    }
+    rounds.push(new Map([...byKind].map(([k, v]) => [k, percentiles(v)])));
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const out: Record<string, Percentiles> = {};
+  for (const k of rounds[0]!.keys()) {
+    const of = (f: keyof Percentiles) => median(rounds.map((r) => r.get(k)![f]));
+    out[k] = {
+      n: rounds.reduce((s, r) => s + r.get(k)!.n, 0),
+      p50: of('p50'),
+      p95: of('p95'),
+      p99: of('p99'),
+      max: of('max'),
+    };
+  }
+  return out;
 }

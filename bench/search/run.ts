@@ -2,6 +2,7 @@
  * `npm run bench:search`: search's latency at each listing count (BENCH_LISTINGS, default 10,000 and 100,000; one
  * scratch database each on DATABASE_URL's server), measured by measure.ts, printed as one table with the issue's
  * targets met or missed, and recorded in bench/results/search-<date>.json (BENCH_RESULTS_DIR to write elsewhere).
+ * Each percentile is the median of BENCH_ROUNDS rounds (default 3) of ten passes over the query mix.
  *
  * Targets (issue 33): p95 ≤ 50 ms at 100,000 listings for every kind (keyword, paraphrase, browse by category, each
  * sort), ≤ 25 ms at 10,000; publish → searchable ≤ 1 s at 100,000; the per-process copy ≤ 200 MB at 100,000; the
@@ -13,7 +14,7 @@ import path from 'node:path';
 import { DEFAULT_DIRECTORY_FILE } from '../../core/catalog/public-apis/public-apis-import.js';
 import { DirectoryFile } from '../../core/catalog/public-apis/public-apis.js';
 import { loadConfig } from '../../core/config.js';
-import { measureAt, ROUNDS, type SearchRow } from './measure.js';
+import { BENCH_ROUNDS, measureAt, PASSES, type SearchRow } from './measure.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const MB = 2 ** 20;
@@ -79,7 +80,9 @@ async function main(): Promise<void> {
   for (const count of counts) rows.push(await measureAt(count, entries));
 
   const kinds = Object.keys(rows[0]!.latency_ms);
-  console.log(`\nGET /v1/search p50 / p95 / p99 (ms, sequential over HTTP, ${ROUNDS} rounds):`);
+  console.log(
+    `\nGET /v1/search p50 / p95 / p99 (ms, sequential over HTTP; medians of ${BENCH_ROUNDS} rounds of ${PASSES} passes):`,
+  );
   console.log(`  ${'kind'.padEnd(18)} ${rows.map((r) => String(r.listings).padStart(22)).join(' ')}`);
   for (const k of kinds) {
     const cells = rows.map((r) => {
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
   const machine = { cpus: os.cpus().length, model: os.cpus()[0]?.model, load: os.loadavg(), node: process.version };
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), rounds: ROUNDS, rows, targets, machine }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), rounds: BENCH_ROUNDS, passes: PASSES, rows, targets, machine }, null, 2)}\n`,
   );
   console.log(`recorded ${path.relative(ROOT, out)}`);
 }
