@@ -106,6 +106,13 @@ class Postings {
   bytes(): number {
     return this.docs.byteLength + this.scores.byteLength;
   }
+
+  /** Drop the room left by doubling (after a load: half the postings' memory at worst). */
+  trim(): void {
+    if (this.length === this.docs.length) return;
+    this.docs = this.docs.slice(0, this.length);
+    this.scores = this.scores.slice(0, this.length);
+  }
 }
 
 /** A keyword match: how many of the query's words the document holds, and its summed ts_rank terms. */
@@ -164,6 +171,11 @@ export class KeywordIndex {
     for (const h of hits) h.rank = Math.fround(h.rank);
     hits.sort((a, b) => b.held - a.held || b.rank - a.rank || tieBreak(a.doc, b.doc));
     return hits;
+  }
+
+  /** Release the room postings keep for growth (after the copy's load; a later add grows that list again). */
+  trim(): void {
+    for (const p of this.postings.values()) p.trim();
   }
 
   /** Bytes held by the postings' arrays. */

@@ -223,6 +223,7 @@ export class SearchCopy {
       after = rows[rows.length - 1]!.id;
     }
     this.lastSync = Date.now();
+    docs.keyword.trim();
     if (docs.vectors.rows >= IVF_MIN_VECTORS) {
       docs.vectors.build().catch((err: unknown) => this.deps.logger.warn({ err }, 'search: vector index build failed'));
     }
