@@ -3,12 +3,16 @@
  * (test/fixtures/search/dev-set.json, or the file given), per kind of query and overall, over the directory loaded
  * into a scratch database. Then the callable part (bench/search/callable.ts, test/fixtures/search/callable-set.json;
  * `--no-callable` skips it): providers' listings published beside the directory, the set again with their grades, and
- * where the callable answers rank. Prints tables and records bench/results/search-eval-<date>.json.
+ * where the callable answers rank. Then the cold part (bench/search/cold.ts; `--no-cold` skips it): the listings of
+ * one half of the directory imported without their enrichment, the derivation learned from the other half, the set's
+ * queries scored on their held-out answers. `--no-derivation` measures as before the derivation (no derived intent
+ * words anywhere). Prints tables and records bench/results/search-eval-<date>.json.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ranker } from '../../core/catalog/search/search.service.js';
 import { evalCallable, loadCallableSet, publishCallable, type CallableFigures, type EvalQuery } from './callable.js';
+import { evalCold, type ColdFigures } from './cold.js';
 import { ndcgAt } from './ndcg.js';
 import { scratchCatalog } from './scratch.js';
 
@@ -23,10 +27,13 @@ async function main(): Promise<void> {
   const dirAt = args.indexOf('--directory');
   const directory = dirAt >= 0 ? path.resolve(args[dirAt + 1]!) : undefined;
   const withCallable = !args.includes('--no-callable');
-  const positional = args.filter((a, i) => a !== '--no-callable' && (dirAt < 0 || (i !== dirAt && i !== dirAt + 1)));
+  const withCold = !args.includes('--no-cold');
+  const derive = !args.includes('--no-derivation');
+  const positional = args.filter((a, i) => !a.startsWith('--no-') && (dirAt < 0 || (i !== dirAt && i !== dirAt + 1)));
   const setFile = path.resolve(positional[0] ?? path.join(ROOT, 'test', 'fixtures', 'search', 'dev-set.json'));
   const set = JSON.parse(await readFile(setFile, 'utf8')) as { queries: Query[] };
-  const scratch = await scratchCatalog({ file: directory });
+  let closed = false;
+  const scratch = await scratchCatalog({ file: directory, ...(derive ? {} : { derivation: null }) });
   try {
     const slugOf = new Map(
       (await scratch.orm.em.fork().execute<{ id: string; slug: string }[]>('select id, slug from apis')).map((r) => [
@@ -60,7 +67,9 @@ async function main(): Promise<void> {
       }
     }
     const header = ['ranker', ...kinds, 'overall'];
-    console.log(`nDCG@10 on ${path.relative(ROOT, setFile)} (${set.queries.length} queries; ${scratch.backend})`);
+    console.log(
+      `enriched: nDCG@10 on ${path.relative(ROOT, setFile)} (${set.queries.length} queries; ${scratch.backend})`,
+    );
     console.log(header.map((h) => h.padEnd(12)).join(''));
     for (const ranker of rankers) {
       console.log(
@@ -109,6 +118,13 @@ async function main(): Promise<void> {
       const missed = Object.entries(callable.ranks.hybrid!).filter(([, r]) => r === null || r > 3);
       console.log(`  hybrid, not in top 3: ${missed.map(([k, r]) => `${k}@${r ?? '-'}`).join(', ') || 'none'}`);
     }
+    await scratch.close();
+    closed = true;
+    let cold: ColdFigures | undefined;
+    if (withCold) {
+      cold = await evalCold(set.queries, { file: directory, derive, rankers });
+      printCold(cold, kinds, rankers);
+    }
     const date = new Date().toISOString().slice(0, 10);
     const out = path.join(ROOT, 'bench', 'results', `search-eval-${date}.json`);
     await mkdir(path.dirname(out), { recursive: true });
@@ -125,6 +141,7 @@ async function main(): Promise<void> {
           ndcg_at_10: summary,
           rank_ms_mean: Math.round((timings.reduce((a, b) => a + b, 0) / timings.length) * 10) / 10,
           ...(callable ? { callable } : {}),
+          ...(cold ? { cold } : {}),
           per_query: perQuery,
         },
         null,
@@ -133,7 +150,23 @@ async function main(): Promise<void> {
     );
     console.log(`\nrecorded ${path.relative(ROOT, out)}`);
   } finally {
-    await scratch.close();
+    if (!closed) await scratch.close();
+  }
+}
+
+function printCold(cold: ColdFigures, kinds: string[], rankers: Ranker[]): void {
+  const counts = cold.folds.map((f) => `fold ${f.held_out}: ${kinds.map((k) => `${f.queries[k]} ${k}`).join(', ')}`);
+  console.log(
+    `\ncold (held-out half without enrichment, derivation ${cold.derivation ? 'learned from the other half' : 'off'}): ` +
+      `nDCG@10 on held-out answers; queries per fold: ${counts.join('; ')}`,
+  );
+  console.log(['ranker', ...kinds, 'overall'].map((h) => h.padEnd(12)).join(''));
+  for (const ranker of rankers) {
+    console.log(
+      [ranker, ...[...kinds, 'overall'].map((k) => cold.ndcg_at_10[ranker]![k]!.toFixed(3))]
+        .map((c) => c.padEnd(12))
+        .join(''),
+    );
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * A scratch catalog for the search evaluation and benchmark: a throwaway database (a new database on the server of
  * DATABASE_URL, dropped afterwards; or embedded PGlite in a temporary directory when DATABASE_URL is unset), migrated,
- * with the directory imported and a SearchService over it.
+ * with the directory imported and a SearchService over it. For the cold part of the evaluation, `enrichedOnly` keeps
+ * the enrichment of some entries only, and `derivation` replaces the shipped derivation model (null: none).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,7 +10,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { withPgClient } from '../../test/helpers/db.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { DirectoryImporter, type ImportReport } from '../../core/catalog/public-apis/public-apis-import.js';
+import { readFile } from 'node:fs/promises';
+import {
+  DEFAULT_DIRECTORY_FILE,
+  DirectoryImporter,
+  loadEnrichment,
+  type ImportReport,
+} from '../../core/catalog/public-apis/public-apis-import.js';
+import { DirectoryFile, entryKey, type DirectoryEntry } from '../../core/catalog/public-apis/public-apis.js';
+import type { DerivationModel } from '../../core/catalog/search/derived-enrichment.js';
 import { createEmbedder, type Embedder } from '../../core/catalog/search/embedder.js';
 import { ScoresReader } from '../../core/catalog/search/scores.js';
 import { SearchIndex } from '../../core/catalog/search/search-index.js';
@@ -32,7 +41,27 @@ export interface Scratch {
   close(): Promise<void>;
 }
 
-export async function scratchCatalog(opts: { file?: string; poolMax?: number } = {}): Promise<Scratch> {
+export interface ScratchOptions {
+  file?: string;
+  poolMax?: number;
+  /** Keep the enrichment of these entries only (the others are imported as listings without it). */
+  enrichedOnly?: (entry: DirectoryEntry, index: number) => boolean;
+  /** The derivation model of the index (default: the shipped one; null: none). */
+  derivation?: DerivationModel | null;
+}
+
+/** Imports the directory, with the enrichment of the kept entries only when `enrichedOnly` is given. */
+async function importDirectory(importer: DirectoryImporter, opts: ScratchOptions): Promise<ImportReport> {
+  const file = opts.file ?? DEFAULT_DIRECTORY_FILE;
+  if (!opts.enrichedOnly) return importer.importFile(file);
+  const entries = DirectoryFile.parse(JSON.parse(await readFile(file, 'utf8')));
+  const enrichment = await loadEnrichment(path.join(path.dirname(file), 'enrichment'));
+  const kept = new Set(entries.filter(opts.enrichedOnly).map((e) => entryKey(e)));
+  const byKey = new Map([...enrichment.byKey].filter(([k]) => kept.has(k)));
+  return importer.importEntries(entries, { file, enrichment: { files: enrichment.files, byKey } });
+}
+
+export async function scratchCatalog(opts: ScratchOptions = {}): Promise<Scratch> {
   const config = loadConfig();
   const logger = createLogger({ level: 'warn', name: 'search-bench' });
   let url: string;
@@ -64,9 +93,9 @@ export async function scratchCatalog(opts: { file?: string; poolMax?: number } =
   try {
     await migrateUp(orm);
     const embedder = createEmbedder(config.search);
-    const index = new SearchIndex({ orm, embedder });
+    const index = new SearchIndex({ orm, embedder, derivation: opts.derivation });
     const importer = new DirectoryImporter({ orm, index, logger });
-    const report = await (opts.file ? importer.importFile(opts.file) : importer.importFile());
+    const report = await importDirectory(importer, opts);
     const search = new SearchService({ orm, embedder, index, scores: new ScoresReader(orm), logger });
     return {
       backend: config.database.kind,

@@ -70,7 +70,7 @@ export interface LifecycleDeps {
   events: GatewayEvents;
   logger: Logger;
   /** Catalog search's index (core/catalog/search/search-index.ts): refreshed on publish. */
-  searchIndex?: { index(apiIds: readonly string[]): Promise<number> };
+  searchIndex?: { index(apiIds: readonly string[]): Promise<number>; changed(): void };
 }
 
 export class ProviderLifecycleService {
@@ -201,6 +201,7 @@ export class ProviderLifecycleService {
     // The latest publication; unpublishing keeps it, so "ever live" is published_at set.
     if (status === 'live') api.publishedAt = this.deps.clock.now();
     await em.flush();
+    this.deps.searchIndex?.changed();
     await this.deps.events.listingChanged(api.slug);
   }
 }

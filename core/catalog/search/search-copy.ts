@@ -6,7 +6,8 @@
  * incrementally from the rows' updated_at (apis and api_search, both indexed): a request finding the copy older than
  * SYNC_MS starts a refresh in the background and is answered from the copy as it is, so a listing published or
  * unpublished in another process (the worker) is searchable, or gone, within about half a second of steady traffic
- * (docs/decisions.md, "Search at 100,000 listings"), and no request waits for a refresh. A changed listing
+ * (docs/decisions.md, "Search at 100,000 listings"), and no request waits for a refresh, except the first after this
+ * process wrote a listing (SearchIndex.onChange: read-your-writes within a process). A changed listing
  * gets a new document number; the old one is dead (skipped by both indexes). When dead numbers pass DEAD_SHARE of
  * the copy, the next sync builds a fresh copy in the background and swaps it in.
  */
@@ -144,9 +145,14 @@ export class SearchCopy {
   private rebuilding: Promise<void> | null = null;
   /** Moves whenever a document is added or dropped (search's cached sort orders follow it). */
   version = 0;
+  /** This process wrote a listing since the last refresh began: the next request waits for a refresh. */
+  private dirty = false;
 
   constructor(private readonly deps: { orm: MikroORM; embedder: Embedder; index: SearchIndex; logger: Logger }) {
     this.docs = new Documents(deps.embedder.dims);
+    deps.index.onChange(() => {
+      this.dirty = true;
+    });
   }
 
   /**
@@ -156,6 +162,10 @@ export class SearchCopy {
    * write, so it is waited out first.
    */
   async sync(force = false): Promise<void> {
+    if (this.dirty) {
+      this.dirty = false;
+      force = true;
+    }
     if (this.watermark !== null && !force) {
       if (!this.syncing && Date.now() - this.lastSync >= SYNC_MS) {
         this.start().catch((err: unknown) => this.deps.logger.warn({ err }, 'search: refreshing the copy failed'));

@@ -256,12 +256,18 @@ describe('catalog search and the directory', () => {
     });
     expect((await get('/v1/search?q=rain&max_price_cents=1')).body.data).toEqual([]);
 
-    // An edit is re-indexed: the new summary's words find it.
+    // An edit is re-indexed: the new summary's words find it, within the copy's refresh (as publishing does: a
+    // request never waits for a refresh, so the first one after the edit may still be answered from the old copy).
     const edited = await providerApi('PATCH', `/v1/provider/apis/${apiId}`, {
       summary: 'Predicts hailstorms and the chance of rain for any town over the coming days',
     });
     expect(edited.status, show(edited)).toBe(200);
-    const hail = await get('/v1/search?q=hailstorms&limit=5');
+    const hailstorms = () => get('/v1/search?q=hailstorms&limit=5');
+    const t2 = Date.now();
+    while ((await hailstorms()).body.data[0]?.slug !== 'drizzle-watch' && Date.now() - t2 < 2_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const hail = await hailstorms();
     expect(hail.body.data[0]?.slug, show(hail)).toBe('drizzle-watch');
 
     const unpublished = await providerApi('POST', `/v1/provider/apis/${apiId}/unpublish`);
